@@ -1,0 +1,3 @@
+from kvlint.cli import main
+
+main()

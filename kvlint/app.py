@@ -1,0 +1,159 @@
+"""What each command does, kept out of cli.py so the command line stays import-light."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from kvlint.findings import Severity
+
+
+def _split(text: str | None) -> list[str]:
+    return [p.strip() for p in (text or "").split(",") if p.strip()]
+
+
+def build_settings(opts: dict):
+    """Configuration file (if any) first, then command-line flags on top."""
+    from kvlint.config import ConfigError, load_settings
+
+    try:
+        settings = load_settings(opts.get("config_path"), bool(opts.get("isolated")))
+    except ConfigError as exc:
+        return None, str(exc)
+    if opts.get("gpu"):
+        settings.defaults.gpu = opts["gpu"]
+        settings.defaults.gpu_source = "GPU from --gpu"
+        settings.sources["gpu"] = "--gpu"
+    if opts.get("engine"):
+        settings.defaults.engine = opts["engine"]
+        settings.sources["engine"] = "--engine"
+    if opts.get("engine_version"):
+        settings.defaults.engine_version = opts["engine_version"]
+        settings.sources["engine-version"] = "--engine-version"
+    if opts.get("select"):
+        settings.select = _split(opts["select"])
+        settings.sources["select"] = "--select"
+    if opts.get("extend_select"):
+        settings.extend_select += _split(opts["extend_select"])
+        settings.sources["extend-select"] = "--extend-select"
+    if opts.get("ignore"):
+        settings.ignore += _split(opts["ignore"])
+        settings.sources["ignore"] = "--ignore"
+    if opts.get("fail_on"):
+        settings.fail_on = Severity.parse(opts["fail_on"])
+        settings.sources["fail-on"] = "--fail-on"
+    if opts.get("strict"):
+        settings.strict = True
+        settings.sources["strict"] = "--strict"
+    if opts.get("no_inline_suppressions"):
+        settings.inline_suppressions = False
+        settings.sources["inline-suppressions"] = "--no-inline-suppressions"
+    if opts.get("exclude"):
+        settings.exclude += list(opts["exclude"])
+        settings.sources["exclude"] = "--exclude"
+    if opts.get("no_gitignore"):
+        settings.respect_gitignore = False
+        settings.sources["respect-gitignore"] = "--no-gitignore"
+    if opts.get("max_file_size"):
+        settings.max_file_size = int(opts["max_file_size"])
+        settings.sources["max-file-size"] = "--max-file-size"
+    unknown = [n for n in settings.select or [] if not _known_rule(n)] + [n for n in settings.ignore + settings.extend_select if not _known_rule(n)]
+    if unknown:
+        return None, f"unknown rule code or name: {', '.join(unknown)} (see `kvlint rules`)"
+    return settings, None
+
+
+def _known_rule(name: str) -> bool:
+    from kvlint.rules import all_rules
+
+    key = name.strip()
+    return key.upper() == "ALL" or any(r.id.startswith(key.upper()) or r.name == key.lower() for r in all_rules())
+
+
+def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts: dict) -> int:
+    from kvlint.cli import color_wanted
+    from kvlint.discover import discover
+    from kvlint.lint import RunResult, exit_code, lint_text, read_and_lint
+    from kvlint.report import render
+
+    settings, error = build_settings(opts)
+    if settings is None:
+        print(f"kvlint: {error}", file=sys.stderr)
+        return 2
+    if not paths:
+        print("kvlint: no paths given (use `kvlint PATH…`, or `-` for stdin); see `kvlint --help`", file=sys.stderr)
+        return 2
+    if fmt is None:
+        fmt = settings.sources.get("format-value") or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+    run = RunResult()
+    file_paths = [p for p in paths if p != "-"]
+    found = discover(file_paths, settings.exclude, settings.respect_gitignore)
+    run.errors.extend(found.errors)
+    if "-" in paths:
+        display = opts.get("stdin_filename") or "<stdin>"
+        data = sys.stdin.buffer.read(settings.max_file_size + 1)
+        base = os.path.dirname(os.path.abspath(display)) if opts.get("stdin_filename") else os.getcwd()
+        run.files.append(lint_text(data, display, settings, base))
+    for path in found.files:
+        shown = os.path.relpath(path) if not os.path.isabs(path) or path.startswith(os.getcwd()) else path
+        result = read_and_lint(path, settings, shown.replace(os.sep, "/"))
+        if isinstance(result, str):
+            run.errors.append(result)
+        else:
+            run.files.append(result)
+    text = render(fmt, run, settings, color=fmt == "text" and not output and color_wanted(opts.get("color"), sys.stdout))
+    if output:
+        with open(output, "w", encoding="utf-8") as stream:
+            stream.write(text)
+    else:
+        sys.stdout.write(text)
+    for err in run.errors:
+        print(f"kvlint: {err}", file=sys.stderr)
+    if opts.get("exit_zero") and not run.errors:
+        return 0
+    return exit_code(run, settings)
+
+
+def list_rules(fmt: str) -> str:
+    from kvlint.rules import all_rules
+
+    rules = all_rules()
+    if fmt == "json":
+        import json
+
+        return json.dumps(
+            [{"code": r.id, "name": r.name, "severity": r.severity.label, "summary": r.summary(), "needs": list(r.needs)} for r in rules],
+            indent=2,
+        ) + "\n"
+    if fmt == "markdown":
+        rows = ["| code | name | severity | what it checks |", "|---|---|---|---|"]
+        rows += [f"| [{r.id}](rules/{r.id}.md) | {r.name} | {r.severity.label} | {r.summary()} |" for r in rules]
+        return "\n".join(rows) + "\n"
+    width = max(len(r.name) for r in rules)
+    return "\n".join(f"{r.id}  {r.name:<{width}}  {r.severity.label:<7}  {r.summary()}" for r in rules) + "\n"
+
+
+def explain_rule(name: str) -> tuple[str, bool]:
+    from kvlint.rules import get
+    from kvlint.rules.docs import page_text
+
+    rule = get(name)
+    if rule is None:
+        return f"kvlint: no rule {name!r} (see `kvlint rules`)\n", False
+    return page_text(rule), True
+
+
+def run_plan(model: str, gpu: str, fmt: str, opts: dict) -> tuple[str, int]:
+    from kvlint.planner import plan_command
+
+    return plan_command(model, gpu, fmt, opts)
+
+
+def show_config(config_path: str | None, isolated: bool) -> tuple[str, int]:
+    from kvlint.config import ConfigError, describe, load_settings
+
+    try:
+        settings = load_settings(config_path, isolated)
+    except ConfigError as exc:
+        return f"kvlint: {exc}\n", 2
+    return describe(settings), 0

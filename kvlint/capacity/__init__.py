@@ -1,0 +1,1 @@
+"""plan: pure capacity arithmetic (integer bytes, no I/O) and each engine's memory accounting."""

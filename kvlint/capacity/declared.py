@@ -1,0 +1,142 @@
+"""Compare the figures an author planned with (`budget:`, `architecture:`) against kvlint's.
+
+The budget describes one replica the way the course's planner does: `gpu_memory` is one card,
+`weights`, `kv_per_token` and `kv_per_sequence` cover the whole model, `kv_cache` and `reserved`
+cover all the replica's GPUs together, `activations` is per GPU, `max_concurrency` counts
+sequences of max_context. Verdicts:
+
+- "unit": the declared size matches kvlint's only after swapping 10^3 and 2^10 steps (GB <-> GiB)
+- "marketed": gpu_memory is the card's marketed number, not the memory the engine sees
+- "query-heads": the figure equals what query heads (instead of KV heads) would give
+- "mismatch": off by more than the tolerance for another reason
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kvlint.units import Size
+
+UNIT_TOLERANCE = 0.02
+_STEP = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    gpu_total: int  # engine-visible bytes of one GPU
+    gpu_name: str
+    marketed: str | None  # "80 GB"
+    weights_total: int
+    kv_per_token: int  # whole model, KV heads (the course formula)
+    kv_per_token_query: int  # whole model, query heads (the classic mistake)
+    max_context: int
+    max_sequences: int
+    kv_pool_total: int  # all GPUs of the replica
+    reserved_total: int  # all GPUs: everything that is neither weights nor KV pool
+    activations: int  # per GPU
+    max_concurrency: float
+    gpus: int
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    key: str
+    declared: float  # bytes for sizes, a count otherwise
+    computed: float
+    verdict: str  # ok | unit | marketed | query-heads | mismatch
+    explain: str  # what kvlint's figure is
+    alt: float | None = None  # the declared figure read in the other unit system
+
+
+def swapped(size: Size) -> float | None:
+    """The declared figure with its unit read in the other system (GB <-> GiB), or None."""
+    unit = size.unit.lower().rstrip("b")
+    letter = unit[:1]
+    if letter not in _STEP:
+        return None
+    step = _STEP[letter]
+    if size.system == "binary":
+        return float(size.number) * 1000**step
+    if size.system == "decimal":
+        return float(size.number) * 1024**step
+    return None
+
+
+def _close(a: float, b: float, tol: float) -> bool:
+    return b != 0 and abs(a - b) / abs(b) <= tol
+
+
+def marketed_number(marketed: str | None) -> float | None:
+    m = re.match(r"\s*(\d+(?:\.\d+)?)\s*G", marketed or "")
+    return float(m.group(1)) if m else None
+
+
+def compare(budget: dict[str, object], f: Facts, tolerance: float = 0.05) -> list[Check]:
+    computed: dict[str, tuple[float, str]] = {
+        "gpu_memory": (f.gpu_total, f"the memory the engine sees on a {f.gpu_name}"),
+        "weights": (f.weights_total, "the model's weights"),
+        "kv_per_token": (f.kv_per_token, "2 x layers x KV heads x head_dim x bytes"),
+        "kv_per_sequence": (f.kv_per_token * f.max_context, f"KV per token x {f.max_context:,} tokens"),
+        "kv_cache": (f.kv_pool_total, f"the KV-cache pool of all {f.gpus} GPU(s)"),
+        "reserved": (f.reserved_total, "memory that is neither weights nor KV pool, all GPUs"),
+        "activations": (f.activations, "the activation peak per GPU"),
+        "max_concurrency": (f.max_concurrency, "sequences of max_context the pool holds"),
+    }
+    query_forms = {
+        "kv_per_token": f.kv_per_token_query,
+        "kv_per_sequence": f.kv_per_token_query * f.max_context,
+        "kv_cache": f.kv_per_token_query * f.max_context * f.max_sequences,
+    }
+    out: list[Check] = []
+    for key, value in budget.items():
+        if key not in computed:
+            continue
+        target, explain = computed[key]
+        declared = float(value.bytes) if isinstance(value, Size) else float(value)
+        q = query_forms.get(key)
+        if q and f.kv_per_token_query != f.kv_per_token and _close(declared, q, UNIT_TOLERANCE):
+            out.append(Check(key, declared, target, "query-heads", explain, float(q)))
+            continue
+        if key == "gpu_memory" and isinstance(value, Size):
+            n = marketed_number(f.marketed)
+            if n is not None and float(value.number) == n and value.system != "none" and not _close(declared, target, 0.005):
+                out.append(Check(key, declared, target, "marketed", explain, swapped(value)))
+                continue
+        if isinstance(value, Size):
+            alt = swapped(value)
+            if alt is not None and _close(alt, target, UNIT_TOLERANCE) and not _close(declared, target, UNIT_TOLERANCE):
+                out.append(Check(key, declared, target, "unit", explain, alt))
+                continue
+        if target and not _close(declared, target, tolerance):
+            out.append(Check(key, declared, target, "mismatch", explain))
+        else:
+            out.append(Check(key, declared, target, "ok", explain))
+    return out
+
+
+def facts_for(ctx) -> Facts:
+    """Facts from a rule context (deployment, model, GPU, settings and plan all known)."""
+    from kvlint.capacity.kv import kv_dtype_bytes
+
+    arch, s, p, gpu = ctx.model, ctx.settings, ctx.plan, ctx.gpu
+    kvb = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
+    factor = 1 if arch.mla else 2
+    per_token = int(factor * arch.attention_layers * arch.kv_heads * arch.head_dim * kvb)
+    query = int(2 * arch.attention_layers * arch.query_heads * (arch.head_dim if not arch.mla else 128) * kvb)
+    gpus = s.tp * s.pp
+    return Facts(
+        gpu_total=p.gpu_total,
+        gpu_name=gpu.name,
+        marketed=gpu.marketed,
+        weights_total=p.weights_total,
+        kv_per_token=per_token,
+        kv_per_token_query=query,
+        max_context=s.max_model_len,
+        max_sequences=s.max_num_seqs,
+        kv_pool_total=max(0, p.kv_pool) * gpus,
+        reserved_total=(p.gpu_total - p.weights_per_gpu - max(0, p.kv_pool)) * gpus,
+        activations=p.term("activation peak"),
+        max_concurrency=p.max_concurrency,
+        gpus=gpus,
+    )

@@ -1,0 +1,1 @@
+"""One module per engine: `settings()` fills the engine's defaults, `plan()` sizes its KV pool."""

@@ -1,0 +1,323 @@
+"""vLLM's memory accounting, version-aware (V1 by default; V0 where the version says so).
+
+Per GPU (vllm/v1/worker/gpu_worker.py determine_available_memory):
+    available KV = total_memory x gpu_memory_utilization
+                   - weights ("Model loading took X GiB")
+                   - peak activation (profile_run: dummy forward at max_num_batched_tokens + sampler)
+                   - non-torch memory (NCCL / custom all-reduce buffers, cuBLAS workspace)
+                   - CUDA-graph estimate (subtracted from v0.21, when not --enforce-eager)
+    num_blocks = available // (page_size x layers per block)     (vllm/v1/core/kv_cache_utils.py)
+The tightest pipeline stage binds (num_blocks is the minimum over workers).
+"""
+
+from __future__ import annotations
+
+from kvlint.capacity.kv import (
+    FULL,
+    blocks_per_request,
+    bytes_per_token_layer,
+    cdiv,
+    group_layers,
+    kv_dtype_bytes,
+    stage_kinds,
+)
+from kvlint.capacity.plan import EngineSettings, Plan, Term
+from kvlint.capacity.weights import weights as weight_bytes
+from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.gpus import GpuSpec
+from kvlint.units import GIB, gib, tokens
+
+MIB = 1 << 20
+
+# --- version facts -----------------------------------------------------------------------------
+
+
+def parse_version(text: str | None) -> tuple[int, ...] | None:
+    """'v0.10.1.post1' -> (0, 10, 1); None for 'latest', 'nightly' or anything unreadable."""
+    if not text:
+        return None
+    import re
+
+    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(text).strip())
+    if not m:
+        return None
+    return tuple(int(p) for p in m.groups() if p is not None)
+
+
+def generation(version: tuple[int, ...] | None, use_v1_env: str | None = None) -> str:
+    """V1 became the default engine in 0.8.0; V0 was removed in 0.11. VLLM_USE_V1=0 selects V0 before that."""
+    if version is not None and version < (0, 8):
+        return "V0"
+    if use_v1_env == "0" and (version is None or version < (0, 11)):
+        return "V0"
+    return "V1"
+
+
+def default_utilization(version: tuple[int, ...] | None) -> tuple[float, str]:
+    return 0.9, "vLLM default gpu_memory_utilization 0.9"
+
+
+def default_batching(gpu: GpuSpec | None, version: tuple[int, ...] | None, gen: str, max_model_len: int) -> tuple[int, int, str]:
+    """(max_num_seqs, max_num_batched_tokens, note) as EngineArgs.get_batch_defaults sets them for
+    the OpenAI server: GPUs with >= 70 GiB that are not A100s get 1024 / 8192, others 256 / 2048.
+    Releases before 0.9 used 256 sequences everywhere; V0 batched max(max_model_len, 2048) tokens."""
+    if gen == "V0":
+        return 256, max(max_model_len, 2048), "vLLM V0 defaults (256 sequences, max(max_model_len, 2048) tokens)"
+    if version is not None and version < (0, 9):
+        return 256, 2048 if not _big(gpu) else 8192, "vLLM 0.8 defaults (256 sequences)"
+    if _big(gpu):
+        return 1024, 8192, "vLLM default for GPUs with >= 70 GiB that are not A100s (1024 sequences, 8,192 tokens)"
+    return 256, 2048, "vLLM default for GPUs under 70 GiB or A100s (256 sequences, 2,048 tokens)"
+
+
+def _big(gpu: GpuSpec | None) -> bool:
+    if gpu is None or gpu.engine_bytes is None:
+        return False
+    return gpu.engine_bytes >= 70 * GIB and "a100" not in gpu.id
+
+
+def subtracts_cuda_graphs(version: tuple[int, ...] | None) -> bool:
+    """CUDA-graph memory profiling is on by default since v0.21.0 (its start-up log says so)."""
+    return version is None or version >= (0, 21)
+
+
+# --- the working-memory terms ------------------------------------------------------------------
+
+
+def non_torch_bytes(tp: int, pp: int) -> tuple[int, str]:
+    """Memory outside PyTorch's allocator: CUDA context extras, cuBLAS workspace and, with TP > 1,
+    NCCL and custom all-reduce buffers. The calibration logs show ~0.25 GiB at TP 1 and ~2.1 GiB
+    at TP 2-4 on H100 (../shared/calibration/vllm_startup_logs.yaml)."""
+    if tp > 1:
+        return int(2.1 * GIB), f"non-torch memory at TP {tp} (NCCL and custom all-reduce buffers, ~2.1 GiB)"
+    return int(0.25 * GIB), "non-torch memory at TP 1 (cuBLAS workspace and CUDA context extras, ~0.25 GiB)"
+
+
+def activation_bytes(arch: ModelArch, s: EngineSettings, act_bytes: float) -> tuple[int, str]:
+    """Peak of profile_run: the dummy forward pass at max_num_batched_tokens, then the sampler on
+    min(max_num_seqs, max_num_batched_tokens) rows of logits over the whole vocabulary (logits are
+    gathered on every TP rank, so this term does not shrink with TP)."""
+    t = s.max_batched_tokens
+    tp = max(1, s.tp)
+    inter = arch.moe_intermediate_size * max(1, arch.experts_per_token) if arch.num_experts else arch.intermediate_size
+    forward = t * (3 * inter // tp + 4 * arch.hidden_size) * act_bytes
+    rows = min(s.max_num_seqs, t)
+    sampler = rows * arch.vocab_size * 14 + t * arch.hidden_size * act_bytes
+    peak = max(forward, sampler)
+    which = "sampler" if sampler >= forward else "forward pass"
+    return int(peak), (
+        f"activation peak of the profile run ({which}: {tokens(t)} batched tokens, "
+        f"{tokens(rows)} sampler rows x {tokens(arch.vocab_size)} vocab)"
+    )
+
+
+def cuda_graph_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
+    if s.enforce_eager:
+        return 0, "no CUDA graphs (--enforce-eager)"
+    sizes = min(512, 2 * s.max_num_seqs)
+    est = int((0.25 + 0.02 * arch.layers * min(sizes, 512) / 512) * GIB)
+    return est, f"CUDA-graph estimate (captures up to {sizes} sequences)"
+
+
+# --- the plan ----------------------------------------------------------------------------------
+
+
+def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
+    total = gpu.engine_bytes or 0
+    kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype if not s.dtype or s.dtype == "auto" else s.dtype)
+    act_dtype_bytes = 2.0
+    w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization)
+    budget = int(total * s.utilization)
+    non_torch, non_torch_note = non_torch_bytes(s.tp, s.pp)
+    act, act_note = activation_bytes(arch, s, act_dtype_bytes)
+    graphs, graphs_note = cuda_graph_bytes(arch, s)
+    if not s.subtract_cuda_graphs:
+        graphs_note += "; not subtracted before v0.21 (graphs come out of the utilization headroom)"
+
+    hybrid = s.hybrid_kv_cache_manager and s.generation == "V1"
+    page_layer = bytes_per_token_layer(arch, s.tp, kv_bytes) * s.block_size
+    stages = stage_kinds(arch, s.pp)
+
+    best: tuple[int, int, Plan] | None = None
+    for idx, kinds in enumerate(stages):
+        stage_weights = w.per_stage[idx]
+        stage_act = act if idx == len(stages) - 1 or s.pp == 1 else int(act * 0.45)
+        terms = [
+            Term("weights", stage_weights, w.source),
+            Term("activation peak", stage_act, act_note),
+            Term("non-torch", non_torch, non_torch_note),
+        ]
+        if s.subtract_cuda_graphs and graphs:
+            terms.append(Term("CUDA graphs", graphs, graphs_note))
+        if s.kv_cache_memory_bytes:
+            pool = s.kv_cache_memory_bytes
+        else:
+            pool = budget - sum(t.bytes for t in terms)
+        groups = group_layers(kinds, hybrid)
+        per_block = page_layer * max(1, groups.group_size)
+        num_blocks = max(0, pool) // per_block if per_block else 0
+        if groups.num_groups:
+            kv_tok = num_blocks // groups.num_groups * s.block_size
+        else:
+            kv_tok = 0
+        need_blocks = sum(
+            n * blocks_per_request(kind, s.max_model_len, s.block_size, arch.sliding_window or arch.attention_chunk_size, s.max_batched_tokens)
+            for kind, n in groups.groups
+        )
+        request = need_blocks * per_block
+        usable_blocks = max(0, num_blocks - 1) if s.generation == "V1" else num_blocks  # the null block
+        conc = usable_blocks / need_blocks if need_blocks else 0.0
+        fit_len = _largest_len(arch, s, groups, usable_blocks)
+        kv_per_token = len(kinds) * bytes_per_token_layer(arch, s.tp, kv_bytes)
+        per_seq_ctx = _context_for(arch, s, groups, usable_blocks, s.max_num_seqs)
+        p = Plan(
+            engine="vllm",
+            generation=s.generation,
+            gpu_total=total,
+            utilization=s.utilization,
+            budget=budget,
+            terms=terms,
+            kv_pool=pool,
+            kv_per_token=kv_per_token,
+            page_bytes=page_layer,
+            block_size=s.block_size,
+            layers_per_block=groups.group_size * groups.num_groups,
+            num_blocks=num_blocks,
+            kv_tokens=kv_tok,
+            max_model_len=s.max_model_len,
+            max_num_seqs=s.max_num_seqs,
+            request_bytes=request,
+            max_concurrency=conc,
+            max_len_that_fits=fit_len,
+            context_at_max_seqs=per_seq_ctx,
+            weights_per_gpu=stage_weights,
+            weights_total=w.total,
+            weights_source=w.source,
+            stage=idx,
+        )
+        key = (num_blocks, -idx)
+        if best is None or key < best[:2]:
+            best = (num_blocks, -idx, p)
+    assert best is not None
+    p = best[2]
+    if hybrid and arch.has_sliding:
+        p.notes.append("hybrid KV cache manager: sliding-window layers hold only the window plus batched tokens")
+    elif arch.has_sliding:
+        p.notes.append("sliding-window layers are sized for the full context (V0 or hybrid manager disabled)")
+    p.lines = _lines(p, arch, s, kv_bytes)
+    return p
+
+
+def _largest_len(arch: ModelArch, s: EngineSettings, groups, blocks: int) -> int:
+    """Binary search of the largest max_model_len whose one request fits `blocks` (vLLM's estimate)."""
+    window = arch.sliding_window or arch.attention_chunk_size
+
+    def need(n: int) -> int:
+        return sum(k * blocks_per_request(kind, n, s.block_size, window, s.max_batched_tokens) for kind, k in groups.groups)
+
+    if not groups.groups or need(1) > blocks:
+        return 0
+    lo, hi = 1, max(s.max_model_len, arch.max_positions) * 64
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if need(mid) <= blocks:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _context_for(arch: ModelArch, s: EngineSettings, groups, blocks: int, seqs: int) -> int:
+    if seqs <= 0 or not groups.groups:
+        return 0
+    per_seq = blocks // seqs
+    return _largest_len(arch, s, groups, per_seq) if per_seq else 0
+
+
+def _lines(p: Plan, arch: ModelArch, s: EngineSettings, kv_bytes: float) -> list[str]:
+    heads = 1 if arch.mla else max(1, arch.kv_heads // max(1, s.tp))
+    per_layer = (1 if arch.mla else 2) * heads * arch.head_dim * kv_bytes
+    stage = f" (pipeline stage {p.stage + 1} of {s.pp}, the tightest)" if s.pp > 1 else ""
+    lines = [
+        f"GPU memory the engine sees: {gib(p.gpu_total)} x gpu_memory_utilization {s.utilization:g} = {gib(p.budget)}",
+    ]
+    for t in p.terms:
+        lines.append(f"  - {t.label}: {gib(t.bytes)}  ({t.note})")
+    lines.append(f"  = KV-cache pool per GPU{stage}: {gib(p.kv_pool)}")
+    if arch.mla:
+        formula = f"MLA latent {arch.head_dim} x {kv_bytes:g} B = {per_layer:,.0f} B per layer (replicated on every TP rank)"
+    else:
+        formula = (
+            f"2 x {heads} KV heads/GPU x head_dim {arch.head_dim} x {kv_bytes:g} B = {per_layer:,.0f} B per layer"
+        )
+    lines.append(f"KV per token per GPU: {formula}; x {p.kv_per_token // max(1, int(per_layer))} layers = {p.kv_per_token:,} B")
+    lines.append(
+        f"blocks: {gib(max(0, p.kv_pool))} / ({s.block_size} tokens x {p.page_bytes // s.block_size:,} B x "
+        f"{p.layers_per_block} layer slots) = {p.num_blocks:,} blocks = {tokens(p.kv_tokens)} tokens"
+    )
+    lines.append(
+        f"one request of {tokens(s.max_model_len)} tokens needs {gib(p.request_bytes)}; the pool holds "
+        f"{p.max_concurrency:.2f} of them at once"
+    )
+    return lines
+
+
+__all__ = ["FULL", "cdiv", "default_batching", "default_utilization", "generation", "parse_version", "plan"]
+
+
+# --- settings: what the deployment states, completed with vLLM's defaults ------------------------
+
+
+def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
+    """EngineSettings for vLLM; every default applied is written back on the deployment, named."""
+    from kvlint.deployment import default
+
+    version = parse_version(version_text)
+    use_v1 = d.extra.get("VLLM_USE_V1")
+    gen = generation(version, str(use_v1.value) if use_v1 else None)
+    vname = f"vLLM {version_text}" if version_text else "vLLM"
+    if d.tensor_parallel is None:
+        d.tensor_parallel = default(1, f"{vname} default tensor_parallel_size 1")
+    if d.pipeline_parallel is None:
+        d.pipeline_parallel = default(1, f"{vname} default pipeline_parallel_size 1")
+    if d.max_context is None:
+        d.max_context = default(arch.max_positions, f"max_model_len derived from the model config ({arch.max_positions_note})")
+    seqs, batched, note = default_batching(gpu, version, gen, int(d.max_context.value))
+    if d.max_sequences is None:
+        d.max_sequences = default(seqs, note)
+    if d.max_batched_tokens is None:
+        chunked_off = d.chunked_prefill is not None and d.chunked_prefill.value is False
+        if chunked_off and gen == "V1":
+            batched = max(batched, int(d.max_context.value))
+            note = "vLLM default with chunked prefill off: max(max_model_len, default)"
+        d.max_batched_tokens = default(batched, note)
+    if d.gpu_memory_utilization is None:
+        util, note = default_utilization(version)
+        d.gpu_memory_utilization = default(util, note)
+    if d.block_size is None:
+        d.block_size = default(16, "vLLM default block_size 16 on CUDA")
+    if d.kv_cache_dtype is None:
+        d.kv_cache_dtype = default("auto", "vLLM default kv_cache_dtype auto (the model's dtype)")
+    hybrid = d.hybrid_kv_cache_manager.value if d.hybrid_kv_cache_manager else gen == "V1"
+    eager = bool(d.enforce_eager.value) if d.enforce_eager else False
+    return EngineSettings(
+        engine="vllm",
+        version=version_text,
+        generation=gen,
+        tp=int(d.tensor_parallel.value),
+        pp=int(d.pipeline_parallel.value),
+        dp=int(d.data_parallel.value) if d.data_parallel else 1,
+        max_model_len=int(d.max_context.value),
+        max_num_seqs=int(d.max_sequences.value),
+        max_batched_tokens=int(d.max_batched_tokens.value),
+        dtype=str(d.dtype.value) if d.dtype else None,
+        quantization=str(d.quantization.value) if d.quantization else None,
+        kv_cache_dtype=str(d.kv_cache_dtype.value),
+        utilization=float(d.gpu_memory_utilization.value),
+        block_size=int(d.block_size.value),
+        enforce_eager=eager,
+        hybrid_kv_cache_manager=bool(hybrid) and not (d.disable_sliding_window and d.disable_sliding_window.value),
+        chunked_prefill=not (d.chunked_prefill is not None and d.chunked_prefill.value is False),
+        kv_cache_memory_bytes=int(d.kv_cache_memory_bytes.value) if d.kv_cache_memory_bytes else None,
+        subtract_cuda_graphs=subtracts_cuda_graphs(version) and gen == "V1",
+    )

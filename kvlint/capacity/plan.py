@@ -1,0 +1,72 @@
+"""Plan: the per-GPU memory breakdown and what it means in tokens and sequences.
+
+Engines fill a Plan from `EngineSettings` (every value resolved, defaults applied and named by
+the resolve step), a ModelArch and a GpuSpec. Pure arithmetic: no I/O, integer bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSettings:
+    engine: str  # vllm | sglang | tgi
+    version: str | None
+    generation: str  # vLLM "V0" / "V1"; SGLang/TGI: "-"
+    tp: int
+    pp: int
+    dp: int
+    max_model_len: int
+    max_num_seqs: int
+    max_batched_tokens: int
+    dtype: str | None
+    quantization: str | None
+    kv_cache_dtype: str
+    utilization: float
+    block_size: int
+    enforce_eager: bool
+    hybrid_kv_cache_manager: bool
+    chunked_prefill: bool
+    kv_cache_memory_bytes: int | None = None
+    subtract_cuda_graphs: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    label: str  # "weights", "activation peak", ...
+    bytes: int
+    note: str  # where the figure comes from
+
+
+@dataclass(slots=True)
+class Plan:
+    engine: str
+    generation: str
+    gpu_total: int  # memory the engine sees per GPU
+    utilization: float
+    budget: int  # what the engine may use per GPU (total x utilization, or SGLang/TGI equivalent)
+    terms: list[Term]  # subtracted from the budget, in order
+    kv_pool: int  # per GPU; negative when the budget is overdrawn
+    kv_per_token: int  # per GPU, every attention layer on the tightest stage at full length
+    page_bytes: int  # one block of one layer
+    block_size: int
+    layers_per_block: int  # layer slots one block spans (hybrid groups x group size)
+    num_blocks: int
+    kv_tokens: int  # what the engine logs as its KV cache size in tokens
+    max_model_len: int
+    max_num_seqs: int
+    request_bytes: int  # KV one request of max_model_len needs
+    max_concurrency: float  # requests of max_model_len the pool holds at once
+    max_len_that_fits: int  # largest max_model_len one request can have
+    context_at_max_seqs: int  # longest equal context for max_num_seqs sequences
+    weights_per_gpu: int
+    weights_total: int
+    weights_source: str
+    stage: int = 0  # the pipeline stage that binds
+    notes: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # the arithmetic, ready to print
+
+    def term(self, label: str) -> int:
+        return sum(t.bytes for t in self.terms if t.label == label)

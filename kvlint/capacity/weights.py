@@ -1,0 +1,96 @@
+"""Weight bytes per GPU, per pipeline stage, as the engine shards them.
+
+Source: ../shared/reference/engine_accounting.md section E and A.6 (vLLM): linear layers are split
+by TP; embeddings and lm_head are split by TP with the vocabulary padded to a multiple of 64 per
+partition (DEFAULT_VOCAB_PADDING_SIZE); norms and MoE routers are replicated on every rank; with
+PP each stage holds its own layers, the embedding on the first and lm_head on the last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.capacity.kv import DTYPE_BYTES, cdiv, pp_partitions
+from kvlint.catalog.arch import ModelArch, Quant
+
+VOCAB_PAD = 64
+ONLINE_QUANT = {
+    # --quantization on an unquantized checkpoint: the engine quantizes linear weights at load time.
+    "fp8": Quant("fp8", 8.0, "fp8 weights quantized at load (--quantization fp8)", min_capability=75),
+    "bitsandbytes": Quant("bitsandbytes", 4.5, "bitsandbytes nf4 at load", min_capability=70),
+}
+
+
+def weight_dtype_bytes(dtype: str | None, checkpoint_dtype: str) -> float:
+    """vLLM dtype auto: bf16 checkpoints stay bf16; fp32 and fp16 checkpoints load as fp16."""
+    name = (dtype or "auto").lower()
+    if name == "auto":
+        return 2.0 if DTYPE_BYTES.get(checkpoint_dtype.lower(), 2.0) >= 2 else DTYPE_BYTES[checkpoint_dtype.lower()]
+    return DTYPE_BYTES.get(name, 2.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    per_stage: tuple[int, ...]  # bytes per GPU on each pipeline stage
+    total: int  # bytes of the whole model (all GPUs of one replica together, before sharding)
+    quant: Quant | None
+    source: str  # how the figure was obtained, for messages
+
+    @property
+    def per_gpu_max(self) -> int:
+        return max(self.per_stage)
+
+
+def effective_quant(arch: ModelArch, quantization: str | None) -> Quant | None:
+    if arch.quant is not None:
+        return arch.quant
+    if quantization and quantization.lower() in ONLINE_QUANT:
+        return ONLINE_QUANT[quantization.lower()]
+    return None
+
+
+def weights(arch: ModelArch, tp: int, pp: int, dtype: str | None = None, quantization: str | None = None) -> Weights:
+    tp, pp = max(1, tp), max(1, pp)
+    wide = weight_dtype_bytes(dtype, arch.dtype)  # bytes of a 16-bit-class parameter
+    quant = effective_quant(arch, quantization)
+
+    def linear_bytes(params: int, group: str) -> float:
+        if quant is not None and group in quant.covers:
+            return params * quant.bits / 8
+        return params * wide
+
+    padded_vocab = cdiv(arch.vocab_size, VOCAB_PAD * tp) * VOCAB_PAD  # rows per rank
+    embed_rank = padded_vocab * arch.hidden_size * wide + max(0, arch.embed_params - arch.vocab_size * arch.hidden_size) * wide
+    head_rank = padded_vocab * arch.hidden_size * wide if arch.lm_head_params or pp > 1 else 0
+
+    stages: list[int] = []
+    start = 0
+    parts = pp_partitions(arch.layers, pp)
+    for s, n in enumerate(parts):
+        total = 0.0
+        for lp in arch.layer_params[start : start + n]:
+            total += (linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp") + linear_bytes(lp.experts, "experts")) / tp
+            total += lp.replicated * wide
+        start += n
+        if s == 0:
+            total += embed_rank + arch.vision_params * wide / tp
+        if s == len(parts) - 1:
+            total += head_rank + arch.final_params * wide
+        stages.append(int(total))
+
+    whole = arch.embed_params * wide + arch.lm_head_params * wide + arch.final_params * wide + arch.vision_params * wide
+    for lp in arch.layer_params:
+        whole += linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp") + linear_bytes(lp.experts, "experts")
+        whole += lp.replicated * wide
+    params_b = arch.params / 1e9
+    what = f"{quant.scheme}, other weights {int(wide * 8)}-bit" if quant else f"{int(wide * 8)}-bit ({dtype or arch.dtype})"
+    source = f"config arithmetic: {params_b:.2f}B params, {what}"
+    if arch.vision_params:
+        source += f"; {arch.vision_note}"
+    if arch.checkpoint_bytes and quantization is None:
+        # The checkpoint's exact size replaces the arithmetic; keep the engine's split between GPUs.
+        scale = arch.checkpoint_bytes / (whole + arch.mtp_params * wide) if whole else 1.0
+        stages = [int(b * scale) for b in stages]
+        whole = arch.checkpoint_bytes
+        source = f"checkpoint size {arch.checkpoint_bytes:,} B ({arch.checkpoint_bytes_source}), sharded as the engine splits it"
+    return Weights(tuple(stages), int(whole), quant, source)

@@ -1,0 +1,85 @@
+"""ModelArch: the architecture facts capacity arithmetic needs, and where each came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Layer kinds, as vLLM sizes their KV cache (vllm/v1/kv_cache_interface.py spec classes).
+FULL = "full"  # FullAttentionSpec: every token of the context
+SLIDING = "sliding"  # SlidingWindowSpec: about window + batched tokens per request
+CHUNKED = "chunked"  # ChunkedLocalAttentionSpec (Llama 4): about chunk + batched tokens
+NONE = "none"  # no KV (mamba / linear attention layers are not modelled here)
+
+
+@dataclass(frozen=True, slots=True)
+class Quant:
+    """Weight quantization of the checkpoint, summarised to what memory arithmetic needs."""
+
+    method: str  # fp8, compressed-tensors, awq, gptq, mxfp4, bitsandbytes, modelopt, ...
+    bits: float  # effective bits per quantized linear weight, scales and zero points included
+    scheme: str  # human description, e.g. "int4 weights, group 128, fp16 scales"
+    covers: frozenset[str] = frozenset({"attn", "mlp", "experts"})  # which linear groups it applies to
+    kv_cache_dtype: str | None = None  # a KV-cache scheme the checkpoint carries (fp8)
+    min_capability: int | None = None  # vLLM get_min_capability() of the method, e.g. 80 for sm80
+
+
+@dataclass(frozen=True, slots=True)
+class LayerParams:
+    attn: int  # attention linear weights (TP-sharded, quantizable)
+    mlp: int  # dense MLP linear weights (TP-sharded, quantizable)
+    experts: int  # routed + shared expert weights (TP- or EP-sharded, quantizable)
+    replicated: int  # norms, router, biases: full copy on every TP rank, 16-bit
+
+
+@dataclass(frozen=True, slots=True)
+class ModelArch:
+    id: str
+    source: str  # where the facts came from: catalog entry + upstream, local file, HF cache
+    family: str  # model_type (text model)
+    layers: int
+    hidden_size: int
+    query_heads: int
+    kv_heads: int  # total KV heads (vLLM get_total_num_kv_heads)
+    head_dim: int  # KV head size (vLLM get_head_size; MLA: kv_lora_rank + qk_rope_head_dim)
+    vocab_size: int
+    max_positions: int  # the max_model_len vLLM derives from the config
+    max_positions_note: str
+    layer_kinds: tuple[str, ...]
+    sliding_window: int | None = None
+    attention_chunk_size: int | None = None
+    mla: bool = False
+    kv_lora_rank: int | None = None
+    qk_rope_head_dim: int | None = None
+    v_head_dim: int | None = None  # when V differs from K (not MLA): vLLM head_size_v
+    intermediate_size: int = 0
+    num_experts: int = 0
+    experts_per_token: int = 0
+    moe_intermediate_size: int = 0
+    moe_layers: int = 0
+    dtype: str = "bfloat16"  # checkpoint torch_dtype
+    quant: Quant | None = None
+    embed_params: int = 0
+    lm_head_params: int = 0  # 0 when tied to the embedding
+    layer_params: tuple[LayerParams, ...] = ()
+    final_params: int = 0  # final norm
+    vision_params: int = 0  # vision / multimodal tower and projector, loaded by vLLM
+    vision_note: str = ""
+    mtp_params: int = 0  # multi-token-prediction layers, loaded only for MTP speculative decoding
+    checkpoint_bytes: int | None = None  # safetensors total_size when known
+    checkpoint_bytes_source: str = ""
+    gated_mlp: bool = True
+    notes: tuple[str, ...] = ()
+    facts: dict[str, str] = field(default_factory=dict, compare=False)  # fact -> where it came from
+
+    @property
+    def params(self) -> int:
+        body = sum(p.attn + p.mlp + p.experts + p.replicated for p in self.layer_params)
+        return self.embed_params + self.lm_head_params + body + self.final_params + self.vision_params
+
+    @property
+    def attention_layers(self) -> int:
+        return sum(1 for k in self.layer_kinds if k != NONE)
+
+    @property
+    def has_sliding(self) -> bool:
+        return any(k in (SLIDING, CHUNKED) for k in self.layer_kinds)

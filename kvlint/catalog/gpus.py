@@ -1,0 +1,158 @@
+"""The GPU catalog: names, label values and instance types -> the memory the engine really sees."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).with_name("data")
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    id: str
+    name: str
+    vendor: str
+    engine_bytes: int | None  # torch total_memory (what vLLM calls total memory), or the smi total
+    engine_bytes_source: str
+    smi_total_mib: int | None
+    compute_capability: tuple[int, int] | None
+    bf16: bool | None
+    fp8: bool | None
+    nvidia_smi_name: str | None = None
+    marketed: str | None = None
+
+    @property
+    def cc_int(self) -> int | None:
+        """Compute capability as vLLM compares it: 8.9 -> 89."""
+        return self.compute_capability[0] * 10 + self.compute_capability[1] if self.compute_capability else None
+
+    @property
+    def cc_text(self) -> str:
+        return f"{self.compute_capability[0]}.{self.compute_capability[1]}" if self.compute_capability else "unknown"
+
+
+def compact_name(text: str) -> str:
+    """Normalise a GPU name for lookup: 'NVIDIA-H100-80GB-HBM3' and 'nvidia h100 80gb hbm3' agree."""
+    t = text.strip().lower()
+    t = re.sub(r"^(nvidia|amd|tesla|geforce)[\s_-]+", "", t)
+    t = re.sub(r"^(tesla|geforce)[\s_-]+", "", t)
+    t = t.replace("instinct", "").replace("_oam", "")
+    return re.sub(r"[^a-z0-9]", "", t)
+
+
+def _spec(entry: dict[str, Any]) -> GpuSpec:
+    cc = entry.get("compute_capability")
+    cc_t = None
+    if isinstance(cc, str) and re.fullmatch(r"\d+\.\d+", cc):
+        major, minor = cc.split(".")
+        cc_t = (int(major), int(minor))
+    return GpuSpec(
+        id=entry["id"],
+        name=entry["name"],
+        vendor=entry.get("vendor", "nvidia"),
+        engine_bytes=entry.get("engine_bytes"),
+        engine_bytes_source=entry.get("engine_bytes_source") or "",
+        smi_total_mib=entry.get("smi_total_mib"),
+        compute_capability=cc_t,
+        bf16=entry.get("bf16"),
+        fp8=entry.get("fp8"),
+        nvidia_smi_name=entry.get("nvidia_smi_name"),
+        marketed=entry.get("marketed_memory"),
+    )
+
+
+_EXTRA_GPUS: list[dict[str, Any]] = []
+
+# Names that several SKUs share: kvlint will not pick one, because the memory differs.
+AMBIGUOUS = {
+    compact_name("A100"): ["a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie"],
+    compact_name("A100 PCIe"): ["a100-40gb-pcie", "a100-80gb-pcie"],
+    compact_name("V100"): ["v100-16gb", "v100-32gb"],
+    compact_name("RTX 6000"): ["rtx-6000-ada", "rtx-pro-6000-blackwell-server"],
+}
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    data = json.loads((DATA / "gpus.json").read_text(encoding="utf-8"))
+    data["gpus"] = list(data["gpus"]) + list(_EXTRA_GPUS)
+    return data
+
+
+@lru_cache(maxsize=1)
+def _index() -> tuple[dict[str, GpuSpec], dict[str, str]]:
+    data = _data()
+    by_id: dict[str, GpuSpec] = {}
+    names: dict[str, str] = {}
+    for entry in data["gpus"]:
+        spec = _spec(entry)
+        by_id[spec.id] = spec
+        keys = [entry["id"], entry["name"], entry.get("nvidia_smi_name") or "", *entry.get("aliases", [])]
+        for values in (entry.get("labels") or {}).values():
+            keys.extend(values or [])
+        for key in keys:
+            if key:
+                names.setdefault(compact_name(key), spec.id)
+    for label in data.get("labels", []):
+        names.setdefault(compact_name(label["value"]), label["gpu"])
+    return by_id, names
+
+
+def register_gpus(entries: list[dict[str, Any]]) -> None:
+    """Add GPUs (same schema as gpus.json entries), e.g. from the user's configuration."""
+    _EXTRA_GPUS.extend(entries)
+    _data.cache_clear()
+    _index.cache_clear()
+
+
+def by_id(gpu_id: str) -> GpuSpec | None:
+    return _index()[0].get(gpu_id)
+
+
+def lookup(name: str) -> GpuSpec | None:
+    """A GPU by id, alias, nvidia-smi name or Kubernetes label value; None if unknown or ambiguous."""
+    ids, names = _index()
+    key = compact_name(name)
+    gid = names.get(key)
+    if gid is None:
+        # MIG slices and suffixes (NVIDIA-A100-SXM4-80GB-MIG-1g.10gb) name the parent card
+        base = re.sub(r"mig\d.*$", "", key)
+        gid = names.get(base) if base != key else None
+    return ids.get(gid) if gid else None
+
+
+def ambiguous(name: str) -> list[str]:
+    return AMBIGUOUS.get(compact_name(name), [])
+
+
+def suggest(name: str, limit: int = 3) -> list[str]:
+    import difflib
+
+    _, names = _index()
+    key = compact_name(name)
+    close = difflib.get_close_matches(key, list(names), n=limit * 3, cutoff=0.6)
+    out: list[str] = []
+    for c in close:
+        if names[c] not in out:
+            out.append(names[c])
+    return out[:limit]
+
+
+def instance(instance_type: str) -> tuple[GpuSpec, int, str] | None:
+    """An instance type (p5.48xlarge, a3-highgpu-8g, Standard_ND96isr_H100_v5) -> (GPU, count, source)."""
+    key = instance_type.strip().lower()
+    for item in _data().get("instances", []):
+        if str(item["type"]).lower() == key:
+            spec = by_id(item["gpu"])
+            if spec is not None:
+                return spec, int(item["count"]), item.get("source", "")
+    return None
+
+
+def all_gpus() -> list[GpuSpec]:
+    return list(_index()[0].values())

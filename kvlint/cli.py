@@ -1,0 +1,130 @@
+"""kvlint's command line. Heavy modules are imported inside the commands, so `--help` and
+`--version` stay cheap (see benchmarks/speed.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from kvlint import __version__
+
+FORMATS = ("text", "concise", "json", "sarif", "github", "markdown")
+
+
+class DefaultGroup(click.Group):
+    """`kvlint PATHS…` means `kvlint check PATHS…`."""
+
+    def parse_args(self, ctx, args):
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="kvlint")
+def main() -> None:
+    """Lint LLM serving deployments for GPU memory and KV-cache capacity.
+
+    kvlint PATHS… is short for kvlint check PATHS…; exit 0 clean, 1 findings at or above
+    --fail-on, 2 usage, configuration or read errors.
+    """
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Report format (default: text, or github under GitHub Actions).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
+@click.option("--gpu", help="GPU to assume where a workload does not say (e.g. H100, L4).")
+@click.option("--engine", type=click.Choice(["vllm", "sglang", "tgi"]), help="Engine to assume where a workload does not say.")
+@click.option("--engine-version", help="Engine version to assume where no image tag says (e.g. 0.10.1).")
+@click.option("--select", help="Comma-separated rule codes or names to run (default: all).")
+@click.option("--extend-select", help="Rules to add to the selection.")
+@click.option("--ignore", help="Comma-separated rule codes or names to skip.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Lowest severity that makes the exit code 1 (default: error).")
+@click.option("--strict", is_flag=True, default=None, help="Report what could not be checked (KV002-KV005) as errors.")
+@click.option("--no-inline-suppressions", is_flag=True, help="Ignore `# kvlint: disable` comments and kvlint.io/ignore annotations.")
+@click.option("--exclude", multiple=True, help="Glob (gitignore style) of paths to skip; repeatable.")
+@click.option("--no-gitignore", is_flag=True, help="Do not skip files that .gitignore lists.")
+@click.option("--stdin-filename", help="Path to report for input read from stdin (-).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file (default: discovered upward from the current directory).")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: on a terminal, honouring NO_COLOR and FORCE_COLOR).")
+@click.option("--max-file-size", type=int, help="Skip files larger than this many bytes (default 8 MiB), with a KV001 finding.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+def check(paths, fmt, output, **opts) -> None:
+    """Lint files and directories (recursive: *.yaml, *.yml, *.json); `-` reads stdin."""
+    from kvlint.app import run_check
+
+    code = run_check(paths, fmt, output, opts)
+    sys.exit(code)
+
+
+@main.command()
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text")
+def rules(fmt: str) -> None:
+    """List every rule: code, name, default severity, summary."""
+    from kvlint.app import list_rules
+
+    click.echo(list_rules(fmt), nl=False)
+
+
+@main.command()
+@click.argument("rule")
+def explain(rule: str) -> None:
+    """Show a rule's documentation page (by code or name)."""
+    from kvlint.app import explain_rule
+
+    text, ok = explain_rule(rule)
+    if not ok:
+        click.echo(text, err=True)
+        sys.exit(2)
+    click.echo(text, nl=False)
+
+
+@main.command()
+@click.argument("model")
+@click.option("--gpu", required=True, help="GPU type (H100, L4, A100-80GB, …).")
+@click.option("--gpus", type=int, help="GPUs per replica (tensor parallel; default: the fewest that fit).")
+@click.option("--context", help="Tokens per sequence (default: the model's maximum). 32k = 32,000; 32K = 32,768.")
+@click.option("--sequences", help="Concurrent sequences to plan for (default: the engine's max_num_seqs).")
+@click.option("--kv-cache-dtype", default="auto", help="auto, fp8, fp8_e4m3, fp8_e5m2.")
+@click.option("--engine", type=click.Choice(["vllm", "sglang", "tgi"]), default="vllm")
+@click.option("--engine-version", help="Engine version (defaults differ by version).")
+@click.option("--utilization", type=float, help="gpu_memory_utilization (default: the engine's).")
+@click.option("--quantization", help="Weight quantization applied at load (e.g. fp8).")
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def plan(model, gpu, fmt, **opts) -> None:
+    """The capacity planner: weights, KV per token, pool, concurrency by context, GPUs needed."""
+    from kvlint.app import run_plan
+
+    text, code = run_plan(model, gpu, fmt, opts)
+    click.echo(text, nl=False, err=code == 2)
+    sys.exit(code)
+
+
+@main.command("config")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False))
+@click.option("--isolated", is_flag=True)
+def config_cmd(config_path, isolated) -> None:
+    """Print the settings in force and where each came from."""
+    from kvlint.app import show_config
+
+    text, code = show_config(config_path, isolated)
+    click.echo(text, nl=False, err=code == 2)
+    sys.exit(code)
+
+
+def color_wanted(flag: bool | None, stream) -> bool:
+    if flag is not None:
+        return flag
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,292 @@
+"""Configuration: `[tool.kvlint]` in pyproject.toml or `.kvlint.yaml`, found upward from the
+current directory (the closest wins; in one directory `.kvlint.yaml` before pyproject.toml).
+One pydantic model validates it; a bad file is a located error (exit 2). Flags override it.
+
+    # .kvlint.yaml
+    select: [KV1, KV2, KV3]
+    ignore: [KV004]
+    per-file-ignores: {"examples/*": [KV103]}
+    severity: {KV103: error}
+    fail-on: warning
+    gpu: H100                     # assumed where a workload does not say
+    engine-version: "0.10.1"
+    headroom-margin: 0.1          # KV103 asks for 10 % spare
+    fragmentation: 0.05
+    gpus: [{id: h20, name: NVIDIA H20, memory: 95.0GiB, compute-capability: "9.0"}]
+    models: [{id: acme/llama-ft, config: {...config.json keys...}}]
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from kvlint.findings import Severity
+from kvlint.settings import Settings
+
+CONFIG_NAMES = (".kvlint.yaml", ".kvlint.yml")
+
+
+class ConfigError(Exception):
+    """A configuration problem, with file:line where known."""
+
+
+def find_config(start: str | None = None) -> Path | None:
+    here = Path(start or os.getcwd()).resolve()
+    for directory in (here, *here.parents):
+        for name in CONFIG_NAMES:
+            candidate = directory / name
+            if candidate.is_file():
+                return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return pyproject
+    return None
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "[tool.kvlint" in text
+
+
+def _model():
+    from typing import Literal
+
+    from pydantic import BaseModel, ConfigDict, Field
+
+    def kebab(name: str) -> str:
+        return name.replace("_", "-")
+
+    class GpuEntry(BaseModel):
+        model_config = ConfigDict(extra="forbid", alias_generator=kebab, populate_by_name=True)
+        id: str
+        name: str | None = None
+        memory: str | int = Field(description="memory the engine sees, e.g. 95.0GiB or a byte count")
+        compute_capability: str | None = None
+        bf16: bool | None = None
+        fp8: bool | None = None
+        aliases: list[str] = []
+        labels: dict[str, list[str]] = {}
+
+    class ModelEntry(BaseModel):
+        model_config = ConfigDict(extra="forbid", alias_generator=kebab, populate_by_name=True)
+        id: str
+        aliases: list[str] = []
+        source: str = "kvlint configuration"
+        config: dict[str, Any]
+
+    class KvlintConfig(BaseModel):
+        model_config = ConfigDict(extra="forbid", alias_generator=kebab, populate_by_name=True)
+        select: list[str] | None = None
+        extend_select: list[str] = []
+        ignore: list[str] = []
+        per_file_ignores: dict[str, list[str]] = {}
+        severity: dict[str, Literal["error", "warning", "info"]] = {}
+        fail_on: Literal["error", "warning", "info"] | None = None
+        gpu: str | None = None
+        engine: Literal["vllm", "sglang", "tgi"] | None = None
+        engine_version: str | None = None
+        headroom_margin: float | None = Field(default=None, ge=0, le=10)
+        fragmentation: float | None = Field(default=None, ge=0, lt=1)
+        declared_tolerance: float | None = Field(default=None, gt=0, lt=1)
+        max_file_size: int | None = Field(default=None, gt=0)
+        strict: bool | None = None
+        inline_suppressions: bool | None = None
+        exclude: list[str] = []
+        respect_gitignore: bool | None = None
+        format: Literal["text", "concise", "json", "sarif", "github", "markdown"] | None = None
+        gpus: list[GpuEntry] = []
+        models: list[ModelEntry] = []
+
+    return KvlintConfig
+
+
+def _read(path: Path) -> tuple[dict, Any]:
+    """(data, locator) where locator(loc tuple) -> 'file:line' for error messages."""
+    text = path.read_text(encoding="utf-8")
+    if path.name == "pyproject.toml":
+        try:
+            import tomllib  # type: ignore[import-not-found]
+        except ModuleNotFoundError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        table = data.get("tool", {}).get("kvlint", {})
+        lines = text.splitlines()
+
+        def locate(loc: tuple) -> str:
+            key = str(loc[0]) if loc else ""
+            start = next((i for i, ln in enumerate(lines) if ln.strip().startswith("[tool.kvlint")), 0)
+            for i in range(start, len(lines)):
+                stripped = lines[i].strip()
+                if stripped.startswith((key + " ", key + "=", f'"{key}"')):
+                    return f"{path}:{i + 1}"
+            return f"{path}:{start + 1}"
+
+        return table, locate
+    from kvlint.load.compose import compose
+    from kvlint.load.tree import Mapping, to_plain
+
+    docs, issues = compose(text, str(path))
+    if issues:
+        first = issues[0]
+        raise ConfigError(f"{first.where}: {first.message}")
+    root = docs[0].root if docs else None
+    if root is None:
+        return {}, lambda loc: f"{path}:1"
+    if not isinstance(root, Mapping):
+        raise ConfigError(f"{path}:{root.line + 1}: the configuration must be a mapping of settings")
+
+    def locate_yaml(loc: tuple) -> str:
+        node = root
+        for step in loc:
+            nxt = None
+            if isinstance(node, Mapping) and isinstance(step, str):
+                nxt = node.values.get(step) or node.values.get(step.replace("_", "-"))
+            elif hasattr(node, "items") and isinstance(step, int) and isinstance(node.items, list) and step < len(node.items):
+                nxt = node.items[step]
+            if nxt is None:
+                break
+            node = nxt
+        return f"{path}:{node.line + 1}:{node.col + 1}"
+
+    return to_plain(root) or {}, locate_yaml
+
+
+def load_settings(explicit: str | None = None, isolated: bool = False) -> Settings:
+    settings = Settings()
+    if isolated:
+        return settings
+    path = Path(explicit) if explicit else find_config()
+    if path is None:
+        return settings
+    if explicit and not path.is_file():
+        raise ConfigError(f"{path}: configuration file not found")
+    try:
+        data, locate = _read(path)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the configuration must be a table of settings")
+    from pydantic import ValidationError
+
+    try:
+        cfg = _model().model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            key = ".".join(str(p) for p in loc)
+            msg = err["msg"]
+            if err["type"] == "extra_forbidden":
+                import difflib
+
+                allowed = sorted(f.alias or n for n, f in _model().model_fields.items())
+                close = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+                msg = "unknown setting" + (f"; did you mean {close[0]!r}?" if close else "")
+            problems.append(f"{locate(loc)}: {key}: {msg}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
+    return _apply(cfg, settings, str(path))
+
+
+def _apply(cfg, s: Settings, origin: str) -> Settings:
+    from kvlint.units import parse_size
+
+    s.config_file = origin
+    fields = cfg.model_fields_set
+    if cfg.select is not None:
+        s.select = list(cfg.select)
+    s.extend_select = list(cfg.extend_select)
+    s.ignore = list(cfg.ignore)
+    s.per_file_ignores = dict(cfg.per_file_ignores)
+    for code, sev in cfg.severity.items():
+        from kvlint.rules import get
+
+        rule = get(code)
+        if rule is None:
+            raise ConfigError(f"{origin}: severity: no rule {code!r}")
+        s.severity[rule.id] = Severity.parse(sev)
+    if cfg.fail_on:
+        s.fail_on = Severity.parse(cfg.fail_on)
+    if cfg.gpu:
+        s.defaults.gpu = cfg.gpu
+        s.defaults.gpu_source = f"GPU from the configuration ({origin})"
+    s.defaults.engine = cfg.engine
+    s.defaults.engine_version = cfg.engine_version
+    if cfg.headroom_margin is not None:
+        s.thresholds.kv103_margin = cfg.headroom_margin
+    if cfg.fragmentation is not None:
+        s.thresholds.fragmentation = cfg.fragmentation
+    if cfg.declared_tolerance is not None:
+        s.thresholds.declared_tolerance = cfg.declared_tolerance
+    if cfg.max_file_size:
+        s.max_file_size = cfg.max_file_size
+    if cfg.strict is not None:
+        s.strict = cfg.strict
+    if cfg.inline_suppressions is not None:
+        s.inline_suppressions = cfg.inline_suppressions
+    s.exclude = list(cfg.exclude)
+    if cfg.respect_gitignore is not None:
+        s.respect_gitignore = cfg.respect_gitignore
+    if cfg.format:
+        s.sources["format-value"] = cfg.format
+    for name in fields:
+        s.sources[name.replace("_", "-")] = origin
+    if cfg.gpus:
+        from kvlint.catalog.gpus import register_gpus
+
+        entries = []
+        for g in cfg.gpus:
+            try:
+                memory = parse_size(g.memory).bytes
+            except ValueError as exc:
+                raise ConfigError(f"{origin}: gpus[{g.id}].memory: {exc}") from None
+            entries.append(
+                {
+                    "id": g.id, "name": g.name or g.id, "vendor": "nvidia", "engine_bytes": memory,
+                    "engine_bytes_source": f"declared in {origin}", "compute_capability": g.compute_capability,
+                    "bf16": g.bf16, "fp8": g.fp8, "aliases": g.aliases, "labels": g.labels,
+                }
+            )
+        register_gpus(entries)
+    if cfg.models:
+        from kvlint.catalog.models import register_models
+
+        register_models([{"id": m.id, "aliases": m.aliases, "source": m.source, "config": m.config} for m in cfg.models])
+    return s
+
+
+def describe(s: Settings) -> str:
+    """`kvlint config`: every setting, its value and where it came from."""
+
+    def src(key: str) -> str:
+        return s.sources.get(key, "default")
+
+    rows = [
+        ("config file", s.config_file or "(none found)", ""),
+        ("select", ", ".join(s.select) if s.select is not None else "all rules", src("select")),
+        ("extend-select", ", ".join(s.extend_select) or "-", src("extend-select")),
+        ("ignore", ", ".join(s.ignore) or "-", src("ignore")),
+        ("per-file-ignores", "; ".join(f"{k}: {', '.join(v)}" for k, v in s.per_file_ignores.items()) or "-", src("per-file-ignores")),
+        ("severity", ", ".join(f"{k}={v.label}" for k, v in s.severity.items()) or "-", src("severity")),
+        ("fail-on", s.fail_on.label, src("fail-on")),
+        ("gpu", s.defaults.gpu or "-", src("gpu")),
+        ("engine", s.defaults.engine or "vllm", src("engine")),
+        ("engine-version", s.defaults.engine_version or "latest modelled", src("engine-version")),
+        ("headroom-margin", f"{s.thresholds.kv103_margin:g}", src("headroom-margin")),
+        ("fragmentation", f"{s.thresholds.fragmentation:g}", src("fragmentation")),
+        ("declared-tolerance", f"{s.thresholds.declared_tolerance:g}", src("declared-tolerance")),
+        ("max-file-size", f"{s.max_file_size:,}", src("max-file-size")),
+        ("strict", str(s.strict).lower(), src("strict")),
+        ("inline-suppressions", str(s.inline_suppressions).lower(), src("inline-suppressions")),
+        ("exclude", ", ".join(s.exclude) or "-", src("exclude")),
+        ("respect-gitignore", str(s.respect_gitignore).lower(), src("respect-gitignore")),
+    ]
+    width = max(len(r[0]) for r in rows)
+    return "\n".join(f"{k:<{width}}  {v}" + (f"  ({o})" if o else "") for k, v, o in rows) + "\n"

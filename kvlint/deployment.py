@@ -1,0 +1,113 @@
+"""The typed deployment every extractor produces: each fact remembers where it came from.
+
+A fact is a `Value`: the value, how kvlint knows it ("stated" in the file, an engine "default",
+or "inferred" from a node label, an image tag, another field), where it sits and a short note
+naming the default or the inference. Dataclasses rather than pydantic models: this type is built
+on every lint of every manifest and must not cost pydantic's import time in a pre-commit hook;
+user-written input (the native spec, the config) is validated with pydantic where it is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from kvlint.findings import Issue, Location
+
+T = TypeVar("T")
+Origin = Literal["stated", "default", "inferred"]
+
+
+@dataclass(frozen=True, slots=True)
+class Value(Generic[T]):
+    value: T
+    origin: Origin = "stated"
+    where: Location | None = None
+    note: str = ""
+
+    def describe(self) -> str:
+        """How the value was arrived at, for messages: 'stated', 'vLLM default', 'from the node label'."""
+        if self.origin == "stated":
+            return "stated"
+        return self.note or self.origin
+
+
+def stated(value: T, where: Location | None, note: str = "") -> Value[T]:
+    return Value(value, "stated", where, note)
+
+
+def default(value: T, note: str, where: Location | None = None) -> Value[T]:
+    return Value(value, "default", where, note)
+
+
+def inferred(value: T, note: str, where: Location | None = None) -> Value[T]:
+    return Value(value, "inferred", where, note)
+
+
+ENGINES = ("vllm", "sglang", "tgi")
+
+
+@dataclass(slots=True)
+class Deployment:
+    """One model replica's serving configuration, as far as the input states it."""
+
+    file: str
+    where: Location  # the workload (or spec document) itself
+    kind: str  # input kind: ServingSpec, Deployment, LeaderWorkerSet, InferenceService, values ...
+    name: str = ""
+    base_dir: str = "."  # directory that relative model paths are resolved against
+
+    engine: Value[str] | None = None
+    engine_version: Value[str] | None = None
+    model: Value[str] | None = None
+    gpu: Value[str] | None = None
+    gpus: Value[int] | None = None  # GPUs for one model replica (across an LWS group / Ray cluster)
+    gpus_per_pod: Value[int] | None = None
+    pods: Value[int] | None = None  # pods that make up one replica (LWS size)
+    accelerator: str = "gpu"  # gpu | tpu | neuron | cpu
+
+    tensor_parallel: Value[int] | None = None
+    pipeline_parallel: Value[int] | None = None
+    data_parallel: Value[int] | None = None
+    expert_parallel: Value[bool] | None = None
+
+    max_context: Value[int] | None = None  # vLLM max_model_len / SGLang context_length / TGI max_total_tokens
+    max_sequences: Value[int] | None = None  # vLLM max_num_seqs / SGLang max_running_requests
+    max_batched_tokens: Value[int] | None = None
+    dtype: Value[str] | None = None
+    quantization: Value[str] | None = None
+    kv_cache_dtype: Value[str] | None = None
+    gpu_memory_utilization: Value[float] | None = None
+    block_size: Value[int] | None = None
+    enforce_eager: Value[bool] | None = None
+    chunked_prefill: Value[bool] | None = None
+    hybrid_kv_cache_manager: Value[bool] | None = None
+    disable_sliding_window: Value[bool] | None = None
+    kv_cache_memory_bytes: Value[int] | None = None
+    swap_space: Value[Any] | None = None
+
+    # engine knobs that only one engine has, by their canonical snake_case name
+    # (sglang: mem_fraction_static, max_total_tokens, chunked_prefill_size;
+    #  tgi: max_input_tokens, max_batch_prefill_tokens, max_batch_total_tokens, cuda_memory_fraction)
+    extra: dict[str, Value[Any]] = field(default_factory=dict)
+
+    architecture: dict[str, Value[Any]] = field(default_factory=dict)  # declared model facts / overrides
+    budget: dict[str, Value[Any]] = field(default_factory=dict)  # the author's planning figures
+    fragmentation: Value[float] | None = None
+
+    # container facts
+    shm_size: Value[Any] | None = None  # emptyDir medium Memory sizeLimit ("" when unlimited)
+    has_shm: bool | None = None  # None: not a pod (nothing to say)
+    memory_limit: Value[str] | None = None
+    args_where: Location | None = None  # where engine flags are written (to point "add --x" fixes at)
+    image: Value[str] | None = None
+
+    ignores: dict[str, tuple[str, Location]] = field(default_factory=dict)  # kvlint.io/ignore annotation
+    issues: list[Issue] = field(default_factory=list)  # KV002-KV005 material found while extracting
+
+    @property
+    def engine_name(self) -> str:
+        return self.engine.value if self.engine else "vllm"
+
+    def label(self) -> str:
+        return f"{self.kind}/{self.name}" if self.name else self.kind

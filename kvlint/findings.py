@@ -1,0 +1,64 @@
+"""The few types every stage shares: where a value sits, how bad a finding is, the finding itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+
+class Severity(IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, text: str) -> Severity:
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ValueError(f"unknown severity {text!r} (expected error, warning or info)") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A 1-based position of the value at fault; end_column is the column after the value."""
+
+    file: str
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    """A problem noticed by load or extract, turned into a finding by the rule that owns `code`."""
+
+    code: str
+    message: str
+    where: Location
+    details: tuple[str, ...] = ()
+    fix: str | None = None
+
+
+@dataclass(slots=True)
+class Finding:
+    rule: str
+    name: str
+    severity: Severity
+    message: str
+    where: Location
+    details: tuple[str, ...] = ()
+    fix: str | None = None
+    deployment: str | None = None
+    suppressed_by: str | None = field(default=None, compare=False)
+
+    def sort_key(self) -> tuple:
+        return (self.where.file, self.where.line, self.where.column, self.rule, self.message)

@@ -1,0 +1,220 @@
+"""One lint run: files -> load -> extract -> resolve -> plan -> rules -> suppressions -> findings."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kvlint.extract import extract_document
+from kvlint.findings import Finding, Issue, Location, Severity
+from kvlint.load import LoadedFile, load_bytes
+from kvlint.resolve import Resolved, resolve
+from kvlint.settings import Settings
+
+
+@dataclass(slots=True)
+class FileResult:
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    deployments: list[Resolved] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # source lines, for carets in the text report
+
+
+@dataclass(slots=True)
+class RunResult:
+    files: list[FileResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # paths that could not be read (exit 2)
+
+    @property
+    def findings(self) -> list[Finding]:
+        return sorted((f for r in self.files for f in r.findings), key=Finding.sort_key)
+
+    @property
+    def deployments(self) -> list[Resolved]:
+        return [d for r in self.files for d in r.deployments]
+
+
+def _needs_met(rule, r: Resolved | None) -> bool:
+    for need in rule.needs:
+        if r is None:
+            return False
+        if need == "model" and r.model is None:
+            return False
+        if need == "gpu" and r.gpu is None:
+            return False
+        if need == "plan" and r.plan is None:
+            return False
+        if need == "settings" and r.settings is None:
+            return False
+    return True
+
+
+def _skipped_note(rules, r: Resolved) -> str:
+    skipped = [rule.id for rule in rules if rule.needs and not _needs_met(rule, r)]
+    return "skipped: " + ", ".join(skipped) if skipped else ""
+
+
+def _run_rules(path: str, issues: list[Issue], resolved: Resolved | None, settings: Settings, rules) -> list[Finding]:
+    from kvlint.rules.base import Context
+
+    ctx = Context(file=path, issues=issues, thresholds=settings.thresholds)
+    if resolved is not None:
+        ctx.deployment = resolved.deployment
+        ctx.model = resolved.model
+        ctx.gpu = resolved.gpu
+        ctx.settings = resolved.settings
+        ctx.plan = resolved.plan
+        ctx.unknown = resolved.unknown
+    out: list[Finding] = []
+    note = _skipped_note(rules, resolved) if resolved is not None else ""
+    for rule in rules:
+        if rule.needs and not _needs_met(rule, resolved):
+            continue
+        for f in rule.check(ctx):
+            if note and f.rule in ("KV002", "KV003"):
+                f.details = (*f.details, note)
+            out.append(f)
+    return out
+
+
+def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileResult:
+    from kvlint.rules import all_rules
+
+    rules = all_rules()
+    path = loaded.path
+    result = FileResult(path, lines=loaded.source.lines if not loaded.issues or loaded.source.text else [])
+    file_issues = list(loaded.issues)
+    if loaded.source.helm_template is not None:
+        file_issues.append(
+            Issue(
+                "KV004",
+                "unrendered Helm template ({{ … }}): not checked",
+                loaded.source.helm_template,
+                fix="render it first: helm template RELEASE CHART -f values.yaml | kvlint -",
+            )
+        )
+    findings: list[Finding] = []
+    for doc in loaded.documents:
+        deployments, issues = extract_document(doc, path, base_dir)
+        file_issues.extend(issues)
+        for d in deployments:
+            r = resolve(d, settings.defaults)
+            result.deployments.append(r)
+            findings.extend(_run_rules(path, r.issues, r, settings, rules))
+    findings.extend(_run_rules(path, file_issues, None, settings, [r for r in rules if not r.needs]))
+    findings = _apply_suppressions(findings, loaded, result.deployments, settings)
+    final: list[Finding] = []
+    enabled_cache: dict[str, bool] = {}
+    for f in findings:
+        if f.rule not in enabled_cache:
+            enabled_cache[f.rule] = settings.enabled(f.rule, path)
+        if not enabled_cache[f.rule]:
+            continue
+        f.severity = settings.severity_of(f.rule, f.severity)
+        final.append(f)
+    result.findings = sorted(_dedupe(final), key=Finding.sort_key)
+    return result
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple] = set()
+    out = []
+    for f in findings:
+        key = (f.rule, f.where.line, f.where.column, f.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _apply_suppressions(findings: list[Finding], loaded: LoadedFile, deployments: list[Resolved], settings: Settings) -> list[Finding]:
+    """Drop findings covered by `# kvlint: disable=` comments or `kvlint.io/ignore` annotations;
+    report those that cover nothing (KV006)."""
+    from kvlint.rules import get
+
+    if not settings.inline_suppressions:
+        return findings
+    directives = loaded.directives
+    annotations = [(r.deployment, code, reason, where) for r in deployments for code, (reason, where) in r.deployment.ignores.items()]
+    if not directives and not annotations:
+        return findings
+    used: set[int] = set()
+    kept: list[Finding] = []
+    problems: list[Finding] = []
+    unused_rule = get("KV006")
+
+    def codes_of(names: tuple[str, ...]) -> set[str]:
+        out = set()
+        for n in names:
+            rule = get(n)
+            if rule is not None:
+                out.add(rule.id)
+            elif n.lower() == "all":
+                out.add("*")
+        return out
+
+    resolved_dirs = [(i, d, codes_of(d.rules)) for i, d in enumerate(directives) if d.kind in ("line", "file")]
+    for f in findings:
+        suppressed = False
+        if f.rule != "KV001":  # an unreadable file has no trustworthy comments
+            for i, d, codes in resolved_dirs:
+                if f.rule not in codes and "*" not in codes:
+                    continue
+                if d.kind == "file" or d.covers_line == f.where.line:
+                    used.add(i)
+                    suppressed = True
+            for j, (dep, code, _reason, _where) in enumerate(annotations):
+                rule = get(code)
+                if rule is not None and rule.id == f.rule and f.deployment == dep.label():
+                    used.add(10_000_000 + j)
+                    suppressed = True
+        if not suppressed:
+            kept.append(f)
+    for i, d in enumerate(directives):
+        if d.kind == "bad":
+            problems.append(_kv006(unused_rule, d.where, f"cannot read this kvlint comment: {d.reason!r}",
+                                   "write `# kvlint: disable=KV103 -- reason` or `# kvlint: disable-file=KV103`"))
+            continue
+        unknown = [n for n in d.rules if get(n) is None and n.lower() != "all"]
+        if unknown:
+            problems.append(_kv006(unused_rule, d.where, f"suppression names no kvlint rule: {', '.join(unknown)}",
+                                   "use a rule code or name from `kvlint rules`"))
+        elif i not in used:
+            problems.append(_kv006(unused_rule, d.where, f"suppression of {', '.join(d.rules)} matches no finding",
+                                   "delete the comment"))
+    for j, (_dep, code, _reason, where) in enumerate(annotations):
+        if get(code) is None:
+            problems.append(_kv006(unused_rule, where, f"kvlint.io/ignore names no kvlint rule: {code}", "use a rule code from `kvlint rules`"))
+        elif 10_000_000 + j not in used:
+            problems.append(_kv006(unused_rule, where, f"kvlint.io/ignore of {code} matches no finding", "remove it from the annotation"))
+    return kept + problems
+
+
+def _kv006(rule, where: Location, message: str, fix: str) -> Finding:
+    return Finding(rule.id, rule.name, rule.severity, message, where, fix=fix)
+
+
+def read_and_lint(path: str, settings: Settings, display: str | None = None) -> FileResult | str:
+    """Lint one file from disk; a string (the reason) when it cannot be read at all."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(settings.max_file_size + 1)
+    except OSError as exc:
+        return f"{display or path}: cannot read: {exc.strerror or exc}"
+    shown = display or path
+    loaded = load_bytes(data, shown, settings.max_file_size)
+    return lint_loaded(loaded, settings, os.path.dirname(os.path.abspath(path)))
+
+
+def lint_text(data: bytes, display: str, settings: Settings, base_dir: str = ".") -> FileResult:
+    return lint_loaded(load_bytes(data, display, settings.max_file_size), settings, base_dir)
+
+
+def exit_code(run: RunResult, settings: Settings) -> int:
+    if run.errors:
+        return 2
+    worst = max((f.severity for f in run.findings), default=None)
+    return 1 if worst is not None and worst >= settings.fail_on else 0
+
+
+__all__ = ["FileResult", "RunResult", "Severity", "exit_code", "lint_loaded", "lint_text", "read_and_lint"]

@@ -1,0 +1,194 @@
+"""Compose a YAML stream into position-aware trees, one per document, with located problems.
+
+Only the parser and composer of ruamel.yaml run (the C-backed parser where installed); no
+constructor runs, so no tag in the input can create objects, and aliases are shared, never
+expanded. Time and memory stay linear in the size of the text, whatever the aliases say.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.findings import Issue, Location
+from kvlint.load.tree import TAG_PREFIX, Mapping, Node, Scalar, Sequence, scalar_value
+
+MAX_EXPANDED_NODES = 1_000_000  # what a reader that expands aliases would build, per document
+MAX_DEPTH = 200
+
+
+@dataclass(slots=True)
+class Document:
+    index: int  # 0-based position in the stream
+    root: Node | None
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _yaml():
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="safe")  # C-backed parser when ruamel.yaml.clib is installed
+    y.version = (1, 1)  # Kubernetes (sigs.k8s.io/yaml, go-yaml v2) reads YAML 1.1: yes/no, 017 octal
+    return y
+
+
+_YAML = None
+
+
+def _marks(n) -> tuple[int, int, int, int]:
+    s, e = n.start_mark, n.end_mark
+    return (s.line, s.column, e.line, e.column)
+
+
+class _Builder:
+    def __init__(self, path: str, issues: list[Issue]) -> None:
+        self.path = path
+        self.issues = issues
+        self.memo: dict[int, tuple[Node, int]] = {}
+
+    def build(self, rnode, depth: int = 0) -> tuple[Node, int]:
+        """Return (node, expanded size); shared ruamel nodes (aliases) map to shared tree nodes."""
+        key = id(rnode)
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        if depth > MAX_DEPTH:
+            raise _TooDeep(rnode)
+        from ruamel.yaml.nodes import MappingNode, SequenceNode
+
+        if isinstance(rnode, MappingNode):
+            out, size = self._mapping(rnode, depth)
+        elif isinstance(rnode, SequenceNode):
+            out = Sequence(_marks(rnode))
+            size = 1
+            for item in rnode.value:
+                child, csize = self.build(item, depth + 1)
+                out.items.append(child)
+                size += csize
+        else:
+            text = rnode.value if isinstance(rnode.value, str) else str(rnode.value)
+            quoted = rnode.style in ("'", '"', "|", ">")
+            out = Scalar(scalar_value(rnode.tag or "", text, quoted), text, rnode.tag or "", quoted, _marks(rnode))
+            size = 1
+        self.memo[key] = (out, size)
+        return out, size
+
+    def _mapping(self, rnode, depth: int) -> tuple[Mapping, int]:
+        out = Mapping(_marks(rnode))
+        size = 1
+        merged: list[tuple[Scalar, Node]] = []
+        for knode, vnode in rnode.value:
+            if knode.tag == TAG_PREFIX + "merge":
+                value, vsize = self.build(vnode, depth + 1)
+                size += vsize
+                sources = value.items if isinstance(value, Sequence) else [value]
+                for src in sources:
+                    if isinstance(src, Mapping):
+                        merged.extend((src.keys[k], v) for k, v in src.values.items())
+                    else:
+                        self._issue("merge key `<<` needs a mapping or a list of mappings", src)
+                continue
+            key, ksize = self.build(knode, depth + 1)
+            value, vsize = self.build(vnode, depth + 1)
+            size += ksize + vsize
+            if not isinstance(key, Scalar):
+                self._issue("a mapping key must be a plain value, not a collection", key)
+                continue
+            name = key.text
+            if name in out.values:
+                first = out.keys[name]
+                self._issue(
+                    f"duplicate key {name!r} (first at line {first.line + 1}); Kubernetes rejects "
+                    "duplicate keys and other YAML readers keep one value silently",
+                    key,
+                    fix=f"keep one {name!r} and delete the other",
+                )
+            out.keys[name] = key
+            out.values[name] = value
+        for key, value in merged:  # explicit keys win over merged ones (YAML merge-key semantics)
+            if key.text not in out.values:
+                out.keys[key.text] = key
+                out.values[key.text] = value
+        return out, size
+
+    def _issue(self, message: str, node: Node, fix: str | None = None) -> None:
+        self.issues.append(Issue("KV001", message, node.where(self.path), fix=fix))
+
+
+def _located_error(exc, path: str) -> Issue:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None)
+    message = f"YAML syntax error: {problem}"
+    ctx_mark = getattr(exc, "context_mark", None)
+    if context and ctx_mark is not None and ctx_mark is not mark:
+        message += f" ({context} at line {ctx_mark.line + 1})"
+    fix = None
+    if "cannot start any token" in problem and mark is not None:
+        fix = "YAML does not allow tab characters for indentation; indent with spaces"
+    if mark is None:
+        return Issue("KV001", message, Location(path, 1, 1), fix=fix)
+    return Issue("KV001", message, Location(path, mark.line + 1, mark.column + 1), fix=fix)
+
+
+def compose(text: str, path: str) -> tuple[list[Document], list[Issue]]:
+    """All documents of the stream that compose, and the problems found on the way."""
+    global _YAML
+    from ruamel.yaml.error import YAMLError
+
+    if _YAML is None:
+        _YAML = _yaml()
+    issues: list[Issue] = []
+    docs: list[Document] = []
+    builder = _Builder(path, issues)
+    stream = _YAML.compose_all(text)
+    index = 0
+    while True:
+        try:
+            rnode = next(stream)
+        except StopIteration:
+            break
+        except YAMLError as exc:
+            issues.append(_located_error(exc, path))
+            break
+        except RecursionError:
+            issues.append(Issue("KV001", "YAML nesting is too deep to read", Location(path, 1, 1)))
+            break
+        except (ValueError, TypeError, UnicodeError) as exc:  # reader-level problems in odd input
+            issues.append(Issue("KV001", f"cannot read YAML: {exc}", Location(path, 1, 1)))
+            break
+        if rnode is None:
+            docs.append(Document(index, None))
+            index += 1
+            continue
+        try:
+            root, size = builder.build(rnode)
+        except (_TooDeep, RecursionError):
+            issues.append(
+                Issue(
+                    "KV001",
+                    f"document {index + 1} nests deeper than {MAX_DEPTH} levels; not checked",
+                    Location(path, rnode.start_mark.line + 1, rnode.start_mark.column + 1),
+                )
+            )
+            docs.append(Document(index, None))
+            index += 1
+            continue
+        if size > MAX_EXPANDED_NODES:
+            issues.append(
+                Issue(
+                    "KV001",
+                    f"document {index + 1} expands to {size:,} nodes through aliases (limit "
+                    f"{MAX_EXPANDED_NODES:,}): an alias bomb; not checked",
+                    Location(path, rnode.start_mark.line + 1, rnode.start_mark.column + 1),
+                    fix="remove the nested anchors and aliases",
+                )
+            )
+            docs.append(Document(index, None))
+        else:
+            docs.append(Document(index, root))
+        builder.memo.clear()
+        index += 1
+    return docs, issues

@@ -1,0 +1,102 @@
+"""Reading a file's bytes into text, refusing what is not a YAML text file, with a located reason."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass, field
+
+from kvlint.findings import Issue, Location
+
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+
+_CONFLICT_RE = re.compile(r"^(<{7}|>{7})(?: |$)|^={7}$", re.MULTILINE)
+# Go-template actions as Helm writes them; Jinja chat templates ({{- bos_token }}) do not match.
+_HELM_RE = re.compile(
+    r"\{\{-?\s*(?:\.[A-Za-z]|\$|include\b|template\b|if\b|else\b|end\b|range\b|with\b|define\b|"
+    r"toYaml\b|tpl\b|default\b|required\b|printf\b|quote\b|nindent\b|indent\b|\(|/\*)"
+)
+
+
+@dataclass(slots=True)
+class SourceText:
+    path: str  # as shown in findings
+    text: str
+    issues: list[Issue] = field(default_factory=list)
+    helm_template: Location | None = None
+    _lines: list[str] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.splitlines()
+        return self._lines
+
+
+def _line_col_of_offset(data: bytes, offset: int) -> tuple[int, int]:
+    before = data[:offset]
+    line = before.count(b"\n") + 1
+    col = offset - (before.rfind(b"\n") + 1) + 1
+    return line, col
+
+
+def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
+    """Decode bytes to text; binary, non-UTF-8 and oversized inputs become a KV001 issue."""
+    src = SourceText(path, "")
+    if len(data) > max_bytes:
+        src.issues.append(
+            Issue(
+                "KV001",
+                f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit; not checked",
+                Location(path, 1, 1),
+                fix="raise `max-file-size` in the kvlint configuration if this file really is a manifest",
+            )
+        )
+        return src
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            src.text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            src.issues.append(Issue("KV001", f"cannot decode UTF-16 text: {exc.reason}", Location(path, 1, 1)))
+        return src
+    nul = data.find(b"\x00", 0, 8192)
+    if nul >= 0:
+        line, col = _line_col_of_offset(data, nul)
+        src.issues.append(
+            Issue("KV001", "binary file (NUL byte); not a YAML text file", Location(path, line, col))
+        )
+        return src
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, col = _line_col_of_offset(data, exc.start)
+        src.issues.append(
+            Issue(
+                "KV001",
+                f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start:,} cannot be decoded",
+                Location(path, line, col),
+                fix="save the file as UTF-8 (YAML 1.2 and Kubernetes read UTF-8)",
+            )
+        )
+        return src
+    src.text = text
+    m = _CONFLICT_RE.search(text)
+    if m:
+        line = text.count("\n", 0, m.start()) + 1
+        src.issues.append(
+            Issue(
+                "KV001",
+                f"unresolved merge-conflict marker {m.group(0).strip()!r}",
+                Location(path, line, 1, line, len(m.group(0).rstrip()) + 1),
+                fix="resolve the merge conflict before committing",
+            )
+        )
+        return src
+    for h in _HELM_RE.finditer(text):
+        line_start = text.rfind("\n", 0, h.start()) + 1
+        if text[line_start : h.start()].lstrip().startswith("#"):
+            continue  # a template in a comment is only a comment
+        line = text.count("\n", 0, h.start()) + 1
+        src.helm_template = Location(path, line, h.start() - line_start + 1)
+        break
+    return src

@@ -1,0 +1,93 @@
+"""`--format json`: the documented schema, version 1 (see README "JSON output")."""
+
+from __future__ import annotations
+
+import json
+
+
+def _value(v):
+    return None if v is None else v.value
+
+
+def deployment_dict(r) -> dict:
+    d, p = r.deployment, r.plan
+    plan = None
+    if p is not None:
+        plan = {
+            "gpu_memory_bytes": p.gpu_total,
+            "weights_bytes_per_gpu": p.weights_per_gpu,
+            "kv_bytes_per_token_per_gpu": p.kv_per_token,
+            "kv_cache_bytes_per_gpu": p.kv_pool,
+            "kv_cache_tokens": p.kv_tokens,
+            "max_concurrency": round(p.max_concurrency, 4),
+            "breakdown": {
+                "engine": p.engine,
+                "generation": p.generation,
+                "total_bytes": p.gpu_total,
+                "utilization": p.utilization,
+                "budget_bytes": p.budget,
+                "terms": [{"label": t.label, "bytes": t.bytes, "note": t.note} for t in p.terms],
+                "kv_pool_bytes": p.kv_pool,
+                "block_size": p.block_size,
+                "num_blocks": p.num_blocks,
+                "max_len_that_fits": p.max_len_that_fits,
+                "context_at_max_sequences": p.context_at_max_seqs,
+                "weights_total_bytes": p.weights_total,
+                "weights_source": p.weights_source,
+            },
+        }
+    return {
+        "file": d.file,
+        "line": d.where.line,
+        "kind": d.kind,
+        "name": d.name or None,
+        "engine": _value(d.engine),
+        "engine_version": _value(d.engine_version),
+        "model": _value(d.model),
+        "model_source": r.model.source if r.model else None,
+        "gpu": r.gpu.id if r.gpu else _value(d.gpu),
+        "gpus": _value(d.gpus) if d.gpus else (r.settings.tp * r.settings.pp if r.settings else None),
+        "tensor_parallel": _value(d.tensor_parallel),
+        "pipeline_parallel": _value(d.pipeline_parallel),
+        "max_context": _value(d.max_context),
+        "max_sequences": _value(d.max_sequences),
+        "gpu_memory_utilization": r.settings.utilization if r.settings else _value(d.gpu_memory_utilization),
+        "kv_cache_dtype": _value(d.kv_cache_dtype),
+        "defaults": {
+            k: {"value": v.value, "note": v.note}
+            for k, v in (
+                ("max_context", d.max_context), ("max_sequences", d.max_sequences), ("max_batched_tokens", d.max_batched_tokens),
+                ("gpu_memory_utilization", d.gpu_memory_utilization), ("tensor_parallel", d.tensor_parallel),
+                ("block_size", d.block_size), ("kv_cache_dtype", d.kv_cache_dtype), ("engine", d.engine),
+            )
+            if v is not None and v.origin != "stated"
+        },
+        "plan": plan,
+    }
+
+
+def finding_dict(f) -> dict:
+    return {
+        "rule": f.rule,
+        "name": f.name,
+        "severity": f.severity.label,
+        "message": f.message,
+        "file": f.where.file,
+        "line": f.where.line,
+        "column": f.where.column,
+        "end_line": f.where.end_line,
+        "end_column": f.where.end_column,
+        "details": list(f.details),
+        "fix": f.fix,
+        "deployment": f.deployment,
+    }
+
+
+def render(run, settings, color: bool = False) -> str:
+    doc = {
+        "version": 1,
+        "findings": [finding_dict(f) for f in run.findings],
+        "deployments": [deployment_dict(r) for r in run.deployments],
+        "errors": list(run.errors),
+    }
+    return json.dumps(doc, indent=2) + "\n"

@@ -1,0 +1,56 @@
+"""The human report: finding line, the source line with a caret under the value, arithmetic, fix."""
+
+from __future__ import annotations
+
+from kvlint.findings import Severity
+
+_COLORS = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
+_DIM, _BOLD, _RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
+
+
+def _paint(text: str, code: str, color: bool) -> str:
+    return f"{code}{text}{_RESET}" if color else text
+
+
+def caret_lines(lines: list[str], f) -> list[str]:
+    """`  12 |     - --max-model-len=131072` and a caret row under the value."""
+    line_no = f.where.line
+    if not lines or not 1 <= line_no <= len(lines):
+        return []
+    src = lines[line_no - 1].expandtabs(1)
+    if len(src) > 200:
+        return []
+    start = max(0, f.where.column - 1)
+    end = f.where.end_column - 1 if f.where.end_line == line_no and f.where.end_column else len(src.rstrip())
+    width = max(1, min(end, len(src.rstrip())) - start)
+    gutter = f"{line_no:>5} | "
+    return [gutter + src.rstrip(), " " * (len(gutter) + start) + "^" + "~" * (width - 1)]
+
+
+def summary(findings) -> str:
+    counts = {s: 0 for s in Severity}
+    for f in findings:
+        counts[f.severity] += 1
+    if not findings:
+        return "kvlint: no problems found"
+    parts = [f"{counts[s]} {s.label}{'s' if counts[s] != 1 else ''}" for s in (Severity.ERROR, Severity.WARNING, Severity.INFO) if counts[s]]
+    return f"kvlint: {len(findings)} finding{'s' if len(findings) != 1 else ''} ({', '.join(parts)})"
+
+
+def render(run, settings, color: bool = False) -> str:
+    lines_by_file = {r.path: r.lines for r in run.files}
+    out: list[str] = []
+    for f in run.findings:
+        head = f"{f.where}: {_paint(f.severity.label, _COLORS[f.severity], color)} {_paint(f.rule, _BOLD, color)} {f.name}: {f.message}"
+        out.append(head)
+        for row in caret_lines(lines_by_file.get(f.where.file, []), f):
+            out.append(_paint(row, _DIM, color) if "|" in row[:8] else _paint(row, _COLORS[f.severity], color))
+        for d in f.details:
+            out.append(f"      {d}")
+        if f.fix:
+            out.append(f"    {_paint('fix:', _BOLD, color)} {f.fix}")
+        out.append("")
+    for err in run.errors:
+        out.append(f"error: {err}")
+    out.append(summary(run.findings))
+    return "\n".join(out) + "\n"

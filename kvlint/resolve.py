@@ -1,0 +1,160 @@
+"""resolve: a Deployment -> its model architecture, its GPU, the engine settings in force, the plan.
+
+Every value the file does not state is filled with the engine's own default and recorded on the
+deployment as a `Value(origin="default", note=...)`, so messages can name it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kvlint.capacity.plan import EngineSettings, Plan
+from kvlint.catalog import gpus as gpu_catalog
+from kvlint.catalog import models as model_catalog
+from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.declared import arch_from_declared
+from kvlint.catalog.gpus import GpuSpec
+from kvlint.deployment import Deployment, Value, default, inferred
+from kvlint.findings import Issue, Location
+
+
+@dataclass(slots=True)
+class Defaults:
+    """Fallbacks from the command line or the configuration file."""
+
+    gpu: str | None = None
+    gpu_source: str = ""
+    engine: str | None = None
+    engine_version: str | None = None
+
+
+@dataclass(slots=True)
+class Resolved:
+    deployment: Deployment
+    model: ModelArch | None = None
+    model_how: str = ""
+    gpu: GpuSpec | None = None
+    settings: EngineSettings | None = None
+    plan: Plan | None = None
+    issues: list[Issue] = field(default_factory=list)
+    unknown: set[str] = field(default_factory=set)  # "model", "gpu", "gpu-memory", "engine"
+
+
+def _loc(d: Deployment, *values: Value | None) -> Location:
+    for v in values:
+        if v is not None and v.where is not None:
+            return v.where
+    return d.where
+
+
+def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
+    if d.gpu is None and defaults.gpu:
+        d.gpu = inferred(defaults.gpu, defaults.gpu_source or "GPU from --gpu / configuration default")
+    if d.gpu is None:
+        r.unknown.add("gpu")
+        r.issues.append(Issue("KV002", "GPU type is not stated", d.where, fix="select the GPU with a node label, or pass --gpu NAME"))
+        return
+    name = str(d.gpu.value)
+    spec = gpu_catalog.lookup(name)
+    if spec is None:
+        r.unknown.add("gpu")
+        amb = gpu_catalog.ambiguous(name)
+        if amb:
+            msg = f"GPU {name!r} is ambiguous: it is sold as {', '.join(amb)}, with different memory"
+            fix = f"name the exact card, e.g. {amb[0]}"
+        else:
+            close = gpu_catalog.suggest(name)
+            msg = f"GPU {name!r} is not in the kvlint catalog"
+            fix = f"did you mean {', '.join(close)}?" if close else "declare it under `gpus:` in the kvlint configuration"
+        r.issues.append(Issue("KV002", msg, _loc(d, d.gpu), fix=fix))
+        return
+    if not spec.engine_bytes:
+        r.unknown.add("gpu")
+        r.issues.append(
+            Issue(
+                "KV002",
+                f"the memory of {spec.name} is not known to kvlint",
+                _loc(d, d.gpu),
+                fix="declare its memory under `gpus:` in the kvlint configuration",
+            )
+        )
+        r.gpu = spec
+        return
+    r.gpu = spec
+
+
+def _resolve_model(d: Deployment, r: Resolved) -> None:
+    if d.model is None or not str(d.model.value).strip():
+        if d.architecture:
+            arch, problem = arch_from_declared(d.architecture, d.name or "declared model")
+            if arch is not None:
+                r.model, r.model_how = arch, "declared architecture"
+                return
+        r.unknown.add("model")
+        r.issues.append(Issue("KV003", "model is not stated", d.where, fix="name the model (--model / model:)"))
+        return
+    ref = str(d.model.value)
+    res = model_catalog.resolve(ref, d.base_dir)
+    if res.arch is not None:
+        r.model, r.model_how = res.arch, res.how
+        return
+    if d.architecture:
+        arch, problem = arch_from_declared(d.architecture, ref)
+        if arch is not None:
+            r.model, r.model_how = arch, "declared architecture (model not in the catalog)"
+            return
+        r.issues.append(Issue("KV003", f"model {ref!r} is unknown and its declared architecture is incomplete: {problem}", _loc(d, d.model)))
+        r.unknown.add("model")
+        return
+    close = model_catalog.suggest(ref)
+    fix = (
+        f"did you mean {', '.join(close)}?" if close
+        else "point `model` at a local config.json, or declare the model under `models:` in the kvlint configuration"
+    )
+    r.issues.append(Issue("KV003", f"model {ref!r}: {res.how}", _loc(d, d.model), fix=fix))
+    r.unknown.add("model")
+
+
+def engine_settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, defaults: Defaults) -> EngineSettings:
+    """Fill every unstated engine setting with the engine's default, naming it on the deployment."""
+    engine = d.engine_name
+    if d.engine is None:
+        d.engine = default(defaults.engine or "vllm", "kvlint default engine (vLLM)")
+        engine = d.engine.value
+    if d.engine_version is None and defaults.engine_version:
+        d.engine_version = inferred(defaults.engine_version, "engine version from the configuration")
+    version_text = str(d.engine_version.value) if d.engine_version else None
+    if engine == "sglang":
+        from kvlint.capacity.engines import sglang as eng
+    elif engine == "tgi":
+        from kvlint.capacity.engines import tgi as eng
+    else:
+        from kvlint.capacity.engines import vllm as eng
+    return eng.settings(d, arch, gpu, version_text)
+
+
+def resolve(d: Deployment, defaults: Defaults) -> Resolved:
+    r = Resolved(d)
+    r.issues.extend(d.issues)
+    if d.accelerator != "gpu":
+        return r  # the extractor said what it cannot check (KV004)
+    _resolve_gpu(d, r, defaults)
+    _resolve_model(d, r)
+    if r.model is None:
+        return r
+    try:
+        r.settings = engine_settings(d, r.model, r.gpu, defaults)
+    except ValueError as exc:
+        r.issues.append(Issue("KV005", f"engine settings could not be read: {exc}", d.where))
+        return r
+    if r.gpu is None or not r.gpu.engine_bytes:
+        return r
+    engine = r.settings.engine
+    if engine == "sglang":
+        from kvlint.capacity.engines import sglang as eng
+    elif engine == "tgi":
+        from kvlint.capacity.engines import tgi as eng
+    else:
+        from kvlint.capacity.engines import vllm as eng
+    r.plan = eng.plan(r.model, r.gpu, r.settings)
+    return r

@@ -1,0 +1,45 @@
+"""rules: one module per rule; this registry lists them explicitly (no plugin loading)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import import_module
+
+from kvlint.rules.base import Context, IssueRule, Rule, Thresholds
+
+_MODULES = (
+    "kv001_invalid_input",
+    "kv002_unknown_gpu",
+    "kv003_unknown_model",
+    "kv004_not_checkable",
+    "kv005_unparsed_setting",
+    "kv006_unused_suppression",
+    "kv101_weights_exceed_memory",
+    "kv102_kv_cache_below_max_context",
+    "kv103_kv_cache_below_worst_case",
+    "kv301_gib_gb_mixup",
+    "kv302_query_heads_as_kv_heads",
+    "kv303_declared_figure_mismatch",
+)
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> tuple[Rule, ...]:
+    found: list[Rule] = []
+    for name in _MODULES:
+        module = import_module(f"kvlint.rules.{name}")
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, Rule) and obj not in (Rule, IssueRule) and obj.__module__ == module.__name__:
+                found.append(obj())
+    return tuple(sorted(found, key=lambda r: r.id))
+
+
+def get(code_or_name: str) -> Rule | None:
+    key = code_or_name.strip()
+    for rule in all_rules():
+        if rule.id == key.upper() or rule.name == key.lower():
+            return rule
+    return None
+
+
+__all__ = ["Context", "Rule", "Thresholds", "all_rules", "get"]

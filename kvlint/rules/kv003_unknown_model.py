@@ -1,0 +1,29 @@
+from kvlint.findings import Severity
+from kvlint.rules.base import IssueRule
+
+
+class UnknownModel(IssueRule):
+    """The model cannot be resolved to an architecture, so capacity checks were skipped.
+
+    ## What it does
+    Reports a model reference kvlint cannot resolve: not in the shipped catalog, not a local
+    `config.json` (or its directory) relative to the file, and not in the local Hugging Face
+    cache (`HF_HUB_CACHE`, `HF_HOME/hub`, `~/.cache/huggingface/hub`). kvlint never downloads.
+    The message names the checks that were skipped.
+
+    ## Why is this bad?
+    Layers, KV heads, head size and parameter count decide every number kvlint computes.
+    Unknown is not fine: without them nothing about capacity was checked.
+
+    ## How to fix
+    Point `model:` at a local `config.json`, declare the model under `models:` in the
+    configuration (same schema as the catalog), or state its facts under `architecture:`
+    (layers, kv_heads, head_dim, params).
+
+    ## Suppress
+    `# kvlint: disable=KV003 -- reason` on the model's line, or `kvlint.io/ignore: "KV003=reason"`.
+    """
+
+    id = "KV003"
+    name = "unknown-model"
+    severity = Severity.WARNING

@@ -1,0 +1,26 @@
+from kvlint.findings import Severity
+from kvlint.rules.base import IssueRule
+
+
+class NotCheckable(IssueRule):
+    """A serving workload kvlint recognises but cannot evaluate, and why.
+
+    ## What it does
+    Reports, once per workload, inputs that serve a model with something kvlint does not model:
+    KAITO presets, TensorRT-LLM, llama.cpp GGUF files, Ollama, TPU and AWS Neuron accelerators,
+    engines other than vLLM, SGLang and TGI, and unrendered Helm templates (`{{ .Values… }}`).
+
+    ## Why is this bad?
+    It is not bad in itself: it tells you which workloads were not checked, instead of a silent
+    pass or a wrong number.
+
+    ## How to fix
+    Nothing to fix. Render Helm charts first (`helm template … | kvlint -`).
+
+    ## Suppress
+    `# kvlint: disable=KV004` on the line, `ignore = ["KV004"]` in the configuration.
+    """
+
+    id = "KV004"
+    name = "not-checkable"
+    severity = Severity.INFO

@@ -1,0 +1,26 @@
+from kvlint.findings import Severity
+from kvlint.rules.base import IssueRule
+
+
+class UnparsedSetting(IssueRule):
+    """An engine argument or setting kvlint could not interpret, and what it skipped as a result.
+
+    ## What it does
+    Reports values kvlint reads but cannot make sense of: a non-numeric `--max-model-len`, an
+    ambiguous flag prefix, a `$(VAR)` that names no variable of the container, a Helm
+    placeholder left in an argument, an unknown engine flag kvlint needs to read.
+
+    ## Why is this bad?
+    The engine will read that value its own way (or refuse it). kvlint would otherwise check a
+    configuration that is not the one deployed.
+
+    ## How to fix
+    Write the value as the engine documents it, or expand the variable.
+
+    ## Suppress
+    `# kvlint: disable=KV005 -- reason` on the line.
+    """
+
+    id = "KV005"
+    name = "unparsed-setting"
+    severity = Severity.WARNING

@@ -1,0 +1,24 @@
+from kvlint.findings import Severity
+from kvlint.rules.base import IssueRule
+
+
+class UnusedSuppression(IssueRule):
+    """A `# kvlint: disable=…` comment or `kvlint.io/ignore` annotation that suppresses nothing.
+
+    ## What it does
+    Reports suppressions that matched no finding, name no kvlint rule, or cannot be read
+    (`# kvlint: disabel=KV103`).
+
+    ## Why is this bad?
+    A stale suppression hides the next real finding on that line without anyone noticing.
+
+    ## How to fix
+    Delete the comment or annotation, or correct the rule code.
+
+    ## Suppress
+    `ignore = ["KV006"]` in the configuration.
+    """
+
+    id = "KV006"
+    name = "unused-suppression"
+    severity = Severity.INFO

@@ -1,0 +1,81 @@
+from kvlint.capacity.whatif import replan, smallest_tp
+from kvlint.findings import Severity
+from kvlint.rules.base import Context, Rule
+from kvlint.rules.facts import shown, spec_key, where_of
+from kvlint.units import gib, tokens
+
+
+def fits_one(p) -> bool:
+    return p.kv_pool > 0 and p.max_concurrency >= 1
+
+
+class KvCacheBelowMaxContext(Rule):
+    """One sequence of max_context does not fit the KV-cache pool: the engine refuses to start.
+
+    ## What it does
+    Sizes the KV-cache pool the engine will allocate on each GPU (memory it may use, minus
+    weights, activation peak, non-torch memory and, from vLLM 0.21, CUDA graphs), and the KV cache
+    one request of `max_context` (vLLM `max_model_len`) needs, in whole blocks, layer kind by
+    layer kind (sliding-window layers hold only the window under vLLM's hybrid KV manager).
+
+    ## Why is this bad?
+    vLLM checks this at start-up and exits: "To serve at least one request with the model's max
+    seq len (N), (X GiB KV cache is needed, which is larger than the available KV cache memory
+    (Y GiB)". When the pool is empty it fails with "No available memory for the cache blocks".
+    SGLang starts, but a request of context_length can never be scheduled.
+
+    ## Formula
+    `KV per token per GPU = 2 × layers × max(1, kv_heads ÷ TP) × head_dim × bytes` (MLA: one
+    latent of `kv_lora_rank + qk_rope_head_dim`, not divided by TP); a request needs
+    `ceil(max_context ÷ block) × block × KV per token`; error when that exceeds the pool.
+
+    ## Example
+    Llama-3.1-8B on one L4 with `max_context: 131072` (16 GiB of KV for one sequence).
+
+    Use instead: `max_context: 32768`, or `kv_cache_dtype: fp8`, or a second GPU.
+
+    ## How to fix
+    Lower `max_context` to the figure the message gives (vLLM's own estimate of the largest that
+    fits), store the KV cache in fp8, raise `gpu_memory_utilization` a little, or add GPUs.
+
+    ## Suppress
+    `# kvlint: disable=KV102 -- reason` on the max_context line, or `kvlint.io/ignore: "KV102=reason"`.
+    """
+
+    id = "KV102"
+    name = "kv-cache-below-max-context"
+    severity = Severity.ERROR
+    needs = ("plan",)
+
+    def check(self, ctx: Context):
+        p, d, s, arch = ctx.plan, ctx.deployment, ctx.settings, ctx.model
+        if p.weights_per_gpu > p.budget or fits_one(p):
+            return  # KV101 reports the first case; the second is fine
+        ctx_key = spec_key(d, "max_context", s.engine)
+        where = where_of(d, d.max_context, d.model)
+        fixes = []
+        if p.kv_pool > 0 and p.max_len_that_fits > 0:
+            fixes.append(f"{ctx_key} {p.max_len_that_fits} (the largest that fits)")
+        if s.kv_cache_dtype in ("auto", "bfloat16", "float16") and arch.dtype != "float32":
+            q = replan(arch, ctx.gpu, s, kv_cache_dtype="fp8")
+            if fits_one(q):
+                fixes.append(f"{spec_key(d, 'kv_cache_dtype', s.engine)} fp8 (halves KV per token)")
+        found = smallest_tp(arch, ctx.gpu, s, fits_one)
+        if found:
+            fixes.append(f"{spec_key(d, 'tensor_parallel', s.engine)} {found[0]}")
+        if p.kv_pool <= 0:
+            message = (
+                f"no memory is left for the KV cache: {gib(p.budget)} usable - "
+                + " - ".join(f"{t.label} {gib(t.bytes)}" for t in p.terms)
+                + f" = {gib(p.kv_pool)}; {s.engine} fails at start-up"
+                + (' ("No available memory for the cache blocks")' if s.engine == "vllm" else "")
+            )
+        else:
+            verb = "refuses to start" if s.engine == "vllm" else "can never schedule such a request"
+            message = (
+                f"one sequence of {shown(d.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
+                f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {s.engine} {verb}"
+            )
+        yield ctx.finding(
+            self, where, message, details=p.lines, fix=("set " + "; or ".join(fixes)) if fixes else "use more or larger GPUs"
+        )

@@ -1,0 +1,74 @@
+import math
+
+from kvlint.findings import Severity
+from kvlint.rules.base import Context, Rule
+from kvlint.rules.facts import shown, spec_key, where_of
+from kvlint.units import gib, tokens
+
+
+class KvCacheBelowWorstCase(Rule):
+    """max_sequences sequences of max_context tokens do not fit the KV-cache pool together.
+
+    ## What it does
+    Compares the KV cache that `max_sequences` (vLLM `max_num_seqs`, SGLang
+    `max_running_requests`, TGI `max_concurrent_requests`) sequences of `max_context` tokens need
+    with the pool the engine allocates, and gives the real concurrency at `max_context` and the
+    longest context every one of `max_sequences` sequences can have. A `fragmentation` allowance
+    and a headroom margin from the configuration can make the test stricter.
+
+    ## Why is this bad?
+    The engine starts, but under load it cannot hold the sequences it admits: requests queue, or
+    running sequences are preempted and recomputed, and latency collapses exactly at peak.
+    Capacity planned from `max_sequences` overstates how many users the deployment holds.
+
+    ## Formula
+    `concurrency = pool ÷ (blocks per request × block bytes)`; warning when
+    `concurrency × (1 - fragmentation) < max_sequences × (1 + margin)`.
+
+    ## Example
+    `max_sequences: 64` with `max_context: 32768` for Llama-3.1-8B on one L4.
+
+    Use instead: `max_sequences` equal to the concurrency the message reports, a shorter context,
+    fp8 KV cache, or more GPUs.
+
+    ## How to fix
+    Set `max_sequences` (`--max-num-seqs`) to the concurrency kvlint reports, so the engine
+    admits no more than it can hold, or make room (shorter context, fp8 KV, more GPUs).
+
+    ## Suppress
+    `# kvlint: disable=KV103 -- reason` on the max_sequences line, or `kvlint.io/ignore: "KV103=reason"`.
+    """
+
+    id = "KV103"
+    name = "kv-cache-below-worst-case"
+    severity = Severity.WARNING
+    needs = ("plan",)
+
+    def check(self, ctx: Context):
+        p, d, s = ctx.plan, ctx.deployment, ctx.settings
+        if p.kv_pool <= 0 or p.max_concurrency < 1 or p.weights_per_gpu > p.budget:
+            return  # KV101/KV102 report these
+        seqs = p.max_num_seqs
+        if seqs <= 0:
+            return
+        frag = ctx.thresholds.fragmentation
+        if d.fragmentation is not None:
+            frag = float(d.fragmentation.value)
+        margin = ctx.thresholds.kv103_margin
+        real = p.max_concurrency * (1 - frag)
+        if real >= seqs * (1 + margin):
+            return
+        need = seqs * p.request_bytes
+        seq_key = spec_key(d, "max_sequences", s.engine)
+        where = where_of(d, d.max_sequences, d.max_context)
+        allowance = f" after {frag:.0%} fragmentation" if frag else ""
+        fits = max(1, math.floor(real))
+        yield ctx.finding(
+            self,
+            where,
+            f"{shown(d.max_sequences)} sequences of {shown(d.max_context)} tokens need {gib(need)} of KV cache per GPU "
+            f"but the pool holds {gib(p.kv_pool)}: only {real:.1f} run at full length at once{allowance}; "
+            f"{seqs:,} sequences get {tokens(p.context_at_max_seqs)} tokens each",
+            details=p.lines,
+            fix=f"set {seq_key} {fits} to admit only what fits, or shorten the context, use fp8 KV cache, or add GPUs",
+        )

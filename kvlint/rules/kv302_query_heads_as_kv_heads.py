@@ -1,0 +1,77 @@
+from kvlint.capacity.declared import compare, facts_for
+from kvlint.findings import Severity
+from kvlint.rules.base import Context, Rule
+from kvlint.units import gib, human_bytes
+
+
+class QueryHeadsAsKvHeads(Rule):
+    """A declared KV figure uses query heads where the model has fewer KV heads (GQA/MQA).
+
+    ## What it does
+    Reports `architecture.kv_heads` equal to the model's query-head count when its config has
+    fewer KV heads, and a `budget.kv_per_token`, `kv_per_sequence` or `kv_cache` that equals what
+    query heads would give.
+
+    ## Why is this bad?
+    Grouped-query attention exists to shrink the KV cache: Llama-3.1-8B has 32 query heads but 8
+    KV heads, so planning with 32 overstates KV per token four-fold and under-states concurrency
+    four-fold: you rent four times the GPUs you need, or reject a deployment that fits.
+
+    ## Formula
+    `KV bytes per token = 2 × layers × kv_heads × head_dim × bytes` — `num_key_value_heads`, not
+    `num_attention_heads`.
+
+    ## Example
+    `architecture: {kv_heads: 32}` for Llama-3.1-8B.
+
+    Use instead: `kv_heads: 8` (`num_key_value_heads` in config.json).
+
+    ## How to fix
+    Take `num_key_value_heads` from the model's config.json and recompute.
+
+    ## Suppress
+    `# kvlint: disable=KV302 -- reason` on the line.
+    """
+
+    id = "KV302"
+    name = "query-heads-as-kv-heads"
+    severity = Severity.ERROR
+    needs = ("model",)
+
+    def check(self, ctx: Context):
+        d, arch = ctx.deployment, ctx.model
+        declared = d.architecture.get("kv_heads")
+        if declared is not None and arch.kv_heads < arch.query_heads and int(declared.value) == arch.query_heads:
+            yield ctx.finding(
+                self,
+                declared.where,
+                f"architecture.kv_heads {declared.value} is the query-head count; {arch.id} has {arch.kv_heads} KV heads "
+                f"(grouped-query attention), so KV per token is {arch.query_heads // max(1, arch.kv_heads)}x smaller",
+                details=[f"from {arch.source}: num_attention_heads {arch.query_heads}, num_key_value_heads {arch.kv_heads}"],
+                fix=f"kv_heads: {arch.kv_heads}",
+            )
+        if not d.budget or ctx.plan is None:
+            return
+        budget = {k: v.value for k, v in d.budget.items()}
+        facts = facts_for(ctx)
+        for c in compare(budget, facts, ctx.thresholds.declared_tolerance):
+            if c.verdict != "query-heads":
+                continue
+            v = d.budget[c.key]
+            text = getattr(v.value, "text", str(v.value))
+            correct = {
+                "kv_per_token": facts.kv_per_token,
+                "kv_per_sequence": facts.kv_per_token * facts.max_context,
+                "kv_cache": facts.kv_per_token * facts.max_context * facts.max_sequences,
+            }[c.key]
+            yield ctx.finding(
+                self,
+                v.where,
+                f"budget.{c.key} {text} is what {arch.query_heads} query heads give; with {arch.kv_heads} KV heads it is "
+                f"{human_bytes(correct) if c.key == 'kv_per_token' else gib(correct)}",
+                details=[
+                    f"2 x {arch.attention_layers} layers x {arch.query_heads} heads x {arch.head_dim} x bytes = {human_bytes(facts.kv_per_token_query)} per token (query heads)",
+                    f"2 x {arch.attention_layers} layers x {arch.kv_heads} heads x {arch.head_dim} x bytes = {human_bytes(facts.kv_per_token)} per token (KV heads)",
+                ],
+                fix=f"use {arch.kv_heads} KV heads: {human_bytes(correct)}",
+            )

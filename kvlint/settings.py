@@ -1,0 +1,73 @@
+"""The settings in force for one run: rule selection, severities, defaults and thresholds.
+
+A plain dataclass, cheap to build; reading and validating configuration files is `config.py`'s
+job (pydantic, loaded only when a configuration file exists).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+from kvlint.findings import Severity
+from kvlint.load.source import DEFAULT_MAX_BYTES
+from kvlint.resolve import Defaults
+from kvlint.rules.base import Thresholds
+
+# Rules that report what kvlint could not check; --strict makes them errors.
+COVERAGE_RULES = ("KV002", "KV003", "KV004", "KV005")
+
+
+@dataclass(slots=True)
+class Settings:
+    select: list[str] | None = None  # None: every rule
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    severity: dict[str, Severity] = field(default_factory=dict)
+    fail_on: Severity = Severity.ERROR
+    defaults: Defaults = field(default_factory=Defaults)
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    max_file_size: int = DEFAULT_MAX_BYTES
+    strict: bool = False
+    inline_suppressions: bool = True
+    exclude: list[str] = field(default_factory=list)
+    respect_gitignore: bool = True
+    sources: dict[str, str] = field(default_factory=dict)  # setting -> where its value came from
+    config_file: str | None = None
+
+    def _codes(self, names: list[str]) -> set[str]:
+        from kvlint.rules import all_rules
+
+        out: set[str] = set()
+        for n in names:
+            key = n.strip()
+            for rule in all_rules():
+                if key.upper() == "ALL" or rule.id == key.upper() or rule.name == key.lower() or rule.id.startswith(key.upper()):
+                    out.add(rule.id)
+        return out
+
+    def enabled(self, rule_id: str, path: str) -> bool:
+        """ruff's model: select (or all), plus extend-select, minus ignore, minus per-file-ignores."""
+        chosen = self._codes(self.select) if self.select is not None else None
+        if chosen is not None and rule_id not in chosen and rule_id not in self._codes(self.extend_select):
+            return False
+        if rule_id in self._codes(self.ignore):
+            return False
+        for pattern, codes in self.per_file_ignores.items():
+            if _path_matches(path, pattern) and rule_id in self._codes(codes):
+                return False
+        return True
+
+    def severity_of(self, rule_id: str, default: Severity) -> Severity:
+        if rule_id in self.severity:
+            return self.severity[rule_id]
+        if self.strict and rule_id in COVERAGE_RULES:
+            return Severity.ERROR
+        return default
+
+
+def _path_matches(path: str, pattern: str) -> bool:
+    norm = path.replace("\\", "/").lstrip("./")
+    pat = pattern.replace("\\", "/").lstrip("./")
+    return fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(norm, f"*/{pat}") or fnmatch.fnmatch(norm.rsplit("/", 1)[-1], pat)
