@@ -57,7 +57,9 @@ def build_settings(opts: dict):
     if opts.get("max_file_size"):
         settings.max_file_size = int(opts["max_file_size"])
         settings.sources["max-file-size"] = "--max-file-size"
-    unknown = [n for n in settings.select or [] if not _known_rule(n)] + [n for n in settings.ignore + settings.extend_select if not _known_rule(n)]
+    unknown = [n for n in settings.select or [] if not _known_rule(n)] + [
+        n for n in settings.ignore + settings.extend_select if not _known_rule(n)
+    ]
     if unknown:
         return None, f"unknown rule code or name: {', '.join(unknown)} (see `kvlint rules`)"
     return settings, None
@@ -67,7 +69,9 @@ def _known_rule(name: str) -> bool:
     from kvlint.rules import all_rules
 
     key = name.strip()
-    return key.upper() == "ALL" or any(r.id.startswith(key.upper()) or r.name == key.lower() for r in all_rules())
+    return key.upper() == "ALL" or any(
+        r.id.startswith(key.upper()) or r.name == key.lower() for r in all_rules()
+    )
 
 
 def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts: dict) -> int:
@@ -81,10 +85,15 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         print(f"kvlint: {error}", file=sys.stderr)
         return 2
     if not paths:
-        print("kvlint: no paths given (use `kvlint PATH…`, or `-` for stdin); see `kvlint --help`", file=sys.stderr)
+        print(
+            "kvlint: no paths given (use `kvlint PATH…`, or `-` for stdin); see `kvlint --help`",
+            file=sys.stderr,
+        )
         return 2
     if fmt is None:
-        fmt = settings.sources.get("format-value") or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+        fmt = settings.sources.get("format-value") or (
+            "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+        )
     run = RunResult()
     file_paths = [p for p in paths if p != "-"]
     found = discover(file_paths, settings.exclude, settings.respect_gitignore)
@@ -101,7 +110,9 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
             run.errors.append(result)
         else:
             run.files.append(result)
-    text = render(fmt, run, settings, color=fmt == "text" and not output and color_wanted(opts.get("color"), sys.stdout))
+    text = render(
+        fmt, run, settings, color=fmt == "text" and not output and color_wanted(opts.get("color"), sys.stdout)
+    )
     if output:
         with open(output, "w", encoding="utf-8") as stream:
             stream.write(text)
@@ -121,21 +132,35 @@ def list_rules(fmt: str) -> str:
     if fmt == "json":
         import json
 
-        return json.dumps(
-            [{"code": r.id, "name": r.name, "severity": r.severity.label, "summary": r.summary(), "needs": list(r.needs)} for r in rules],
-            indent=2,
-        ) + "\n"
+        return (
+            json.dumps(
+                [
+                    {
+                        "code": r.id,
+                        "name": r.name,
+                        "severity": r.severity.label,
+                        "summary": r.summary(),
+                        "needs": list(r.needs),
+                    }
+                    for r in rules
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
     if fmt == "markdown":
         rows = ["| code | name | severity | what it checks |", "|---|---|---|---|"]
-        rows += [f"| [{r.id}](rules/{r.id}.md) | {r.name} | {r.severity.label} | {r.summary()} |" for r in rules]
+        rows += [
+            f"| [{r.id}](rules/{r.id}.md) | {r.name} | {r.severity.label} | {r.summary()} |" for r in rules
+        ]
         return "\n".join(rows) + "\n"
     width = max(len(r.name) for r in rules)
     return "\n".join(f"{r.id}  {r.name:<{width}}  {r.severity.label:<7}  {r.summary()}" for r in rules) + "\n"
 
 
 def explain_rule(name: str) -> tuple[str, bool]:
+    from kvlint.ruledocs import page_text
     from kvlint.rules import get
-    from kvlint.rules.docs import page_text
 
     rule = get(name)
     if rule is None:

@@ -34,24 +34,63 @@ def main() -> None:
 
 @main.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default=None, help="Report format (default: text, or github under GitHub Actions).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
+@click.option(
+    "-f",
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default=None,
+    help="Report format (default: text, or github under GitHub Actions).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the report to FILE instead of stdout.",
+)
 @click.option("--gpu", help="GPU to assume where a workload does not say (e.g. H100, L4).")
-@click.option("--engine", type=click.Choice(["vllm", "sglang", "tgi"]), help="Engine to assume where a workload does not say.")
+@click.option(
+    "--engine",
+    type=click.Choice(["vllm", "sglang", "tgi"]),
+    help="Engine to assume where a workload does not say.",
+)
 @click.option("--engine-version", help="Engine version to assume where no image tag says (e.g. 0.10.1).")
 @click.option("--select", help="Comma-separated rule codes or names to run (default: all).")
 @click.option("--extend-select", help="Rules to add to the selection.")
 @click.option("--ignore", help="Comma-separated rule codes or names to skip.")
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Lowest severity that makes the exit code 1 (default: error).")
-@click.option("--strict", is_flag=True, default=None, help="Report what could not be checked (KV002-KV005) as errors.")
-@click.option("--no-inline-suppressions", is_flag=True, help="Ignore `# kvlint: disable` comments and kvlint.io/ignore annotations.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info"]),
+    help="Lowest severity that makes the exit code 1 (default: error).",
+)
+@click.option(
+    "--strict", is_flag=True, default=None, help="Report what could not be checked (KV002-KV005) as errors."
+)
+@click.option(
+    "--no-inline-suppressions",
+    is_flag=True,
+    help="Ignore `# kvlint: disable` comments and kvlint.io/ignore annotations.",
+)
 @click.option("--exclude", multiple=True, help="Glob (gitignore style) of paths to skip; repeatable.")
 @click.option("--no-gitignore", is_flag=True, help="Do not skip files that .gitignore lists.")
 @click.option("--stdin-filename", help="Path to report for input read from stdin (-).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file (default: discovered upward from the current directory).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Configuration file (default: discovered upward from the current directory).",
+)
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
-@click.option("--color/--no-color", default=None, help="Colour the text report (default: on a terminal, honouring NO_COLOR and FORCE_COLOR).")
-@click.option("--max-file-size", type=int, help="Skip files larger than this many bytes (default 8 MiB), with a KV001 finding.")
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Colour the text report (default: on a terminal, honouring NO_COLOR and FORCE_COLOR).",
+)
+@click.option(
+    "--max-file-size",
+    type=int,
+    help="Skip files larger than this many bytes (default 8 MiB), with a KV001 finding.",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
 def check(paths, fmt, output, **opts) -> None:
     """Lint files and directories (recursive: *.yaml, *.yml, *.json); `-` reads stdin."""
@@ -87,7 +126,9 @@ def explain(rule: str) -> None:
 @click.argument("model")
 @click.option("--gpu", required=True, help="GPU type (H100, L4, A100-80GB, …).")
 @click.option("--gpus", type=int, help="GPUs per replica (tensor parallel; default: the fewest that fit).")
-@click.option("--context", help="Tokens per sequence (default: the model's maximum). 32k = 32,000; 32K = 32,768.")
+@click.option(
+    "--context", help="Tokens per sequence (default: the model's maximum). 32k = 32,000; 32K = 32,768."
+)
 @click.option("--sequences", help="Concurrent sequences to plan for (default: the engine's max_num_seqs).")
 @click.option("--kv-cache-dtype", default="auto", help="auto, fp8, fp8_e4m3, fp8_e5m2.")
 @click.option("--engine", type=click.Choice(["vllm", "sglang", "tgi"]), default="vllm")

@@ -149,7 +149,12 @@ def _read(path: Path) -> tuple[dict, Any]:
             nxt = None
             if isinstance(node, Mapping) and isinstance(step, str):
                 nxt = node.values.get(step) or node.values.get(step.replace("_", "-"))
-            elif hasattr(node, "items") and isinstance(step, int) and isinstance(node.items, list) and step < len(node.items):
+            elif (
+                hasattr(node, "items")
+                and isinstance(step, int)
+                and isinstance(node.items, list)
+                and step < len(node.items)
+            ):
                 nxt = node.items[step]
             if nxt is None:
                 break
@@ -249,16 +254,25 @@ def _apply(cfg, s: Settings, origin: str) -> Settings:
                 raise ConfigError(f"{origin}: gpus[{g.id}].memory: {exc}") from None
             entries.append(
                 {
-                    "id": g.id, "name": g.name or g.id, "vendor": "nvidia", "engine_bytes": memory,
-                    "engine_bytes_source": f"declared in {origin}", "compute_capability": g.compute_capability,
-                    "bf16": g.bf16, "fp8": g.fp8, "aliases": g.aliases, "labels": g.labels,
+                    "id": g.id,
+                    "name": g.name or g.id,
+                    "vendor": "nvidia",
+                    "engine_bytes": memory,
+                    "engine_bytes_source": f"declared in {origin}",
+                    "compute_capability": g.compute_capability,
+                    "bf16": g.bf16,
+                    "fp8": g.fp8,
+                    "aliases": g.aliases,
+                    "labels": g.labels,
                 }
             )
         register_gpus(entries)
     if cfg.models:
         from kvlint.catalog.models import register_models
 
-        register_models([{"id": m.id, "aliases": m.aliases, "source": m.source, "config": m.config} for m in cfg.models])
+        register_models(
+            [{"id": m.id, "aliases": m.aliases, "source": m.source, "config": m.config} for m in cfg.models]
+        )
     return s
 
 
@@ -273,7 +287,11 @@ def describe(s: Settings) -> str:
         ("select", ", ".join(s.select) if s.select is not None else "all rules", src("select")),
         ("extend-select", ", ".join(s.extend_select) or "-", src("extend-select")),
         ("ignore", ", ".join(s.ignore) or "-", src("ignore")),
-        ("per-file-ignores", "; ".join(f"{k}: {', '.join(v)}" for k, v in s.per_file_ignores.items()) or "-", src("per-file-ignores")),
+        (
+            "per-file-ignores",
+            "; ".join(f"{k}: {', '.join(v)}" for k, v in s.per_file_ignores.items()) or "-",
+            src("per-file-ignores"),
+        ),
         ("severity", ", ".join(f"{k}={v.label}" for k, v in s.severity.items()) or "-", src("severity")),
         ("fail-on", s.fail_on.label, src("fail-on")),
         ("gpu", s.defaults.gpu or "-", src("gpu")),

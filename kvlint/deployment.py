@@ -45,6 +45,7 @@ def inferred(value: T, note: str, where: Location | None = None) -> Value[T]:
 
 
 ENGINES = ("vllm", "sglang", "tgi")
+ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
 
 
 @dataclass(slots=True)

@@ -9,7 +9,18 @@ import re
 from dataclasses import dataclass, field
 
 SUFFIXES = (".yaml", ".yml", ".json")
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache"}
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+    ".ruff_cache",
+}
 
 
 @dataclass
@@ -98,7 +109,11 @@ def discover(paths: list[str], exclude: list[str], respect_gitignore: bool = Tru
 def _walk(top: str, ignorer: Ignorer, found: Found, cwd: str, respect_gitignore: bool) -> None:
     seen: set[tuple[int, int]] = set()
     local_ignores: dict[str, Ignorer] = {}
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=True, onerror=lambda e: found.errors.append(f"{e.filename}: cannot read directory: {e.strerror}")):
+    for dirpath, dirnames, filenames in os.walk(
+        top,
+        followlinks=True,
+        onerror=lambda e: found.errors.append(f"{e.filename}: cannot read directory: {e.strerror}"),
+    ):
         try:
             st = os.stat(dirpath)
         except OSError:
@@ -113,8 +128,10 @@ def _walk(top: str, ignorer: Ignorer, found: Found, cwd: str, respect_gitignore:
             local_ignores[dirpath] = Ignorer(_gitignore_patterns(dirpath))
         rel_dir = os.path.relpath(dirpath, cwd)
         dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in SKIP_DIRS and not ignorer.ignored(os.path.join(rel_dir, d) + "/")
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS
+            and not ignorer.ignored(os.path.join(rel_dir, d) + "/")
             and not _locally_ignored(local_ignores, dirpath, d)
         )
         for name in sorted(filenames):

@@ -54,7 +54,9 @@ def _skipped_note(rules, r: Resolved) -> str:
     return "skipped: " + ", ".join(skipped) if skipped else ""
 
 
-def _run_rules(path: str, issues: list[Issue], resolved: Resolved | None, settings: Settings, rules) -> list[Finding]:
+def _run_rules(
+    path: str, issues: list[Issue], resolved: Resolved | None, settings: Settings, rules
+) -> list[Finding]:
     from kvlint.rules.base import Context
 
     ctx = Context(file=path, issues=issues, thresholds=settings.thresholds)
@@ -127,7 +129,9 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def _apply_suppressions(findings: list[Finding], loaded: LoadedFile, deployments: list[Resolved], settings: Settings) -> list[Finding]:
+def _apply_suppressions(
+    findings: list[Finding], loaded: LoadedFile, deployments: list[Resolved], settings: Settings
+) -> list[Finding]:
     """Drop findings covered by `# kvlint: disable=` comments or `kvlint.io/ignore` annotations;
     report those that cover nothing (KV006)."""
     from kvlint.rules import get
@@ -135,7 +139,11 @@ def _apply_suppressions(findings: list[Finding], loaded: LoadedFile, deployments
     if not settings.inline_suppressions:
         return findings
     directives = loaded.directives
-    annotations = [(r.deployment, code, reason, where) for r in deployments for code, (reason, where) in r.deployment.ignores.items()]
+    annotations = [
+        (r.deployment, code, reason, where)
+        for r in deployments
+        for code, (reason, where) in r.deployment.ignores.items()
+    ]
     if not directives and not annotations:
         return findings
     used: set[int] = set()
@@ -153,7 +161,9 @@ def _apply_suppressions(findings: list[Finding], loaded: LoadedFile, deployments
                 out.add("*")
         return out
 
-    resolved_dirs = [(i, d, codes_of(d.rules)) for i, d in enumerate(directives) if d.kind in ("line", "file")]
+    resolved_dirs = [
+        (i, d, codes_of(d.rules)) for i, d in enumerate(directives) if d.kind in ("line", "file")
+    ]
     for f in findings:
         suppressed = False
         if f.rule != "KV001":  # an unreadable file has no trustworthy comments
@@ -172,21 +182,53 @@ def _apply_suppressions(findings: list[Finding], loaded: LoadedFile, deployments
             kept.append(f)
     for i, d in enumerate(directives):
         if d.kind == "bad":
-            problems.append(_kv006(unused_rule, d.where, f"cannot read this kvlint comment: {d.reason!r}",
-                                   "write `# kvlint: disable=KV103 -- reason` or `# kvlint: disable-file=KV103`"))
+            problems.append(
+                _kv006(
+                    unused_rule,
+                    d.where,
+                    f"cannot read this kvlint comment: {d.reason!r}",
+                    "write `# kvlint: disable=KV103 -- reason` or `# kvlint: disable-file=KV103`",
+                )
+            )
             continue
         unknown = [n for n in d.rules if get(n) is None and n.lower() != "all"]
         if unknown:
-            problems.append(_kv006(unused_rule, d.where, f"suppression names no kvlint rule: {', '.join(unknown)}",
-                                   "use a rule code or name from `kvlint rules`"))
+            problems.append(
+                _kv006(
+                    unused_rule,
+                    d.where,
+                    f"suppression names no kvlint rule: {', '.join(unknown)}",
+                    "use a rule code or name from `kvlint rules`",
+                )
+            )
         elif i not in used:
-            problems.append(_kv006(unused_rule, d.where, f"suppression of {', '.join(d.rules)} matches no finding",
-                                   "delete the comment"))
+            problems.append(
+                _kv006(
+                    unused_rule,
+                    d.where,
+                    f"suppression of {', '.join(d.rules)} matches no finding",
+                    "delete the comment",
+                )
+            )
     for j, (_dep, code, _reason, where) in enumerate(annotations):
         if get(code) is None:
-            problems.append(_kv006(unused_rule, where, f"kvlint.io/ignore names no kvlint rule: {code}", "use a rule code from `kvlint rules`"))
+            problems.append(
+                _kv006(
+                    unused_rule,
+                    where,
+                    f"kvlint.io/ignore names no kvlint rule: {code}",
+                    "use a rule code from `kvlint rules`",
+                )
+            )
         elif 10_000_000 + j not in used:
-            problems.append(_kv006(unused_rule, where, f"kvlint.io/ignore of {code} matches no finding", "remove it from the annotation"))
+            problems.append(
+                _kv006(
+                    unused_rule,
+                    where,
+                    f"kvlint.io/ignore of {code} matches no finding",
+                    "remove it from the annotation",
+                )
+            )
     return kept + problems
 
 

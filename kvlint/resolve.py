@@ -52,7 +52,14 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
         d.gpu = inferred(defaults.gpu, defaults.gpu_source or "GPU from --gpu / configuration default")
     if d.gpu is None:
         r.unknown.add("gpu")
-        r.issues.append(Issue("KV002", "GPU type is not stated", d.where, fix="select the GPU with a node label, or pass --gpu NAME"))
+        r.issues.append(
+            Issue(
+                "KV002",
+                "GPU type is not stated",
+                d.where,
+                fix="select the GPU with a node label, or pass --gpu NAME",
+            )
+        )
         return
     name = str(d.gpu.value)
     spec = gpu_catalog.lookup(name)
@@ -65,7 +72,11 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
         else:
             close = gpu_catalog.suggest(name)
             msg = f"GPU {name!r} is not in the kvlint catalog"
-            fix = f"did you mean {', '.join(close)}?" if close else "declare it under `gpus:` in the kvlint configuration"
+            fix = (
+                f"did you mean {', '.join(close)}?"
+                if close
+                else "declare it under `gpus:` in the kvlint configuration"
+            )
         r.issues.append(Issue("KV002", msg, _loc(d, d.gpu), fix=fix))
         return
     if not spec.engine_bytes:
@@ -91,7 +102,9 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
                 r.model, r.model_how = arch, "declared architecture"
                 return
         r.unknown.add("model")
-        r.issues.append(Issue("KV003", "model is not stated", d.where, fix="name the model (--model / model:)"))
+        r.issues.append(
+            Issue("KV003", "model is not stated", d.where, fix="name the model (--model / model:)")
+        )
         return
     ref = str(d.model.value)
     res = model_catalog.resolve(ref, d.base_dir)
@@ -103,19 +116,28 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
         if arch is not None:
             r.model, r.model_how = arch, "declared architecture (model not in the catalog)"
             return
-        r.issues.append(Issue("KV003", f"model {ref!r} is unknown and its declared architecture is incomplete: {problem}", _loc(d, d.model)))
+        r.issues.append(
+            Issue(
+                "KV003",
+                f"model {ref!r} is unknown and its declared architecture is incomplete: {problem}",
+                _loc(d, d.model),
+            )
+        )
         r.unknown.add("model")
         return
     close = model_catalog.suggest(ref)
     fix = (
-        f"did you mean {', '.join(close)}?" if close
+        f"did you mean {', '.join(close)}?"
+        if close
         else "point `model` at a local config.json, or declare the model under `models:` in the kvlint configuration"
     )
     r.issues.append(Issue("KV003", f"model {ref!r}: {res.how}", _loc(d, d.model), fix=fix))
     r.unknown.add("model")
 
 
-def engine_settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, defaults: Defaults) -> EngineSettings:
+def engine_settings(
+    d: Deployment, arch: ModelArch, gpu: GpuSpec | None, defaults: Defaults
+) -> EngineSettings:
     """Fill every unstated engine setting with the engine's default, naming it on the deployment."""
     engine = d.engine_name
     if d.engine is None:

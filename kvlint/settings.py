@@ -43,7 +43,12 @@ class Settings:
         for n in names:
             key = n.strip()
             for rule in all_rules():
-                if key.upper() == "ALL" or rule.id == key.upper() or rule.name == key.lower() or rule.id.startswith(key.upper()):
+                if (
+                    key.upper() == "ALL"
+                    or rule.id == key.upper()
+                    or rule.name == key.lower()
+                    or rule.id.startswith(key.upper())
+                ):
                     out.add(rule.id)
         return out
 
@@ -70,4 +75,8 @@ class Settings:
 def _path_matches(path: str, pattern: str) -> bool:
     norm = path.replace("\\", "/").lstrip("./")
     pat = pattern.replace("\\", "/").lstrip("./")
-    return fnmatch.fnmatch(norm, pat) or fnmatch.fnmatch(norm, f"*/{pat}") or fnmatch.fnmatch(norm.rsplit("/", 1)[-1], pat)
+    return (
+        fnmatch.fnmatch(norm, pat)
+        or fnmatch.fnmatch(norm, f"*/{pat}")
+        or fnmatch.fnmatch(norm.rsplit("/", 1)[-1], pat)
+    )

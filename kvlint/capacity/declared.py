@@ -29,7 +29,7 @@ class Facts:
     marketed: str | None  # "80 GB"
     weights_total: int
     kv_per_token: int  # whole model, KV heads (the course formula)
-    kv_per_token_query: int  # whole model, query heads (the classic mistake)
+    kv_per_token_query: tuple[int, ...]  # whole model with query heads (the classic mistake; MLA as MHA)
     max_context: int
     max_sequences: int
     kv_pool_total: int  # all GPUs of the replica
@@ -84,9 +84,9 @@ def compare(budget: dict[str, object], f: Facts, tolerance: float = 0.05) -> lis
         "max_concurrency": (f.max_concurrency, "sequences of max_context the pool holds"),
     }
     query_forms = {
-        "kv_per_token": f.kv_per_token_query,
-        "kv_per_sequence": f.kv_per_token_query * f.max_context,
-        "kv_cache": f.kv_per_token_query * f.max_context * f.max_sequences,
+        "kv_per_token": list(f.kv_per_token_query),
+        "kv_per_sequence": [q * f.max_context for q in f.kv_per_token_query],
+        "kv_cache": [q * f.max_context * f.max_sequences for q in f.kv_per_token_query],
     }
     out: list[Check] = []
     for key, value in budget.items():
@@ -94,18 +94,27 @@ def compare(budget: dict[str, object], f: Facts, tolerance: float = 0.05) -> lis
             continue
         target, explain = computed[key]
         declared = float(value.bytes) if isinstance(value, Size) else float(value)
-        q = query_forms.get(key)
-        if q and f.kv_per_token_query != f.kv_per_token and _close(declared, q, UNIT_TOLERANCE):
-            out.append(Check(key, declared, target, "query-heads", explain, float(q)))
+        hit = [q for q in query_forms.get(key, []) if _close(declared, q, UNIT_TOLERANCE)]
+        if hit and not _close(declared, computed_kv(key, f), UNIT_TOLERANCE):
+            out.append(Check(key, declared, target, "query-heads", explain, float(hit[0])))
             continue
         if key == "gpu_memory" and isinstance(value, Size):
             n = marketed_number(f.marketed)
-            if n is not None and float(value.number) == n and value.system != "none" and not _close(declared, target, 0.005):
+            if (
+                n is not None
+                and float(value.number) == n
+                and value.system != "none"
+                and not _close(declared, target, 0.005)
+            ):
                 out.append(Check(key, declared, target, "marketed", explain, swapped(value)))
                 continue
         if isinstance(value, Size):
             alt = swapped(value)
-            if alt is not None and _close(alt, target, UNIT_TOLERANCE) and not _close(declared, target, UNIT_TOLERANCE):
+            if (
+                alt is not None
+                and _close(alt, target, UNIT_TOLERANCE)
+                and not _close(declared, target, UNIT_TOLERANCE)
+            ):
                 out.append(Check(key, declared, target, "unit", explain, alt))
                 continue
         if target and not _close(declared, target, tolerance):
@@ -113,6 +122,15 @@ def compare(budget: dict[str, object], f: Facts, tolerance: float = 0.05) -> lis
         else:
             out.append(Check(key, declared, target, "ok", explain))
     return out
+
+
+def computed_kv(key: str, f: Facts) -> float:
+    """The correct (KV-head) form of a KV figure, whole model."""
+    return {
+        "kv_per_token": f.kv_per_token,
+        "kv_per_sequence": f.kv_per_token * f.max_context,
+        "kv_cache": f.kv_per_token * f.max_context * f.max_sequences,
+    }.get(key, 0.0)
 
 
 def facts_for(ctx) -> Facts:
@@ -123,7 +141,13 @@ def facts_for(ctx) -> Facts:
     kvb = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
     factor = 1 if arch.mla else 2
     per_token = int(factor * arch.attention_layers * arch.kv_heads * arch.head_dim * kvb)
-    query = int(2 * arch.attention_layers * arch.query_heads * (arch.head_dim if not arch.mla else 128) * kvb)
+    if arch.mla and arch.mla_dims:
+        # MLA planned as multi-head attention: the config's heads x (hidden/heads, the V dim, or the K dim)
+        nope, rope, v = arch.mla_dims
+        dims = {arch.hidden_size // arch.query_heads, v, nope + rope}
+        query = tuple(sorted(int(2 * arch.attention_layers * arch.query_heads * d * kvb) for d in dims))
+    else:
+        query = (int(2 * arch.attention_layers * arch.query_heads * arch.head_dim * kvb),)
     gpus = s.tp * s.pp
     return Facts(
         gpu_total=p.gpu_total,

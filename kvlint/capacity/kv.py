@@ -12,14 +12,38 @@ from dataclasses import dataclass
 from kvlint.catalog.arch import CHUNKED, FULL, NONE, SLIDING, ModelArch
 
 DTYPE_BYTES = {
-    "float32": 4.0, "fp32": 4.0, "float": 4.0,
-    "bfloat16": 2.0, "bf16": 2.0, "float16": 2.0, "fp16": 2.0, "half": 2.0,
-    "fp8": 1.0, "fp8_e4m3": 1.0, "fp8_e5m2": 1.0, "fp8_inc": 1.0, "fp8_ds_mla": 1.0, "int8": 1.0,
-    "int8_per_token_head": 1.0, "fp8_per_token_head": 1.0,
+    "float32": 4.0,
+    "fp32": 4.0,
+    "float": 4.0,
+    "bfloat16": 2.0,
+    "bf16": 2.0,
+    "float16": 2.0,
+    "fp16": 2.0,
+    "half": 2.0,
+    "fp8": 1.0,
+    "fp8_e4m3": 1.0,
+    "fp8_e5m2": 1.0,
+    "fp8_inc": 1.0,
+    "fp8_ds_mla": 1.0,
+    "int8": 1.0,
+    "int8_per_token_head": 1.0,
+    "fp8_per_token_head": 1.0,
     "nvfp4": 0.5625,  # 4-bit values + one fp8 scale per 16 (head/2 + head/16 bytes per head)
 }
-KV_CACHE_DTYPES = ("auto", "bfloat16", "float16", "float32", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc",
-                   "fp8_ds_mla", "int8_per_token_head", "fp8_per_token_head", "nvfp4")
+KV_CACHE_DTYPES = (
+    "auto",
+    "bfloat16",
+    "float16",
+    "float32",
+    "fp8",
+    "fp8_e4m3",
+    "fp8_e5m2",
+    "fp8_inc",
+    "fp8_ds_mla",
+    "int8_per_token_head",
+    "fp8_per_token_head",
+    "nvfp4",
+)
 
 
 def kv_dtype_bytes(kv_cache_dtype: str | None, model_dtype: str) -> float:
@@ -96,7 +120,7 @@ def group_layers(kinds: tuple[str, ...], hybrid: bool) -> KvGroups:
     for k in kinds:
         counts[k] = counts.get(k, 0) + 1
     if len(counts) == 1:
-        (kind, n), = counts.items()
+        ((kind, n),) = counts.items()
         return KvGroups(n, ((kind, 1),), 0)
     lo, hi = min(counts.values()), max(counts.values())
     size = hi if hi < 1.5 * lo else lo
@@ -121,7 +145,18 @@ def kv_bytes_per_token_full(arch: ModelArch, tp: int, kv_bytes: float, layers: i
 
 
 __all__ = [
-    "CHUNKED", "FULL", "SLIDING", "KvGroups", "blocks_per_request", "bytes_per_token_layer", "cdiv",
-    "group_layers", "kv_bytes_per_token_full", "kv_dtype_bytes", "kv_heads_per_gpu", "page_bytes",
-    "pp_partitions", "stage_kinds",
+    "CHUNKED",
+    "FULL",
+    "SLIDING",
+    "KvGroups",
+    "blocks_per_request",
+    "bytes_per_token_layer",
+    "cdiv",
+    "group_layers",
+    "kv_bytes_per_token_full",
+    "kv_dtype_bytes",
+    "kv_heads_per_gpu",
+    "page_bytes",
+    "pp_partitions",
+    "stage_kinds",
 ]

@@ -25,7 +25,11 @@ def weight_dtype_bytes(dtype: str | None, checkpoint_dtype: str) -> float:
     """vLLM dtype auto: bf16 checkpoints stay bf16; fp32 and fp16 checkpoints load as fp16."""
     name = (dtype or "auto").lower()
     if name == "auto":
-        return 2.0 if DTYPE_BYTES.get(checkpoint_dtype.lower(), 2.0) >= 2 else DTYPE_BYTES[checkpoint_dtype.lower()]
+        return (
+            2.0
+            if DTYPE_BYTES.get(checkpoint_dtype.lower(), 2.0) >= 2
+            else DTYPE_BYTES[checkpoint_dtype.lower()]
+        )
     return DTYPE_BYTES.get(name, 2.0)
 
 
@@ -49,7 +53,9 @@ def effective_quant(arch: ModelArch, quantization: str | None) -> Quant | None:
     return None
 
 
-def weights(arch: ModelArch, tp: int, pp: int, dtype: str | None = None, quantization: str | None = None) -> Weights:
+def weights(
+    arch: ModelArch, tp: int, pp: int, dtype: str | None = None, quantization: str | None = None
+) -> Weights:
     tp, pp = max(1, tp), max(1, pp)
     wide = weight_dtype_bytes(dtype, arch.dtype)  # bytes of a 16-bit-class parameter
     quant = effective_quant(arch, quantization)
@@ -60,7 +66,10 @@ def weights(arch: ModelArch, tp: int, pp: int, dtype: str | None = None, quantiz
         return params * wide
 
     padded_vocab = cdiv(arch.vocab_size, VOCAB_PAD * tp) * VOCAB_PAD  # rows per rank
-    embed_rank = padded_vocab * arch.hidden_size * wide + max(0, arch.embed_params - arch.vocab_size * arch.hidden_size) * wide
+    embed_rank = (
+        padded_vocab * arch.hidden_size * wide
+        + max(0, arch.embed_params - arch.vocab_size * arch.hidden_size) * wide
+    )
     head_rank = padded_vocab * arch.hidden_size * wide if arch.lm_head_params or pp > 1 else 0
 
     stages: list[int] = []
@@ -69,7 +78,11 @@ def weights(arch: ModelArch, tp: int, pp: int, dtype: str | None = None, quantiz
     for s, n in enumerate(parts):
         total = 0.0
         for lp in arch.layer_params[start : start + n]:
-            total += (linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp") + linear_bytes(lp.experts, "experts")) / tp
+            total += (
+                linear_bytes(lp.attn, "attn")
+                + linear_bytes(lp.mlp, "mlp")
+                + linear_bytes(lp.experts, "experts")
+            ) / tp
             total += lp.replicated * wide
         start += n
         if s == 0:
@@ -78,12 +91,23 @@ def weights(arch: ModelArch, tp: int, pp: int, dtype: str | None = None, quantiz
             total += head_rank + arch.final_params * wide
         stages.append(int(total))
 
-    whole = arch.embed_params * wide + arch.lm_head_params * wide + arch.final_params * wide + arch.vision_params * wide
+    whole = (
+        arch.embed_params * wide
+        + arch.lm_head_params * wide
+        + arch.final_params * wide
+        + arch.vision_params * wide
+    )
     for lp in arch.layer_params:
-        whole += linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp") + linear_bytes(lp.experts, "experts")
+        whole += (
+            linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp") + linear_bytes(lp.experts, "experts")
+        )
         whole += lp.replicated * wide
     params_b = arch.params / 1e9
-    what = f"{quant.scheme}, other weights {int(wide * 8)}-bit" if quant else f"{int(wide * 8)}-bit ({dtype or arch.dtype})"
+    what = (
+        f"{quant.scheme}, other weights {int(wide * 8)}-bit"
+        if quant
+        else f"{int(wide * 8)}-bit ({dtype or arch.dtype})"
+    )
     source = f"config arithmetic: {params_b:.2f}B params, {what}"
     if arch.vision_params:
         source += f"; {arch.vision_note}"

@@ -25,10 +25,18 @@ def replan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, **changes) -> Plan:
 
 def valid_tp(arch: ModelArch, tp: int) -> bool:
     """vLLM requires the attention heads (and, below the KV-head count, the KV heads) to divide by TP."""
-    return arch.query_heads % tp == 0 and (tp <= arch.kv_heads and arch.kv_heads % tp == 0 or tp > arch.kv_heads and tp % arch.kv_heads == 0 or arch.mla)
+    return arch.query_heads % tp == 0 and (
+        tp <= arch.kv_heads
+        and arch.kv_heads % tp == 0
+        or tp > arch.kv_heads
+        and tp % arch.kv_heads == 0
+        or arch.mla
+    )
 
 
-def smallest_tp(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, need_ok, limit: int = 16) -> tuple[int, Plan] | None:
+def smallest_tp(
+    arch: ModelArch, gpu: GpuSpec, s: EngineSettings, need_ok, limit: int = 16
+) -> tuple[int, Plan] | None:
     """The smallest power-of-two TP (above the current) whose plan satisfies need_ok(plan)."""
     tp = max(1, s.tp) * 2
     while tp <= limit:

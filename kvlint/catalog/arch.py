@@ -51,6 +51,7 @@ class ModelArch:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None  # when V differs from K (not MLA): vLLM head_size_v
+    mla_dims: tuple[int, int, int] | None = None  # MLA (qk_nope_head_dim, qk_rope_head_dim, v_head_dim)
     intermediate_size: int = 0
     num_experts: int = 0
     experts_per_token: int = 0

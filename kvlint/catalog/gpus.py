@@ -29,11 +29,17 @@ class GpuSpec:
     @property
     def cc_int(self) -> int | None:
         """Compute capability as vLLM compares it: 8.9 -> 89."""
-        return self.compute_capability[0] * 10 + self.compute_capability[1] if self.compute_capability else None
+        return (
+            self.compute_capability[0] * 10 + self.compute_capability[1] if self.compute_capability else None
+        )
 
     @property
     def cc_text(self) -> str:
-        return f"{self.compute_capability[0]}.{self.compute_capability[1]}" if self.compute_capability else "unknown"
+        return (
+            f"{self.compute_capability[0]}.{self.compute_capability[1]}"
+            if self.compute_capability
+            else "unknown"
+        )
 
 
 def compact_name(text: str) -> str:
@@ -85,22 +91,25 @@ def _data() -> dict[str, Any]:
 
 
 @lru_cache(maxsize=1)
-def _index() -> tuple[dict[str, GpuSpec], dict[str, str]]:
+def _index() -> tuple[dict[str, GpuSpec], dict[str, str], dict[str, str]]:
+    """(specs by id, compact name -> id, exact label value -> id)."""
     data = _data()
     by_id: dict[str, GpuSpec] = {}
     names: dict[str, str] = {}
+    labels: dict[str, str] = {}
     for entry in data["gpus"]:
         spec = _spec(entry)
         by_id[spec.id] = spec
         keys = [entry["id"], entry["name"], entry.get("nvidia_smi_name") or "", *entry.get("aliases", [])]
-        for values in (entry.get("labels") or {}).values():
-            keys.extend(values or [])
         for key in keys:
             if key:
                 names.setdefault(compact_name(key), spec.id)
-    for label in data.get("labels", []):
-        names.setdefault(compact_name(label["value"]), label["gpu"])
-    return by_id, names
+        for values in (entry.get("labels") or {}).values():
+            for value in values or []:
+                labels.setdefault(value.lower(), spec.id)
+    for label in data.get("label_values", []):
+        labels.setdefault(label["value"].lower(), label["gpu"])
+    return by_id, names, labels
 
 
 def register_gpus(entries: list[dict[str, Any]]) -> None:
@@ -115,9 +124,17 @@ def by_id(gpu_id: str) -> GpuSpec | None:
 
 
 def lookup(name: str) -> GpuSpec | None:
-    """A GPU by id, alias, nvidia-smi name or Kubernetes label value; None if unknown or ambiguous."""
-    ids, names = _index()
+    """A GPU by id, alias, nvidia-smi name or Kubernetes label value; None if unknown or ambiguous.
+
+    Label values match exactly (GKE's `nvidia-tesla-a100` is the 40 GB card); free-form names are
+    normalised, and a name several cards share (`A100`) matches none."""
+    ids, names, labels = _index()
+    raw = name.strip().lower()
+    if raw in labels:
+        return ids.get(labels[raw])
     key = compact_name(name)
+    if key in AMBIGUOUS:
+        return None
     gid = names.get(key)
     if gid is None:
         # MIG slices and suffixes (NVIDIA-A100-SXM4-80GB-MIG-1g.10gb) name the parent card
@@ -133,7 +150,7 @@ def ambiguous(name: str) -> list[str]:
 def suggest(name: str, limit: int = 3) -> list[str]:
     import difflib
 
-    _, names = _index()
+    _, names, _ = _index()
     key = compact_name(name)
     close = difflib.get_close_matches(key, list(names), n=limit * 3, cutoff=0.6)
     out: list[str] = []
@@ -156,3 +173,10 @@ def instance(instance_type: str) -> tuple[GpuSpec, int, str] | None:
 
 def all_gpus() -> list[GpuSpec]:
     return list(_index()[0].values())
+
+
+def label_gpu(key: str, value: str) -> GpuSpec | None:
+    """A GPU from one node label (key, value)."""
+    ids, _, labels = _index()
+    gid = labels.get(value.strip().lower())
+    return ids.get(gid) if gid else lookup(value)

@@ -20,38 +20,134 @@ from kvlint.catalog.arch import CHUNKED, FULL, NONE, SLIDING, LayerParams, Model
 # The keys kvlint keeps from a config.json in its compact catalog (everything else is dropped).
 KEEP_KEYS = frozenset(
     {
-        "architectures", "model_type", "num_hidden_layers", "n_layer", "num_layers", "hidden_size", "n_embd",
-        "d_model", "intermediate_size", "ffn_dim", "n_inner", "moe_intermediate_size",
-        "shared_expert_intermediate_size", "intermediate_size_mlp", "num_attention_heads", "n_head",
-        "num_key_value_heads", "n_head_kv", "num_kv_heads", "multi_query_group_num", "multi_query",
-        "new_decoder_architecture", "head_dim", "hidden_size_per_head", "vocab_size", "padded_vocab_size",
-        "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
-        "max_sequence_length", "max_seq_length", "seq_len", "rope_scaling", "rope_parameters",
-        "sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern",
-        "attention_chunk_size", "no_rope_layers", "nope_layer_interval", "tie_word_embeddings",
-        "torch_dtype", "dtype", "quantization_config", "compression_config", "num_local_experts",
-        "num_experts", "n_routed_experts", "n_shared_experts", "num_experts_per_tok", "experts_per_token",
-        "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step", "mlp_only_layers",
-        "interleave_moe_layer_step", "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
-        "v_head_dim", "num_nextn_predict_layers", "attention_bias", "qkv_bias", "mlp_bias", "bias",
-        "num_kv_shared_layers", "text_config", "vision_config", "audio_config", "word_embed_proj_dim",
-        "partial_rotary_factor", "original_max_position_embeddings", "parallel_attn", "alibi",
+        "architectures",
+        "model_type",
+        "num_hidden_layers",
+        "n_layer",
+        "num_layers",
+        "hidden_size",
+        "n_embd",
+        "d_model",
+        "intermediate_size",
+        "ffn_dim",
+        "n_inner",
+        "moe_intermediate_size",
+        "shared_expert_intermediate_size",
+        "intermediate_size_mlp",
+        "num_attention_heads",
+        "n_head",
+        "num_key_value_heads",
+        "n_head_kv",
+        "num_kv_heads",
+        "multi_query_group_num",
+        "multi_query",
+        "new_decoder_architecture",
+        "head_dim",
+        "hidden_size_per_head",
+        "vocab_size",
+        "padded_vocab_size",
+        "max_position_embeddings",
+        "n_positions",
+        "max_seq_len",
+        "seq_length",
+        "model_max_length",
+        "max_sequence_length",
+        "max_seq_length",
+        "seq_len",
+        "rope_scaling",
+        "rope_parameters",
+        "sliding_window",
+        "use_sliding_window",
+        "max_window_layers",
+        "layer_types",
+        "sliding_window_pattern",
+        "attention_chunk_size",
+        "no_rope_layers",
+        "nope_layer_interval",
+        "tie_word_embeddings",
+        "torch_dtype",
+        "dtype",
+        "quantization_config",
+        "compression_config",
+        "num_local_experts",
+        "num_experts",
+        "n_routed_experts",
+        "n_shared_experts",
+        "num_experts_per_tok",
+        "experts_per_token",
+        "first_k_dense_replace",
+        "moe_layer_freq",
+        "decoder_sparse_step",
+        "mlp_only_layers",
+        "interleave_moe_layer_step",
+        "kv_lora_rank",
+        "q_lora_rank",
+        "qk_nope_head_dim",
+        "qk_rope_head_dim",
+        "v_head_dim",
+        "num_nextn_predict_layers",
+        "attention_bias",
+        "qkv_bias",
+        "mlp_bias",
+        "bias",
+        "num_kv_shared_layers",
+        "text_config",
+        "vision_config",
+        "audio_config",
+        "word_embed_proj_dim",
+        "partial_rotary_factor",
+        "original_max_position_embeddings",
+        "parallel_attn",
+        "alibi",
     }
 )
 VISION_KEEP = frozenset(
     {
-        "model_type", "hidden_size", "intermediate_size", "num_hidden_layers", "depth", "num_attention_heads",
-        "patch_size", "image_size", "num_channels", "in_chans", "projector_input_dim", "projector_output_dim",
-        "vision_output_dim", "out_hidden_size", "spatial_merge_size", "embed_dim", "mlp_ratio",
+        "model_type",
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "depth",
+        "num_attention_heads",
+        "patch_size",
+        "image_size",
+        "num_channels",
+        "in_chans",
+        "projector_input_dim",
+        "projector_output_dim",
+        "vision_output_dim",
+        "out_hidden_size",
+        "spatial_merge_size",
+        "embed_dim",
+        "mlp_ratio",
     }
 )
 QUANT_KEEP = frozenset(
     {
-        "quant_method", "bits", "group_size", "zero_point", "sym", "desc_act", "version", "fmt",
-        "activation_scheme", "weight_block_size", "modules_to_not_convert", "ignore", "format",
-        "config_groups", "kv_cache_scheme", "load_in_4bit", "load_in_8bit", "bnb_4bit_quant_type",
-        "bnb_4bit_use_double_quant", "quant_algo", "kv_cache_quant_algo", "exclude_modules",
-        "quantization_status", "weight_dtype",
+        "quant_method",
+        "bits",
+        "group_size",
+        "zero_point",
+        "sym",
+        "desc_act",
+        "version",
+        "fmt",
+        "activation_scheme",
+        "weight_block_size",
+        "modules_to_not_convert",
+        "ignore",
+        "format",
+        "config_groups",
+        "kv_cache_scheme",
+        "load_in_4bit",
+        "load_in_8bit",
+        "bnb_4bit_quant_type",
+        "bnb_4bit_use_double_quant",
+        "quant_algo",
+        "kv_cache_quant_algo",
+        "exclude_modules",
+        "quantization_status",
+        "weight_dtype",
     }
 )
 
@@ -85,12 +181,28 @@ class ConfigError(ValueError):
 # Families whose MLP is not gated (two matrices, not three).
 _UNGATED = {"falcon", "phi", "opt", "gpt2", "gpt_neox", "gpt_bigcode", "bloom", "starcoder2", "gptj", "mpt"}
 # Families whose tie_word_embeddings defaults to True when the key is absent (their HF config class default).
-_TIED_BY_DEFAULT = {"gemma", "gemma2", "gemma3", "gemma3_text", "opt", "falcon", "gpt2", "gpt_bigcode", "bloom"}
+_TIED_BY_DEFAULT = {
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "opt",
+    "falcon",
+    "gpt2",
+    "gpt_bigcode",
+    "bloom",
+}
 # Families with four norms per decoder layer (pre/post attention and pre/post feed-forward).
 _FOUR_NORMS = {"gemma2", "gemma3", "gemma3_text"}
 _LENGTH_KEYS = (
-    "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", "model_max_length",
-    "max_sequence_length", "max_seq_length", "seq_len",
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
 )
 _ARCH_FAMILY = {
     "Gemma3ForCausalLM": "gemma3_text",
@@ -159,11 +271,15 @@ def derive_max_len(cfg: dict[str, Any], family: str) -> tuple[int, str]:
         factor = rope.get("factor")
         # vLLM: Gemma 3's max_position_embeddings already includes the scaling (skip it); su/longrope/
         # llama3 state the extended length already; yarn uses original_max_position_embeddings * factor.
-        if isinstance(factor, (int, float)) and rtype not in ("su", "longrope", "llama3", "mrope", "default") and (
-            "gemma3" not in family
+        if (
+            isinstance(factor, (int, float))
+            and rtype not in ("su", "longrope", "llama3", "mrope", "default")
+            and ("gemma3" not in family)
         ):
             if rtype == "yarn":
-                original = rope.get("original_max_position_embeddings") or cfg.get("original_max_position_embeddings")
+                original = rope.get("original_max_position_embeddings") or cfg.get(
+                    "original_max_position_embeddings"
+                )
                 if isinstance(original, (int, float)):
                     value = int(original * factor)
                     note = f"rope_scaling yarn original_max_position_embeddings={int(original):,} x factor {factor}"
@@ -180,8 +296,12 @@ def _layer_kinds(cfg: dict[str, Any], family: str, layers: int, window: int | No
     types = cfg.get("layer_types")
     if isinstance(types, list) and len(types) == layers:
         table = {
-            "full_attention": FULL, "sliding_attention": SLIDING, "chunked_attention": CHUNKED,
-            "linear_attention": NONE, "mamba": NONE, "conv": NONE,
+            "full_attention": FULL,
+            "sliding_attention": SLIDING,
+            "chunked_attention": CHUNKED,
+            "linear_attention": NONE,
+            "mamba": NONE,
+            "conv": NONE,
         }
         return tuple(table.get(str(t), FULL) for t in types)
     chunk = cfg.get("attention_chunk_size")
@@ -224,9 +344,13 @@ def read_quant(cfg: dict[str, Any], hf_quant: dict[str, Any] | None = None) -> Q
     if not isinstance(q, dict):
         return None
     method = str(q.get("quant_method") or "").lower()
-    skip = [str(m) for m in (q.get("modules_to_not_convert") or q.get("ignore") or q.get("exclude_modules") or [])]
+    skip = [
+        str(m) for m in (q.get("modules_to_not_convert") or q.get("ignore") or q.get("exclude_modules") or [])
+    ]
     covers = {"attn", "mlp", "experts"}
-    if any("self_attn" in m and "layers.0." not in m for m in skip) or any(m.endswith("self_attn") for m in skip):
+    if any("self_attn" in m and "layers.0." not in m for m in skip) or any(
+        m.endswith("self_attn") for m in skip
+    ):
         covers.discard("attn")
     kv_dtype = None
     if method == "fp8":
@@ -260,7 +384,9 @@ def read_quant(cfg: dict[str, Any], hf_quant: dict[str, Any] | None = None) -> Q
                 scheme = f"{wtype}{nbits} weights, {strategy} scales"
             acts = (body or {}).get("input_activations") or {}
             if acts.get("num_bits"):
-                scheme = scheme.replace(" weights", f" weights / {acts.get('type', 'int')}{acts['num_bits']} activations")
+                scheme = scheme.replace(
+                    " weights", f" weights / {acts.get('type', 'int')}{acts['num_bits']} activations"
+                )
             break
         kv = q.get("kv_cache_scheme")
         if isinstance(kv, dict) and kv.get("num_bits") == 8:
@@ -273,17 +399,33 @@ def read_quant(cfg: dict[str, Any], hf_quant: dict[str, Any] | None = None) -> Q
         # packed int weights + fp16 scale per group + packed zero point per group (AWQ always, GPTQ qzeros)
         bits = nbits + (16 + nbits) / gsize
         base = "awq" if method.startswith("awq") else "gptq"
-        return Quant(base, bits, f"int{nbits} weights, group {gsize}, fp16 scales + zeros", frozenset(covers), None, 75 if base == "awq" else 60)
+        return Quant(
+            base,
+            bits,
+            f"int{nbits} weights, group {gsize}, fp16 scales + zeros",
+            frozenset(covers),
+            None,
+            75 if base == "awq" else 60,
+        )
     if method == "mxfp4":
         covers = {"experts"} if "attn" not in covers else covers
         # gpt-oss: only the MoE experts are MXFP4 (modules_to_not_convert lists attention, router, embeddings)
-        return Quant("mxfp4", 4.25, "MXFP4 experts (4-bit E2M1 + E8M0 scale per 32)", frozenset({"experts"}), None, 80)
+        return Quant(
+            "mxfp4", 4.25, "MXFP4 experts (4-bit E2M1 + E8M0 scale per 32)", frozenset({"experts"}), None, 80
+        )
     if method == "bitsandbytes":
         if q.get("load_in_8bit"):
             return Quant("bitsandbytes", 8 + 32 / 4096, "bitsandbytes int8", frozenset(covers), None, 70)
         double = bool(q.get("bnb_4bit_use_double_quant"))
         bits = 4 + (8 / 64 + 32 / (64 * 256)) if double else 4 + 32 / 64
-        return Quant("bitsandbytes", bits, "bitsandbytes nf4" + (" double-quant" if double else ""), frozenset(covers), None, 70)
+        return Quant(
+            "bitsandbytes",
+            bits,
+            "bitsandbytes nf4" + (" double-quant" if double else ""),
+            frozenset(covers),
+            None,
+            70,
+        )
     if method == "modelopt":
         algo = str(q.get("quant_algo") or "").upper()
         kv = q.get("kv_cache_quant_algo")
@@ -291,7 +433,14 @@ def read_quant(cfg: dict[str, Any], hf_quant: dict[str, Any] | None = None) -> Q
         if "FP4" in algo:
             return Quant("modelopt_fp4", 4.5, "ModelOpt NVFP4", frozenset(covers), kv_dtype, 75)
         return Quant("modelopt", 8.0, "ModelOpt FP8", frozenset(covers), kv_dtype, 89)
-    return Quant(method or "unknown", 16.0, f"{method} (not modelled: counted as 16-bit)", frozenset(covers), None, None)
+    return Quant(
+        method or "unknown",
+        16.0,
+        f"{method} (not modelled: counted as 16-bit)",
+        frozenset(covers),
+        None,
+        None,
+    )
 
 
 def _attn_params(cfg: dict[str, Any], family: str, h: int, nq: int, nkv: int, d: int) -> int:
@@ -304,7 +453,11 @@ def _attn_params(cfg: dict[str, Any], family: str, h: int, nq: int, nkv: int, d:
         q = h * q_lora + q_lora + q_lora * nq * (nope + rope) if q_lora else h * nq * (nope + rope)
         return q + h * (kv_lora + rope) + kv_lora + kv_lora * nq * (nope + v) + nq * v * h
     params = h * nq * d + 2 * h * nkv * d + nq * d * h
-    if cfg.get("attention_bias") or cfg.get("qkv_bias") or family in ("qwen2", "qwen2_moe", "qwen2_vl", "phi", "opt"):
+    if (
+        cfg.get("attention_bias")
+        or cfg.get("qkv_bias")
+        or family in ("qwen2", "qwen2_moe", "qwen2_vl", "phi", "opt")
+    ):
         params += nq * d + 2 * nkv * d
         if family in ("phi", "opt") or cfg.get("bias"):
             params += h
@@ -380,7 +533,11 @@ def parse_config(
     if family == "falcon" and cfg.get("multi_query") and not cfg.get("new_decoder_architecture"):
         nkv = 1
     else:
-        nkv = int(_first(cfg, "n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", default=nq))
+        nkv = int(
+            _first(
+                cfg, "n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", default=nq
+            )
+        )
     vocab = _need(cfg, "vocab_size", "padded_vocab_size")
     mla = bool(cfg.get("kv_lora_rank"))
     if mla:
@@ -425,7 +582,9 @@ def parse_config(
             if cfg.get("n_shared_experts"):
                 shared = int(cfg["n_shared_experts"]) * mlp_mats * h * moe_inter
             elif cfg.get("shared_expert_intermediate_size"):
-                shared = mlp_mats * h * int(cfg["shared_expert_intermediate_size"]) + h  # + shared_expert_gate
+                shared = (
+                    mlp_mats * h * int(cfg["shared_expert_intermediate_size"]) + h
+                )  # + shared_expert_gate
             elif family.startswith("llama4"):
                 shared = mlp_mats * h * moe_inter
             router = h * experts
@@ -453,13 +612,19 @@ def parse_config(
     mtp = 0
     if cfg.get("num_nextn_predict_layers"):
         per = layer_params[-1]
-        mtp = int(cfg["num_nextn_predict_layers"]) * (per.attn + per.mlp + per.experts + per.replicated + 2 * h * h)
+        mtp = int(cfg["num_nextn_predict_layers"]) * (
+            per.attn + per.mlp + per.experts + per.replicated + 2 * h * h
+        )
 
     notes: list[str] = []
     if mla:
-        notes.append(f"MLA: one latent of {head_dim} values per token per layer (kv_lora_rank + qk_rope_head_dim)")
+        notes.append(
+            f"MLA: one latent of {head_dim} values per token per layer (kv_lora_rank + qk_rope_head_dim)"
+        )
     if family in ("gemma3", "gemma3_text") and isinstance(cfg.get("rope_scaling"), dict):
-        notes.append("Gemma 3's max_position_embeddings already includes its rope scaling (vLLM skips the factor)")
+        notes.append(
+            "Gemma 3's max_position_embeddings already includes its rope scaling (vLLM skips the factor)"
+        )
 
     return ModelArch(
         id=model_id,
@@ -479,6 +644,13 @@ def parse_config(
         mla=mla,
         kv_lora_rank=int(cfg["kv_lora_rank"]) if mla else None,
         qk_rope_head_dim=int(cfg.get("qk_rope_head_dim") or 0) if mla else None,
+        mla_dims=(
+            int(cfg.get("qk_nope_head_dim") or 128),
+            int(cfg.get("qk_rope_head_dim") or 64),
+            int(cfg.get("v_head_dim") or cfg.get("qk_nope_head_dim") or 128),
+        )
+        if mla
+        else None,
         intermediate_size=dense_inter,
         num_experts=experts,
         experts_per_token=top_k,

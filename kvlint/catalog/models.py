@@ -174,7 +174,9 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     if (looks_like_path or "/" not in ident or ident.count("/") > 1) and len(matches) == 1:
         arch = arch_for_entry(matches[0])
         return Resolution(arch, f"matched by name to catalog model {arch.id}")
-    return Resolution(None, "not in the kvlint catalog, not a local config.json, not in the Hugging Face cache")
+    return Resolution(
+        None, "not in the kvlint catalog, not a local config.json, not in the Hugging Face cache"
+    )
 
 
 def suggest(ref: str, limit: int = 3) -> list[str]:
@@ -186,5 +188,7 @@ def suggest(ref: str, limit: int = 3) -> list[str]:
     close = difflib.get_close_matches(key, list(pool), n=limit, cutoff=0.6)
     if not close:
         tail = key.rsplit("/", 1)[-1]
-        close = [k for k in pool if k.rsplit("/", 1)[-1].startswith(tail[:8])][:limit] if len(tail) >= 6 else []
+        close = (
+            [k for k in pool if k.rsplit("/", 1)[-1].startswith(tail[:8])][:limit] if len(tail) >= 6 else []
+        )
     return [pool[c] for c in close]

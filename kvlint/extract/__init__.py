@@ -8,14 +8,21 @@ from kvlint.load.compose import Document
 from kvlint.load.tree import Mapping
 
 
+def is_spec(root: Mapping) -> bool:
+    """kvlint's own ServingSpec: `kind: ServingSpec`, or top-level `model` and `gpu` outside Kubernetes."""
+    return root.value("kind") == "ServingSpec" or (
+        "model" in root and "gpu" in root and "apiVersion" not in root
+    )
+
+
 def extract_document(doc: Document, path: str, base_dir: str) -> tuple[list[Deployment], list[Issue]]:
     """Every serving workload in one document. Documents that serve no model give nothing."""
     root = doc.root
     if not isinstance(root, Mapping):
         return [], []
-    from kvlint.extract import spec
+    if is_spec(root):
+        from kvlint.extract import spec  # pydantic: imported only when a spec is present
 
-    if spec.is_spec(root):
         return spec.extract(root, path, base_dir)
     from kvlint.extract import kubernetes
 

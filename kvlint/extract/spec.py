@@ -52,7 +52,9 @@ def _params(v: Any) -> Any:
         try:
             return int(float(t[:-1]) * mult) if mult else int(float(t))
         except ValueError:
-            raise ValueError(f"cannot read {v!r} as a parameter count (use 8.03B, 70e9 or 8030261248)") from None
+            raise ValueError(
+                f"cannot read {v!r} as a parameter count (use 8.03B, 70e9 or 8030261248)"
+            ) from None
     if isinstance(v, float):
         return int(v)
     return v
@@ -139,10 +141,6 @@ _RANGES = {
 }
 
 
-def is_spec(root: Mapping) -> bool:
-    return root.value("kind") == "ServingSpec" or ("model" in root and "gpu" in root and "apiVersion" not in root)
-
-
 def _node_at(root: Mapping, loc: tuple) -> tuple[Node, bool]:
     """The deepest node on the pydantic error path, and whether the last step was a missing key."""
     node: Node = root
@@ -180,13 +178,17 @@ def _issues(exc: ValidationError, root: Mapping, path: str) -> list[Issue]:
                     "KV001",
                     f"unknown key {dotted!r} in ServingSpec{hint}",
                     node.where(path),
-                    fix=f"rename it to {close[0]!r}" if close else f"remove it (keys: {', '.join(sorted(allowed))})",
+                    fix=f"rename it to {close[0]!r}"
+                    if close
+                    else f"remove it (keys: {', '.join(sorted(allowed))})",
                 )
             )
             continue
         node, missing = _node_at(root, loc)
         if kind == "missing":
-            out.append(Issue("KV001", f"ServingSpec needs {dotted!r}", node.where(path), fix=f"add `{loc[-1]}:`"))
+            out.append(
+                Issue("KV001", f"ServingSpec needs {dotted!r}", node.where(path), fix=f"add `{loc[-1]}:`")
+            )
             continue
         given = node.text if isinstance(node, Scalar) and not missing else None
         msg = err["msg"].removeprefix("Value error, ")
@@ -237,10 +239,15 @@ def extract(root: Mapping, path: str, base_dir: str) -> tuple[list[Deployment], 
     d.hybrid_kv_cache_manager = val(spec.hybrid_kv_cache_manager, "hybrid_kv_cache_manager")
     d.args_where = where
     if spec.architecture is not None:
-        for key, value in spec.architecture.model_dump(exclude_none=True).items():
-            d.architecture[key] = stated(value, loc("architecture", key))
+        for key in sorted(spec.architecture.model_fields_set):
+            value = getattr(spec.architecture, key)
+            if value is not None:
+                d.architecture[key] = stated(value, loc("architecture", key))
     if spec.budget is not None:
-        for key, value in spec.budget.model_dump(exclude_none=True).items():
+        for key in sorted(spec.budget.model_fields_set):
+            value = getattr(spec.budget, key)
+            if value is None:
+                continue
             if key == "fragmentation":
                 d.fragmentation = stated(value, loc("budget", key))
             else:

@@ -70,7 +70,9 @@ class _Builder:
         else:
             text = rnode.value if isinstance(rnode.value, str) else str(rnode.value)
             quoted = rnode.style in ("'", '"', "|", ">")
-            out = Scalar(scalar_value(rnode.tag or "", text, quoted), text, rnode.tag or "", quoted, _marks(rnode))
+            out = Scalar(
+                scalar_value(rnode.tag or "", text, quoted), text, rnode.tag or "", quoted, _marks(rnode)
+            )
             size = 1
         self.memo[key] = (out, size)
         return out, size
@@ -159,7 +161,7 @@ def compose(text: str, path: str) -> tuple[list[Document], list[Issue]]:
         except (ValueError, TypeError, UnicodeError) as exc:  # reader-level problems in odd input
             issues.append(Issue("KV001", f"cannot read YAML: {exc}", Location(path, 1, 1)))
             break
-        if rnode is None:
+        if rnode is None or (rnode.tag == TAG_PREFIX + "null" and not getattr(rnode, "value", "")):
             docs.append(Document(index, None))
             index += 1
             continue

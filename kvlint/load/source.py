@@ -57,7 +57,9 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
         try:
             src.text = data.decode("utf-16")
         except UnicodeDecodeError as exc:
-            src.issues.append(Issue("KV001", f"cannot decode UTF-16 text: {exc.reason}", Location(path, 1, 1)))
+            src.issues.append(
+                Issue("KV001", f"cannot decode UTF-16 text: {exc.reason}", Location(path, 1, 1))
+            )
         return src
     nul = data.find(b"\x00", 0, 8192)
     if nul >= 0:

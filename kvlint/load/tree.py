@@ -73,7 +73,11 @@ class Mapping(Node):
         node: Node | None = self
         for step in path:
             if isinstance(step, int):
-                node = node.items[step] if isinstance(node, Sequence) and -len(node.items) <= step < len(node.items) else None
+                node = (
+                    node.items[step]
+                    if isinstance(node, Sequence) and -len(node.items) <= step < len(node.items)
+                    else None
+                )
             else:
                 node = node.values.get(step) if isinstance(node, Mapping) else None
             if node is None:

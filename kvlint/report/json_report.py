@@ -56,9 +56,14 @@ def deployment_dict(r) -> dict:
         "defaults": {
             k: {"value": v.value, "note": v.note}
             for k, v in (
-                ("max_context", d.max_context), ("max_sequences", d.max_sequences), ("max_batched_tokens", d.max_batched_tokens),
-                ("gpu_memory_utilization", d.gpu_memory_utilization), ("tensor_parallel", d.tensor_parallel),
-                ("block_size", d.block_size), ("kv_cache_dtype", d.kv_cache_dtype), ("engine", d.engine),
+                ("max_context", d.max_context),
+                ("max_sequences", d.max_sequences),
+                ("max_batched_tokens", d.max_batched_tokens),
+                ("gpu_memory_utilization", d.gpu_memory_utilization),
+                ("tensor_parallel", d.tensor_parallel),
+                ("block_size", d.block_size),
+                ("kv_cache_dtype", d.kv_cache_dtype),
+                ("engine", d.engine),
             )
             if v is not None and v.origin != "stated"
         },

@@ -33,7 +33,11 @@ def summary(findings) -> str:
         counts[f.severity] += 1
     if not findings:
         return "kvlint: no problems found"
-    parts = [f"{counts[s]} {s.label}{'s' if counts[s] != 1 else ''}" for s in (Severity.ERROR, Severity.WARNING, Severity.INFO) if counts[s]]
+    parts = [
+        f"{counts[s]} {s.label}{'s' if counts[s] != 1 else ''}"
+        for s in (Severity.ERROR, Severity.WARNING, Severity.INFO)
+        if counts[s]
+    ]
     return f"kvlint: {len(findings)} finding{'s' if len(findings) != 1 else ''} ({', '.join(parts)})"
 
 
@@ -44,7 +48,9 @@ def render(run, settings, color: bool = False) -> str:
         head = f"{f.where}: {_paint(f.severity.label, _COLORS[f.severity], color)} {_paint(f.rule, _BOLD, color)} {f.name}: {f.message}"
         out.append(head)
         for row in caret_lines(lines_by_file.get(f.where.file, []), f):
-            out.append(_paint(row, _DIM, color) if "|" in row[:8] else _paint(row, _COLORS[f.severity], color))
+            out.append(
+                _paint(row, _DIM, color) if "|" in row[:8] else _paint(row, _COLORS[f.severity], color)
+            )
         for d in f.details:
             out.append(f"      {d}")
         if f.fix:

@@ -29,7 +29,12 @@ def all_rules() -> tuple[Rule, ...]:
     for name in _MODULES:
         module = import_module(f"kvlint.rules.{name}")
         for obj in vars(module).values():
-            if isinstance(obj, type) and issubclass(obj, Rule) and obj not in (Rule, IssueRule) and obj.__module__ == module.__name__:
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, Rule)
+                and obj not in (Rule, IssueRule)
+                and obj.__module__ == module.__name__
+            ):
                 found.append(obj())
     return tuple(sorted(found, key=lambda r: r.id))
 

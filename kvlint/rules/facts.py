@@ -22,7 +22,11 @@ def shown(v: Value | None, fmt: str = "{:,}") -> str:
     """'8,192' when stated, '8,192 (vLLM default ...)' when defaulted or inferred."""
     if v is None:
         return "unknown"
-    text = fmt.format(v.value) if isinstance(v.value, (int, float)) and not isinstance(v.value, bool) else str(v.value)
+    text = (
+        fmt.format(v.value)
+        if isinstance(v.value, (int, float)) and not isinstance(v.value, bool)
+        else str(v.value)
+    )
     return text if v.origin == "stated" else f"{text} ({v.note or v.origin})"
 
 
@@ -30,16 +34,28 @@ def flag(engine: str, setting: str) -> str:
     """How the setting is spelled for the engine, for fixes."""
     table = {
         "vllm": {
-            "max_context": "--max-model-len", "max_sequences": "--max-num-seqs", "tensor_parallel": "--tensor-parallel-size",
-            "kv_cache_dtype": "--kv-cache-dtype", "utilization": "--gpu-memory-utilization", "quantization": "--quantization",
+            "max_context": "--max-model-len",
+            "max_sequences": "--max-num-seqs",
+            "tensor_parallel": "--tensor-parallel-size",
+            "kv_cache_dtype": "--kv-cache-dtype",
+            "utilization": "--gpu-memory-utilization",
+            "quantization": "--quantization",
         },
         "sglang": {
-            "max_context": "--context-length", "max_sequences": "--max-running-requests", "tensor_parallel": "--tp",
-            "kv_cache_dtype": "--kv-cache-dtype", "utilization": "--mem-fraction-static", "quantization": "--quantization",
+            "max_context": "--context-length",
+            "max_sequences": "--max-running-requests",
+            "tensor_parallel": "--tp",
+            "kv_cache_dtype": "--kv-cache-dtype",
+            "utilization": "--mem-fraction-static",
+            "quantization": "--quantization",
         },
         "tgi": {
-            "max_context": "--max-total-tokens", "max_sequences": "--max-concurrent-requests", "tensor_parallel": "--num-shard",
-            "kv_cache_dtype": "--kv-cache-dtype", "utilization": "CUDA_MEMORY_FRACTION", "quantization": "--quantize",
+            "max_context": "--max-total-tokens",
+            "max_sequences": "--max-concurrent-requests",
+            "tensor_parallel": "--num-shard",
+            "kv_cache_dtype": "--kv-cache-dtype",
+            "utilization": "CUDA_MEMORY_FRACTION",
+            "quantization": "--quantize",
         },
     }
     return table.get(engine, table["vllm"]).get(setting, setting)

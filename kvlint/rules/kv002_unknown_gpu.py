@@ -27,4 +27,3 @@ class UnknownGpu(IssueRule):
     id = "KV002"
     name = "unknown-gpu"
     severity = Severity.WARNING
-

@@ -1,4 +1,5 @@
 from kvlint.capacity.whatif import replan, smallest_tp
+from kvlint.deployment import ENGINE_NAMES
 from kvlint.findings import Severity
 from kvlint.rules.base import Context, Rule
 from kvlint.rules.facts import spec_key, where_of
@@ -56,12 +57,14 @@ class WeightsExceedMemory(Rule):
         if ctx.model.quant is None and not s.quantization and s.engine == "vllm":
             q = replan(ctx.model, gpu, s, quantization="fp8")
             if q.weights_per_gpu <= q.budget:
-                fixes.append(f"fp8 weights ({spec_key(d, 'quantization', s.engine)} fp8: {gib(q.weights_per_gpu)} per GPU)")
+                fixes.append(
+                    f"fp8 weights ({spec_key(d, 'quantization', s.engine)} fp8: {gib(q.weights_per_gpu)} per GPU)"
+                )
         where = where_of(d, d.tensor_parallel, d.gpus, d.gpu, d.model)
         yield ctx.finding(
             self,
             where,
-            f"weights need {gib(p.weights_per_gpu)} per GPU but {s.engine} may use {gib(p.budget)} of the "
+            f"weights need {gib(p.weights_per_gpu)} per GPU but {ENGINE_NAMES[s.engine]} may use {gib(p.budget)} of the "
             f"{gib(p.gpu_total)} a {gpu.name} gives it (x {p.utilization:g}): the model cannot load",
             details=[f"weights: {gib(p.weights_total)} in all ({p.weights_source})", *p.lines],
             fix=("use " + " or ".join(fixes)) if fixes else "use a larger GPU or a quantized checkpoint",

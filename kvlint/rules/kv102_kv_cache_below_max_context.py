@@ -1,4 +1,5 @@
 from kvlint.capacity.whatif import replan, smallest_tp
+from kvlint.deployment import ENGINE_NAMES
 from kvlint.findings import Severity
 from kvlint.rules.base import Context, Rule
 from kvlint.rules.facts import shown, spec_key, where_of
@@ -67,15 +68,19 @@ class KvCacheBelowMaxContext(Rule):
             message = (
                 f"no memory is left for the KV cache: {gib(p.budget)} usable - "
                 + " - ".join(f"{t.label} {gib(t.bytes)}" for t in p.terms)
-                + f" = {gib(p.kv_pool)}; {s.engine} fails at start-up"
+                + f" = {gib(p.kv_pool)}; {ENGINE_NAMES[s.engine]} fails at start-up"
                 + (' ("No available memory for the cache blocks")' if s.engine == "vllm" else "")
             )
         else:
             verb = "refuses to start" if s.engine == "vllm" else "can never schedule such a request"
             message = (
                 f"one sequence of {shown(d.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
-                f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {s.engine} {verb}"
+                f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {ENGINE_NAMES[s.engine]} {verb}"
             )
         yield ctx.finding(
-            self, where, message, details=p.lines, fix=("set " + "; or ".join(fixes)) if fixes else "use more or larger GPUs"
+            self,
+            where,
+            message,
+            details=p.lines,
+            fix=("set " + "; or ".join(fixes)) if fixes else "use more or larger GPUs",
         )

@@ -67,7 +67,7 @@ class KvCacheBelowWorstCase(Rule):
             self,
             where,
             f"{shown(d.max_sequences)} sequences of {shown(d.max_context)} tokens need {gib(need)} of KV cache per GPU "
-            f"but the pool holds {gib(p.kv_pool)}: only {real:.1f} run at full length at once{allowance}; "
+            f"but the pool holds {gib(p.kv_pool)}: only {real:.2f} run at full length at once{allowance}; "
             f"{seqs:,} sequences get {tokens(p.context_at_max_seqs)} tokens each",
             details=p.lines,
             fix=f"set {seq_key} {fits} to admit only what fits, or shorten the context, use fp8 KV cache, or add GPUs",

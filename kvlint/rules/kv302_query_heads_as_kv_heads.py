@@ -41,13 +41,19 @@ class QueryHeadsAsKvHeads(Rule):
     def check(self, ctx: Context):
         d, arch = ctx.deployment, ctx.model
         declared = d.architecture.get("kv_heads")
-        if declared is not None and arch.kv_heads < arch.query_heads and int(declared.value) == arch.query_heads:
+        if (
+            declared is not None
+            and arch.kv_heads < arch.query_heads
+            and int(declared.value) == arch.query_heads
+        ):
             yield ctx.finding(
                 self,
                 declared.where,
                 f"architecture.kv_heads {declared.value} is the query-head count; {arch.id} has {arch.kv_heads} KV heads "
                 f"(grouped-query attention), so KV per token is {arch.query_heads // max(1, arch.kv_heads)}x smaller",
-                details=[f"from {arch.source}: num_attention_heads {arch.query_heads}, num_key_value_heads {arch.kv_heads}"],
+                details=[
+                    f"from {arch.source}: num_attention_heads {arch.query_heads}, num_key_value_heads {arch.kv_heads}"
+                ],
                 fix=f"kv_heads: {arch.kv_heads}",
             )
         if not d.budget or ctx.plan is None:
@@ -64,13 +70,17 @@ class QueryHeadsAsKvHeads(Rule):
                 "kv_per_sequence": facts.kv_per_token * facts.max_context,
                 "kv_cache": facts.kv_per_token * facts.max_context * facts.max_sequences,
             }[c.key]
+            right = human_bytes(correct) if c.key == "kv_per_token" else gib(correct)
+            if arch.mla:
+                what = f"multi-head attention with {arch.query_heads} heads gives; MLA stores one {arch.head_dim}-wide latent per layer: {right}"
+            else:
+                what = f"{arch.query_heads} query heads give; with {arch.kv_heads} KV heads it is {right}"
             yield ctx.finding(
                 self,
                 v.where,
-                f"budget.{c.key} {text} is what {arch.query_heads} query heads give; with {arch.kv_heads} KV heads it is "
-                f"{human_bytes(correct) if c.key == 'kv_per_token' else gib(correct)}",
+                f"budget.{c.key} {text} is what {what}",
                 details=[
-                    f"2 x {arch.attention_layers} layers x {arch.query_heads} heads x {arch.head_dim} x bytes = {human_bytes(facts.kv_per_token_query)} per token (query heads)",
+                    f"with {arch.query_heads} query heads: {human_bytes(int(c.alt))} per token-equivalent figure",
                     f"2 x {arch.attention_layers} layers x {arch.kv_heads} heads x {arch.head_dim} x bytes = {human_bytes(facts.kv_per_token)} per token (KV heads)",
                 ],
                 fix=f"use {arch.kv_heads} KV heads: {human_bytes(correct)}",

@@ -4,8 +4,13 @@ from kvlint.rules.base import Context, Rule
 from kvlint.units import Size, gib, human_bytes
 
 _ARCH = {
-    "layers": "layers", "query_heads": "query_heads", "head_dim": "head_dim", "hidden_size": "hidden_size",
-    "vocab_size": "vocab_size", "max_positions": "max_positions", "sliding_window": "sliding_window",
+    "layers": "layers",
+    "query_heads": "query_heads",
+    "head_dim": "head_dim",
+    "hidden_size": "hidden_size",
+    "vocab_size": "vocab_size",
+    "max_positions": "max_positions",
+    "sliding_window": "sliding_window",
 }
 
 
@@ -50,15 +55,21 @@ class DeclaredFigureMismatch(Rule):
             actual = getattr(arch, attr)
             if actual and abs(float(v.value) - actual) / actual > ctx.thresholds.declared_tolerance:
                 yield ctx.finding(
-                    self, v.where, f"architecture.{key} {v.value:,} but {arch.id}'s config says {actual:,}",
-                    details=[f"from {arch.source}"], fix=f"{key}: {actual}",
+                    self,
+                    v.where,
+                    f"architecture.{key} {v.value:,} but {arch.id}'s config says {actual:,}",
+                    details=[f"from {arch.source}"],
+                    fix=f"{key}: {actual}",
                 )
         params = d.architecture.get("params")
         if params is not None and arch.family != "declared":
             if abs(params.value - arch.params) / arch.params > ctx.thresholds.declared_tolerance:
                 yield ctx.finding(
-                    self, params.where, f"architecture.params {params.value / 1e9:.2f}B but {arch.id} has {arch.params / 1e9:.2f}B",
-                    details=[f"counted from {arch.source}"], fix=f"params: {arch.params / 1e9:.2f}B",
+                    self,
+                    params.where,
+                    f"architecture.params {params.value / 1e9:.2f}B but {arch.id} has {arch.params / 1e9:.2f}B",
+                    details=[f"counted from {arch.source}"],
+                    fix=f"params: {arch.params / 1e9:.2f}B",
                 )
         if not d.budget or ctx.plan is None:
             return
@@ -70,7 +81,10 @@ class DeclaredFigureMismatch(Rule):
             if isinstance(v.value, Size):
                 shown_declared, shown_computed = gib(c.declared), gib(c.computed)
                 if c.key == "kv_per_token":
-                    shown_declared, shown_computed = human_bytes(int(c.declared)), human_bytes(int(c.computed))
+                    shown_declared, shown_computed = (
+                        human_bytes(int(c.declared)),
+                        human_bytes(int(c.computed)),
+                    )
             else:
                 shown_declared, shown_computed = f"{c.declared:,.2f}", f"{c.computed:,.2f}"
             off = (c.declared - c.computed) / c.computed if c.computed else 0.0

@@ -1,11 +1,11 @@
 """SGLang's memory accounting (python/sglang/srt/server_args.py, model_runner.py profile_max_num_token).
 
-    mem_fraction_static = (weights + KV pool) / GPU memory; its default comes from the GPU's size:
-        reserved = 512 + max(chunked_prefill_size, 2048) x 1.5 + cuda_graph_max_bs x 2 + tp x pp / 8 x 1024  (MB)
-        (at least 10 GiB on GPUs over 60 GiB);  mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3)
-    KV pool = free memory before loading x mem_fraction_static - weights
-    max_total_num_tokens = KV pool // cell, cell = kv_heads/GPU x head_dim x layers x 2 x bytes
-                                               (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x bytes)
+mem_fraction_static = (weights + KV pool) / GPU memory; its default comes from the GPU's size:
+    reserved = 512 + max(chunked_prefill_size, 2048) x 1.5 + cuda_graph_max_bs x 2 + tp x pp / 8 x 1024  (MB)
+    (at least 10 GiB on GPUs over 60 GiB);  mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3)
+KV pool = free memory before loading x mem_fraction_static - weights
+max_total_num_tokens = KV pool // cell, cell = kv_heads/GPU x head_dim x layers x 2 x bytes
+                                           (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x bytes)
 """
 
 from __future__ import annotations
@@ -53,14 +53,25 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if d.pipeline_parallel is None:
         d.pipeline_parallel = default(1, "SGLang default --pp 1")
     if d.max_context is None:
-        d.max_context = default(arch.max_positions, f"SGLang context_length derived from the model config ({arch.max_positions_note})")
+        d.max_context = default(
+            arch.max_positions,
+            f"SGLang context_length derived from the model config ({arch.max_positions_note})",
+        )
     gpu_bytes = gpu.engine_bytes if gpu and gpu.engine_bytes else 0
     chunked, graph_bs = _tier(gpu_bytes / MB, tp) if gpu_bytes else (4096, 160)
     if "chunked_prefill_size" not in d.extra:
-        d.extra["chunked_prefill_size"] = default(chunked, "SGLang default chunked_prefill_size for this GPU's memory")
+        d.extra["chunked_prefill_size"] = default(
+            chunked, "SGLang default chunked_prefill_size for this GPU's memory"
+        )
     if "mem_fraction_static" not in d.extra:
-        mfs = default_mem_fraction(gpu_bytes, tp, pp, int(d.extra["chunked_prefill_size"].value), graph_bs) if gpu_bytes else 0.88
-        d.extra["mem_fraction_static"] = default(mfs, "SGLang default mem_fraction_static for this GPU's memory")
+        mfs = (
+            default_mem_fraction(gpu_bytes, tp, pp, int(d.extra["chunked_prefill_size"].value), graph_bs)
+            if gpu_bytes
+            else 0.88
+        )
+        d.extra["mem_fraction_static"] = default(
+            mfs, "SGLang default mem_fraction_static for this GPU's memory"
+        )
     if d.kv_cache_dtype is None:
         d.kv_cache_dtype = default("auto", "SGLang default kv_cache_dtype auto")
     max_running = int(d.max_sequences.value) if d.max_sequences else 0
@@ -135,6 +146,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"  - weights: {gib(stage_weights)}  ({w.source})",
         f"  = KV pool per GPU: {gib(pool)}",
         f"cell per token: {cell:,} B ({layers} layers) -> max_total_num_tokens {tokens(kv_tokens)}",
-        f"max_running_requests {max_running:,}" + ("" if s.max_num_seqs else " (SGLang default: min(tokens // 2, request pool))"),
+        f"max_running_requests {max_running:,}"
+        + ("" if s.max_num_seqs else " (SGLang default: min(tokens // 2, request pool))"),
     ]
     return p

@@ -28,9 +28,13 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if d.max_context is None:
         d.max_context = default(arch.max_positions, "TGI default max_total_tokens = max_position_embeddings")
     if "max_batch_prefill_tokens" not in d.extra:
-        d.extra["max_batch_prefill_tokens"] = default(min(4096, arch.max_positions), "TGI default max_batch_prefill_tokens 4096")
+        d.extra["max_batch_prefill_tokens"] = default(
+            min(4096, arch.max_positions), "TGI default max_batch_prefill_tokens 4096"
+        )
     if "max_input_tokens" not in d.extra:
-        d.extra["max_input_tokens"] = default(int(d.max_context.value) - 1, "TGI default max_input_tokens = max_total_tokens - 1")
+        d.extra["max_input_tokens"] = default(
+            int(d.max_context.value) - 1, "TGI default max_input_tokens = max_total_tokens - 1"
+        )
     if d.max_sequences is None:
         d.max_sequences = default(128, "TGI default max_concurrent_requests 128")
     if "cuda_memory_fraction" not in d.extra:
@@ -62,10 +66,16 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     w = weight_bytes(arch, s.tp, 1, s.dtype, s.quantization)
     kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
     budget = int(total * s.utilization * WIGGLE_ROOM)
-    prefill = int(s.max_batched_tokens * (arch.hidden_size * 8 + 3 * arch.intermediate_size // max(1, s.tp)) * 2)
+    prefill = int(
+        s.max_batched_tokens * (arch.hidden_size * 8 + 3 * arch.intermediate_size // max(1, s.tp)) * 2
+    )
     terms = [
         Term("weights", w.per_gpu_max, w.source),
-        Term("prefill warm-up", prefill, f"warm-up prefill of {tokens(s.max_batched_tokens)} tokens (activations)"),
+        Term(
+            "prefill warm-up",
+            prefill,
+            f"warm-up prefill of {tokens(s.max_batched_tokens)} tokens (activations)",
+        ),
     ]
     pool = budget - sum(t.bytes for t in terms)
     per_token = bytes_per_token_layer(arch, s.tp, kv_bytes) * arch.attention_layers
@@ -103,5 +113,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"KV per token per GPU: {per_token:,} B -> max_batch_total_tokens {tokens(kv_tokens)}",
     ]
     if isinstance(declared, int):
-        p.notes.append(f"max_batch_total_tokens {declared:,} is stated; flash models ignore it and infer their own")
+        p.notes.append(
+            f"max_batch_total_tokens {declared:,} is stated; flash models ignore it and infer their own"
+        )
     return p

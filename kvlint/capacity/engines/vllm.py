@@ -57,16 +57,26 @@ def default_utilization(version: tuple[int, ...] | None) -> tuple[float, str]:
     return 0.9, "vLLM default gpu_memory_utilization 0.9"
 
 
-def default_batching(gpu: GpuSpec | None, version: tuple[int, ...] | None, gen: str, max_model_len: int) -> tuple[int, int, str]:
+def default_batching(
+    gpu: GpuSpec | None, version: tuple[int, ...] | None, gen: str, max_model_len: int
+) -> tuple[int, int, str]:
     """(max_num_seqs, max_num_batched_tokens, note) as EngineArgs.get_batch_defaults sets them for
     the OpenAI server: GPUs with >= 70 GiB that are not A100s get 1024 / 8192, others 256 / 2048.
     Releases before 0.9 used 256 sequences everywhere; V0 batched max(max_model_len, 2048) tokens."""
     if gen == "V0":
-        return 256, max(max_model_len, 2048), "vLLM V0 defaults (256 sequences, max(max_model_len, 2048) tokens)"
+        return (
+            256,
+            max(max_model_len, 2048),
+            "vLLM V0 defaults (256 sequences, max(max_model_len, 2048) tokens)",
+        )
     if version is not None and version < (0, 9):
         return 256, 2048 if not _big(gpu) else 8192, "vLLM 0.8 defaults (256 sequences)"
     if _big(gpu):
-        return 1024, 8192, "vLLM default for GPUs with >= 70 GiB that are not A100s (1024 sequences, 8,192 tokens)"
+        return (
+            1024,
+            8192,
+            "vLLM default for GPUs with >= 70 GiB that are not A100s (1024 sequences, 8,192 tokens)",
+        )
     return 256, 2048, "vLLM default for GPUs under 70 GiB or A100s (256 sequences, 2,048 tokens)"
 
 
@@ -99,7 +109,11 @@ def activation_bytes(arch: ModelArch, s: EngineSettings, act_bytes: float) -> tu
     gathered on every TP rank, so this term does not shrink with TP)."""
     t = s.max_batched_tokens
     tp = max(1, s.tp)
-    inter = arch.moe_intermediate_size * max(1, arch.experts_per_token) if arch.num_experts else arch.intermediate_size
+    inter = (
+        arch.moe_intermediate_size * max(1, arch.experts_per_token)
+        if arch.num_experts
+        else arch.intermediate_size
+    )
     forward = t * (3 * inter // tp + 4 * arch.hidden_size) * act_bytes
     rows = min(s.max_num_seqs, t)
     sampler = rows * arch.vocab_size * 14 + t * arch.hidden_size * act_bytes
@@ -161,7 +175,14 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         else:
             kv_tok = 0
         need_blocks = sum(
-            n * blocks_per_request(kind, s.max_model_len, s.block_size, arch.sliding_window or arch.attention_chunk_size, s.max_batched_tokens)
+            n
+            * blocks_per_request(
+                kind,
+                s.max_model_len,
+                s.block_size,
+                arch.sliding_window or arch.attention_chunk_size,
+                s.max_batched_tokens,
+            )
             for kind, n in groups.groups
         )
         request = need_blocks * per_block
@@ -201,7 +222,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     assert best is not None
     p = best[2]
     if hybrid and arch.has_sliding:
-        p.notes.append("hybrid KV cache manager: sliding-window layers hold only the window plus batched tokens")
+        p.notes.append(
+            "hybrid KV cache manager: sliding-window layers hold only the window plus batched tokens"
+        )
     elif arch.has_sliding:
         p.notes.append("sliding-window layers are sized for the full context (V0 or hybrid manager disabled)")
     p.lines = _lines(p, arch, s, kv_bytes)
@@ -213,7 +236,10 @@ def _largest_len(arch: ModelArch, s: EngineSettings, groups, blocks: int) -> int
     window = arch.sliding_window or arch.attention_chunk_size
 
     def need(n: int) -> int:
-        return sum(k * blocks_per_request(kind, n, s.block_size, window, s.max_batched_tokens) for kind, k in groups.groups)
+        return sum(
+            k * blocks_per_request(kind, n, s.block_size, window, s.max_batched_tokens)
+            for kind, k in groups.groups
+        )
 
     if not groups.groups or need(1) > blocks:
         return 0
@@ -247,10 +273,10 @@ def _lines(p: Plan, arch: ModelArch, s: EngineSettings, kv_bytes: float) -> list
     if arch.mla:
         formula = f"MLA latent {arch.head_dim} x {kv_bytes:g} B = {per_layer:,.0f} B per layer (replicated on every TP rank)"
     else:
-        formula = (
-            f"2 x {heads} KV heads/GPU x head_dim {arch.head_dim} x {kv_bytes:g} B = {per_layer:,.0f} B per layer"
-        )
-    lines.append(f"KV per token per GPU: {formula}; x {p.kv_per_token // max(1, int(per_layer))} layers = {p.kv_per_token:,} B")
+        formula = f"2 x {heads} KV heads/GPU x head_dim {arch.head_dim} x {kv_bytes:g} B = {per_layer:,.0f} B per layer"
+    lines.append(
+        f"KV per token per GPU: {formula}; x {p.kv_per_token // max(1, int(per_layer))} layers = {p.kv_per_token:,} B"
+    )
     lines.append(
         f"blocks: {gib(max(0, p.kv_pool))} / ({s.block_size} tokens x {p.page_bytes // s.block_size:,} B x "
         f"{p.layers_per_block} layer slots) = {p.num_blocks:,} blocks = {tokens(p.kv_tokens)} tokens"
@@ -281,7 +307,9 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if d.pipeline_parallel is None:
         d.pipeline_parallel = default(1, f"{vname} default pipeline_parallel_size 1")
     if d.max_context is None:
-        d.max_context = default(arch.max_positions, f"max_model_len derived from the model config ({arch.max_positions_note})")
+        d.max_context = default(
+            arch.max_positions, f"max_model_len derived from the model config ({arch.max_positions_note})"
+        )
     seqs, batched, note = default_batching(gpu, version, gen, int(d.max_context.value))
     if d.max_sequences is None:
         d.max_sequences = default(seqs, note)
@@ -316,7 +344,8 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         utilization=float(d.gpu_memory_utilization.value),
         block_size=int(d.block_size.value),
         enforce_eager=eager,
-        hybrid_kv_cache_manager=bool(hybrid) and not (d.disable_sliding_window and d.disable_sliding_window.value),
+        hybrid_kv_cache_manager=bool(hybrid)
+        and not (d.disable_sliding_window and d.disable_sliding_window.value),
         chunked_prefill=not (d.chunked_prefill is not None and d.chunked_prefill.value is False),
         kv_cache_memory_bytes=int(d.kv_cache_memory_bytes.value) if d.kv_cache_memory_bytes else None,
         subtract_cuda_graphs=subtracts_cuda_graphs(version) and gen == "V1",

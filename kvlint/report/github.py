@@ -1,0 +1,41 @@
+"""`--format github`: GitHub Actions workflow commands, one annotation per finding.
+
+    ::error file=deploy.yaml,line=12,col=7,endLine=12,endColumn=13,title=KV102 kv-cache-below-max-context::…
+
+Property values escape %, CR, LF, `:` and `,`; the message escapes %, CR and LF (@actions/core
+escapeProperty / escapeData). `col`/`endColumn` are left out when the range spans lines.
+"""
+
+from __future__ import annotations
+
+from kvlint.findings import Severity
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(run, settings, color: bool = False) -> str:
+    out = []
+    for f in run.findings:
+        w = f.where
+        props = [f"file={escape_property(w.file)}", f"line={w.line}"]
+        single = w.end_line in (None, w.line)
+        if single:
+            props.append(f"col={w.column}")
+        if w.end_line:
+            props.append(f"endLine={w.end_line}")
+        if single and w.end_column:
+            props.append(f"endColumn={w.end_column}")
+        props.append(f"title={escape_property(f'{f.rule} {f.name}')}")
+        body = f.message
+        if f.fix:
+            body += f"\nfix: {f.fix}"
+        out.append(f"::{_LEVEL[f.severity]} {','.join(props)}::{escape_data(body)}")
+    return "\n".join(out) + ("\n" if out else "")

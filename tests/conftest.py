@@ -1,0 +1,40 @@
+"""Shared test helpers. Tests that need ../shared skip with a reason when it is absent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("KVLINT_SHARED", ROOT.parent / "shared"))
+FIXTURES = ROOT / "fixtures"
+
+
+def shared(*parts: str) -> Path:
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is absent (the ../shared reference folder is not beside this checkout)")
+    return path
+
+
+def lint(text: str, path: str = "deploy.yaml", **settings_kwargs):
+    """Lint a YAML string; returns the FileResult."""
+    from kvlint.lint import lint_text
+    from kvlint.settings import Settings
+
+    return lint_text(text.encode("utf-8"), path, Settings(**settings_kwargs), str(ROOT))
+
+
+def rules_of(result) -> list[str]:
+    return [f.rule for f in result.findings]
+
+
+@pytest.fixture(autouse=True)
+def _no_hf_cache(monkeypatch, tmp_path_factory):
+    """Keep the user's real Hugging Face cache out of tests."""
+    empty = tmp_path_factory.mktemp("hf-empty")
+    monkeypatch.setenv("HF_HUB_CACHE", str(empty))
+    monkeypatch.setenv("HF_HOME", str(empty))
+    monkeypatch.setenv("HOME", str(empty))

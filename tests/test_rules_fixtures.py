@@ -1,0 +1,74 @@
+"""Every rule has fixtures: each bad-*.yaml triggers exactly that rule, each good-*.yaml nothing."""
+
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+
+from kvlint.lint import read_and_lint
+from kvlint.rules import all_rules
+from kvlint.settings import Settings
+
+BAD = sorted(FIXTURES.glob("KV*/bad*.yaml"))
+GOOD = sorted(FIXTURES.glob("KV*/good*.yaml"))
+
+
+def lint_file(path: Path):
+    result = read_and_lint(str(path), Settings(), str(path.relative_to(FIXTURES.parent)))
+    assert not isinstance(result, str), result
+    return result
+
+
+@pytest.mark.parametrize("path", BAD, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_bad_fixture_triggers_exactly_its_rule(path):
+    result = lint_file(path)
+    rules = {f.rule for f in result.findings}
+    assert rules == {path.parent.name}, [f"{f.where} {f.rule} {f.message}" for f in result.findings]
+    for f in result.findings:
+        assert f.where.line >= 1 and f.message
+
+
+@pytest.mark.parametrize("path", GOOD, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_good_fixture_is_clean(path):
+    result = lint_file(path)
+    assert result.findings == [], [f"{f.where} {f.rule} {f.message}" for f in result.findings]
+
+
+def test_every_rule_has_a_failing_and_a_passing_fixture():
+    for rule in all_rules():
+        assert list((FIXTURES / rule.id).glob("bad*.yaml")), f"{rule.id} has no failing fixture"
+        assert list((FIXTURES / rule.id).glob("good*.yaml")), f"{rule.id} has no passing fixture"
+
+
+def test_kv102_message_has_arithmetic_and_the_largest_context_that_fits():
+    (f,) = lint_file(FIXTURES / "KV102" / "bad-llama-8b-l4-128k.yaml").findings
+    assert (f.where.line, f.where.column) == (6, 14)  # the max_context value, not the document start
+    assert "131,072 tokens needs 16.00 GiB" in f.message and "refuses to start" in f.message
+    assert any("x gpu_memory_utilization 0.9" in d for d in f.details)
+    assert any("KV per token per GPU" in d and "131,072 B" in d for d in f.details)
+    assert "max_context 3" in f.fix and "(the largest that fits)" in f.fix
+
+
+def test_kv101_names_the_smallest_tp_that_fits():
+    (f,) = lint_file(FIXTURES / "KV101" / "bad-70b-bf16-one-h100.yaml").findings
+    assert "tensor_parallel 2" in f.fix and "fp8 weights" in f.fix
+    assert "cannot load" in f.message
+
+
+def test_kv103_reports_real_concurrency_and_context():
+    import math
+    import re
+
+    (f,) = lint_file(FIXTURES / "KV103" / "bad-too-many-sequences.yaml").findings
+    real = float(re.search(r"only (\d+\.\d+) run at full length", f.message).group(1))
+    assert 1.5 < real < 2.1  # 3.9 GiB of pool / 2 GiB per 16k-token sequence
+    assert "64 sequences get" in f.message and f.fix.startswith(f"set max_sequences {math.floor(real)} ")
+
+
+def test_defaults_are_named_in_messages():
+    from conftest import lint
+
+    r = lint("kind: ServingSpec\nmodel: meta-llama/Llama-3.1-8B-Instruct\ngpu: L4\n")
+    (f,) = [f for f in r.findings if f.rule == "KV102"]
+    assert "max_model_len derived from the model config (max_position_embeddings=131,072)" in f.message
+    assert f.where.line == 2  # the default comes from the model, so the model line is blamed

@@ -1,0 +1,102 @@
+"""vLLM's pool, blocks and defaults against the notes' worked example and the engine's rules."""
+
+from dataclasses import replace
+
+from kvlint.capacity.engines import vllm
+from kvlint.capacity.plan import EngineSettings
+from kvlint.catalog.gpus import lookup
+from kvlint.catalog.models import resolve
+
+GIB = 1 << 30
+
+
+def settings(**kw):
+    base = EngineSettings(
+        engine="vllm",
+        version=None,
+        generation="V1",
+        tp=1,
+        pp=1,
+        dp=1,
+        max_model_len=8192,
+        max_num_seqs=256,
+        max_batched_tokens=8192,
+        dtype=None,
+        quantization=None,
+        kv_cache_dtype="auto",
+        utilization=0.9,
+        block_size=16,
+        enforce_eager=False,
+        hybrid_kv_cache_manager=True,
+        chunked_prefill=True,
+    )
+    return replace(base, **kw)
+
+
+def test_worked_example_20_gib_gives_10240_blocks_and_163840_tokens():
+    a = resolve("meta-llama/Llama-3.1-8B-Instruct").arch
+    p = vllm.plan(a, lookup("H100"), settings(kv_cache_memory_bytes=20 * GIB))
+    assert p.num_blocks == 10_240
+    assert p.kv_tokens == 163_840
+
+
+def test_pool_is_budget_minus_terms():
+    a = resolve("meta-llama/Llama-3.1-8B-Instruct").arch
+    p = vllm.plan(a, lookup("H100"), settings())
+    assert p.budget == int(lookup("H100").engine_bytes * 0.9)
+    assert p.kv_pool == p.budget - sum(t.bytes for t in p.terms)
+    assert p.num_blocks == p.kv_pool // (16 * 4096 * 32)
+
+
+def test_fp8_kv_doubles_tokens():
+    a = resolve("meta-llama/Llama-3.1-8B-Instruct").arch
+    gpu = lookup("H100")
+    base, fp8 = vllm.plan(a, gpu, settings()), vllm.plan(a, gpu, settings(kv_cache_dtype="fp8"))
+    assert fp8.kv_per_token * 2 == base.kv_per_token
+    assert abs(fp8.kv_tokens - 2 * base.kv_tokens) <= 16
+
+
+def test_batch_defaults_by_gpu_and_version():
+    assert vllm.default_batching(lookup("H100"), None, "V1", 8192)[:2] == (1024, 8192)
+    assert vllm.default_batching(lookup("A100-80GB"), None, "V1", 8192)[:2] == (
+        256,
+        2048,
+    )  # A100s are excluded
+    assert vllm.default_batching(lookup("L4"), None, "V1", 8192)[:2] == (256, 2048)
+    assert vllm.default_batching(lookup("H100"), (0, 8, 5), "V1", 8192)[0] == 256
+
+
+def test_versions():
+    assert vllm.parse_version("v0.10.1.post1") == (0, 10, 1)
+    assert vllm.parse_version("latest") is None
+    assert vllm.generation((0, 6, 4)) == "V0" and vllm.generation((0, 10, 0)) == "V1"
+    assert vllm.generation((0, 9, 0), "0") == "V0" and vllm.generation((0, 12, 0), "0") == "V1"
+    assert not vllm.subtracts_cuda_graphs((0, 19, 0)) and vllm.subtracts_cuda_graphs((0, 21, 0))
+
+
+def test_sliding_window_hybrid_versus_full():
+    a = resolve("google/gemma-3-27b-it").arch
+    gpu = lookup("H100")
+    hybrid = vllm.plan(a, gpu, settings(max_model_len=131072))
+    full = vllm.plan(a, gpu, settings(max_model_len=131072, hybrid_kv_cache_manager=False))
+    assert hybrid.request_bytes < full.request_bytes / 3  # 52 of 62 layers hold only the 1,024-token window
+    assert hybrid.max_concurrency > 3 * full.max_concurrency
+
+
+def test_largest_len_is_the_one_that_fits():
+    a = resolve("meta-llama/Llama-3.1-8B-Instruct").arch
+    p = vllm.plan(a, lookup("L4"), settings(max_model_len=131072, max_num_seqs=4, max_batched_tokens=2048))
+    assert p.max_concurrency < 1
+    fit = p.max_len_that_fits
+    assert (
+        vllm.plan(
+            a, lookup("L4"), settings(max_model_len=fit, max_num_seqs=4, max_batched_tokens=2048)
+        ).max_concurrency
+        >= 1
+    )
+    assert (
+        vllm.plan(
+            a, lookup("L4"), settings(max_model_len=fit + 16, max_num_seqs=4, max_batched_tokens=2048)
+        ).max_concurrency
+        < 1
+    )
