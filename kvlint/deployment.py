@@ -103,8 +103,11 @@ class Deployment:
     args_where: Location | None = None  # where engine flags are written (to point "add --x" fixes at)
     image: Value[str] | None = None
 
+    suffixes: dict[str, tuple[str, Location]] = field(default_factory=dict)  # field -> "32k" as written
+    memory_quantities: list[tuple[str, str, Location]] = field(default_factory=list)  # (what, "80G", where)
     ignores: dict[str, tuple[str, Location]] = field(default_factory=dict)  # kvlint.io/ignore annotation
     issues: list[Issue] = field(default_factory=list)  # KV002-KV005 material found while extracting
+    unreadable: list[str] = field(default_factory=list)  # fields whose stated value could not be read
 
     @property
     def engine_name(self) -> str:

@@ -73,7 +73,9 @@ def _run_rules(
         if rule.needs and not _needs_met(rule, resolved):
             continue
         for f in rule.check(ctx):
-            if note and f.rule in ("KV002", "KV003"):
+            if note and (
+                f.rule in ("KV002", "KV003") or (f.rule == "KV005" and resolved.deployment.unreadable)
+            ):
                 f.details = (*f.details, note)
             out.append(f)
     return out
@@ -97,7 +99,7 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
         )
     findings: list[Finding] = []
     for doc in loaded.documents:
-        deployments, issues = extract_document(doc, path, base_dir)
+        deployments, issues = extract_document(doc, path, base_dir, loaded.source.lines)
         file_issues.extend(issues)
         for d in deployments:
             r = resolve(d, settings.defaults)

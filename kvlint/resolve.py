@@ -158,7 +158,7 @@ def engine_settings(
 def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     r = Resolved(d)
     r.issues.extend(d.issues)
-    if d.accelerator != "gpu":
+    if d.accelerator != "gpu" or "unsupported" in d.extra:
         return r  # the extractor said what it cannot check (KV004)
     _resolve_gpu(d, r, defaults)
     _resolve_model(d, r)
@@ -171,6 +171,9 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
         return r
     if r.gpu is None or not r.gpu.engine_bytes:
         return r
+    if d.unreadable:
+        r.unknown.add("settings")  # KV005 said which value; the capacity checks would use a wrong one
+        return r
     engine = r.settings.engine
     if engine == "sglang":
         from kvlint.capacity.engines import sglang as eng
@@ -179,4 +182,12 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     else:
         from kvlint.capacity.engines import vllm as eng
     r.plan = eng.plan(r.model, r.gpu, r.settings)
+    if (
+        d.max_context is not None
+        and d.max_context.origin == "default"
+        and r.plan.max_model_len != d.max_context.value
+    ):
+        d.max_context = default(
+            r.plan.max_model_len, d.max_context.note
+        )  # the engine caps it to the KV cache (TGI)
     return r

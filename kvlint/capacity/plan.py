@@ -65,8 +65,15 @@ class Plan:
     weights_total: int
     weights_source: str
     stage: int = 0  # the pipeline stage that binds
+    load_budget: int = 0  # what the weights must fit in (0: the same as budget)
     notes: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)  # the arithmetic, ready to print
+
+    @property
+    def weights_limit(self) -> int:
+        """The memory the weights must fit in: vLLM and SGLang load under their cap; TGI loads into the
+        whole fraction and applies its 0.9 wiggle room only to the KV cache."""
+        return self.load_budget or self.budget
 
     def term(self, label: str) -> int:
         return sum(t.bytes for t in self.terms if t.label == label)

@@ -15,10 +15,29 @@ from kvlint.catalog.arch import ModelArch, Quant
 
 VOCAB_PAD = 64
 ONLINE_QUANT = {
-    # --quantization on an unquantized checkpoint: the engine quantizes linear weights at load time.
-    "fp8": Quant("fp8", 8.0, "fp8 weights quantized at load (--quantization fp8)", min_capability=75),
-    "bitsandbytes": Quant("bitsandbytes", 4.5, "bitsandbytes nf4 at load", min_capability=70),
+    # --quantization / --quantize on an unquantized checkpoint: the engine quantizes linear weights at load.
+    "fp8": Quant("fp8", 8.0, "fp8 weights quantized at load", min_capability=75),
+    # vLLM in-flight bitsandbytes is 4-bit nf4 with an fp32 absmax per 64 values.
+    "bitsandbytes": Quant("bitsandbytes", 4.5, "bitsandbytes nf4 at load (block 64)", min_capability=70),
+    # TGI server/text_generation_server/layers/bnb.py: Params4bit(compress_statistics=True) -> nf4/fp4 with
+    # double-quantised statistics: 4 bits + an 8-bit absmax per 64 + an fp32 scale per 256 absmax values.
+    "bitsandbytes-nf4": Quant(
+        "bitsandbytes",
+        4 + 8 / 64 + 32 / (64 * 256),
+        "bitsandbytes nf4 at load (double quant)",
+        min_capability=70,
+    ),
+    "bitsandbytes-fp4": Quant(
+        "bitsandbytes",
+        4 + 8 / 64 + 32 / (64 * 256),
+        "bitsandbytes fp4 at load (double quant)",
+        min_capability=70,
+    ),
+    "eetq": Quant("eetq", 8.0, "EETQ int8 weights at load", min_capability=75),
 }
+TGI_BNB8 = Quant(
+    "bitsandbytes", 8.0, "bitsandbytes LLM.int8 at load (int8 + per-row scales)", min_capability=70
+)
 
 
 def weight_dtype_bytes(dtype: str | None, checkpoint_dtype: str) -> float:
@@ -45,20 +64,26 @@ class Weights:
         return max(self.per_stage)
 
 
-def effective_quant(arch: ModelArch, quantization: str | None) -> Quant | None:
+def effective_quant(arch: ModelArch, quantization: str | None, engine: str = "vllm") -> Quant | None:
     if arch.quant is not None:
         return arch.quant
-    if quantization and quantization.lower() in ONLINE_QUANT:
-        return ONLINE_QUANT[quantization.lower()]
-    return None
+    name = (quantization or "").lower()
+    if engine == "tgi" and name == "bitsandbytes":
+        return TGI_BNB8  # TGI's plain `bitsandbytes` is 8-bit (layers/bnb.py Linear8bitLt)
+    return ONLINE_QUANT.get(name)
 
 
 def weights(
-    arch: ModelArch, tp: int, pp: int, dtype: str | None = None, quantization: str | None = None
+    arch: ModelArch,
+    tp: int,
+    pp: int,
+    dtype: str | None = None,
+    quantization: str | None = None,
+    engine: str = "vllm",
 ) -> Weights:
     tp, pp = max(1, tp), max(1, pp)
     wide = weight_dtype_bytes(dtype, arch.dtype)  # bytes of a 16-bit-class parameter
-    quant = effective_quant(arch, quantization)
+    quant = effective_quant(arch, quantization, engine)
 
     def linear_bytes(params: int, group: str) -> float:
         if quant is not None and group in quant.covers:
@@ -111,7 +136,7 @@ def weights(
     source = f"config arithmetic: {params_b:.2f}B params, {what}"
     if arch.vision_params:
         source += f"; {arch.vision_note}"
-    if arch.checkpoint_bytes and quantization is None:
+    if arch.checkpoint_bytes and (quantization is None or arch.quant is not None):
         # The checkpoint's exact size replaces the arithmetic; keep the engine's split between GPUs.
         scale = arch.checkpoint_bytes / (whole + arch.mtp_params * wide) if whole else 1.0
         stages = [int(b * scale) for b in stages]

@@ -15,7 +15,9 @@ def is_spec(root: Mapping) -> bool:
     )
 
 
-def extract_document(doc: Document, path: str, base_dir: str) -> tuple[list[Deployment], list[Issue]]:
+def extract_document(
+    doc: Document, path: str, base_dir: str, lines: list[str]
+) -> tuple[list[Deployment], list[Issue]]:
     """Every serving workload in one document. Documents that serve no model give nothing."""
     root = doc.root
     if not isinstance(root, Mapping):
@@ -24,6 +26,16 @@ def extract_document(doc: Document, path: str, base_dir: str) -> tuple[list[Depl
         from kvlint.extract import spec  # pydantic: imported only when a spec is present
 
         return spec.extract(root, path, base_dir)
-    from kvlint.extract import kubernetes
+    if isinstance(root.value("apiVersion"), str) and isinstance(root.value("kind"), str):
+        from kvlint.extract import kubernetes
 
-    return kubernetes.extract(root, path, base_dir)
+        return kubernetes.extract(root, path, base_dir, lines), []
+    from kvlint.extract import skypilot, vllm_config
+
+    if skypilot.is_skypilot(root):
+        return skypilot.extract(root, path, base_dir, lines), []
+    if vllm_config.is_vllm_config(root):
+        return vllm_config.extract(root, path, base_dir, lines), []
+    from kvlint.extract import helm_values
+
+    return helm_values.extract(root, path, base_dir, lines), []

@@ -35,6 +35,15 @@ def _yaml():
 
 
 _YAML = None
+_PURE = None
+
+
+def _pure_yaml():
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="safe", pure=True)
+    y.version = (1, 1)
+    return y
 
 
 def _marks(n) -> tuple[int, int, int, int]:
@@ -136,16 +145,31 @@ def _located_error(exc, path: str) -> Issue:
 
 
 def compose(text: str, path: str) -> tuple[list[Document], list[Issue]]:
-    """All documents of the stream that compose, and the problems found on the way."""
-    global _YAML
-    from ruamel.yaml.error import YAMLError
+    """All documents of the stream that compose, and the problems found on the way.
 
+    The C-backed parser (libyaml) runs first; where it reports a syntax error, the pure-Python
+    parser gets a second look, because the two disagree on a few edge cases (`{H100:1}` in a flow
+    mapping is a syntax error to libyaml and a key to PyYAML); only an error both agree on is one."""
+    global _YAML, _PURE
     if _YAML is None:
         _YAML = _yaml()
+    docs, issues = _compose_with(_YAML, text, path)
+    if issues and any(i.message.startswith("YAML syntax error") for i in issues):
+        if _PURE is None:
+            _PURE = _pure_yaml()
+        docs2, issues2 = _compose_with(_PURE, text, path)
+        if not any(i.message.startswith("YAML syntax error") for i in issues2):
+            return docs2, issues2
+    return docs, issues
+
+
+def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issue]]:
+    from ruamel.yaml.error import YAMLError
+
     issues: list[Issue] = []
     docs: list[Document] = []
     builder = _Builder(path, issues)
-    stream = _YAML.compose_all(text)
+    stream = yaml.compose_all(text)
     index = 0
     while True:
         try:

@@ -44,11 +44,11 @@ class WeightsExceedMemory(Rule):
 
     def check(self, ctx: Context):
         p, d, s = ctx.plan, ctx.deployment, ctx.settings
-        if p.weights_per_gpu <= p.budget:
+        if p.weights_per_gpu <= p.weights_limit:
             return
         gpu = ctx.gpu
         fixes = []
-        found = smallest_tp(ctx.model, gpu, s, lambda q: q.weights_per_gpu <= q.budget)
+        found = smallest_tp(ctx.model, gpu, s, lambda q: q.weights_per_gpu <= q.weights_limit)
         if found:
             tp, q = found
             fixes.append(
@@ -56,7 +56,7 @@ class WeightsExceedMemory(Rule):
             )
         if ctx.model.quant is None and not s.quantization and s.engine == "vllm":
             q = replan(ctx.model, gpu, s, quantization="fp8")
-            if q.weights_per_gpu <= q.budget:
+            if q.weights_per_gpu <= q.weights_limit:
                 fixes.append(
                     f"fp8 weights ({spec_key(d, 'quantization', s.engine)} fp8: {gib(q.weights_per_gpu)} per GPU)"
                 )
@@ -64,7 +64,7 @@ class WeightsExceedMemory(Rule):
         yield ctx.finding(
             self,
             where,
-            f"weights need {gib(p.weights_per_gpu)} per GPU but {ENGINE_NAMES[s.engine]} may use {gib(p.budget)} of the "
+            f"weights need {gib(p.weights_per_gpu)} per GPU but {ENGINE_NAMES[s.engine]} may use {gib(p.weights_limit)} of the "
             f"{gib(p.gpu_total)} a {gpu.name} gives it (x {p.utilization:g}): the model cannot load",
             details=[f"weights: {gib(p.weights_total)} in all ({p.weights_source})", *p.lines],
             fix=("use " + " or ".join(fixes)) if fixes else "use a larger GPU or a quantized checkpoint",

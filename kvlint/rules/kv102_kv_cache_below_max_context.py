@@ -50,7 +50,7 @@ class KvCacheBelowMaxContext(Rule):
 
     def check(self, ctx: Context):
         p, d, s, arch = ctx.plan, ctx.deployment, ctx.settings, ctx.model
-        if p.weights_per_gpu > p.budget or fits_one(p):
+        if p.weights_per_gpu > p.weights_limit or fits_one(p):
             return  # KV101 reports the first case; the second is fine
         ctx_key = spec_key(d, "max_context", s.engine)
         where = where_of(d, d.max_context, d.model)

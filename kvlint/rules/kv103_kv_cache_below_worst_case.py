@@ -10,7 +10,8 @@ class KvCacheBelowWorstCase(Rule):
     """max_sequences sequences of max_context tokens do not fit the KV-cache pool together.
 
     ## What it does
-    Compares the KV cache that `max_sequences` (vLLM `max_num_seqs`, SGLang
+    When the author sets `max_sequences` or `max_context` (either may be the engine default, not
+    both), compares the KV cache that `max_sequences` (vLLM `max_num_seqs`, SGLang
     `max_running_requests`, TGI `max_concurrent_requests`) sequences of `max_context` tokens need
     with the pool the engine allocates, and gives the real concurrency at `max_context` and the
     longest context every one of `max_sequences` sequences can have. A `fragmentation` allowance
@@ -46,11 +47,14 @@ class KvCacheBelowWorstCase(Rule):
 
     def check(self, ctx: Context):
         p, d, s = ctx.plan, ctx.deployment, ctx.settings
-        if p.kv_pool <= 0 or p.max_concurrency < 1 or p.weights_per_gpu > p.budget:
+        if p.kv_pool <= 0 or p.max_concurrency < 1 or p.weights_per_gpu > p.weights_limit:
             return  # KV101/KV102 report these
         seqs = p.max_num_seqs
         if seqs <= 0:
             return
+        configured = [v for v in (d.max_sequences, d.max_context) if v is not None and v.origin != "default"]
+        if not configured:
+            return  # both are the engine's own defaults: nothing the author configured to hold against the pool
         frag = ctx.thresholds.fragmentation
         if d.fragmentation is not None:
             frag = float(d.fragmentation.value)

@@ -26,7 +26,12 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if d.tensor_parallel is None:
         d.tensor_parallel = default(1, "TGI default --num-shard 1")
     if d.max_context is None:
-        d.max_context = default(arch.max_positions, "TGI default max_total_tokens = max_position_embeddings")
+        # launcher: "Default to min(max_allocatable, max_position_embeddings)"; the plan applies the min.
+        d.max_context = default(
+            arch.max_positions,
+            "TGI default max_total_tokens = min(what the KV cache holds, max_position_embeddings)",
+        )
+        d.extra["max_total_tokens_default"] = default(True, "TGI caps max_total_tokens to the KV cache")
     if "max_batch_prefill_tokens" not in d.extra:
         d.extra["max_batch_prefill_tokens"] = default(
             min(4096, arch.max_positions), "TGI default max_batch_prefill_tokens 4096"
@@ -63,7 +68,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
 
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
-    w = weight_bytes(arch, s.tp, 1, s.dtype, s.quantization)
+    w = weight_bytes(arch, s.tp, 1, s.dtype, s.quantization, engine="tgi")
     kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
     budget = int(total * s.utilization * WIGGLE_ROOM)
     prefill = int(
@@ -82,6 +87,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     kv_tokens = max(0, pool) // per_token if per_token else 0
     declared = s.extra.get("max_batch_total_tokens")
     ctx = s.max_model_len
+    if s.extra.get("max_total_tokens_default") and kv_tokens > 0:
+        ctx = min(ctx, kv_tokens)
     p = Plan(
         engine="tgi",
         generation="-",
@@ -105,6 +112,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         weights_per_gpu=w.per_gpu_max,
         weights_total=w.total,
         weights_source=w.source,
+        load_budget=int(total * s.utilization),
     )
     p.lines = [
         f"GPU memory: {gib(total)} x CUDA_MEMORY_FRACTION {s.utilization:g} x wiggle room {WIGGLE_ROOM} = {gib(budget)}",

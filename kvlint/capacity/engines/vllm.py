@@ -153,11 +153,18 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     stages = stage_kinds(arch, s.pp)
 
     best: tuple[int, int, Plan] | None = None
+    offload = int(
+        float(s.extra.get("cpu_offload_gb") or 0) * GIB
+    )  # --cpu-offload-gb: GiB per GPU kept in CPU memory
     for idx, kinds in enumerate(stages):
-        stage_weights = w.per_stage[idx]
+        stage_weights = max(0, w.per_stage[idx] - offload)
         stage_act = act if idx == len(stages) - 1 or s.pp == 1 else int(act * 0.45)
         terms = [
-            Term("weights", stage_weights, w.source),
+            Term(
+                "weights",
+                stage_weights,
+                w.source + (f"; minus {gib(offload)} offloaded to CPU (--cpu-offload-gb)" if offload else ""),
+            ),
             Term("activation peak", stage_act, act_note),
             Term("non-torch", non_torch, non_torch_note),
         ]
@@ -349,4 +356,5 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         chunked_prefill=not (d.chunked_prefill is not None and d.chunked_prefill.value is False),
         kv_cache_memory_bytes=int(d.kv_cache_memory_bytes.value) if d.kv_cache_memory_bytes else None,
         subtract_cuda_graphs=subtracts_cuda_graphs(version) and gen == "V1",
+        extra={k: v.value for k, v in d.extra.items() if k in ("cpu_offload_gb", "max_model_len_auto")},
     )

@@ -1,0 +1,224 @@
+"""A container's command line as located tokens: command + args, `$(VAR)` expanded from the
+container's env as Kubernetes does, shell strings (`sh -c "… && vllm serve …"`) split into
+commands and words. Every token keeps where its text sits in the file.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from kvlint.findings import Location
+from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+
+_K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_SHELL_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+SHELLS = ("sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env bash", "zsh", "dash")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    text: str
+    where: Location | None
+    note: str = ""  # e.g. "from env MODEL_ID" when a variable was expanded
+    unresolved: tuple[str, ...] = ()  # variables that could not be expanded
+
+
+@dataclass(slots=True)
+class EnvVar:
+    value: str | None  # None when it comes from valueFrom (a secret, a field ref)
+    where: Location | None
+
+
+def read_env(container: Mapping, path: str) -> dict[str, EnvVar]:
+    env: dict[str, EnvVar] = {}
+    seq = container.seq("env")
+    for item in seq or ():
+        if not isinstance(item, Mapping):
+            continue
+        name = item.value("name")
+        if not isinstance(name, str):
+            continue
+        node = item.scalar("value")
+        if node is not None:
+            env[name] = EnvVar("" if node.value is None else str(node.value), node.where(path))
+        else:
+            env[name] = EnvVar(None, item.where(path))
+    return env
+
+
+def scalar_where(node: Scalar, path: str) -> Location:
+    """The text of a one-line scalar, without its quotes."""
+    loc = node.where(path)
+    if node.quoted and node.line == node.end_line and node.text is not None:
+        return Location(path, loc.line, loc.column + 1, loc.line, loc.column + 1 + len(node.text))
+    return loc
+
+
+def _shift(loc: Location, offset: int, length: int) -> Location:
+    return Location(loc.file, loc.line, loc.column + offset, loc.line, loc.column + offset + length)
+
+
+def _scalar_token_where(
+    node: Scalar, path: str, lines: list[str], piece: str, start: int
+) -> tuple[Location | None, int]:
+    """Where `piece` sits inside a scalar: on a one-line scalar by offset, in a block or folded
+    scalar by searching its lines from the cursor `start` (a line index, 0-based)."""
+    base = node.where(path)
+    if node.line == node.end_line or (node.end_line == node.line + 1 and node.end_col == 0):
+        line = lines[node.line] if node.line < len(lines) else ""
+        col = line.find(piece, node.col)
+        if col >= 0:
+            return Location(path, node.line + 1, col + 1, node.line + 1, col + 1 + len(piece)), node.line
+        return base, node.line
+    for idx in range(max(start, node.line), min(node.end_line + 1, len(lines))):
+        col = lines[idx].find(piece)
+        if col >= 0:
+            return Location(path, idx + 1, col + 1, idx + 1, col + 1 + len(piece)), idx
+    return base, start
+
+
+def expand(text: str, env: dict[str, EnvVar], shell: bool = False) -> tuple[str, list[str], EnvVar | None]:
+    """Expand $(VAR) (and, inside shell scripts, $VAR / ${VAR}); returns (text, unresolved, the
+    env var when the whole text was one variable)."""
+    unresolved: list[str] = []
+    whole: EnvVar | None = None
+    m = _K8S_VAR.fullmatch(text) or (_SHELL_VAR.fullmatch(text) if shell else None)
+    if m:
+        name = next(g for g in m.groups() if g)
+        var = env.get(name)
+        if var is not None and var.value is not None:
+            whole = var
+
+    def sub(m: re.Match) -> str:
+        name = next(g for g in m.groups() if g)
+        var = env.get(name)
+        if var is None or var.value is None:
+            unresolved.append(name)
+            return m.group(0)
+        return var.value
+
+    out = _K8S_VAR.sub(sub, text)
+    if shell:
+        out = _SHELL_VAR.sub(sub, out)
+    return out, unresolved, whole
+
+
+def _items(node: Node | None) -> list[Scalar]:
+    if isinstance(node, Sequence):
+        return [n for n in node.items if isinstance(n, Scalar)]
+    if isinstance(node, Scalar) and node.value is not None:
+        return [node]  # a single string (some charts write args as one string)
+    return []
+
+
+def container_commands(
+    container: Mapping, path: str, lines: list[str], env: dict[str, EnvVar]
+) -> list[list[Token]]:
+    """The commands this container runs, each a list of tokens (usually one command; a shell
+    script gives one per `&&`/`;`/newline-separated command)."""
+    raw: list[Scalar] = _items(container.get("command")) + _items(container.get("args"))
+    if not raw:
+        return []
+    texts = [str(n.value) for n in raw]
+    script_at = _shell_script_index(texts)
+    if script_at is None:
+        tokens: list[Token] = []
+        single_string_args = isinstance(container.get("args"), Scalar)
+        for node in raw:
+            text = str(node.value)
+            if single_string_args and node is container.get("args"):
+                tokens.extend(_split_script(node, path, lines, env))
+                continue
+            value, unresolved, var = expand(text, env)
+            if var is not None:
+                tokens.append(Token(value, var.where, f"from env {text}"))
+            else:
+                tokens.append(Token(value, scalar_where(node, path), "", tuple(unresolved)))
+        return [tokens]
+    script = raw[script_at]
+    rest = raw[script_at + 1 :]
+    commands = _split_commands(_split_script(script, path, lines, env))
+    if rest:  # `sh -c 'script' arg0 arg1`: positional parameters, rarely used for serving
+        commands.append([Token(str(n.value), n.where(path)) for n in rest])
+    return commands
+
+
+def _shell_script_index(texts: list[str]) -> int | None:
+    """Index of the script string in `sh -c SCRIPT` / `bash -lc SCRIPT`, if this is a shell."""
+    for i, t in enumerate(texts[:3]):
+        head = t.strip().split()
+        if not head:
+            continue
+        if head[0] in SHELLS or head[0].endswith(("/sh", "/bash")):
+            for j in range(i + 1, min(i + 4, len(texts))):
+                if texts[j].startswith("-") and not texts[j].startswith("--") and "c" in texts[j][1:]:
+                    k = j + 1
+                    if k < len(texts) and texts[k] == "--":  # `bash -lc -- SCRIPT`
+                        k += 1
+                    return k if k < len(texts) else None
+            return None
+    return None
+
+
+_SEPARATORS = {"&&", "||", ";", "|", "&"}
+
+
+def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvVar]) -> list[Token]:
+    """Shell words of a script scalar, with separators kept as tokens."""
+    text = str(node.value)
+    text = re.sub(r"\\\n", " ", text)  # line continuations
+    out: list[Token] = []
+    cursor = node.line
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            if out and out[-1].text != ";":
+                out.append(Token(";", None))
+            continue
+        try:
+            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
+            lexer.whitespace_split = True
+            lexer.commenters = "#"
+            words = list(lexer)
+        except ValueError:
+            words = line.split()
+        for word in words:
+            if word in _SEPARATORS or set(word) <= set(";&|"):
+                out.append(Token(";", None))
+                continue
+            where, cursor = _scalar_token_where(node, path, lines, word, cursor)
+            value, unresolved, var = expand(word, env, shell=True)
+            if var is not None:
+                out.append(Token(value, var.where, f"from env {word}"))
+            else:
+                out.append(Token(value, where, "", tuple(unresolved)))
+        out.append(Token(";", None))
+    return out
+
+
+def _split_commands(tokens: list[Token]) -> list[list[Token]]:
+    commands: list[list[Token]] = [[]]
+    for t in tokens:
+        if t.text == ";" and t.where is None:
+            if commands[-1]:
+                commands.append([])
+        else:
+            commands[-1].append(t)
+    return [c for c in commands if c]
+
+
+def split_flag(token: Token) -> tuple[str, Token | None]:
+    """`--flag=value` -> ("--flag", value token located after the '=')."""
+    text = token.text
+    if text.startswith("-") and "=" in text:
+        name, value = text.split("=", 1)
+        where = token.where
+        if where is not None and where.end_line == where.line and not token.note:
+            where = _shift(where, len(name) + 1, len(value))
+        return name, Token(value, where, token.note, token.unresolved)
+    return text, None
+
+
+__all__ = ["EnvVar", "Token", "container_commands", "expand", "read_env", "split_flag", "shlex"]

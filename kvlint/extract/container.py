@@ -1,0 +1,245 @@
+"""One serving container (in its pod) -> a Deployment: engine, arguments, GPUs, shm, memory."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract import gpu_selectors, pods
+from kvlint.extract.argv import EnvVar, container_commands, read_env
+from kvlint.extract.engine_args import UNSUPPORTED, Launch, find_launch
+from kvlint.findings import Issue, Location
+from kvlint.load.tree import Mapping, Scalar
+
+_VERSION_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)")
+
+
+@dataclass(slots=True)
+class ObjectContext:
+    """What every workload in one Kubernetes object shares."""
+
+    file: str
+    lines: list[str]
+    base_dir: str
+    root: Mapping
+    kind: str
+    name: str
+    ignores: dict[str, tuple[str, Location]] = field(default_factory=dict)
+
+    @property
+    def where(self) -> Location:
+        meta = self.root.map("metadata")
+        node = meta.scalar("name") if meta is not None and meta.scalar("name") is not None else self.root
+        return node.where(self.file)
+
+
+def read_ignores(root: Mapping, path: str) -> dict[str, tuple[str, Location]]:
+    """`kvlint.io/ignore: "KV103=reason, KV102=other reason"` on the object (or its pod template)."""
+    out: dict[str, tuple[str, Location]] = {}
+    for meta in (root.map("metadata"), root.at("spec", "template", "metadata")):
+        if not isinstance(meta, Mapping):
+            continue
+        ann = meta.map("annotations")
+        node = ann.scalar("kvlint.io/ignore") if ann is not None else None
+        if node is None or node.value is None:
+            continue
+        for part in str(node.value).split(","):
+            code, _, reason = part.partition("=")
+            if code.strip():
+                out[code.strip().upper()] = (reason.strip(), node.where(path))
+    return out
+
+
+def image_version(image: str, engine: str) -> str | None:
+    """`vllm/vllm-openai:v0.10.0` -> "0.10.0"; None for latest/nightly or an image of another project."""
+    if engine != "vllm" or "@" in image:
+        return None
+    repo, _, tag = image.rpartition(":")
+    if not repo or "/" in tag or "vllm" not in repo.lower():
+        return None
+    m = _VERSION_TAG.match(tag)
+    return m.group(1) if m else None
+
+
+def build(
+    ctx: ObjectContext, pod: Mapping, container: Mapping, env_extra: dict[str, EnvVar] | None = None
+) -> Deployment | None:
+    """A Deployment for this container if it runs an LLM engine, else None."""
+    path = ctx.file
+    env = read_env(container, path)
+    if env_extra:
+        env = {**env_extra, **env}
+    commands = container_commands(container, path, ctx.lines, env)
+    image_node = container.scalar("image")
+    image = str(image_node.value) if image_node is not None and image_node.value is not None else ""
+    launch = find_launch(commands, image)
+    if launch is None:
+        return None
+    name = ctx.name
+    d = Deployment(file=path, where=ctx.where, kind=ctx.kind, name=name, base_dir=ctx.base_dir)
+    d.ignores = dict(ctx.ignores)
+    entry_where = (
+        launch.entry.where
+        if launch.entry is not None and launch.entry.where
+        else (image_node.where(path) if image_node is not None else container.where(path))
+    )
+    d.engine = stated(launch.engine, entry_where, launch.how)
+    if image_node is not None:
+        d.image = stated(image, image_node.where(path))
+        version = image_version(image, launch.engine)
+        if version:
+            d.engine_version = inferred(version, f"from the image tag {image}", image_node.where(path))
+    first_tokens = commands[0] if commands else []
+    d.args_where = (
+        first_tokens[0].where if first_tokens and first_tokens[0].where else None
+    ) or container.where(path)
+    read_engine(d, launch, env)
+    add_container_facts(d, ctx, pod, container)
+    return d
+
+
+NIM_ENV = {
+    "NIM_MODEL_NAME": "--model",
+    "NIM_TENSOR_PARALLEL_SIZE": "--tensor-parallel-size",
+    "NIM_PIPELINE_PARALLEL_SIZE": "--pipeline-parallel-size",
+    "NIM_MAX_MODEL_LEN": "--max-model-len",
+}
+# Start scripts in engine images commonly read these (the script decides; kvlint infers).
+SCRIPT_MODEL_ENV = ("MODEL_ID", "MODEL_NAME", "MODEL", "MODEL_PATH", "HF_MODEL_ID")
+SCRIPT_SETTINGS_ENV = {
+    "MAX_MODEL_LEN": "max_context",
+    "MAX_NUM_SEQS": "max_sequences",
+    "TENSOR_PARALLEL_SIZE": "tensor_parallel",
+    "PIPELINE_PARALLEL_SIZE": "pipeline_parallel",
+}
+
+
+def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar]) -> None:
+    if launch.engine == "nim":
+        _read_nim_env(d, env)
+    if launch.engine == "vllm" and not launch.tokens:
+        for name in SCRIPT_MODEL_ENV:
+            var = env.get(name)
+            if var is not None and var.value:
+                d.model = inferred(var.value, f"env {name}, read by the image's start script", var.where)
+                break
+        for name, attr in SCRIPT_SETTINGS_ENV.items():
+            var = env.get(name)
+            if var is not None and var.value and str(var.value).strip().isdigit():
+                setattr(
+                    d,
+                    attr,
+                    inferred(int(var.value), f"env {name}, read by the image's start script", var.where),
+                )
+    if launch.engine == "vllm":
+        from kvlint.extract.engine_args import vllm
+
+        vllm.read(d, launch.tokens, env)
+    elif launch.engine == "sglang":
+        from kvlint.extract.engine_args import sglang
+
+        sglang.read(d, launch.tokens, env)
+    elif launch.engine == "tgi":
+        from kvlint.extract.engine_args import tgi
+
+        tgi.read(d, launch.tokens, env)
+    else:
+        mark_unsupported(d, launch.engine, d.engine.where if d.engine else d.where)
+
+
+def _read_nim_env(d: Deployment, env: dict[str, EnvVar]) -> None:
+    """NIM's own settings (NIM_MODEL_NAME, NIM_TENSOR_PARALLEL_SIZE, NIM_MAX_MODEL_LEN …)."""
+    from kvlint.extract.engine_args import vllm
+    from kvlint.extract.engine_args.apply import env_value
+
+    tokens = []
+    for name, option in NIM_ENV.items():
+        tok = env_value(env, name)
+        if tok is not None:
+            text = tok.text[5:] if tok.text.startswith("hf://") else tok.text
+            tokens += [type(tok)(option, tok.where), type(tok)(text, tok.where, tok.note)]
+    if tokens:
+        vllm.read(d, tokens, {}, positional_model=False)
+
+
+def mark_unsupported(d: Deployment, engine: str, where: Location) -> None:
+    d.issues.append(Issue("KV004", f"{d.label()}: {UNSUPPORTED.get(engine, engine)}", where))
+    d.extra["unsupported"] = stated(engine, where)
+
+
+def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, container: Mapping) -> None:
+    path = ctx.file
+    for res in pods.device_resources(container, path):
+        if res.name in pods.GPU_RESOURCES:
+            d.gpus_per_pod = stated(res.count, res.where, res.name)
+        elif res.name in pods.TPU_RESOURCES:
+            d.accelerator = "tpu"
+        elif res.name in pods.NEURON_RESOURCES:
+            d.accelerator = "neuron"
+    mem = pods.memory_limit(container, path)
+    if mem is not None:
+        d.memory_limit = stated(mem[0], mem[1])
+        d.memory_quantities.append(("resources.limits.memory", mem[0], mem[1]))
+    s = pods.shm(pod, container, path)
+    d.has_shm = s.present
+    if s.present:
+        d.shm_size = stated(s.size or "", s.where)
+        if s.size:
+            d.memory_quantities.append(("/dev/shm sizeLimit", s.size, s.where))
+    apply_labels(d, pods.node_labels(pod, path))
+
+
+def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -> None:
+    choice, accel = gpu_selectors.choose(labels)
+    if accel is not None:
+        d.accelerator = accel
+        return
+    if choice is None or d.gpu is not None:
+        return
+    d.gpu = inferred(choice.spec.id if choice.spec else choice.label, choice.note, choice.where)
+    if choice.count and d.gpus_per_pod is None:
+        d.gpus_per_pod = inferred(choice.count, choice.note, choice.where)
+
+
+def finish(d: Deployment) -> None:
+    """GPUs for one replica = GPUs per pod x pods; a non-GPU accelerator is said once (KV004)."""
+    nnodes = d.extra.get("nnodes")
+    if d.pods is None and nnodes is not None and str(nnodes.value).isdigit():
+        d.pods = stated(int(str(nnodes.value)), nnodes.where, "SGLang --nnodes: pods per replica")
+    backend = d.extra.get("distributed_executor_backend")
+    if (
+        d.pods is None
+        and d.gpus_per_pod is not None
+        and d.engine_name == "vllm"
+        and (
+            (backend is not None and backend.value == "ray")
+            or d.kind in ("RayService", "RayCluster", "RayJob", "RayClusterFleet")
+        )
+    ):
+        tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
+        pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
+        per = max(1, int(d.gpus_per_pod.value))
+        if tp * pp > per:
+            n = -(-tp * pp // per)
+            d.pods = inferred(
+                n, f"Ray places {tp * pp} GPU workers on {n} pods of {per} GPUs", d.gpus_per_pod.where
+            )
+    pods_n = int(d.pods.value) if d.pods else 1
+    if d.gpus is None and d.gpus_per_pod is not None:
+        n = int(d.gpus_per_pod.value) * pods_n
+        note = f"{d.gpus_per_pod.value} per pod x {pods_n} pods" if pods_n > 1 else d.gpus_per_pod.note
+        d.gpus = (
+            stated(n, d.gpus_per_pod.where, note)
+            if d.gpus_per_pod.origin == "stated" and pods_n == 1
+            else inferred(n, note, d.gpus_per_pod.where)
+        )
+    if d.accelerator in ("tpu", "neuron") and "unsupported" not in d.extra:
+        kind = "TPU" if d.accelerator == "tpu" else "AWS Neuron (Inferentia/Trainium)"
+        d.issues.append(
+            Issue("KV004", f"{d.label()}: runs on {kind} accelerators; kvlint models GPU memory", d.where)
+        )
+
+
+def scalar_text(node) -> str | None:
+    return str(node.value) if isinstance(node, Scalar) and node.value is not None else None

@@ -1,0 +1,110 @@
+"""Write parsed engine options onto a Deployment, converting and locating each value."""
+
+from __future__ import annotations
+
+from kvlint.deployment import Deployment, Value, stated
+from kvlint.extract.argv import Token
+from kvlint.extract.engine_args.options import Parsed, truthy
+from kvlint.findings import Issue
+from kvlint.units import parse_count, parse_size
+
+# kind -> converter; each returns (value, suffix-note or "")
+
+
+def _tokens(text: str):
+    c = parse_count(text)
+    return c.value, c.suffix
+
+
+def _int(text: str):
+    return int(text), ""
+
+
+def _float(text: str):
+    return float(text), ""
+
+
+def _text(text: str):
+    return text, ""
+
+
+def _bytes(text: str):
+    try:
+        return _tokens(text)
+    except ValueError:
+        return parse_size(text).bytes, ""
+
+
+CONVERT = {"tokens": _tokens, "int": _int, "float": _float, "text": _text, "bytes": _bytes}
+FIELDS = {f for f in Deployment.__dataclass_fields__}
+
+
+def put(d: Deployment, target: str, value, where, note: str = "") -> None:
+    """Set a Deployment field, or an engine-specific knob in d.extra."""
+    v: Value = stated(value, where, note)
+    if target in FIELDS:
+        setattr(d, target, v)
+    else:
+        d.extra[target] = v
+
+
+def apply(
+    d: Deployment,
+    parsed: Parsed,
+    mapping: dict[str, tuple[str, str]],
+    engine_label: str,
+    needed: set[str],
+) -> None:
+    """mapping: canonical option -> (target field, kind). `needed` names options whose value kvlint
+    needs; problems on those become KV005 issues (others are the engine's business)."""
+    for tok, message in parsed.problems:
+        d.issues.append(Issue("KV005", f"{engine_label}: {message}", tok.where or d.where))
+    for option, (target, kind) in mapping.items():
+        hit = parsed.get(option)
+        if hit is None:
+            continue
+        flag, value, negated = hit
+        where = (value.where if value is not None and value.where is not None else flag.where) or d.where
+        if kind in ("bool", "bool-inverted"):
+            truth = truthy(value, negated)
+            if truth is None:
+                d.issues.append(
+                    Issue(
+                        "KV005", f"{engine_label}: {option} expects true or false, got {value.text!r}", where
+                    )
+                )
+                continue
+            put(d, target, truth if kind == "bool" else not truth, where)
+            continue
+        assert value is not None
+        if value.unresolved:
+            if option in needed:
+                d.unreadable.append(target)
+                d.issues.append(
+                    Issue(
+                        "KV005",
+                        f"{engine_label}: {option} {value.text} uses {', '.join('$' + v for v in value.unresolved)}, "
+                        "which the container does not set; its value is unknown",
+                        where,
+                        fix="set the variable in the container's env, or write the value",
+                    )
+                )
+            continue
+        try:
+            converted, suffix = CONVERT[kind](value.text.strip())
+        except (ValueError, ArithmeticError):
+            d.issues.append(Issue("KV005", f"{engine_label}: cannot read {option} {value.text!r}", where))
+            if option in needed:
+                d.unreadable.append(target)
+            continue
+        note = value.note
+        if suffix:
+            d.suffixes[target] = (value.text.strip(), where)
+        put(d, target, converted, where, note)
+
+
+def env_value(env: dict, name: str) -> Token | None:
+    var = env.get(name)
+    if var is None or var.value is None:
+        return None
+    return Token(var.value, var.where, f"env {name}")

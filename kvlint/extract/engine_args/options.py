@@ -1,0 +1,162 @@
+"""An argparse-like reader over located tokens: exact names, `--flag=value`, `--no-flag`,
+unambiguous prefixes (argparse `allow_abbrev`), `_` for `-` where the engine accepts it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from kvlint.extract.argv import Token, split_flag
+
+DATA = Path(__file__).with_name("data")
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    name: str  # canonical long form, e.g. --max-model-len
+    kind: str  # "value" | "bool" | "negatable" (--x / --no-x, BooleanOptionalAction)
+
+
+@dataclass(slots=True)
+class Parsed:
+    """What one engine command line says: options in order, positionals, and problems."""
+
+    values: dict[str, tuple[Token, Token | None, bool]] = field(
+        default_factory=dict
+    )  # canonical -> (flag, value, negated)
+    positionals: list[Token] = field(default_factory=list)
+    problems: list[tuple[Token, str]] = field(default_factory=list)  # (token, message) -> KV005
+    unknown: list[Token] = field(default_factory=list)
+
+    def get(self, name: str) -> tuple[Token, Token | None, bool] | None:
+        return self.values.get(name)
+
+
+class OptionTable:
+    def __init__(
+        self, options: list[Option], aliases: dict[str, str], engine: str, abbrev: bool, underscores: bool
+    ) -> None:
+        self.engine = engine
+        self.abbrev = abbrev
+        self.underscores = underscores
+        self.options = {o.name: o for o in options}
+        self.names: dict[str, tuple[str, bool]] = {}  # spelling -> (canonical, negated)
+        for o in options:
+            self.names[o.name] = (o.name, False)
+            if o.kind == "negatable":
+                self.names["--no-" + o.name[2:]] = (o.name, True)
+        for alias, target in aliases.items():
+            if target in self.options:
+                self.names[alias] = (target, False)
+
+    def lookup(self, spelled: str) -> tuple[str, bool] | list[str] | None:
+        """(canonical, negated); a list of candidates when the prefix is ambiguous; None if unknown."""
+        key = spelled
+        if self.underscores and key.startswith("--"):
+            key = "--" + key[2:].replace("_", "-")
+        if key in self.names:
+            return self.names[key]
+        if not self.abbrev or not key.startswith("--"):
+            return None
+        hits = sorted({n for n in self.names if n.startswith(key)})
+        targets = {self.names[h] for h in hits}
+        if len(targets) == 1:
+            return next(iter(targets))
+        return hits or None
+
+    def parse(self, tokens: list[Token]) -> Parsed:
+        out = Parsed()
+        i = 0
+        while i < len(tokens):
+            tok = tokens[i]
+            i += 1
+            if tok.text == "--":  # end of options
+                out.positionals.extend(tokens[i:])
+                break
+            if not tok.text.startswith("-") or tok.text == "-" or _is_number(tok.text):
+                out.positionals.append(tok)
+                continue
+            name, inline = split_flag(tok)
+            if self.engine == "vllm" and len(name) > 2 and name[:2] == "-O" and name[2:].isdigit():
+                name, inline = (
+                    "-O",
+                    type(tok)(name[2:], tok.where),
+                )  # vLLM rewrites -O3 to --optimization-level 3
+            if "." in name and name.startswith("--"):
+                head = self.lookup(
+                    name.split(".", 1)[0]
+                )  # --compilation-config.mode 3: a key of a JSON option
+                if isinstance(head, tuple):
+                    if inline is None and i < len(tokens):
+                        i += 1
+                    continue
+            found = self.lookup(name)
+            if isinstance(found, list):
+                out.problems.append(
+                    (
+                        tok,
+                        f"ambiguous option {name}: could be {', '.join(found[:4])}"
+                        + (" …" if len(found) > 4 else ""),
+                    )
+                )
+                continue
+            if found is None:
+                out.unknown.append(tok)
+                if inline is None and i < len(tokens) and not tokens[i].text.startswith("-"):
+                    i += 1  # an unknown option probably takes the next word as its value
+                continue
+            canonical, negated = found
+            kind = self.options[canonical].kind
+            value: Token | None = inline
+            if (
+                kind != "value"
+                and value is None
+                and i < len(tokens)
+                and tokens[i].text.lower() in ("true", "false")
+            ):
+                value = tokens[i]  # StoreBoolean-style `--flag false` (older vLLM)
+                i += 1
+            if kind == "value" and value is None:
+                if i < len(tokens):
+                    value = tokens[i]
+                    i += 1
+                else:
+                    out.problems.append((tok, f"{name} expects a value"))
+                    continue
+            out.values[canonical] = (tok, value, negated)
+        return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@lru_cache(maxsize=4)
+def load_table(engine: str) -> OptionTable:
+    """The engine's option list, shipped as data (kvlint/extract/engine_args/data/<engine>.json)."""
+    data = json.loads((DATA / f"{engine}.json").read_text(encoding="utf-8"))
+    options = [Option(name, kind) for name, kind in data["options"].items() if name.startswith("--")]
+    options += [Option(name, kind) for name, kind in data["options"].items() if not name.startswith("--")]
+    return OptionTable(
+        options, data.get("aliases", {}), engine, bool(data.get("abbrev")), bool(data.get("underscores"))
+    )
+
+
+def truthy(value: Token | None, negated: bool) -> bool | None:
+    """A boolean option's value: `--x`, `--no-x`, `--x=false`, `--x true`."""
+    if negated:
+        return False
+    if value is None:
+        return True
+    text = value.text.strip().lower()
+    if text in ("true", "1", "yes", "on", ""):
+        return True
+    if text in ("false", "0", "no", "off"):
+        return False
+    return None

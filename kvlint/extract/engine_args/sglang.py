@@ -1,0 +1,43 @@
+"""SGLang's command line (python -m sglang.launch_server) -> Deployment fields."""
+
+from __future__ import annotations
+
+from kvlint.deployment import Deployment
+from kvlint.extract.argv import EnvVar, Token
+from kvlint.extract.engine_args.apply import apply
+from kvlint.extract.engine_args.options import load_table
+from kvlint.findings import Issue
+
+MAPPING: dict[str, tuple[str, str]] = {
+    "--model-path": ("model", "text"),
+    "--tp-size": ("tensor_parallel", "int"),
+    "--pp-size": ("pipeline_parallel", "int"),
+    "--dp-size": ("data_parallel", "int"),
+    "--context-length": ("max_context", "int"),
+    "--max-running-requests": ("max_sequences", "int"),
+    "--mem-fraction-static": ("mem_fraction_static", "float"),
+    "--max-total-tokens": ("max_total_tokens", "int"),
+    "--chunked-prefill-size": ("chunked_prefill_size", "int"),
+    "--max-prefill-tokens": ("max_prefill_tokens", "int"),
+    "--kv-cache-dtype": ("kv_cache_dtype", "text"),
+    "--quantization": ("quantization", "text"),
+    "--dtype": ("dtype", "text"),
+    "--page-size": ("block_size", "int"),
+    "--nnodes": ("nnodes", "text"),
+}
+NEEDED = {"--model-path", "--tp-size", "--context-length", "--mem-fraction-static", "--max-running-requests"}
+
+
+def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
+    parsed = load_table("sglang").parse(tokens)
+    apply(d, parsed, MAPPING, "SGLang", NEEDED)
+    for tok in parsed.unknown:
+        name = tok.text.split("=", 1)[0]
+        d.issues.append(
+            Issue(
+                "KV005",
+                f"SGLang has no option {name} (as of the versions kvlint knows)",
+                tok.where or d.where,
+                fix="check the spelling against `python -m sglang.launch_server --help`",
+            )
+        )

@@ -1,0 +1,49 @@
+"""TGI's launcher arguments and their environment forms -> Deployment fields."""
+
+from __future__ import annotations
+
+from kvlint.deployment import Deployment
+from kvlint.extract.argv import EnvVar, Token
+from kvlint.extract.engine_args.apply import apply, env_value
+from kvlint.extract.engine_args.options import Parsed, load_table
+from kvlint.findings import Issue
+
+# launcher/src/main.rs: every `#[clap(long, env)]` field reads --field-name or FIELD_NAME.
+MAPPING: dict[str, tuple[str, str]] = {
+    "--model-id": ("model", "text"),
+    "--num-shard": ("tensor_parallel", "int"),
+    "--max-total-tokens": ("max_context", "int"),
+    "--max-input-tokens": ("max_input_tokens", "int"),
+    "--max-input-length": ("max_input_tokens", "int"),
+    "--max-batch-prefill-tokens": ("max_batch_prefill_tokens", "int"),
+    "--max-batch-total-tokens": ("max_batch_total_tokens", "int"),
+    "--max-concurrent-requests": ("max_sequences", "int"),
+    "--quantize": ("quantization", "text"),
+    "--dtype": ("dtype", "text"),
+    "--kv-cache-dtype": ("kv_cache_dtype", "text"),
+    "--cuda-memory-fraction": ("cuda_memory_fraction", "float"),
+}
+NEEDED = {"--model-id", "--num-shard", "--max-total-tokens"}
+
+
+def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
+    parsed = load_table("tgi").parse(tokens)
+    # environment forms, where the command line does not set the option (clap: the flag wins)
+    for option in MAPPING:
+        if option in parsed.values:
+            continue
+        tok = env_value(env, option[2:].upper().replace("-", "_"))
+        if tok is not None:
+            flag = Token(option, tok.where, tok.note)
+            parsed.values[option] = (flag, tok, False)
+    cuda = env_value(env, "CUDA_MEMORY_FRACTION")
+    if cuda is not None and "--cuda-memory-fraction" not in parsed.values:
+        parsed.values["--cuda-memory-fraction"] = (Token("CUDA_MEMORY_FRACTION", cuda.where), cuda, False)
+    apply(d, parsed, MAPPING, "TGI", NEEDED)
+    for tok in parsed.unknown:
+        d.issues.append(
+            Issue("KV005", f"TGI's launcher has no option {tok.text.split('=', 1)[0]}", tok.where or d.where)
+        )
+
+
+__all__ = ["Parsed", "read"]

@@ -1,0 +1,86 @@
+"""vLLM's command line and environment -> Deployment fields."""
+
+from __future__ import annotations
+
+from kvlint.deployment import Deployment, stated
+from kvlint.extract.argv import EnvVar, Token
+from kvlint.extract.engine_args.apply import apply, env_value
+from kvlint.extract.engine_args.options import load_table
+from kvlint.findings import Issue
+
+MAPPING: dict[str, tuple[str, str]] = {
+    "--model": ("model", "text"),
+    "--tensor-parallel-size": ("tensor_parallel", "int"),
+    "--pipeline-parallel-size": ("pipeline_parallel", "int"),
+    "--data-parallel-size": ("data_parallel", "int"),
+    "--max-model-len": ("max_context", "tokens"),
+    "--max-num-seqs": ("max_sequences", "int"),
+    "--max-num-batched-tokens": ("max_batched_tokens", "tokens"),
+    "--gpu-memory-utilization": ("gpu_memory_utilization", "float"),
+    "--dtype": ("dtype", "text"),
+    "--quantization": ("quantization", "text"),
+    "--kv-cache-dtype": ("kv_cache_dtype", "text"),
+    "--block-size": ("block_size", "int"),
+    "--enforce-eager": ("enforce_eager", "bool"),
+    "--enable-chunked-prefill": ("chunked_prefill", "bool"),
+    "--disable-hybrid-kv-cache-manager": ("hybrid_kv_cache_manager", "bool-inverted"),
+    "--disable-sliding-window": ("disable_sliding_window", "bool"),
+    "--kv-cache-memory-bytes": ("kv_cache_memory_bytes", "bytes"),
+    "--enable-expert-parallel": ("expert_parallel", "bool"),
+    "--swap-space": ("swap_space", "float"),
+    "--cpu-offload-gb": ("cpu_offload_gb", "float"),
+    "--num-gpu-blocks-override": ("num_gpu_blocks_override", "int"),
+    "--distributed-executor-backend": ("distributed_executor_backend", "text"),
+}
+NEEDED = {
+    "--model",
+    "--tensor-parallel-size",
+    "--pipeline-parallel-size",
+    "--max-model-len",
+    "--max-num-seqs",
+    "--gpu-memory-utilization",
+    "--max-num-batched-tokens",
+    "--kv-cache-dtype",
+    "--quantization",
+}
+ENV = {
+    "VLLM_USE_V1": "VLLM_USE_V1",
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
+    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+}
+
+
+def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], positional_model: bool = True) -> None:
+    table = load_table("vllm")
+    parsed = table.parse(tokens)
+    if positional_model and parsed.positionals and "--model" not in parsed.values:
+        first = parsed.positionals[0]
+        if first.unresolved:
+            d.issues.append(
+                Issue(
+                    "KV005",
+                    f"vLLM: model {first.text} uses an unset variable; the model is unknown",
+                    first.where or d.where,
+                )
+            )
+        else:
+            d.model = stated(first.text, first.where or d.where, first.note)
+    max_len = parsed.get("--max-model-len")
+    if max_len and max_len[1] is not None and max_len[1].text.strip().lower() in ("auto", "-1"):
+        d.extra["max_model_len_auto"] = stated(True, max_len[1].where)
+        del parsed.values["--max-model-len"]
+    apply(d, parsed, MAPPING, "vLLM", NEEDED)
+    for tok in parsed.unknown:
+        name = tok.text.split("=", 1)[0]
+        d.issues.append(
+            Issue(
+                "KV005",
+                f"vLLM has no option {name} (as of the versions kvlint knows); vLLM exits with 'unrecognized arguments'",
+                tok.where or d.where,
+                fix="remove it, or check the spelling against `vllm serve --help`",
+            )
+        )
+    for name in ENV:
+        tok = env_value(env, name)
+        if tok is not None:
+            d.extra[name] = stated(tok.text, tok.where)

@@ -1,0 +1,108 @@
+"""GPU type (and sometimes count) from the labels a workload selects nodes by.
+
+nvidia.com/gpu.product (GPU feature discovery), cloud.google.com/gke-accelerator, the instance-type
+labels (AWS, GCP, Azure types -> model and count), karpenter.k8s.aws/instance-gpu-name (with
+instance-gpu-memory where the name alone is ambiguous), Volcengine's gpu-name, AMD's product name.
+TPU and Neuron selectors mark the workload as not a GPU one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvlint.catalog import gpus as catalog
+from kvlint.catalog.gpus import GpuSpec
+from kvlint.findings import Location
+
+GPU_KEYS = (
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "machine.cluster.vke.volcengine.com/gpu-name",
+    "amd.com/gpu.product-name",
+    "nvidia.com/gpu.machine",
+)
+INSTANCE_KEYS = (
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-type",
+)
+TPU_KEYS = ("cloud.google.com/gke-tpu-accelerator", "cloud.google.com/gke-tpu-topology")
+
+
+@dataclass(slots=True)
+class GpuChoice:
+    label: str  # the value as written (what Deployment.gpu states)
+    spec: GpuSpec | None
+    count: int | None  # GPUs an instance type brings
+    where: Location
+    note: str  # how it was inferred
+
+
+def choose(labels: list[tuple[str, list[str], Location]]) -> tuple[GpuChoice | None, str | None]:
+    """(the GPU the labels select, or None; the accelerator kind when it is not a GPU)."""
+    mem = {k: v for k, v, _ in labels}
+    for key, _values, _where in labels:
+        if key in TPU_KEYS:
+            return None, "tpu"
+        if "neuron" in key:
+            return None, "neuron"
+    candidates: list[GpuChoice] = []
+    for key, values, where in labels:
+        if key in GPU_KEYS:
+            for value in values:
+                if key == "karpenter.k8s.aws/instance-gpu-name":
+                    spec = _karpenter(value, mem.get("karpenter.k8s.aws/instance-gpu-memory"))
+                else:
+                    spec = catalog.label_gpu(key, value)
+                candidates.append(GpuChoice(value, spec, None, where, f"from node label {key}={value}"))
+        elif key in INSTANCE_KEYS:
+            for value in values:
+                hit = catalog.instance(value)
+                if hit is not None:
+                    spec, count, _src = hit
+                    candidates.append(
+                        GpuChoice(value, spec, count, where, f"instance type {value}: {count} x {spec.name}")
+                    )
+                else:
+                    candidates.append(
+                        GpuChoice(value, None, None, where, f"instance type {value} (not in the catalog)")
+                    )
+    if not candidates:
+        return None, None
+    known = [c for c in candidates if c.spec is not None and c.spec.engine_bytes]
+    if known:
+        # Several allowed node types: the smallest card decides what is guaranteed to fit.
+        best = min(known, key=lambda c: c.spec.engine_bytes)
+        if len({c.spec.id for c in known}) > 1:
+            best.note += f" (smallest of {len(known)} allowed GPU types)"
+        return best, None
+    return candidates[0], None
+
+
+def _karpenter(name: str, memory: list[str] | None) -> GpuSpec | None:
+    import json
+
+    data = json.loads((catalog.DATA / "gpus.json").read_text(encoding="utf-8"))
+    by_mem = data.get("karpenter_gpu_by_memory", {}).get(name.lower())
+    if by_mem:
+        for m in memory or []:
+            if m in by_mem:
+                return catalog.by_id(by_mem[m])
+        return None
+    return catalog.lookup(name)
+
+
+def kubeai_profile(profile: str) -> tuple[GpuSpec | None, int | None, str]:
+    """KubeAI `resourceProfile: nvidia-gpu-l4:8` -> (GPU, 8, note)."""
+    import json
+
+    name, _, count = profile.partition(":")
+    data = json.loads((catalog.DATA / "gpus.json").read_text(encoding="utf-8"))
+    gid = data.get("kubeai_profiles", {}).get(name)
+    spec = catalog.by_id(gid) if gid else None
+    try:
+        n = int(count) if count else 1
+    except ValueError:
+        n = None
+    return spec, n, f"KubeAI resourceProfile {profile}"
