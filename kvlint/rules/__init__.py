@@ -17,9 +17,18 @@ _MODULES = (
     "kv101_weights_exceed_memory",
     "kv102_kv_cache_below_max_context",
     "kv103_kv_cache_below_worst_case",
+    "kv201_parallelism_gpu_mismatch",
+    "kv202_heads_not_divisible_by_tp",
+    "kv203_kv_heads_replicated",
+    "kv204_context_beyond_model",
+    "kv205_batch_limits_inconsistent",
+    "kv206_dtype_unsupported_on_gpu",
+    "kv207_shm_too_small",
+    "kv208_utilization_out_of_range",
     "kv301_gib_gb_mixup",
     "kv302_query_heads_as_kv_heads",
     "kv303_declared_figure_mismatch",
+    "kv304_ambiguous_size_suffix",
 )
 
 

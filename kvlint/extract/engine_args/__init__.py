@@ -92,8 +92,12 @@ def find_launch(commands: list[list[Token]], image: str) -> Launch | None:
 
 
 def _runs_something_else(commands: list[list[Token]]) -> bool:
-    """Sidecars and helpers in an engine image (ray start, sleep, a proxy) do not serve the model."""
-    words = {_base(t.text) for c in commands for t in c[:2]}
-    return bool(words & {"ray", "sleep", "tail", "echo", "sh", "bash", "cat"}) and not any(
-        "vllm" in t.text for c in commands for t in c
+    """Sidecars, helpers and multi-node workers in an engine image (ray start, a worker script that
+    joins the leader, sleep, a proxy) do not serve a model of their own."""
+    words = [t.text for c in commands for t in c]
+    if any(w == "worker" or "ray_address" in w or w.startswith("--address") for w in words):
+        return True
+    firsts = {_base(t.text) for c in commands for t in c[:2]}
+    return bool(firsts & {"ray", "sleep", "tail", "echo", "sh", "bash", "cat"}) and not any(
+        "vllm" in w for w in words
     )

@@ -1,0 +1,70 @@
+from kvlint.deployment import ENGINE_NAMES
+from kvlint.findings import Severity
+from kvlint.rules.base import Context, Rule
+from kvlint.rules.facts import spec_key, where_of
+
+
+class ParallelismGpuMismatch(Rule):
+    """Tensor x pipeline (x data) parallelism does not match the GPUs one replica gets.
+
+    ## What it does
+    Compares `tensor_parallel x pipeline_parallel` (x `data_parallel` when set) with the GPUs
+    available to one model replica: `resources.limits` `nvidia.com/gpu` (or `amd.com/gpu`) per
+    pod, times the pods of the group for a LeaderWorkerSet, an AIBrix pod group or a multi-node
+    Ray cluster; an instance type's GPU count where no limit is set.
+
+    ## Why is this bad?
+    Fewer GPUs than the world size: the engine cannot start (vLLM: "World size (4) is larger
+    than the number of available GPUs (1) in this node"). More GPUs than it uses: you pay for GPUs
+    that sit idle (reported as a warning).
+
+    ## Formula
+    `tensor_parallel x pipeline_parallel x data_parallel` must equal `GPUs per pod x pods`.
+
+    ## Example
+    `--tensor-parallel-size=4` in a pod with `nvidia.com/gpu: 1`.
+
+    Use instead: `nvidia.com/gpu: 4`, or `--tensor-parallel-size=1`.
+
+    ## How to fix
+    Make the GPU request equal the parallel world size: raise the GPU limit, lower TP/PP, or
+    spread the replica over a LeaderWorkerSet group.
+
+    ## Suppress
+    `# kvlint: disable=KV201 -- reason` on the flagged line, or `kvlint.io/ignore: "KV201=reason"`.
+    """
+
+    id = "KV201"
+    name = "parallelism-gpu-mismatch"
+    severity = Severity.ERROR
+
+    def check(self, ctx: Context):
+        d = ctx.deployment
+        if d is None or d.gpus is None or d.engine_name not in ENGINE_NAMES or d.accelerator != "gpu":
+            return
+        tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
+        pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
+        dp = int(d.data_parallel.value) if d.data_parallel else 1
+        world = tp * pp * dp
+        have = int(d.gpus.value)
+        if world == have or have <= 0:
+            return
+        parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
+        gpus = f"{have} GPU{'s' if have != 1 else ''} ({d.gpus.note or 'per replica'})"
+        engine = ENGINE_NAMES[d.engine_name]
+        if world > have:
+            yield ctx.finding(
+                self,
+                where_of(d, d.tensor_parallel, d.pipeline_parallel, d.data_parallel, d.gpus),
+                f"{parts} = {world} GPUs, but one replica gets {gpus}: {engine} cannot start "
+                f'("World size ({world}) is larger than the number of available GPUs ({have})")',
+                fix=f"request {world} GPUs per replica, or set {spec_key(d, 'tensor_parallel', d.engine_name)} to fit {have}",
+            )
+        else:
+            yield ctx.finding(
+                self,
+                where_of(d, d.gpus, d.tensor_parallel),
+                f"one replica gets {gpus} but {parts} uses {world}: {have - world} GPU{'s' if have - world != 1 else ''} sit idle",
+                fix=f"request {world} GPUs, or raise {spec_key(d, 'tensor_parallel', d.engine_name)} to use all {have}",
+                severity=Severity.WARNING,
+            )

@@ -1,0 +1,85 @@
+from kvlint.findings import Severity
+from kvlint.rules.base import Context, Rule
+from kvlint.rules.facts import where_of
+
+
+class HeadsNotDivisibleByTp(Rule):
+    """Attention heads, KV heads or experts do not divide evenly by the tensor-parallel size.
+
+    ## What it does
+    Checks what vLLM checks when it shards the model: the attention (query) heads must divide by
+    TP; the KV heads must divide by TP when TP is smaller than their count, and TP must be a
+    multiple of them when it is larger (`QKVParallelLinear`); with expert parallelism, the
+    routed experts must divide by the expert-parallel size (TP x DP).
+
+    ## Why is this bad?
+    The engine refuses to start: "Total number of attention heads (40) must be divisible by
+    tensor parallel size (3)."
+
+    ## Formula
+    `num_attention_heads % TP == 0`; `kv_heads % TP == 0` if `TP <= kv_heads`, else `TP % kv_heads == 0`.
+
+    ## Example
+    Qwen2.5-7B (28 heads, 4 KV heads) with `tensor_parallel: 8`.
+
+    Use instead: `tensor_parallel: 4` (or 2, 7, 14, 28 for the query heads; 1, 2, 4 for the KV heads).
+
+    ## How to fix
+    Pick a TP that divides the heads (the message lists the valid sizes up to 16).
+
+    ## Suppress
+    `# kvlint: disable=KV202 -- reason` on the TP line.
+    """
+
+    id = "KV202"
+    name = "heads-not-divisible-by-tp"
+    severity = Severity.ERROR
+    needs = ("model", "settings")
+
+    def check(self, ctx: Context):
+        arch, s, d = ctx.model, ctx.settings, ctx.deployment
+        tp = s.tp
+        if tp <= 1:
+            return
+        where = where_of(d, d.tensor_parallel)
+        valid = [t for t in range(1, 17) if _ok(arch, t)]
+        fix = f"use a tensor-parallel size of {', '.join(map(str, valid))}"
+        if arch.query_heads % tp:
+            yield ctx.finding(
+                self,
+                where,
+                f"Total number of attention heads ({arch.query_heads}) must be divisible by tensor parallel size ({tp}) "
+                f"— {arch.id} cannot be sharded {tp} ways",
+                fix=fix,
+            )
+        elif not arch.mla and tp < arch.kv_heads and arch.kv_heads % tp:
+            yield ctx.finding(
+                self,
+                where,
+                f"{arch.kv_heads} KV heads do not divide by tensor parallel size {tp}: vLLM cannot shard the KV projection",
+                fix=fix,
+            )
+        elif not arch.mla and tp > arch.kv_heads and tp % arch.kv_heads:
+            yield ctx.finding(
+                self,
+                where,
+                f"tensor parallel size {tp} is not a multiple of the {arch.kv_heads} KV heads: vLLM cannot replicate them evenly",
+                fix=fix,
+            )
+        if arch.num_experts and d.expert_parallel is not None and d.expert_parallel.value:
+            ep = tp * max(1, s.dp)
+            if arch.num_experts % ep:
+                yield ctx.finding(
+                    self,
+                    where,
+                    f"{arch.num_experts} experts do not divide by the expert-parallel size {ep} (TP x DP)",
+                    fix="choose TP x DP that divides the experts",
+                )
+
+
+def _ok(arch, tp: int) -> bool:
+    if arch.query_heads % tp:
+        return False
+    if arch.mla:
+        return True
+    return arch.kv_heads % tp == 0 if tp <= arch.kv_heads else tp % arch.kv_heads == 0

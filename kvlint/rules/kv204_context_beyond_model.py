@@ -1,0 +1,74 @@
+from kvlint.findings import Severity
+from kvlint.rules.base import Context, Rule
+from kvlint.rules.facts import spec_key
+
+
+class ContextBeyondModel(Rule):
+    """max_context is longer than the model's maximum as the engine derives it.
+
+    ## What it does
+    Compares a stated `max_context` (vLLM `--max-model-len`, SGLang `--context-length`) with the
+    model's maximum the way vLLM derives it (`_get_and_verify_max_len`): the smallest of
+    `max_position_embeddings` and the other length keys, multiplied by the rope-scaling factor
+    unless the rope type (llama3, longrope) already states the extended length, yarn as
+    `original_max_position_embeddings x factor`.
+
+    ## Why is this bad?
+    vLLM refuses to start: "User-specified max_model_len (N) is greater than the derived
+    max_model_len (max_position_embeddings=M …)", unless `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1`, which
+    "may lead to incorrect model outputs or CUDA errors". SGLang has the same check.
+
+    ## Formula
+    error when `max_context > derived max_model_len`.
+
+    ## Example
+    `--max-model-len=16384` for gemma-2-9b (8,192 positions).
+
+    Use instead: `--max-model-len=8192`.
+
+    ## How to fix
+    Lower the context to the model's maximum, or pick a long-context variant of the model.
+
+    ## Suppress
+    `# kvlint: disable=KV204 -- reason` on the line (e.g. with VLLM_ALLOW_LONG_MAX_MODEL_LEN on purpose).
+    """
+
+    id = "KV204"
+    name = "context-beyond-model"
+    severity = Severity.ERROR
+    needs = ("model",)
+
+    def check(self, ctx: Context):
+        d, arch = ctx.deployment, ctx.model
+        v = d.max_context
+        if (
+            v is None
+            or v.origin == "default"
+            or d.engine_name not in ("vllm", "sglang")
+            or arch.family == "declared"
+        ):
+            return
+        if int(v.value) <= arch.max_positions:
+            return
+        allow = d.extra.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
+        allowed = allow is not None and str(allow.value).strip() in ("1", "true", "True")
+        key = spec_key(d, "max_context", d.engine_name)
+        message = (
+            f"User-specified max_model_len ({int(v.value):,}) is greater than the derived max_model_len "
+            f"({arch.max_positions_note}"
+            + (f" = {arch.max_positions:,}" if " x " in arch.max_positions_note else "")
+            + f") of {arch.id}"
+        )
+        if allowed:
+            yield ctx.finding(
+                self,
+                v.where,
+                message
+                + "; VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets it start, with outputs the model was not trained for",
+                fix=f"{key} {arch.max_positions}",
+                severity=Severity.WARNING,
+            )
+        else:
+            yield ctx.finding(
+                self, v.where, message + ": the engine refuses to start", fix=f"{key} {arch.max_positions}"
+            )

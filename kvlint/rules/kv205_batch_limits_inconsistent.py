@@ -1,0 +1,91 @@
+from kvlint.findings import Severity
+from kvlint.rules.base import Context, Rule
+from kvlint.rules.facts import where_of
+
+
+class BatchLimitsInconsistent(Rule):
+    """Batching limits that contradict each other: the engine refuses them at start-up.
+
+    ## What it does
+    vLLM: `max_num_batched_tokens` below `max_num_seqs`, and below `max_model_len` when chunked
+    prefill is off (`SchedulerConfig._verify_args`). TGI: `max_input_tokens` not below
+    `max_total_tokens`, and `max_batch_prefill_tokens` or `max_total_tokens` above a stated
+    `max_batch_total_tokens` (the router's validation).
+
+    ## Why is this bad?
+    vLLM: "max_num_batched_tokens (b) must be greater than or equal to max_num_seqs (s)"; without
+    chunked prefill no prompt longer than max_num_batched_tokens can ever run. TGI exits with
+    "`max_input_tokens` must be < `max_total_tokens`".
+
+    ## Formula
+    `max_num_seqs <= max_num_batched_tokens`; `max_model_len <= max_num_batched_tokens` unless chunked prefill.
+
+    ## Example
+    `--max-num-batched-tokens=4096 --max-num-seqs=8192`.
+
+    Use instead: `--max-num-batched-tokens` at least `--max-num-seqs`.
+
+    ## How to fix
+    Raise `max_num_batched_tokens`, lower `max_num_seqs`, or turn chunked prefill back on.
+
+    ## Suppress
+    `# kvlint: disable=KV205 -- reason` on the line.
+    """
+
+    id = "KV205"
+    name = "batch-limits-inconsistent"
+    severity = Severity.ERROR
+
+    def check(self, ctx: Context):
+        d = ctx.deployment
+        if d is None:
+            return
+        if d.engine_name == "vllm":
+            yield from self._vllm(ctx, d)
+        elif d.engine_name == "tgi":
+            yield from self._tgi(ctx, d)
+
+    def _vllm(self, ctx, d):
+        b, s, m = d.max_batched_tokens, d.max_sequences, d.max_context
+        if b is None or b.origin == "default":
+            return
+        if s is not None and s.origin != "default" and int(b.value) < int(s.value):
+            yield ctx.finding(
+                self,
+                where_of(d, b, s),
+                f"max_num_batched_tokens ({int(b.value):,}) must be greater than or equal to max_num_seqs ({int(s.value):,})",
+                fix=f"--max-num-batched-tokens {int(s.value)}",
+            )
+        chunked_off = d.chunked_prefill is not None and d.chunked_prefill.value is False
+        if chunked_off and m is not None and int(b.value) < int(m.value):
+            yield ctx.finding(
+                self,
+                where_of(d, b, m),
+                f"max_num_batched_tokens ({int(b.value):,}) is smaller than max_model_len ({int(m.value):,}) with chunked "
+                "prefill off: no prompt longer than max_num_batched_tokens can run",
+                fix=f"--max-num-batched-tokens {int(m.value)}, or enable chunked prefill",
+            )
+
+    def _tgi(self, ctx, d):
+        total = d.max_context if d.max_context is not None and d.max_context.origin != "default" else None
+        inp = d.extra.get("max_input_tokens")
+        inp = inp if inp is not None and inp.origin != "default" else None
+        prefill = d.extra.get("max_batch_prefill_tokens")
+        prefill = prefill if prefill is not None and prefill.origin != "default" else None
+        batch_total = d.extra.get("max_batch_total_tokens")
+        if inp is not None and total is not None and int(inp.value) >= int(total.value):
+            yield ctx.finding(
+                self,
+                where_of(d, inp, total),
+                f"`max_input_tokens` must be < `max_total_tokens` (given {int(inp.value):,} and {int(total.value):,})",
+                fix=f"max_input_tokens {int(total.value) - 1} or a larger max_total_tokens",
+            )
+        if batch_total is not None:
+            for name, v in (("max_batch_prefill_tokens", prefill), ("max_total_tokens", total)):
+                if v is not None and int(v.value) > int(batch_total.value):
+                    yield ctx.finding(
+                        self,
+                        where_of(d, v, batch_total),
+                        f"`{name}` must be <= `max_batch_total_tokens` (given {int(v.value):,} and {int(batch_total.value):,})",
+                        fix=f"raise max_batch_total_tokens to {int(v.value)} or lower {name}",
+                    )

@@ -1,0 +1,70 @@
+from kvlint.findings import Severity
+from kvlint.rules.base import Context, Rule
+from kvlint.units import parse_size
+
+
+class ShmTooSmall(Rule):
+    """A multi-GPU pod without a memory-backed /dev/shm, or an shm larger than the memory limit.
+
+    ## What it does
+    Reports pods that use more than one GPU (or run tensor/pipeline parallelism) with no
+    `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`, and an shm `sizeLimit` above the
+    container's memory limit.
+
+    ## Why is this bad?
+    Containers get a 64 MiB /dev/shm by default; NCCL and the engine's worker processes need far
+    more, and fail with bus errors or "Error while creating shared memory segment". Memory-backed
+    shm counts against the container's memory limit, so a sizeLimit above it invites an OOM kill.
+
+    ## Formula
+    warning when `GPUs per pod > 1` (or TP x PP > 1) and no memory-backed `/dev/shm` mount.
+
+    ## Example
+    A TP-2 vLLM pod with no volumes.
+
+    Use instead: `volumes: [{name: dshm, emptyDir: {medium: Memory, sizeLimit: 16Gi}}]` mounted at `/dev/shm`.
+
+    ## How to fix
+    Mount a memory-backed emptyDir at /dev/shm, sized below the container's memory limit.
+
+    ## Suppress
+    `# kvlint: disable=KV207 -- reason`, or `kvlint.io/ignore: "KV207=reason"`.
+    """
+
+    id = "KV207"
+    name = "shm-too-small"
+    severity = Severity.WARNING
+
+    def check(self, ctx: Context):
+        d = ctx.deployment
+        if d is None or d.has_shm is None or d.accelerator != "gpu":
+            return
+        per_pod = int(d.gpus_per_pod.value) if d.gpus_per_pod else 1
+        tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
+        pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
+        if not d.has_shm and (per_pod > 1 or tp * pp > 1):
+            where = (d.gpus_per_pod.where if d.gpus_per_pod and d.gpus_per_pod.where else None) or d.where
+            what = f"{per_pod} GPU{'s' if per_pod != 1 else ''} per pod" + (
+                f", TP {tp} x PP {pp}," if tp * pp > 1 else ""
+            )
+            yield ctx.finding(
+                self,
+                where,
+                f"{what} but no memory-backed /dev/shm: containers get 64 MiB, too little for NCCL and the engine's "
+                "worker processes",
+                fix="mount an emptyDir with medium: Memory at /dev/shm",
+            )
+        if d.has_shm and d.shm_size is not None and d.shm_size.value and d.memory_limit is not None:
+            try:
+                shm = parse_size(str(d.shm_size.value)).bytes
+                limit = parse_size(str(d.memory_limit.value)).bytes
+            except ValueError:
+                return
+            if shm > limit:
+                yield ctx.finding(
+                    self,
+                    d.shm_size.where,
+                    f"/dev/shm sizeLimit {d.shm_size.value} exceeds the container's memory limit {d.memory_limit.value}: "
+                    "shm pages count against the limit, so filling it gets the pod OOM-killed",
+                    fix=f"a sizeLimit below {d.memory_limit.value}",
+                )

@@ -1,0 +1,65 @@
+from kvlint.findings import Severity
+from kvlint.rules.base import Context, Rule
+
+# Keys whose value is a fraction of GPU memory the engine claims.
+_FRACTIONS = (
+    ("gpu_memory_utilization", "--gpu-memory-utilization"),
+    ("mem_fraction_static", "--mem-fraction-static"),
+    ("cuda_memory_fraction", "CUDA_MEMORY_FRACTION"),
+)
+
+
+class UtilizationOutOfRange(Rule):
+    """A GPU-memory fraction outside (0, 1], or so high that start-up fails when anything else holds memory.
+
+    ## What it does
+    Checks vLLM `--gpu-memory-utilization`, SGLang `--mem-fraction-static` and TGI
+    `CUDA_MEMORY_FRACTION`: an error at or below 0 or above 1, a warning above 0.95.
+
+    ## Why is this bad?
+    vLLM V1 requires that much memory to be free at start-up, after the CUDA context and NCCL
+    buffers took their share (0.3-0.6 GiB): "Free memory on device (…) on startup is less than
+    desired GPU memory utilization". Above 0.95 any other process, a second engine or a driver
+    update can stop the pod from starting.
+
+    ## Formula
+    error if `u <= 0` or `u > 1`; warning if `u > 0.95`.
+
+    ## Example
+    `--gpu-memory-utilization=0.99`.
+
+    Use instead: 0.9-0.95, and fix capacity by other means.
+
+    ## How to fix
+    Keep it at 0.95 or below.
+
+    ## Suppress
+    `# kvlint: disable=KV208 -- reason` on the line.
+    """
+
+    id = "KV208"
+    name = "utilization-out-of-range"
+    severity = Severity.ERROR
+
+    def check(self, ctx: Context):
+        d = ctx.deployment
+        if d is None:
+            return
+        for attr, flag in _FRACTIONS:
+            v = getattr(d, attr, None) if attr == "gpu_memory_utilization" else d.extra.get(attr)
+            if v is None or v.origin == "default" or not isinstance(v.value, (int, float)):
+                continue
+            u = float(v.value)
+            if u <= 0 or u > 1:
+                yield ctx.finding(
+                    self, v.where, f"{flag} {u:g} is outside (0, 1]: the engine rejects it", fix=f"{flag} 0.9"
+                )
+            elif u > 0.95:
+                yield ctx.finding(
+                    self,
+                    v.where,
+                    f"{flag} {u:g} leaves under 5 % of the GPU for the CUDA context, NCCL and anything else: start-up fails "
+                    "when that much is not free",
+                    fix=f"{flag} 0.95 or lower",
+                    severity=Severity.WARNING,
+                )
