@@ -38,7 +38,7 @@ class AmbiguousSizeSuffix(Rule):
         d = ctx.deployment
         if d is None:
             return
-        for field, (text, where) in d.suffixes.items():
+        for _field, (text, where) in d.suffixes.items():
             try:
                 value = parse_count(text).value
             except ValueError:
