@@ -145,10 +145,14 @@ def _read(path: Path) -> tuple[dict, Any]:
 
     def locate_yaml(loc: tuple) -> str:
         node = root
-        for step in loc:
+        for i, step in enumerate(loc):
             nxt = None
             if isinstance(node, Mapping) and isinstance(step, str):
-                nxt = node.values.get(step) or node.values.get(step.replace("_", "-"))
+                key = step if step in node.values else step.replace("_", "-")
+                if i == len(loc) - 1 and key in node.keys:
+                    k = node.keys[key]
+                    return f"{path}:{k.line + 1}:{k.col + 1}"
+                nxt = node.values.get(key)
             elif (
                 hasattr(node, "items")
                 and isinstance(step, int)
@@ -204,6 +208,7 @@ def _apply(cfg, s: Settings, origin: str) -> Settings:
     from kvlint.units import parse_size
 
     s.config_file = origin
+    s.config_dir = os.path.dirname(os.path.abspath(origin))
     fields = cfg.model_fields_set
     if cfg.select is not None:
         s.select = list(cfg.select)

@@ -7,6 +7,7 @@ job (pydantic, loaded only when a configuration file exists).
 from __future__ import annotations
 
 import fnmatch
+import os
 from dataclasses import dataclass, field
 
 from kvlint.findings import Severity
@@ -35,6 +36,7 @@ class Settings:
     respect_gitignore: bool = True
     sources: dict[str, str] = field(default_factory=dict)  # setting -> where its value came from
     config_file: str | None = None
+    config_dir: str | None = None  # per-file-ignores patterns are relative to it
 
     def _codes(self, names: list[str]) -> set[str]:
         from kvlint.rules import all_rules
@@ -59,9 +61,13 @@ class Settings:
             return False
         if rule_id in self._codes(self.ignore):
             return False
-        for pattern, codes in self.per_file_ignores.items():
-            if _path_matches(path, pattern) and rule_id in self._codes(codes):
-                return False
+        if self.per_file_ignores:
+            rel = os.path.relpath(os.path.abspath(path), self.config_dir) if self.config_dir else path
+            for pattern, codes in self.per_file_ignores.items():
+                if (_path_matches(rel, pattern) or _path_matches(path, pattern)) and rule_id in self._codes(
+                    codes
+                ):
+                    return False
         return True
 
     def severity_of(self, rule_id: str, default: Severity) -> Severity:

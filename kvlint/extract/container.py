@@ -44,7 +44,8 @@ def read_ignores(root: Mapping, path: str) -> dict[str, tuple[str, Location]]:
         node = ann.scalar("kvlint.io/ignore") if ann is not None else None
         if node is None or node.value is None:
             continue
-        for part in str(node.value).split(","):
+        # "KV103=reason, with commas, KV102" : a comma starts a new entry only before a rule code or name
+        for part in re.split(r",\s*(?=(?:[Kk][Vv]\d{3}|[a-z]+(?:-[a-z]+)+)\s*(?:=|,|$))", str(node.value)):
             code, _, reason = part.partition("=")
             if code.strip():
                 out[code.strip().upper()] = (reason.strip(), node.where(path))
