@@ -84,7 +84,7 @@ def test_markdown_table_and_pie():
         in md
     )
     assert "❌ KV102" in md and "✅ fits" in md
-    assert md.count("```mermaid") == 2 and '"Weights" : 14.96' in md and '"KV cache pool"' in md
+    assert md.count("```mermaid") == 2 and '"Weights" : 14.99' in md and '"KV cache pool"' in md
     assert "### Findings" in md
 
 

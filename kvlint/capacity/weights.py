@@ -73,6 +73,22 @@ def effective_quant(arch: ModelArch, quantization: str | None, engine: str = "vl
     return ONLINE_QUANT.get(name)
 
 
+def _round_up(n: int, m: int) -> int:
+    return -(-n // m) * m
+
+
+def _mxfp4_experts_per_gpu(arch: ModelArch, tp: int, wide: float) -> float:
+    """One MoE layer's MXFP4 experts on one GPU as vLLM allocates them: the Marlin MXFP4 MoE
+    backend pads the per-partition intermediate size to a multiple of 128 and the hidden size to
+    a multiple of 256 (vllm/model_executor/layers/quantization/mxfp4.py, Mxfp4MoEMethod.
+    create_weights); 4-bit values plus one E8M0 scale per 32, bf16 biases."""
+    inter = _round_up(arch.moe_intermediate_size // tp, 128)
+    hidden = _round_up(arch.hidden_size, 256)
+    values = arch.num_experts * 3 * inter * hidden  # w13 (2 x inter x hidden) and w2 (hidden x inter)
+    biases = arch.num_experts * (2 * inter + hidden)
+    return values * 4.25 / 8 + biases * wide
+
+
 def weights(
     arch: ModelArch,
     tp: int,
@@ -97,17 +113,19 @@ def weights(
     )
     head_rank = padded_vocab * arch.hidden_size * wide if arch.lm_head_params or pp > 1 else 0
 
+    mxfp4 = quant is not None and quant.method == "mxfp4" and arch.num_experts > 0
     stages: list[int] = []
     start = 0
     parts = pp_partitions(arch.layers, pp)
+    rope = arch.rope_cache_elems * wide  # every GPU builds its own RoPE cos/sin cache
     for s, n in enumerate(parts):
-        total = 0.0
+        total = float(rope)
         for lp in arch.layer_params[start : start + n]:
-            total += (
-                linear_bytes(lp.attn, "attn")
-                + linear_bytes(lp.mlp, "mlp")
-                + linear_bytes(lp.experts, "experts")
-            ) / tp
+            if mxfp4 and lp.experts:
+                experts = _mxfp4_experts_per_gpu(arch, tp, wide)
+            else:
+                experts = linear_bytes(lp.experts, "experts") / tp
+            total += (linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp")) / tp + experts
             total += lp.replicated * wide
         start += n
         if s == 0:

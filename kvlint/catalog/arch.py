@@ -66,6 +66,9 @@ class ModelArch:
     vision_params: int = 0  # vision / multimodal tower and projector, loaded by vLLM
     vision_note: str = ""
     mtp_params: int = 0  # multi-token-prediction layers, loaded only for MTP speculative decoding
+    rope_cache_elems: int = (
+        0  # cos/sin cache the engine builds: positions x rotary_dim, summed over rope kinds
+    )
     checkpoint_bytes: int | None = None  # safetensors total_size when known
     checkpoint_bytes_source: str = ""
     gated_mlp: bool = True

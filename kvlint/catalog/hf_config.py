@@ -292,6 +292,37 @@ def derive_max_len(cfg: dict[str, Any], family: str) -> tuple[int, str]:
     return value, note
 
 
+def rope_cache_elems(cfg: dict[str, Any], family: str, head_dim: int) -> int:
+    """Elements of the RoPE cos/sin cache vLLM builds once per GPU (vllm/model_executor/layers/
+    rotary_embedding: a [max_position, rotary_dim] tensor in the model dtype). Its length is
+    max_position_embeddings, times the factor for linear/dynamic scaling, original x factor for
+    YaRN; MLA rotates only qk_rope_head_dim; Gemma 3 keeps a second, unscaled cache for its
+    local layers."""
+    max_pos = int(cfg.get("max_position_embeddings") or cfg.get("n_positions") or 2048)
+    rope = cfg.get("rope_scaling") or cfg.get("rope_parameters") or {}
+    rtype = (rope.get("rope_type") or rope.get("type") or "") if isinstance(rope, dict) else ""
+    factor = rope.get("factor") if isinstance(rope, dict) else None
+    positions = max_pos
+    if isinstance(factor, (int, float)):
+        if rtype in ("linear", "dynamic"):
+            positions = int(max_pos * factor)
+        elif rtype == "yarn":
+            original = (
+                rope.get("original_max_position_embeddings")
+                or cfg.get("original_max_position_embeddings")
+                or max_pos
+            )
+            positions = int(original * factor)
+    if cfg.get("kv_lora_rank"):
+        rotary = int(cfg.get("qk_rope_head_dim") or 64)
+    else:
+        rotary = int(head_dim * float(cfg.get("partial_rotary_factor") or 1.0))
+    elems = positions * rotary
+    if family in ("gemma3", "gemma3_text"):
+        elems += max_pos * rotary  # the local layers' cache (rope_local_base_freq, no scaling)
+    return elems
+
+
 def _layer_kinds(cfg: dict[str, Any], family: str, layers: int, window: int | None) -> tuple[str, ...]:
     types = cfg.get("layer_types")
     if isinstance(types, list) and len(types) == layers:
@@ -665,6 +696,7 @@ def parse_config(
         vision_params=vision,
         vision_note=vision_note,
         mtp_params=mtp,
+        rope_cache_elems=rope_cache_elems(cfg, family, attn_dim if not mla else head_dim),
         checkpoint_bytes=checkpoint_bytes,
         checkpoint_bytes_source=checkpoint_source,
         gated_mlp=gated,

@@ -95,42 +95,78 @@ def subtracts_cuda_graphs(version: tuple[int, ...] | None) -> bool:
 
 
 def non_torch_bytes(tp: int, pp: int) -> tuple[int, str]:
-    """Memory outside PyTorch's allocator: CUDA context extras, cuBLAS workspace and, with TP > 1,
-    NCCL and custom all-reduce buffers. The calibration logs show ~0.25 GiB at TP 1 and ~2.1 GiB
-    at TP 2-4 on H100 (../shared/calibration/vllm_startup_logs.yaml)."""
+    """Memory outside PyTorch's allocator that the profile run measures. With TP > 1 it is
+    dominated by NCCL and the custom all-reduce buffers; at TP 1 by cuBLAS workspaces and CUDA
+    context extras; pipeline-only workers (no all-reduce) hold the least. Figures from the
+    calibration logs (../shared/calibration/vllm_startup_logs.yaml, vLLM 0.19 on H100):
+    TP 1 0.24-0.26 GiB; TP 2 2.07-2.09 GiB; TP 4 2.13-2.21 GiB; PP 4 x TP 1 0.07 GiB."""
     if tp > 1:
-        return int(2.1 * GIB), f"non-torch memory at TP {tp} (NCCL and custom all-reduce buffers, ~2.1 GiB)"
-    return int(0.25 * GIB), "non-torch memory at TP 1 (cuBLAS workspace and CUDA context extras, ~0.25 GiB)"
+        return int(2.1 * GIB), f"non-torch memory at TP {tp} (NCCL and custom all-reduce buffers)"
+    if pp > 1:
+        return int(0.07 * GIB), "non-torch memory of a pipeline-parallel worker without TP"
+    return int(0.25 * GIB), "non-torch memory at TP 1 (cuBLAS workspace and CUDA context extras)"
 
 
-def activation_bytes(arch: ModelArch, s: EngineSettings, act_bytes: float) -> tuple[int, str]:
-    """Peak of profile_run: the dummy forward pass at max_num_batched_tokens, then the sampler on
-    min(max_num_seqs, max_num_batched_tokens) rows of logits over the whole vocabulary (logits are
-    gathered on every TP rank, so this term does not shrink with TP)."""
+# Bytes per vocabulary entry per sampled row in the profile run's sampler: fp32 logits plus the
+# working copies the top-k/top-p path makes (sorted fp32 values and int64 indices). Fitted on the
+# dense models of the calibration logs (Llama, Qwen, Gemma; vLLM 0.19, 1,024 rows): 14.6.
+SAMPLER_BYTES_PER_LOGIT = 14.6
+# Bytes per hidden element per batched token that stay live across the sampler run (the last
+# hidden states and their copies), from the same fit.
+HIDDEN_BYTES_PER_TOKEN = 2.4
+
+
+def activation_bytes(
+    arch: ModelArch, s: EngineSettings, act_bytes: float, last_stage: bool = True
+) -> tuple[int, str]:
+    """Peak of profile_run (vllm/v1/worker/gpu_model_runner.py): a dummy forward pass of
+    max_num_batched_tokens tokens, then (on the last pipeline stage) `_dummy_sampler_run` on
+    min(max_num_seqs, max_num_batched_tokens) rows of logits over the whole vocabulary (gathered on
+    every TP rank, so it does not shrink with TP). MoE layers add the fused-MoE intermediate caches,
+    T x top_k x (max(2 I, H) + I) x 2 bytes (vllm fused_moe: cache13 shared with cache3, cache2).
+    V0's profile ran max_num_seqs sequences without the V1 sampler warm-up: the forward pass."""
     t = s.max_batched_tokens
     tp = max(1, s.tp)
-    inter = (
-        arch.moe_intermediate_size * max(1, arch.experts_per_token)
-        if arch.num_experts
-        else arch.intermediate_size
-    )
-    forward = t * (3 * inter // tp + 4 * arch.hidden_size) * act_bytes
+    h = arch.hidden_size
+    dense_i = arch.intermediate_size
+    forward = t * (3 * dense_i // tp + 3 * h) * act_bytes
+    moe = 0
+    if arch.num_experts and arch.moe_layers:
+        i = arch.moe_intermediate_size // tp
+        moe = t * max(1, arch.experts_per_token) * (max(2 * i, h) + i) * act_bytes
+    if s.generation == "V0":
+        rows = min(s.max_num_seqs, t)
+        peak = max(forward, moe) + rows * arch.vocab_size * 4
+        return int(peak), f"activation peak of the V0 profile run ({tokens(t)} batched tokens)"
+    if not last_stage:
+        peak = max(forward, moe)
+        return int(
+            peak
+        ), f"activation peak of a non-final pipeline stage (forward pass of {tokens(t)} tokens, no sampler)"
     rows = min(s.max_num_seqs, t)
-    sampler = rows * arch.vocab_size * 14 + t * arch.hidden_size * act_bytes
-    peak = max(forward, sampler)
-    which = "sampler" if sampler >= forward else "forward pass"
-    return int(peak), (
-        f"activation peak of the profile run ({which}: {tokens(t)} batched tokens, "
-        f"{tokens(rows)} sampler rows x {tokens(arch.vocab_size)} vocab)"
+    sampler = rows * arch.vocab_size * SAMPLER_BYTES_PER_LOGIT + t * h * HIDDEN_BYTES_PER_TOKEN
+    peak = max(forward, sampler + moe)
+    what = (
+        f"sampler on {tokens(rows)} rows x {tokens(arch.vocab_size)} vocab"
+        if sampler + moe >= forward
+        else "forward pass"
     )
+    if moe:
+        what += " + fused-MoE caches"
+    return int(peak), f"activation peak of the profile run ({what}; {tokens(t)} batched tokens)"
 
 
 def cuda_graph_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
+    """vLLM >= 0.21 subtracts an estimate of CUDA-graph memory (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
+    The v0.19 logs print the estimate without subtracting it: 0.84 GiB for most 28-42-layer models,
+    1.1-1.6 GiB for 46-80 layers (about 0.02 GiB per layer); smaller when fewer batch sizes are
+    captured (capture sizes go up to min(2 x max_num_seqs, 512))."""
     if s.enforce_eager:
         return 0, "no CUDA graphs (--enforce-eager)"
     sizes = min(512, 2 * s.max_num_seqs)
-    est = int((0.25 + 0.02 * arch.layers * min(sizes, 512) / 512) * GIB)
-    return est, f"CUDA-graph estimate (captures up to {sizes} sequences)"
+    per_layer = max(0.84, 0.0204 * arch.layers) * GIB
+    est = int(per_layer * (0.3 + 0.7 * sizes / 512))
+    return est, f"CUDA-graph memory estimate (captures up to {sizes} sequences)"
 
 
 # --- the plan ----------------------------------------------------------------------------------
@@ -156,16 +192,20 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     offload = int(
         float(s.extra.get("cpu_offload_gb") or 0) * GIB
     )  # --cpu-offload-gb: GiB per GPU kept in CPU memory
+    pools: list[int] = []
     for idx, kinds in enumerate(stages):
         stage_weights = max(0, w.per_stage[idx] - offload)
-        stage_act = act if idx == len(stages) - 1 or s.pp == 1 else int(act * 0.45)
+        last = idx == len(stages) - 1
+        stage_act, stage_act_note = (
+            (act, act_note) if last else activation_bytes(arch, s, act_dtype_bytes, last_stage=False)
+        )
         terms = [
             Term(
                 "weights",
                 stage_weights,
                 w.source + (f"; minus {gib(offload)} offloaded to CPU (--cpu-offload-gb)" if offload else ""),
             ),
-            Term("activation peak", stage_act, act_note),
+            Term("activation peak", stage_act, stage_act_note),
             Term("non-torch", non_torch, non_torch_note),
         ]
         if s.subtract_cuda_graphs and graphs:
@@ -223,11 +263,13 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             weights_source=w.source,
             stage=idx,
         )
+        pools.append(pool)
         key = (num_blocks, -idx)
         if best is None or key < best[:2]:
             best = (num_blocks, -idx, p)
     assert best is not None
     p = best[2]
+    p.stage_pools = pools
     if hybrid and arch.has_sliding:
         p.notes.append(
             "hybrid KV cache manager: sliding-window layers hold only the window plus batched tokens"
