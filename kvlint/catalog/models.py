@@ -68,12 +68,20 @@ def catalog_ids() -> list[str]:
     return sorted(e["id"] for e in entries.values())
 
 
+def _merge(base: dict, add: dict) -> dict:
+    out = dict(base)
+    for k, v in add.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
+
+
 @lru_cache(maxsize=256)
 def arch_for_entry(key: str) -> ModelArch:
     entries, _, _ = _catalog()
     entry = entries[key]
+    config = _merge(entry["config"], entry["additions"]) if entry.get("additions") else entry["config"]
     return parse_config(
-        entry["config"],
+        config,
         entry["id"],
         f"kvlint catalog ({entry.get('source', 'source not recorded')})",
         hf_quant=entry.get("hf_quant_config"),
