@@ -19,7 +19,6 @@ One pydantic model validates it; a bad file is a located error (exit 2). Flags o
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from kvlint.findings import Severity
@@ -32,22 +31,26 @@ class ConfigError(Exception):
     """A configuration problem, with file:line where known."""
 
 
-def find_config(start: str | None = None) -> Path | None:
-    here = Path(start or os.getcwd()).resolve()
-    for directory in (here, *here.parents):
+def find_config(start: str | None = None) -> str | None:
+    directory = os.path.realpath(start or os.getcwd())
+    while True:
         for name in CONFIG_NAMES:
-            candidate = directory / name
-            if candidate.is_file():
+            candidate = os.path.join(directory, name)
+            if os.path.isfile(candidate):
                 return candidate
-        pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and _has_tool_table(pyproject):
+        pyproject = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(pyproject) and _has_tool_table(pyproject):
             return pyproject
-    return None
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
 
 
-def _has_tool_table(path: Path) -> bool:
+def _has_tool_table(path: str) -> bool:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
     except OSError:
         return False
     return "[tool.kvlint" in text
@@ -105,10 +108,11 @@ def _model():
     return KvlintConfig
 
 
-def _read(path: Path) -> tuple[dict, Any]:
+def _read(path: str) -> tuple[dict, Any]:
     """(data, locator) where locator(loc tuple) -> 'file:line' for error messages."""
-    text = path.read_text(encoding="utf-8")
-    if path.name == "pyproject.toml":
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    if os.path.basename(path) == "pyproject.toml":
         try:
             import tomllib  # type: ignore[import-not-found]
         except ModuleNotFoundError:  # Python 3.10
@@ -133,7 +137,7 @@ def _read(path: Path) -> tuple[dict, Any]:
     from kvlint.load.compose import compose
     from kvlint.load.tree import Mapping, to_plain
 
-    docs, issues = compose(text, str(path))
+    docs, issues = compose(text, path)
     if issues:
         first = issues[0]
         raise ConfigError(f"{first.where}: {first.message}")
@@ -172,17 +176,31 @@ def load_settings(explicit: str | None = None, isolated: bool = False) -> Settin
     settings = Settings()
     if isolated:
         return settings
-    path = Path(explicit) if explicit else find_config()
+    path = explicit or find_config()
     if path is None:
         return settings
-    if explicit and not path.is_file():
+    if explicit and not os.path.isfile(path):
         raise ConfigError(f"{path}: configuration file not found")
     try:
         data, locate = _read(path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}): {exc.reason}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the configuration must be a table of settings")
+    values, stated = _validate(data, path, locate)
+    return _apply(values, stated, settings, path)
+
+
+def _validate(data: dict, path: str, locate) -> tuple[dict[str, Any], list[str]]:
+    """(validated values, names of the settings the file states). pydantic runs only when the file
+    changed since kvlint last validated it (config_cache): importing it costs more than a lint run."""
+    from kvlint import config_cache
+
+    hit = config_cache.lookup(path, data)
+    if hit is not None:
+        return hit
     from pydantic import ValidationError
 
     try:
@@ -201,82 +219,86 @@ def load_settings(explicit: str | None = None, isolated: bool = False) -> Settin
                 msg = "unknown setting" + (f"; did you mean {close[0]!r}?" if close else "")
             problems.append(f"{locate(loc)}: {key}: {msg}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
-    return _apply(cfg, settings, str(path))
+    values, stated = cfg.model_dump(), sorted(cfg.model_fields_set)
+    config_cache.store(path, data, values, stated)
+    return values, stated
 
 
-def _apply(cfg, s: Settings, origin: str) -> Settings:
+def _apply(cfg: dict[str, Any], stated: list[str], s: Settings, origin: str) -> Settings:
     from kvlint.units import parse_size
 
     s.config_file = origin
     s.config_dir = os.path.dirname(os.path.abspath(origin))
-    fields = cfg.model_fields_set
-    if cfg.select is not None:
-        s.select = list(cfg.select)
-    s.extend_select = list(cfg.extend_select)
-    s.ignore = list(cfg.ignore)
-    s.per_file_ignores = dict(cfg.per_file_ignores)
-    for code, sev in cfg.severity.items():
+    if cfg["select"] is not None:
+        s.select = list(cfg["select"])
+    s.extend_select = list(cfg["extend_select"])
+    s.ignore = list(cfg["ignore"])
+    s.per_file_ignores = dict(cfg["per_file_ignores"])
+    for code, sev in cfg["severity"].items():
         from kvlint.rules import get
 
         rule = get(code)
         if rule is None:
             raise ConfigError(f"{origin}: severity: no rule {code!r}")
         s.severity[rule.id] = Severity.parse(sev)
-    if cfg.fail_on:
-        s.fail_on = Severity.parse(cfg.fail_on)
-    if cfg.gpu:
-        s.defaults.gpu = cfg.gpu
+    if cfg["fail_on"]:
+        s.fail_on = Severity.parse(cfg["fail_on"])
+    if cfg["gpu"]:
+        s.defaults.gpu = cfg["gpu"]
         s.defaults.gpu_source = f"GPU from the configuration ({origin})"
-    s.defaults.engine = cfg.engine
-    s.defaults.engine_version = cfg.engine_version
-    if cfg.headroom_margin is not None:
-        s.thresholds.kv103_margin = cfg.headroom_margin
-    if cfg.fragmentation is not None:
-        s.thresholds.fragmentation = cfg.fragmentation
-    if cfg.declared_tolerance is not None:
-        s.thresholds.declared_tolerance = cfg.declared_tolerance
-    if cfg.max_file_size:
-        s.max_file_size = cfg.max_file_size
-    if cfg.strict is not None:
-        s.strict = cfg.strict
-    if cfg.inline_suppressions is not None:
-        s.inline_suppressions = cfg.inline_suppressions
-    s.exclude = list(cfg.exclude)
-    if cfg.respect_gitignore is not None:
-        s.respect_gitignore = cfg.respect_gitignore
-    if cfg.format:
-        s.sources["format-value"] = cfg.format
-    for name in fields:
+    s.defaults.engine = cfg["engine"]
+    s.defaults.engine_version = cfg["engine_version"]
+    if cfg["headroom_margin"] is not None:
+        s.thresholds.kv103_margin = cfg["headroom_margin"]
+    if cfg["fragmentation"] is not None:
+        s.thresholds.fragmentation = cfg["fragmentation"]
+    if cfg["declared_tolerance"] is not None:
+        s.thresholds.declared_tolerance = cfg["declared_tolerance"]
+    if cfg["max_file_size"]:
+        s.max_file_size = cfg["max_file_size"]
+    if cfg["strict"] is not None:
+        s.strict = cfg["strict"]
+    if cfg["inline_suppressions"] is not None:
+        s.inline_suppressions = cfg["inline_suppressions"]
+    s.exclude = list(cfg["exclude"])
+    if cfg["respect_gitignore"] is not None:
+        s.respect_gitignore = cfg["respect_gitignore"]
+    if cfg["format"]:
+        s.sources["format-value"] = cfg["format"]
+    for name in stated:
         s.sources[name.replace("_", "-")] = origin
-    if cfg.gpus:
+    if cfg["gpus"]:
         from kvlint.catalog.gpus import register_gpus
 
         entries = []
-        for g in cfg.gpus:
+        for g in cfg["gpus"]:
             try:
-                memory = parse_size(g.memory).bytes
+                memory = parse_size(g["memory"]).bytes
             except ValueError as exc:
-                raise ConfigError(f"{origin}: gpus[{g.id}].memory: {exc}") from None
+                raise ConfigError(f"{origin}: gpus[{g['id']}].memory: {exc}") from None
             entries.append(
                 {
-                    "id": g.id,
-                    "name": g.name or g.id,
+                    "id": g["id"],
+                    "name": g["name"] or g["id"],
                     "vendor": "nvidia",
                     "engine_bytes": memory,
                     "engine_bytes_source": f"declared in {origin}",
-                    "compute_capability": g.compute_capability,
-                    "bf16": g.bf16,
-                    "fp8": g.fp8,
-                    "aliases": g.aliases,
-                    "labels": g.labels,
+                    "compute_capability": g["compute_capability"],
+                    "bf16": g["bf16"],
+                    "fp8": g["fp8"],
+                    "aliases": g["aliases"],
+                    "labels": g["labels"],
                 }
             )
         register_gpus(entries)
-    if cfg.models:
+    if cfg["models"]:
         from kvlint.catalog.models import register_models
 
         register_models(
-            [{"id": m.id, "aliases": m.aliases, "source": m.source, "config": m.config} for m in cfg.models]
+            [
+                {"id": m["id"], "aliases": m["aliases"], "source": m["source"], "config": m["config"]}
+                for m in cfg["models"]
+            ]
         )
     return s
 

@@ -9,16 +9,16 @@ user-written input (the native spec, the config) is validated with pydantic wher
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
 from kvlint.findings import Issue, Location
+from kvlint.record import field, record
 
 T = TypeVar("T")
 Origin = Literal["stated", "default", "inferred"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Value(Generic[T]):
     value: T
     origin: Origin = "stated"
@@ -48,7 +48,7 @@ ENGINES = ("vllm", "sglang", "tgi")
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
 
 
-@dataclass(slots=True)
+@record
 class Deployment:
     """One model replica's serving configuration, as far as the input states it."""
 

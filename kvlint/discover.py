@@ -6,7 +6,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field
+
+from kvlint.record import field, record
 
 SUFFIXES = (".yaml", ".yml", ".json")
 SKIP_DIRS = {
@@ -23,7 +24,7 @@ SKIP_DIRS = {
 }
 
 
-@dataclass
+@record
 class Found:
     files: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import IntEnum
+
+from kvlint.record import field, record
 
 
 class Severity(IntEnum):
@@ -23,7 +24,7 @@ class Severity(IntEnum):
             raise ValueError(f"unknown severity {text!r} (expected error, warning or info)") from None
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Location:
     """A 1-based position of the value at fault; end_column is the column after the value."""
 
@@ -37,7 +38,7 @@ class Location:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Issue:
     """A problem noticed by load or extract, turned into a finding by the rule that owns `code`."""
 
@@ -48,7 +49,7 @@ class Issue:
     fix: str | None = None
 
 
-@dataclass(slots=True)
+@record
 class Finding:
     rule: str
     name: str

@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 from kvlint.extract import extract_document
 from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.load import LoadedFile, load_bytes
+from kvlint.record import field, record
 from kvlint.resolve import Resolved, resolve
 from kvlint.settings import Settings
 
 
-@dataclass(slots=True)
+@record
 class FileResult:
     path: str
     findings: list[Finding] = field(default_factory=list)
     deployments: list[Resolved] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)  # source lines, for carets in the text report
+    lines: dict[int, str] = field(
+        default_factory=dict
+    )  # the source lines findings cite (1-based), for carets
 
 
-@dataclass(slots=True)
+@record
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # paths that could not be read (exit 2)
@@ -86,7 +88,7 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
 
     rules = all_rules()
     path = loaded.path
-    result = FileResult(path, lines=loaded.source.lines if not loaded.issues or loaded.source.text else [])
+    result = FileResult(path)
     file_issues = list(loaded.issues)
     if loaded.source.helm_template is not None:
         file_issues.append(
@@ -117,6 +119,10 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
         f.severity = settings.severity_of(f.rule, f.severity)
         final.append(f)
     result.findings = sorted(_dedupe(final), key=Finding.sort_key)
+    source = loaded.source.lines if loaded.source.text else []
+    result.lines = {  # only these: the file's text is not kept once it is linted
+        f.where.line: source[f.where.line - 1] for f in result.findings if 1 <= f.where.line <= len(source)
+    }
     return result
 
 

@@ -6,8 +6,6 @@ deployment as a `Value(origin="default", note=...)`, so messages can name it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog import gpus as gpu_catalog
 from kvlint.catalog import models as model_catalog
@@ -16,9 +14,10 @@ from kvlint.catalog.declared import arch_from_declared
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.deployment import Deployment, Value, default, inferred
 from kvlint.findings import Issue, Location
+from kvlint.record import field, record
 
 
-@dataclass(slots=True)
+@record
 class Defaults:
     """Fallbacks from the command line or the configuration file."""
 
@@ -28,7 +27,7 @@ class Defaults:
     engine_version: str | None = None
 
 
-@dataclass(slots=True)
+@record
 class Resolved:
     deployment: Deployment
     model: ModelArch | None = None

@@ -1,6 +1,6 @@
 """The settings in force for one run: rule selection, severities, defaults and thresholds.
 
-A plain dataclass, cheap to build; reading and validating configuration files is `config.py`'s
+A plain record, cheap to build; reading and validating configuration files is `config.py`'s
 job (pydantic, loaded only when a configuration file exists).
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass, field
 
 from kvlint.findings import Severity
 from kvlint.load.source import DEFAULT_MAX_BYTES
+from kvlint.record import field, record
 from kvlint.resolve import Defaults
 from kvlint.rules.base import Thresholds
 
@@ -19,7 +19,7 @@ from kvlint.rules.base import Thresholds
 COVERAGE_RULES = ("KV002", "KV003", "KV004", "KV005")
 
 
-@dataclass(slots=True)
+@record
 class Settings:
     select: list[str] | None = None  # None: every rule
     extend_select: list[str] = field(default_factory=list)

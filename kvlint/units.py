@@ -7,8 +7,9 @@ GiB is 2**30 bytes; Kubernetes quantities follow the same split (`G` = 10**9, `G
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+
+from kvlint.record import record
 
 KIB = 1 << 10
 MIB = 1 << 20
@@ -45,7 +46,7 @@ _K8S_LETTERS = {"M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
 _SIZE_RE = re.compile(r"^\s*([0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Size:
     """A parsed size: exact bytes, the unit system it was written in, and the text as written."""
 
@@ -102,7 +103,7 @@ _DECIMAL_MULT = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY_MULT = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Count:
     value: int
     suffix: str  # "" when written as a plain number

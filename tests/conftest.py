@@ -38,3 +38,4 @@ def _no_hf_cache(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("HF_HUB_CACHE", str(empty))
     monkeypatch.setenv("HF_HOME", str(empty))
     monkeypatch.setenv("HOME", str(empty))
+    monkeypatch.setenv("KVLINT_CACHE_DIR", str(tmp_path_factory.mktemp("kvlint-cache")))

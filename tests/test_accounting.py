@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from dataclasses import replace
 
 import pytest
 from conftest import ROOT, shared
@@ -15,6 +14,7 @@ from kvlint.capacity.plan import EngineSettings
 from kvlint.capacity.weights import weights
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.catalog.hf_config import parse_config
+from kvlint.record import replace
 
 GIB = 1 << 30
 MIB = 1 << 20

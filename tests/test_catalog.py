@@ -1,6 +1,7 @@
 """Model and GPU catalogs: facts agree with their sources; lookups by every name people use."""
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml_free_loader  # noqa: F401  (see tests/yaml_free_loader.py)
@@ -15,7 +16,7 @@ GIB = 1 << 30
 def test_every_shared_model_config_is_in_the_catalog_verbatim_subset():
     folder = shared("reference", "models")
     index = yaml_free_loader.load(folder / "INDEX.yaml")["models"]
-    data = json.loads((models.DATA / "models.json").read_text())
+    data = json.loads(Path(models.DATA, "models.json").read_text())
     by_id = {m["id"]: m for m in data["models"]}
     checked = 0
     for entry in index:

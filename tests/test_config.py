@@ -129,3 +129,45 @@ def test_kvlint_config_prints_settings_and_origins(project):
     assert r.exit_code == 0
     assert "fail-on" in r.output and "warning" in r.output and "pyproject.toml" in r.output
     assert "strict" in r.output and "(default)" in r.output
+
+
+def test_config_that_is_not_utf8_is_an_error_not_a_traceback(project):
+    (project / ".kvlint.yaml").write_bytes(b"select: [KV1]\n\xff\xfe\n")
+    r = CliRunner().invoke(main, ["llama.yaml"])
+    assert (
+        r.exit_code == 2
+        and "not UTF-8" in r.output
+        and r.exception is None
+        or isinstance(r.exception, SystemExit)
+    )
+
+
+def test_validated_config_is_cached_and_revalidated_when_it_changes(project, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    env = {**os.environ, "KVLINT_CACHE_DIR": str(cache)}
+    # a Kubernetes manifest: reading it needs no pydantic, so only the configuration could import it
+    (project / "deploy" / "idle.yaml").write_text((FIXTURES / "KV201" / "bad-idle-gpus.yaml").read_text())
+    (project / ".kvlint.yaml").write_text("fail-on: warning\ngpus: [{id: acme-x1, memory: 40GiB}]\n")
+    probe = (
+        "import sys; from kvlint.cli import main\n"
+        "try: main(['idle.yaml'])\n"
+        "except SystemExit as e: print('exit', e.code, 'pydantic' in sys.modules)\n"
+    )
+
+    def lint():
+        out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True)
+        return out.stdout.strip().splitlines()[-1], out.stderr
+
+    assert lint()[0] == "exit 1 True"  # first run validates with pydantic, then remembers
+    assert len(list(cache.iterdir())) == 1
+    assert lint()[0] == "exit 1 False"  # unchanged: pydantic is not even imported
+    (project / ".kvlint.yaml").write_text("fail-on: warnin\n")
+    last, err = lint()
+    assert last == "exit 2 True" and ".kvlint.yaml:1" in err  # changed: validated again, and wrong
+    env["KVLINT_NO_CACHE"] = "1"
+    (project / ".kvlint.yaml").write_text("fail-on: warning\n")
+    assert lint()[0] == "exit 1 True" and lint()[0] == "exit 1 True"

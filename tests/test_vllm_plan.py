@@ -1,11 +1,10 @@
 """vLLM's pool, blocks and defaults against the notes' worked example and the engine's rules."""
 
-from dataclasses import replace
-
 from kvlint.capacity.engines import vllm
 from kvlint.capacity.plan import EngineSettings
 from kvlint.catalog.gpus import lookup
 from kvlint.catalog.models import resolve
+from kvlint.record import replace
 
 GIB = 1 << 30
 

@@ -12,8 +12,9 @@ eight scenarios can be reproduced and compared with the engine-exact plan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
+
+from kvlint.record import record
 
 
 def kv_per_token(layers: int, kv_heads: int, head_dim: int, bytes_per_value: int | float) -> int:
@@ -55,7 +56,7 @@ def longest_context(budget: int, n_sequences: int, per_token: int) -> int:
     return max(0, budget) // (n_sequences * per_token)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class CoursePlan:
     name: str
     weights_gb: float

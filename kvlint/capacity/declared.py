@@ -14,15 +14,15 @@ sequences of max_context. Verdicts:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from kvlint.record import record
 from kvlint.units import Size
 
 UNIT_TOLERANCE = 0.02
 _STEP = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Facts:
     gpu_total: int  # engine-visible bytes of one GPU
     gpu_name: str
@@ -39,7 +39,7 @@ class Facts:
     gpus: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Check:
     key: str
     declared: float  # bytes for sizes, a count otherwise

@@ -7,9 +7,8 @@ get_pp_indices (layer split), vllm/v1/core/kv_cache_utils.py (grouping, blocks, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvlint.catalog.arch import CHUNKED, FULL, NONE, SLIDING, ModelArch
+from kvlint.record import record
 
 DTYPE_BYTES = {
     "float32": 4.0,
@@ -91,7 +90,7 @@ def stage_kinds(arch: ModelArch, pp: int) -> list[tuple[str, ...]]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class KvGroups:
     """How vLLM's KV cache manager groups one stage's layers (all groups share one block pool)."""
 

@@ -6,10 +6,10 @@ the resolve step), a ModelArch and a GpuSpec. Pure arithmetic: no I/O, integer b
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from kvlint.record import field, record
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class EngineSettings:
     engine: str  # vllm | sglang | tgi
     version: str | None
@@ -33,14 +33,14 @@ class EngineSettings:
     extra: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Term:
     label: str  # "weights", "activation peak", ...
     bytes: int
     note: str  # where the figure comes from
 
 
-@dataclass(slots=True)
+@record
 class Plan:
     engine: str
     generation: str

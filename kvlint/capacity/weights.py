@@ -8,10 +8,9 @@ PP each stage holds its own layers, the embedding on the first and lm_head on th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvlint.capacity.kv import DTYPE_BYTES, cdiv, pp_partitions
 from kvlint.catalog.arch import ModelArch, Quant
+from kvlint.record import record
 
 VOCAB_PAD = 64
 ONLINE_QUANT = {
@@ -52,7 +51,7 @@ def weight_dtype_bytes(dtype: str | None, checkpoint_dtype: str) -> float:
     return DTYPE_BYTES.get(name, 2.0)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Weights:
     per_stage: tuple[int, ...]  # bytes per GPU on each pipeline stage
     total: int  # bytes of the whole model (all GPUs of one replica together, before sharding)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from kvlint.record import field, record
 
 # Layer kinds, as vLLM sizes their KV cache (vllm/v1/kv_cache_interface.py spec classes).
 FULL = "full"  # FullAttentionSpec: every token of the context
@@ -11,7 +11,7 @@ CHUNKED = "chunked"  # ChunkedLocalAttentionSpec (Llama 4): about chunk + batche
 NONE = "none"  # no KV (mamba / linear attention layers are not modelled here)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Quant:
     """Weight quantization of the checkpoint, summarised to what memory arithmetic needs."""
 
@@ -23,7 +23,7 @@ class Quant:
     min_capability: int | None = None  # vLLM get_min_capability() of the method, e.g. 80 for sm80
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class LayerParams:
     attn: int  # attention linear weights (TP-sharded, quantizable)
     mlp: int  # dense MLP linear weights (TP-sharded, quantizable)
@@ -31,7 +31,7 @@ class LayerParams:
     replicated: int  # norms, router, biases: full copy on every TP rank, 16-bit
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ModelArch:
     id: str
     source: str  # where the facts came from: catalog entry + upstream, local file, HF cache

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).with_name("data")
+from kvlint.record import record
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class GpuSpec:
     id: str
     name: str
@@ -85,9 +86,14 @@ AMBIGUOUS = {
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    data = json.loads((DATA / "gpus.json").read_text(encoding="utf-8"))
+    data = json.loads(_read(os.path.join(DATA, "gpus.json")))
     data["gpus"] = list(data["gpus"]) + list(_EXTRA_GPUS)
     return data
+
+
+def table(name: str) -> dict[str, Any]:
+    """A lookup table shipped with the GPU catalog (kubeai_profiles, karpenter_gpu_by_memory)."""
+    return _data().get(name, {})
 
 
 @lru_cache(maxsize=1)
@@ -180,3 +186,8 @@ def label_gpu(key: str, value: str) -> GpuSpec | None:
     ids, _, labels = _index()
     gid = labels.get(value.strip().lower())
     return ids.get(gid) if gid else lookup(value)
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()

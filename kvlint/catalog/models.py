@@ -8,19 +8,18 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
+from kvlint.record import record
 
-DATA = Path(__file__).with_name("data")
+DATA = os.path.join(os.path.dirname(__file__), "data")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Resolution:
     arch: ModelArch | None
     how: str  # how it was found, or why not
@@ -33,7 +32,7 @@ def _norm(ref: str) -> str:
 @lru_cache(maxsize=1)
 def _catalog() -> tuple[dict[str, dict[str, Any]], dict[str, str], dict[str, list[str]]]:
     """(entries by lower-case id, alias -> id, last path component -> ids)."""
-    data = json.loads((DATA / "models.json").read_text(encoding="utf-8"))
+    data = _read_json(os.path.join(DATA, "models.json"), limit=None)
     entries: dict[str, dict[str, Any]] = {}
     aliases: dict[str, str] = {}
     names: dict[str, list[str]] = {}
@@ -61,6 +60,7 @@ def register_models(entries: list[dict[str, Any]]) -> None:
     _EXTRA.extend(entries)
     _catalog.cache_clear()
     arch_for_entry.cache_clear()
+    _suggest.cache_clear()
 
 
 def catalog_ids() -> list[str]:
@@ -100,34 +100,37 @@ def strip_ref(ref: str) -> str:
     return ref.rstrip("/")
 
 
-def _read_json(path: Path) -> Any:
-    if path.stat().st_size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path} is larger than {MAX_CONFIG_BYTES:,} bytes")
-    return json.loads(path.read_text(encoding="utf-8"))
+def _read_json(path: str, limit: int | None = MAX_CONFIG_BYTES) -> Any:
+    if limit is not None and os.stat(path).st_size > limit:
+        raise ConfigError(f"{path} is larger than {limit:,} bytes")
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
 
 
-def from_directory(directory: Path, model_id: str) -> ModelArch:
+def from_directory(directory: str, model_id: str) -> ModelArch:
     """A model directory (or the directory of a config.json): config + optional index and ModelOpt file."""
-    config = _read_json(directory / "config.json")
+    config_path = os.path.join(directory, "config.json")
+    config = _read_json(config_path)
     total, total_source = None, ""
-    index = directory / "model.safetensors.index.json"
-    if index.is_file():
+    index = os.path.join(directory, "model.safetensors.index.json")
+    if os.path.isfile(index):
         meta = (_read_json(index) or {}).get("metadata") or {}
         if isinstance(meta.get("total_size"), int):
             total, total_source = meta["total_size"], f"{index} metadata.total_size"
     hf_quant = None
-    if (directory / "hf_quant_config.json").is_file():
-        hf_quant = _read_json(directory / "hf_quant_config.json")
-    return parse_config(config, model_id, f"{directory / 'config.json'}", hf_quant, total, total_source)
+    quant_path = os.path.join(directory, "hf_quant_config.json")
+    if os.path.isfile(quant_path):
+        hf_quant = _read_json(quant_path)
+    return parse_config(config, model_id, config_path, hf_quant, total, total_source)
 
 
-def _hf_cache_dirs() -> list[Path]:
+def _hf_cache_dirs() -> list[str]:
     dirs = []
     if os.environ.get("HF_HUB_CACHE"):
-        dirs.append(Path(os.environ["HF_HUB_CACHE"]))
+        dirs.append(os.environ["HF_HUB_CACHE"])
     if os.environ.get("HF_HOME"):
-        dirs.append(Path(os.environ["HF_HOME"]) / "hub")
-    dirs.append(Path.home() / ".cache" / "huggingface" / "hub")
+        dirs.append(os.path.join(os.environ["HF_HOME"], "hub"))
+    dirs.append(os.path.join(os.path.expanduser("~"), ".cache", "huggingface", "hub"))
     return dirs
 
 
@@ -136,11 +139,12 @@ def from_hf_cache(model_id: str) -> ModelArch | None:
         return None
     folder = "models--" + model_id.replace("/", "--")
     for cache in _hf_cache_dirs():
-        snapshots = cache / folder / "snapshots"
-        if not snapshots.is_dir():
+        snapshots = os.path.join(cache, folder, "snapshots")
+        if not os.path.isdir(snapshots):
             continue
-        for snap in sorted(snapshots.iterdir(), key=lambda p: p.stat().st_mtime, reverse=True):
-            if (snap / "config.json").is_file():
+        snaps = [os.path.join(snapshots, name) for name in os.listdir(snapshots)]
+        for snap in sorted(snaps, key=os.path.getmtime, reverse=True):
+            if os.path.isfile(os.path.join(snap, "config.json")):
                 arch = from_directory(snap, model_id)
                 return arch
     return None
@@ -153,13 +157,11 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     if not raw:
         return Resolution(None, "no model named")
     looks_like_path = raw.startswith(("/", "./", "../", "~")) or raw.endswith(".json")
-    candidate = Path(os.path.expanduser(raw))
-    if not candidate.is_absolute():
-        candidate = Path(base_dir) / candidate
+    candidate = os.path.join(base_dir, os.path.expanduser(raw))  # an absolute path stays as it is
     try:
-        if candidate.is_file() and candidate.name.endswith(".json"):
-            return Resolution(from_directory(candidate.parent, raw), f"local file {candidate}")
-        if candidate.is_dir() and (candidate / "config.json").is_file():
+        if os.path.isfile(candidate) and candidate.endswith(".json"):
+            return Resolution(from_directory(os.path.dirname(candidate), raw), f"local file {candidate}")
+        if os.path.isdir(candidate) and os.path.isfile(os.path.join(candidate, "config.json")):
             return Resolution(from_directory(candidate, raw), f"local directory {candidate}")
     except (OSError, ValueError, ConfigError) as exc:
         return Resolution(None, f"could not read {candidate}: {exc}")
@@ -187,16 +189,31 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     )
 
 
+_WORD = re.compile(r"[a-z]{3,}")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text))
+
+
 def suggest(ref: str, limit: int = 3) -> list[str]:
+    """Catalog ids close to `ref`, for \"did you mean\"; remembered per name (difflib is slow)."""
+    return list(_suggest(_norm(strip_ref(ref)), limit))
+
+
+@lru_cache(maxsize=256)
+def _suggest(key: str, limit: int) -> tuple[str, ...]:
     import difflib
 
     entries, aliases, _ = _catalog()
-    key = _norm(strip_ref(ref))
     pool = {e["id"].lower(): e["id"] for e in entries.values()}
-    close = difflib.get_close_matches(key, list(pool), n=limit, cutoff=0.6)
+    # difflib over the whole catalog costs ~5 ms a call; only ids sharing a word can be close
+    words = _words(key)
+    candidates = [k for k in pool if words & _words(k)]
+    close = difflib.get_close_matches(key, candidates, n=limit, cutoff=0.6)
     if not close:
         tail = key.rsplit("/", 1)[-1]
         close = (
             [k for k in pool if k.rsplit("/", 1)[-1].startswith(tail[:8])][:limit] if len(tail) >= 6 else []
         )
-    return [pool[c] for c in close]
+    return tuple(pool[c] for c in close)

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass
 
 from kvlint.findings import Location
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.record import record
 
 _K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _SHELL_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 SHELLS = ("sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env bash", "zsh", "dash")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Token:
     text: str
     where: Location | None
@@ -25,7 +25,7 @@ class Token:
     unresolved: tuple[str, ...] = ()  # variables that could not be expanded
 
 
-@dataclass(slots=True)
+@record
 class EnvVar:
     value: str | None  # None when it comes from valueFrom (a secret, a field ref)
     where: Location | None

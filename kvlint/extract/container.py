@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import gpu_selectors, pods
@@ -11,11 +10,12 @@ from kvlint.extract.argv import EnvVar, container_commands, read_env
 from kvlint.extract.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import Mapping, Scalar
+from kvlint.record import field, record
 
 _VERSION_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)")
 
 
-@dataclass(slots=True)
+@record
 class ObjectContext:
     """What every workload in one Kubernetes object shares."""
 

@@ -8,11 +8,10 @@ TPU and Neuron selectors mark the workload as not a GPU one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvlint.catalog import gpus as catalog
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.findings import Location
+from kvlint.record import record
 
 GPU_KEYS = (
     "nvidia.com/gpu.product",
@@ -30,7 +29,7 @@ INSTANCE_KEYS = (
 TPU_KEYS = ("cloud.google.com/gke-tpu-accelerator", "cloud.google.com/gke-tpu-topology")
 
 
-@dataclass(slots=True)
+@record
 class GpuChoice:
     label: str  # the value as written (what Deployment.gpu states)
     spec: GpuSpec | None
@@ -81,10 +80,7 @@ def choose(labels: list[tuple[str, list[str], Location]]) -> tuple[GpuChoice | N
 
 
 def _karpenter(name: str, memory: list[str] | None) -> GpuSpec | None:
-    import json
-
-    data = json.loads((catalog.DATA / "gpus.json").read_text(encoding="utf-8"))
-    by_mem = data.get("karpenter_gpu_by_memory", {}).get(name.lower())
+    by_mem = catalog.table("karpenter_gpu_by_memory").get(name.lower())
     if by_mem:
         for m in memory or []:
             if m in by_mem:
@@ -95,11 +91,8 @@ def _karpenter(name: str, memory: list[str] | None) -> GpuSpec | None:
 
 def kubeai_profile(profile: str) -> tuple[GpuSpec | None, int | None, str]:
     """KubeAI `resourceProfile: nvidia-gpu-l4:8` -> (GPU, 8, note)."""
-    import json
-
     name, _, count = profile.partition(":")
-    data = json.loads((catalog.DATA / "gpus.json").read_text(encoding="utf-8"))
-    gid = data.get("kubeai_profiles", {}).get(name)
+    gid = catalog.table("kubeai_profiles").get(name)
     spec = catalog.by_id(gid) if gid else None
     try:
         n = int(count) if count else 1

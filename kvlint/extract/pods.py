@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvlint.findings import Location
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.record import record
 
 MAX_DEPTH = 14
 MAX_NODES = 50_000
@@ -14,7 +13,7 @@ TPU_RESOURCES = ("google.com/tpu",)
 NEURON_RESOURCES = ("aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice")
 
 
-@dataclass(slots=True)
+@record
 class PodSpec:
     node: Mapping
     path: tuple[str, ...]  # keys from the object root, e.g. ("spec", "template", "spec")
@@ -54,7 +53,7 @@ def containers(pod: Mapping) -> list[Mapping]:
     return [c for c in seq or () if isinstance(c, Mapping)]
 
 
-@dataclass(slots=True)
+@record
 class Resource:
     name: str
     count: int
@@ -88,7 +87,7 @@ def memory_limit(container: Mapping, path: str) -> tuple[str, Location] | None:
     return None
 
 
-@dataclass(slots=True)
+@record
 class Shm:
     present: bool  # a memory-backed volume mounted at /dev/shm
     size: str | None  # sizeLimit as written

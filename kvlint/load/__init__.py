@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kvlint.findings import Issue
 from kvlint.load.compose import Document, compose
 from kvlint.load.directives import Directive, read_directives
 from kvlint.load.source import DEFAULT_MAX_BYTES, SourceText, decode
+from kvlint.record import field, record
 
 
-@dataclass(slots=True)
+@record
 class LoadedFile:
     source: SourceText
     documents: list[Document] = field(default_factory=list)

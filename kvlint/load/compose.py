@@ -7,16 +7,16 @@ expanded. Time and memory stay linear in the size of the text, whatever the alia
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import TAG_PREFIX, Mapping, Node, Scalar, Sequence, scalar_value
+from kvlint.record import record
 
 MAX_EXPANDED_NODES = 1_000_000  # what a reader that expands aliases would build, per document
 MAX_DEPTH = 200
+_MERGE = TAG_PREFIX + "merge"
 
 
-@dataclass(slots=True)
+@record
 class Document:
     index: int  # 0-based position in the stream
     root: Node | None
@@ -26,12 +26,58 @@ class _TooDeep(Exception):
     pass
 
 
-def _yaml():
+def _yaml(pure: bool = False):
     from ruamel.yaml import YAML
 
-    y = YAML(typ="safe")  # C-backed parser when ruamel.yaml.clib is installed
+    y = YAML(typ="safe", pure=pure)  # C-backed parser when ruamel.yaml.clib is installed
     y.version = (1, 1)  # Kubernetes (sigs.k8s.io/yaml, go-yaml v2) reads YAML 1.1: yes/no, 017 octal
+    y.Resolver = _yaml11_resolver()
     return y
+
+
+def _yaml11_resolver():
+    """ruamel.yaml's own YAML 1.1 implicit rules (same regular expressions, same order), with one
+    shared Tag object per type. The stock resolver builds a new Tag for every scalar, and turning
+    it back into text costs more than the C parser's work on it: a third of the load time."""
+    from ruamel.yaml.nodes import ScalarNode, SequenceNode
+    from ruamel.yaml.resolver import BaseResolver, implicit_resolvers
+    from ruamel.yaml.tag import Tag
+
+    tags: dict[str, Tag] = {}
+
+    def tag(suffix: str) -> Tag:
+        if suffix not in tags:
+            tags[suffix] = Tag(suffix=suffix)
+            str(tags[suffix])  # computes and caches its text
+        return tags[suffix]
+
+    by_first: dict[str | None, list] = {}
+    for versions, suffix, regexp, first in implicit_resolvers:
+        if (1, 1) in versions:
+            for ch in first if first is not None else [None]:
+                by_first.setdefault(ch, []).append((tag(suffix), regexp))
+    anywhere = by_first.pop(None, [])
+    table = {ch: rules + anywhere for ch, rules in by_first.items()}
+    str_tag, seq_tag, map_tag = tag(TAG_PREFIX + "str"), tag(TAG_PREFIX + "seq"), tag(TAG_PREFIX + "map")
+
+    class Yaml11Resolver(BaseResolver):
+        def __init__(self, version=None, loader=None, loadumper=None) -> None:
+            BaseResolver.__init__(self, loader if loader is not None else loadumper)
+
+        @property
+        def processing_version(self):  # the pure-Python scanner asks
+            return (1, 1)
+
+        def resolve(self, kind, value, implicit):
+            if kind is ScalarNode:
+                if implicit[0]:
+                    for found, regexp in table.get(value[:1], anywhere):
+                        if regexp.match(value):
+                            return found
+                return str_tag
+            return seq_tag if kind is SequenceNode else map_tag
+
+    return Yaml11Resolver
 
 
 _YAML = None
@@ -39,11 +85,7 @@ _PURE = None
 
 
 def _pure_yaml():
-    from ruamel.yaml import YAML
-
-    y = YAML(typ="safe", pure=True)
-    y.version = (1, 1)
-    return y
+    return _yaml(pure=True)
 
 
 def _marks(n) -> tuple[int, int, int, int]:
@@ -65,11 +107,10 @@ class _Builder:
             return hit
         if depth > MAX_DEPTH:
             raise _TooDeep(rnode)
-        from ruamel.yaml.nodes import MappingNode, SequenceNode
-
-        if isinstance(rnode, MappingNode):
+        kind = type(rnode).__name__
+        if kind == "MappingNode":
             out, size = self._mapping(rnode, depth)
-        elif isinstance(rnode, SequenceNode):
+        elif kind == "SequenceNode":
             out = Sequence(_marks(rnode))
             size = 1
             for item in rnode.value:
@@ -79,9 +120,8 @@ class _Builder:
         else:
             text = rnode.value if isinstance(rnode.value, str) else str(rnode.value)
             quoted = rnode.style in ("'", '"', "|", ">")
-            out = Scalar(
-                scalar_value(rnode.tag or "", text, quoted), text, rnode.tag or "", quoted, _marks(rnode)
-            )
+            tag = rnode.tag or ""
+            out = Scalar(scalar_value(tag, text, quoted), text, tag, quoted, _marks(rnode))
             size = 1
         self.memo[key] = (out, size)
         return out, size
@@ -91,7 +131,7 @@ class _Builder:
         size = 1
         merged: list[tuple[Scalar, Node]] = []
         for knode, vnode in rnode.value:
-            if knode.tag == TAG_PREFIX + "merge":
+            if knode.tag == _MERGE:
                 value, vsize = self.build(vnode, depth + 1)
                 size += vsize
                 sources = value.items if isinstance(value, Sequence) else [value]

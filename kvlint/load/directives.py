@@ -12,15 +12,15 @@ Rules are named by code or by name; what they mean is settled by the runner, not
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from kvlint.findings import Location
+from kvlint.record import record
 
 _COMMENT_RE = re.compile(r"(?:^|\s)#\s*kvlint:(.*)$")
 _BODY_RE = re.compile(r"^\s*(disable-file|disable)\s*=\s*([A-Za-z0-9_,\s-]+?)\s*(?:--\s*(.*))?$")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Directive:
     kind: str  # "line" | "file" | "bad" (a `# kvlint:` comment kvlint cannot read)
     rules: tuple[str, ...]  # as written: codes (KV103) or names (kv-cache-below-worst-case)

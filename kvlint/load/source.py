@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass, field
 
 from kvlint.findings import Issue, Location
+from kvlint.record import field, record
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 
@@ -18,7 +18,7 @@ _HELM_RE = re.compile(
 )
 
 
-@dataclass(slots=True)
+@record
 class SourceText:
     path: str  # as shown in findings
     text: str

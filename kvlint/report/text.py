@@ -12,12 +12,12 @@ def _paint(text: str, code: str, color: bool) -> str:
     return f"{code}{text}{_RESET}" if color else text
 
 
-def caret_lines(lines: list[str], f) -> list[str]:
+def caret_lines(lines: dict[int, str], f) -> list[str]:
     """`  12 |     - --max-model-len=131072` and a caret row under the value."""
     line_no = f.where.line
-    if not lines or not 1 <= line_no <= len(lines):
+    if line_no not in lines:
         return []
-    src = lines[line_no - 1].expandtabs(1)
+    src = lines[line_no].expandtabs(1)
     if len(src) > 200:
         return []
     start = max(0, f.where.column - 1)
@@ -47,7 +47,7 @@ def render(run, settings, color: bool = False) -> str:
     for f in run.findings:
         head = f"{f.where}: {_paint(f.severity.label, _COLORS[f.severity], color)} {_paint(f.rule, _BOLD, color)} {f.name}: {f.message}"
         out.append(head)
-        for row in caret_lines(lines_by_file.get(f.where.file, []), f):
+        for row in caret_lines(lines_by_file.get(f.where.file, {}), f):
             out.append(
                 _paint(row, _DIM, color) if "|" in row[:8] else _paint(row, _COLORS[f.severity], color)
             )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import ClassVar
 
 from kvlint.capacity.plan import EngineSettings, Plan
@@ -11,16 +10,17 @@ from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.deployment import Deployment
 from kvlint.findings import Finding, Issue, Location, Severity
+from kvlint.record import field, record
 
 
-@dataclass(slots=True)
+@record
 class Thresholds:
     kv103_margin: float = 0.0  # extra headroom KV103 asks for (0.1 = warn below 110 % of the need)
     fragmentation: float = 0.0  # share of the pool assumed lost to fragmentation in KV103
     declared_tolerance: float = 0.05  # KV303: relative difference that counts as a mismatch
 
 
-@dataclass(slots=True)
+@record
 class Context:
     """Everything a rule may read. Rules do no I/O."""
 

@@ -7,9 +7,9 @@ engine's entry point in the container's commands.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from kvlint.extract.argv import Token
+from kvlint.record import record
 
 # Engines kvlint recognises but does not model, with the reason said in KV004.
 UNSUPPORTED = {
@@ -23,7 +23,7 @@ UNSUPPORTED = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Launch:
     engine: str  # vllm | sglang | tgi | one of UNSUPPORTED
     tokens: list[Token]  # the engine's own arguments (after the entry point)

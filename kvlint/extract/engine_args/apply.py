@@ -6,6 +6,7 @@ from kvlint.deployment import Deployment, Value, stated
 from kvlint.extract.argv import Token
 from kvlint.extract.engine_args.options import Parsed, truthy
 from kvlint.findings import Issue
+from kvlint.record import fields
 from kvlint.units import parse_count, parse_size
 
 # kind -> converter; each returns (value, suffix-note or "")
@@ -36,7 +37,7 @@ def _bytes(text: str):
 
 
 CONVERT = {"tokens": _tokens, "int": _int, "float": _float, "text": _text, "bytes": _bytes}
-FIELDS = {f for f in Deployment.__dataclass_fields__}
+FIELDS = set(fields(Deployment))
 
 
 def put(d: Deployment, target: str, value, where, note: str = "") -> None:

@@ -4,22 +4,22 @@ unambiguous prefixes (argparse `allow_abbrev`), `_` for `-` where the engine acc
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import os
 from functools import lru_cache
-from pathlib import Path
 
 from kvlint.extract.argv import Token, split_flag
+from kvlint.record import field, record
 
-DATA = Path(__file__).with_name("data")
+DATA = os.path.join(os.path.dirname(__file__), "data")
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Option:
     name: str  # canonical long form, e.g. --max-model-len
     kind: str  # "value" | "bool" | "negatable" (--x / --no-x, BooleanOptionalAction)
 
 
-@dataclass(slots=True)
+@record
 class Parsed:
     """What one engine command line says: options in order, positionals, and problems."""
 
@@ -140,7 +140,7 @@ def _is_number(text: str) -> bool:
 @lru_cache(maxsize=4)
 def load_table(engine: str) -> OptionTable:
     """The engine's option list, shipped as data (kvlint/extract/engine_args/data/<engine>.json)."""
-    data = json.loads((DATA / f"{engine}.json").read_text(encoding="utf-8"))
+    data = json.loads(_read(os.path.join(DATA, f"{engine}.json")))
     options = [Option(name, kind) for name, kind in data["options"].items() if name.startswith("--")]
     options += [Option(name, kind) for name, kind in data["options"].items() if not name.startswith("--")]
     return OptionTable(
@@ -160,3 +160,8 @@ def truthy(value: Token | None, negated: bool) -> bool | None:
     if text in ("false", "0", "no", "off"):
         return False
     return None
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as fh:
+        return fh.read()

@@ -1,0 +1,178 @@
+"""`@record`: kvlint's value classes (slots, keyword or positional construction, repr, eq).
+
+Why not dataclasses: on Python 3.11 `@dataclass` compiles Python source for every method it
+generates (`__init__`, `__repr__`, `__eq__`, and for frozen classes `__setattr__`,
+`__delattr__`, `__hash__`), about 0.9 ms a class. kvlint has some forty value classes, and
+`benchmarks/speed.py` measured 36 ms of a 120 ms one-file run in that compiler — more than
+kvlint's own arithmetic, parsing and reporting together, on every pre-commit run. `record` builds
+the same kind of class from the annotations with shared, already-compiled methods, so defining
+a class costs microseconds. What it supports is only what kvlint uses: annotated fields with
+defaults or `field(default_factory=..., compare=...)`, `frozen=True` (no assignment after construction,
+hashable), `replace()` and `fields()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, dataclass_transform
+
+C = TypeVar("C", bound=type)
+
+_MISSING: Any = object()
+_set = object.__setattr__
+
+
+class _Factory:
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+class _Field:
+    __slots__ = ("default", "compare")
+
+    def __init__(self, default: Any, compare: bool) -> None:
+        self.default = default
+        self.compare = compare
+
+
+def field(
+    *, default: Any = _MISSING, default_factory: Callable[[], Any] | None = None, compare: bool = True
+) -> Any:
+    """A field with a default made fresh for each instance (`default_factory`: a list, a dict),
+    or one left out of ==, hash and repr (`compare=False`: provenance notes)."""
+    return _Field(_Factory(default_factory) if default_factory is not None else default, compare)
+
+
+class FrozenRecordError(AttributeError):
+    """Assignment to a field of a frozen record."""
+
+
+def _is_classvar(annotation: object) -> bool:
+    text = annotation if isinstance(annotation, str) else repr(annotation)
+    return text.startswith(("ClassVar", "typing.ClassVar"))
+
+
+@dataclass_transform(field_specifiers=(field,))
+def record(cls: C | None = None, /, *, frozen: bool = False) -> Any:
+    """Make `cls` a value class over its annotated fields (in order)."""
+
+    def wrap(c: C) -> C:
+        return _build(c, frozen)
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _build(cls: C, frozen: bool) -> C:
+    own = cls.__dict__
+    names: list[str] = []
+    compared: list[str] = []
+    defaults: dict[str, Any] = {}
+    for name, annotation in own.get("__annotations__", {}).items():
+        if _is_classvar(annotation):
+            continue
+        names.append(name)
+        spec = own.get(name, _MISSING)
+        if type(spec) is _Field:
+            if spec.compare:
+                compared.append(name)
+            spec = spec.default
+        else:
+            compared.append(name)
+        if spec is not _MISSING:
+            defaults[name] = spec
+    fields_ = tuple(names)
+    namespace = {k: v for k, v in own.items() if k not in names and k not in ("__dict__", "__weakref__")}
+    namespace["__slots__"] = fields_
+    namespace["__record_fields__"] = fields_
+    namespace["__record_compared__"] = tuple(compared)
+    namespace["__init__"] = _make_init(cls.__name__, fields_, defaults)
+    namespace.setdefault("__repr__", _repr)
+    namespace.setdefault("__eq__", _eq)
+    namespace["__reduce__"] = _reduce
+    if frozen:
+        namespace["__setattr__"] = _frozen_setattr
+        namespace["__delattr__"] = _frozen_delattr
+        namespace.setdefault("__hash__", _hash)
+    elif "__hash__" not in own or own["__hash__"] is None:
+        namespace["__hash__"] = None  # mutable and compared by value: unhashable, as with dataclasses
+    new = type(cls)(cls.__name__, cls.__bases__, namespace)
+    new.__qualname__ = cls.__qualname__
+    return new
+
+
+def _make_init(class_name: str, names: tuple[str, ...], defaults: dict[str, Any]):
+    count = len(names)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if len(args) > count:
+            raise TypeError(f"{class_name}() takes {count} field values but {len(args)} were given")
+        for name, value in zip(names, args, strict=False):
+            _set(self, name, value)
+        for name in names[len(args) :]:
+            value = kwargs.pop(name, _MISSING)
+            if value is _MISSING:
+                value = defaults.get(name, _MISSING)
+                if value is _MISSING:
+                    raise TypeError(f"{class_name}() missing field {name!r}")
+                if type(value) is _Factory:
+                    value = value.make()
+            _set(self, name, value)
+        if kwargs:
+            clash = [k for k in kwargs if k in names]
+            if clash:
+                raise TypeError(f"{class_name}() got field {clash[0]!r} twice")
+            raise TypeError(f"{class_name}() has no field {next(iter(kwargs))!r}")
+
+    return __init__
+
+
+def _values(obj: Any) -> tuple[Any, ...]:
+    return tuple(getattr(obj, n) for n in obj.__record_fields__)
+
+
+def _compared(obj: Any) -> tuple[Any, ...]:
+    return tuple(getattr(obj, n) for n in obj.__record_compared__)
+
+
+def _repr(self: Any) -> str:
+    inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__record_compared__)
+    return f"{type(self).__qualname__}({inner})"
+
+
+def _eq(self: Any, other: Any) -> bool:
+    if type(other) is not type(self):
+        return NotImplemented
+    return _compared(self) == _compared(other)
+
+
+def _hash(self: Any) -> int:
+    return hash(_compared(self))
+
+
+def _reduce(self: Any):
+    return (type(self), _values(self))  # positional order is field order: pickles and copies
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    raise FrozenRecordError(f"cannot assign to field {name!r} of frozen {type(self).__name__}")
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    raise FrozenRecordError(f"cannot delete field {name!r} of frozen {type(self).__name__}")
+
+
+def fields(obj_or_cls: Any) -> tuple[str, ...]:
+    """Field names in order."""
+    return obj_or_cls.__record_fields__
+
+
+def replace(obj: C, /, **changes: Any) -> C:
+    """A copy of `obj` with some fields changed."""
+    unknown = [k for k in changes if k not in obj.__record_fields__]
+    if unknown:
+        raise TypeError(f"{type(obj).__name__} has no field {unknown[0]!r}")
+    values = {n: getattr(obj, n) for n in obj.__record_fields__}
+    values.update(changes)
+    return type(obj)(**values)

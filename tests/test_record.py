@@ -1,0 +1,92 @@
+"""kvlint.record: the value-class decorator that replaces dataclasses for start-up speed."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import Generic, TypeVar
+
+import pytest
+
+from kvlint.deployment import Value
+from kvlint.findings import Location
+from kvlint.record import FrozenRecordError, field, fields, record, replace
+
+T = TypeVar("T")
+
+
+@record
+class Box:
+    name: str
+    size: int = 3
+    tags: list[str] = field(default_factory=list)
+    note: str = field(default="", compare=False)
+
+
+@record(frozen=True)
+class Point(Generic[T]):
+    x: T
+    y: T
+
+    @property
+    def total(self):
+        return self.x + self.y
+
+
+def test_construction_positional_keyword_and_defaults():
+    assert (Box("a").name, Box("a").size, Box("a").tags) == ("a", 3, [])
+    assert Box("a", 5).size == 5 and Box(name="a", size=7).size == 7
+    first, second = Box("a"), Box("a")
+    first.tags.append("x")
+    assert second.tags == []  # a fresh list each time
+    assert fields(Box) == ("name", "size", "tags", "note")
+
+
+def test_construction_errors_name_the_field():
+    with pytest.raises(TypeError, match="missing field 'name'"):
+        Box()
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        Box("a", colour=1)
+    with pytest.raises(TypeError, match="'name' twice"):
+        Box("a", name="b")
+    with pytest.raises(TypeError, match="takes 4 field values but 5"):
+        Box("a", 1, [], "", 9)
+
+
+def test_eq_repr_and_compare_false():
+    assert Box("a", note="x") == Box("a", note="y")
+    assert Box("a") != Box("b")
+    assert Box("a") != ("a", 3, [], "")
+    assert repr(Box("a")) == "Box(name='a', size=3, tags=[])"
+    with pytest.raises(TypeError):
+        hash(Box("a"))  # mutable records are unhashable, as with dataclasses
+
+
+def test_frozen_records_are_immutable_and_hashable():
+    p = Point(1, 2)
+    with pytest.raises(FrozenRecordError):
+        p.x = 5
+    with pytest.raises(AttributeError):
+        del p.y
+    with pytest.raises(AttributeError):
+        p.z = 1  # slots: no stray attributes
+    assert {Point(1, 2), Point(1, 2)} == {p} and p.total == 3
+    assert Point[int] is not None  # still generic
+
+
+def test_replace_pickle_and_copy():
+    p = Point(1, 2)
+    assert replace(p, y=5) == Point(1, 5) and p.y == 2
+    with pytest.raises(TypeError, match="no field 'z'"):
+        replace(p, z=1)
+    for clone in (pickle.loads(pickle.dumps(p)), copy.copy(p), copy.deepcopy(p)):
+        assert clone == p and type(clone) is Point
+    box = Box("a", 1, ["t"], "n")
+    assert pickle.loads(pickle.dumps(box)).note == "n"
+
+
+def test_kvlint_value_types_are_records():
+    where = Location("f.yaml", 3, 4)
+    v = Value(5, "stated", where)
+    assert v == Value(5, "stated", Location("f.yaml", 3, 4)) and hash(v) == hash(Value(5, "stated", where))
+    assert pickle.loads(pickle.dumps(v)) == v
