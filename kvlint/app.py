@@ -77,8 +77,9 @@ def _known_rule(name: str) -> bool:
 def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts: dict) -> int:
     from kvlint.cli import color_wanted
     from kvlint.discover import discover
-    from kvlint.lint import RunResult, exit_code, lint_text, read_and_lint
+    from kvlint.lint import RunResult, exit_code, lint_text
     from kvlint.report import render
+    from kvlint.workers import lint_files
 
     settings, error = build_settings(opts)
     if settings is None:
@@ -103,9 +104,13 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         data = sys.stdin.buffer.read(settings.max_file_size + 1)
         base = os.path.dirname(os.path.abspath(display)) if opts.get("stdin_filename") else os.getcwd()
         run.files.append(lint_text(data, display, settings, base))
-    for path in found.files:
-        shown = os.path.relpath(path) if not os.path.isabs(path) or path.startswith(os.getcwd()) else path
-        result = read_and_lint(path, settings, shown.replace(os.sep, "/"))
+    cwd = os.getcwd()
+    shown = [
+        (p, (os.path.relpath(p) if not os.path.isabs(p) or p.startswith(cwd) else p).replace(os.sep, "/"))
+        for p in found.files
+    ]
+    keep = fmt in ("json", "markdown")
+    for result in lint_files(shown, settings, opts, int(opts.get("jobs") or 1), keep):
         if isinstance(result, str):
             run.errors.append(result)
         else:

@@ -88,8 +88,16 @@ def main() -> None:
 )
 @click.option(
     "--max-file-size",
-    type=int,
+    type=click.IntRange(min=1),
     help="Skip files larger than this many bytes (default 8 MiB), with a KV001 finding.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Worker processes for large runs (0: one per CPU); output is identical either way.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
 def check(paths, fmt, output, **opts) -> None:
