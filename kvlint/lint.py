@@ -246,7 +246,12 @@ def _kv006(rule, where: Location, message: str, fix: str) -> Finding:
 
 def read_and_lint(path: str, settings: Settings, display: str | None = None) -> FileResult | str:
     """Lint one file from disk; a string (the reason) when it cannot be read at all."""
+    import stat
+
     try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):  # a FIFO would block the run forever; a device never ends
+            return f"{display or path}: not a regular file (a pipe, socket or device); use `-` for stdin"
         with open(path, "rb") as fh:
             data = fh.read(settings.max_file_size + 1)
     except OSError as exc:

@@ -70,7 +70,9 @@ def parse_size(value: object) -> Size:
             raise ValueError(f"a size cannot be negative (got {value})")
         return Size(value, "none", "", str(value), Decimal(value))
     if isinstance(value, float):
-        if value < 0 or value != value:
+        if value != value or value == float("inf"):
+            raise ValueError(f"expected a size such as 80GB, 74.5GiB or 80Gi, got {value!r}")
+        if value < 0:
             raise ValueError(f"a size cannot be negative (got {value})")
         return Size(int(value), "none", "", repr(value), Decimal(repr(value)))
     text = str(value)
@@ -121,7 +123,7 @@ def parse_count(value: object) -> Count:
     if isinstance(value, int):
         return Count(value, "")
     if isinstance(value, float):
-        if value != int(value):
+        if value != value or value in (float("inf"), float("-inf")) or value != int(value):
             raise ValueError(f"expected a whole number, got {value!r}")
         return Count(int(value), "")
     text = str(value).strip()

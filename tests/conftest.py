@@ -6,6 +6,18 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property and fuzz tests (tests/test_fuzz.py): `quick` by default, so the suite stays fast;
+# KVLINT_FUZZ=campaign (or --hypothesis-profile=campaign) runs the long campaign.
+settings.register_profile("quick", max_examples=40, deadline=None, derandomize=False)
+settings.register_profile(
+    "campaign",
+    max_examples=int(os.environ.get("KVLINT_FUZZ_EXAMPLES", "3000")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile(os.environ.get("KVLINT_FUZZ", "quick"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KVLINT_SHARED", ROOT.parent / "shared"))

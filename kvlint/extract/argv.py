@@ -215,8 +215,12 @@ def split_flag(token: Token) -> tuple[str, Token | None]:
     if text.startswith("-") and "=" in text:
         name, value = text.split("=", 1)
         where = token.where
-        if where is not None and where.end_line == where.line and not token.note:
-            where = _shift(where, len(name) + 1, len(value))
+        if where is not None and where.end_line == where.line and not token.note.startswith("from env"):
+            # the value's span in the file: what follows `--flag=` in the token's source text, which
+            # is not the value's length when `$(VAR)` was expanded inside the token
+            span = (where.end_column or where.column) - where.column
+            source_len = span - len(name) - 1 if span > len(name) else len(value)
+            where = _shift(where, len(name) + 1, max(0, source_len))
         return name, Token(value, where, token.note, token.unresolved)
     return text, None
 

@@ -76,7 +76,9 @@ def build(
     image = str(image_node.value) if image_node is not None and image_node.value is not None else ""
     launch = find_launch(commands, image)
     if launch is None:
-        return None
+        launch = _custom_server(commands, container, path)
+        if launch is None:
+            return None
     name = ctx.name
     d = Deployment(file=path, where=ctx.where, kind=ctx.kind, name=name, base_dir=ctx.base_dir)
     d.ignores = dict(ctx.ignores)
@@ -164,6 +166,30 @@ def _read_nim_env(d: Deployment, env: dict[str, EnvVar]) -> None:
         vllm.read(d, tokens, {}, positional_model=False)
 
 
+_MODEL_FLAGS = (
+    "--model",
+    "--model-id",
+    "--model-path",
+    "--model-name",
+    "--model_id",
+    "--model_path",
+    "--model_name",
+)
+
+
+def _custom_server(commands: list, container: Mapping, path: str) -> Launch | None:
+    """A GPU container whose command names a model (`--model …`) but whose engine kvlint does not
+    know: not silently skipped, but reported as a workload kvlint cannot check."""
+    if not any(r.name in pods.GPU_RESOURCES for r in pods.device_resources(container, path)):
+        return None
+    for tokens in commands:
+        for tok in tokens:
+            if tok.text.split("=", 1)[0] in _MODEL_FLAGS:
+                entry = tokens[0] if tokens and tokens[0].where else tok
+                return Launch("other", [], entry, f"a program started with {entry.text!r}")
+    return None
+
+
 def mark_unsupported(d: Deployment, engine: str, where: Location) -> None:
     d.issues.append(Issue("KV004", f"{d.label()}: {UNSUPPORTED.get(engine, engine)}", where))
     d.extra["unsupported"] = stated(engine, where)
@@ -172,7 +198,15 @@ def mark_unsupported(d: Deployment, engine: str, where: Location) -> None:
 def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, container: Mapping) -> None:
     path = ctx.file
     for res in pods.device_resources(container, path):
-        if res.name in pods.GPU_RESOURCES:
+        if res.count is None:
+            d.issues.append(
+                Issue(
+                    "KV005", f"{d.label()}: cannot read {res.name} {res.text!r} as a device count", res.where
+                )
+            )
+            if res.name in pods.GPU_RESOURCES:
+                d.unreadable.append("gpus_per_pod")
+        elif res.name in pods.GPU_RESOURCES:
             d.gpus_per_pod = stated(res.count, res.where, res.name)
         elif res.name in pods.TPU_RESOURCES:
             d.accelerator = "tpu"

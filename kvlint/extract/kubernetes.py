@@ -60,7 +60,9 @@ def context(root: Mapping, path: str, lines: list[str], base_dir: str) -> ct.Obj
         base_dir=base_dir,
         root=root,
         kind=str(root.value("kind")),
-        name=str(name.value) if isinstance(name, Scalar) and name.value is not None else "",
+        name=name.text
+        if isinstance(name, Scalar) and name.value is not None
+        else "",  # as written: `name: y` is no bool
         ignores=ct.read_ignores(root, path),
     )
 

@@ -56,8 +56,9 @@ def containers(pod: Mapping) -> list[Mapping]:
 @record
 class Resource:
     name: str
-    count: int
+    count: int | None  # None: written but not a whole number
     where: Location
+    text: str = ""
 
 
 def device_resources(container: Mapping, path: str) -> list[Resource]:
@@ -72,11 +73,12 @@ def device_resources(container: Mapping, path: str) -> list[Resource]:
             continue
         for name, node in table.items():
             if name in GPU_RESOURCES + TPU_RESOURCES + NEURON_RESOURCES and isinstance(node, Scalar):
+                text = str(node.value).strip().strip('"')
                 try:
-                    count = int(str(node.value).strip().strip('"'))
+                    count: int | None = int(text)
                 except ValueError:
-                    continue
-                found[name] = Resource(name, count, node.where(path))
+                    count = None
+                found[name] = Resource(name, count, node.where(path), text)
     return list(found.values())
 
 

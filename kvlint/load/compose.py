@@ -168,7 +168,7 @@ class _Builder:
         self.issues.append(Issue("KV001", message, node.where(self.path), fix=fix))
 
 
-def _located_error(exc, path: str) -> Issue:
+def _located_error(exc, path: str, text: str) -> Issue:
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     context = getattr(exc, "context", None)
@@ -181,7 +181,15 @@ def _located_error(exc, path: str) -> Issue:
         fix = "YAML does not allow tab characters for indentation; indent with spaces"
     if mark is None:
         return Issue("KV001", message, Location(path, 1, 1), fix=fix)
-    return Issue("KV001", message, Location(path, mark.line + 1, mark.column + 1), fix=fix)
+    from kvlint.load.source import LINE_BREAK
+
+    lines = LINE_BREAK.split(text)
+    line, column = mark.line + 1, mark.column + 1
+    if line > len(lines):  # the parser's mark sits after the last character
+        line, column = len(lines), len(lines[-1]) + 1
+        message += " (at the end of the file)"
+    column = min(column, len(lines[line - 1]) + 1)
+    return Issue("KV001", message, Location(path, line, column), fix=fix)
 
 
 def compose(text: str, path: str) -> tuple[list[Document], list[Issue]]:
@@ -217,7 +225,7 @@ def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issu
         except StopIteration:
             break
         except YAMLError as exc:
-            issues.append(_located_error(exc, path))
+            issues.append(_located_error(exc, path, text))
             break
         except RecursionError:
             issues.append(Issue("KV001", "YAML nesting is too deep to read", Location(path, 1, 1)))

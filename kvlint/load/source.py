@@ -9,6 +9,9 @@ from kvlint.findings import Issue, Location
 from kvlint.record import field, record
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+# The line breaks YAML (and ruamel.yaml's positions) count; str.splitlines() also splits on
+# \v, \f and \x1c-\x1e, which would shift every line number after one of them.
+LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 
 _CONFLICT_RE = re.compile(r"^(<{7}|>{7})(?: |$)|^={7}$", re.MULTILINE)
 # Go-template actions as Helm writes them; Jinja chat templates ({{- bos_token }}) do not match.
@@ -29,15 +32,23 @@ class SourceText:
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            self._lines = LINE_BREAK.split(self.text)
         return self._lines
 
 
 def _line_col_of_offset(data: bytes, offset: int) -> tuple[int, int]:
-    before = data[:offset]
-    line = before.count(b"\n") + 1
-    col = offset - (before.rfind(b"\n") + 1) + 1
-    return line, col
+    """1-based line and character column of a byte offset in text that may not decode cleanly."""
+    return position(data[:offset].decode("utf-8", "replace"), offset=None)
+
+
+def position(text: str, offset: int | None) -> tuple[int, int]:
+    """1-based (line, column) of text[offset] (of the end of `text` when offset is None), counting
+    YAML's line breaks and characters, as ruamel.yaml's marks do."""
+    before = text if offset is None else text[:offset]
+    breaks = list(LINE_BREAK.finditer(before))
+    if not breaks:
+        return 1, len(before) + 1
+    return len(breaks) + 1, len(before) - breaks[-1].end() + 1
 
 
 def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
@@ -84,7 +95,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
     src.text = text
     m = _CONFLICT_RE.search(text)
     if m:
-        line = text.count("\n", 0, m.start()) + 1
+        line, _ = position(text, m.start())
         src.issues.append(
             Issue(
                 "KV001",
@@ -98,7 +109,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
         line_start = text.rfind("\n", 0, h.start()) + 1
         if text[line_start : h.start()].lstrip().startswith("#"):
             continue  # a template in a comment is only a comment
-        line = text.count("\n", 0, h.start()) + 1
-        src.helm_template = Location(path, line, h.start() - line_start + 1)
+        line, column = position(text, h.start())
+        src.helm_template = Location(path, line, column)
         break
     return src

@@ -85,9 +85,13 @@ def find_launch(commands: list[list[Token]], image: str) -> Launch | None:
             return Launch("sglang", first, None, f"image {image}")
         if "vllm" in img:
             return Launch("vllm", first, None, f"image {image} (entrypoint: the vLLM OpenAI server)")
-    elif "vllm" in img and not _runs_something_else(commands):
-        # a start script inside a vLLM image: the engine is vLLM, its options are not on the command line
-        return Launch("vllm", [], None, f"start script in the vLLM image {image}")
+    elif not _runs_something_else(commands):
+        # a start script inside an engine image: the engine is known, its options are not on the
+        # command line (what kvlint then cannot check is said, never passed over)
+        if "vllm" in img:
+            return Launch("vllm", [], None, f"start script in the vLLM image {image}")
+        if "tensorrt" in img or "trtllm" in img or "tritonserver" in img:
+            return Launch("trtllm", [], None, f"start script in the TensorRT-LLM/Triton image {image}")
     return None
 
 
@@ -95,7 +99,7 @@ def _runs_something_else(commands: list[list[Token]]) -> bool:
     """Sidecars, helpers and multi-node workers in an engine image (ray start, a worker script that
     joins the leader, sleep, a proxy) do not serve a model of their own."""
     words = [t.text for c in commands for t in c]
-    if any(w == "worker" or "ray_address" in w or w.startswith("--address") for w in words):
+    if any(w == "worker" or "ray_address" in w or w.startswith("--address") or "router" in w for w in words):
         return True
     firsts = {_base(t.text) for c in commands for t in c[:2]}
     return bool(firsts & {"ray", "sleep", "tail", "echo", "sh", "bash", "cat"}) and not any(
