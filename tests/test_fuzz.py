@@ -358,7 +358,7 @@ def test_every_real_manifest_unmutated():
         st.builds(lambda d: ("w.yaml", dump_yaml(d)), st.lists(workloads(), max_size=2)),
     )
 )
-@hsettings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture], max_examples=25)
+@hsettings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 def test_command_line_exit_codes(tmp_path_factory, case):
     from click.testing import CliRunner
 
