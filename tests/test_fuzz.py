@@ -402,3 +402,23 @@ def test_resolver_agrees_with_ruamel_yaml_11(text):
     ours = _yaml11_resolver()()
     for implicit in ((True, False), (False, True)):
         assert str(ours.resolve(ScalarNode, text, implicit)) == str(stock.resolve(ScalarNode, text, implicit))
+
+
+def test_output_does_not_depend_on_hash_seed_or_process(tmp_path):
+    """Set and dict iteration must not leak into reports: two processes with different hash seeds
+    give byte-identical JSON and text on the fixtures and the real corpus."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import FIXTURES
+
+    targets = [str(FIXTURES)] + ([str(CORPUS)] if CORPUS_FILES else [])
+    outs = []
+    for seed in ("1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        for fmt in ("json", "text"):
+            cmd = [sys.executable, "-m", "kvlint", "--isolated", "--no-color", "--format", fmt, *targets]
+            outs.append((fmt, subprocess.run(cmd, env=env, capture_output=True).stdout))
+    assert outs[0] == outs[2] and outs[1] == outs[3]
+    assert len(outs[0][1]) > 1000

@@ -251,3 +251,26 @@ def test_jobs_workers_see_gpus_declared_in_the_config(tmp_path, monkeypatch):
     outs = [CliRunner().invoke(main, ["--format", "concise", "--jobs", j, "."]) for j in ("1", "2")]
     assert outs[0].stdout == outs[1].stdout
     assert outs[0].stdout.count("KV101") == 40 and "KV002" not in outs[0].stdout  # 16 GB of weights on 8 GiB
+
+
+def test_no_network_and_no_subprocess_while_linting(monkeypatch):
+    """Linting reads files and the shipped catalogs only: opening a socket or starting a process
+    anywhere in load -> report fails this test."""
+    import socket
+    import subprocess
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"kvlint tried to reach out: {args[:1]}")
+
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)
+    monkeypatch.setattr(os, "system", refuse)
+    from conftest import SHARED
+
+    targets = [str(FIXTURES)]
+    if (SHARED / "corpus" / "manifests").is_dir():
+        targets.append(str(SHARED / "corpus" / "manifests"))
+    r = CliRunner().invoke(main, ["--isolated", "--format", "json", *targets])
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert r.exit_code == 1 and len(json.loads(r.stdout)["deployments"]) > 100
