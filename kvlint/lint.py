@@ -118,12 +118,35 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
             continue
         f.severity = settings.severity_of(f.rule, f.severity)
         final.append(f)
-    result.findings = sorted(_dedupe(final), key=Finding.sort_key)
     source = loaded.source.lines if loaded.source.text else []
+    for f in final:
+        f.where = _inside(f.where, source, path)
+    result.findings = sorted(_dedupe(final), key=Finding.sort_key)
     result.lines = {  # only these: the file's text is not kept once it is linted
         f.where.line: source[f.where.line - 1] for f in result.findings if 1 <= f.where.line <= len(source)
     }
     return result
+
+
+def _inside(w: Location, source: list[str], path: str) -> Location:
+    """A position inside the file. Positions come from the parser and from nested YAML moved into
+    place (serveConfigV2, vLLM --config); one that lands past the end of a line or of the file is
+    reported at the nearest real position rather than at one no editor can show."""
+    if w.file != path or not source:
+        return w
+    last = len(source)
+    line = min(max(w.line, 1), last)
+    column = min(max(w.column, 1), len(source[line - 1]) + 1)
+    end_line, end_column = w.end_line, w.end_column
+    if end_line is not None:
+        end_line = min(max(end_line, line), last)
+        if end_column is not None:
+            end_column = min(max(end_column, 1), len(source[end_line - 1]) + 1)
+            if (end_line, end_column) < (line, column):
+                end_line, end_column = line, column
+    if (line, column, end_line, end_column) == (w.line, w.column, w.end_line, w.end_column):
+        return w
+    return Location(w.file, line, column, end_line, end_column)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -422,3 +422,15 @@ def test_output_does_not_depend_on_hash_seed_or_process(tmp_path):
             outs.append((fmt, subprocess.run(cmd, env=env, capture_output=True).stdout))
     assert outs[0] == outs[2] and outs[1] == outs[3]
     assert len(outs[0][1]) > 1000
+
+
+def test_nested_serve_config_ending_the_file_stays_inside_it():
+    """Found by the long campaign: a RayService whose serveConfigV2 block is the last thing in a file
+    without a final newline reported its end one line past the end of the file."""
+    text = (
+        "apiVersion: ray.io/v1\nkind: RayService\nmetadata:\n  name: rayllm\nspec:\n"
+        "  serveConfigV2: |\n    applications:\n    - name: llama-2\n      import_path: app:chat\n"
+        '      runtime_env:\n        env_vars:\n          MODEL_ID: "meta-llama/Llama-2-70b-chat-hf"'
+    )
+    run = check_invariants(text.encode(), "ray.yaml")
+    assert [f.rule for f in run.findings] == ["KV004"]

@@ -53,11 +53,12 @@ def _shift(node: Node, dline: int, dcol: int, seen: set[int]) -> None:
     if id(node) in seen:
         return
     seen.add(id(node))
-    col_shift = dcol
+    ends_at_line_start = node.end_col == 0 and node.end_line > node.line
     node.line += dline
     node.end_line += dline
-    node.col += col_shift
-    node.end_col += col_shift
+    node.col += dcol
+    if not ends_at_line_start:  # "the start of the next line" stays that after the move
+        node.end_col += dcol
     if isinstance(node, Mapping):
         for k in node.keys.values():
             _shift(k, dline, dcol, seen)
