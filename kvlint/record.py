@@ -14,7 +14,15 @@ hashable), `replace()` and `fields()`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, dataclass_transform
+from typing import Any, TypeVar
+
+try:
+    from typing import dataclass_transform  # tells type checkers a record is a dataclass-like class
+except ImportError:  # Python 3.10: the decorator only informs type checkers
+
+    def dataclass_transform(**_: Any):
+        return lambda decorated: decorated
+
 
 C = TypeVar("C", bound=type)
 
