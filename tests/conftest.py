@@ -39,6 +39,33 @@ def lint(text: str, path: str = "deploy.yaml", **settings_kwargs):
     return lint_text(text.encode("utf-8"), path, Settings(**settings_kwargs), str(ROOT))
 
 
+def vllm_settings(**kw):
+    """vLLM EngineSettings for plan tests: V1, TP 1, 8k context, 256 sequences; override any field."""
+    from kvlint.capacity.plan import EngineSettings
+    from kvlint.record import replace
+
+    base = EngineSettings(
+        engine="vllm",
+        version=None,
+        generation="V1",
+        tp=1,
+        pp=1,
+        dp=1,
+        max_model_len=8192,
+        max_num_seqs=256,
+        max_batched_tokens=8192,
+        dtype=None,
+        quantization=None,
+        kv_cache_dtype="auto",
+        utilization=0.9,
+        block_size=16,
+        enforce_eager=False,
+        hybrid_kv_cache_manager=True,
+        chunked_prefill=True,
+    )
+    return replace(base, **kw)
+
+
 def rules_of(result) -> list[str]:
     return [f.rule for f in result.findings]
 

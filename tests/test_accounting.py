@@ -7,14 +7,13 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, shared
+from conftest import ROOT, shared, vllm_settings
 
 from kvlint.capacity.engines import sglang, tgi, vllm
 from kvlint.capacity.plan import EngineSettings
 from kvlint.capacity.weights import weights
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.catalog.hf_config import parse_config
-from kvlint.record import replace
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -39,26 +38,9 @@ def arch(**overrides):
 
 
 def settings(**kw) -> EngineSettings:
-    base = EngineSettings(
-        engine="vllm",
-        version="0.19.0",
-        generation="V1",
-        tp=1,
-        pp=1,
-        dp=1,
-        max_model_len=4096,
-        max_num_seqs=16,
-        max_batched_tokens=2048,
-        dtype=None,
-        quantization=None,
-        kv_cache_dtype="auto",
-        utilization=0.9,
-        block_size=16,
-        enforce_eager=False,
-        hybrid_kv_cache_manager=True,
-        chunked_prefill=True,
+    return vllm_settings(
+        **{"version": "0.19.0", "max_model_len": 4096, "max_num_seqs": 16, "max_batched_tokens": 2048, **kw}
     )
-    return replace(base, **kw)
 
 
 def test_parameter_count_by_hand():

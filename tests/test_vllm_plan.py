@@ -1,35 +1,16 @@
 """vLLM's pool, blocks and defaults against the notes' worked example and the engine's rules."""
 
+from conftest import vllm_settings
+
 from kvlint.capacity.engines import vllm
-from kvlint.capacity.plan import EngineSettings
 from kvlint.catalog.gpus import lookup
 from kvlint.catalog.models import resolve
-from kvlint.record import replace
 
 GIB = 1 << 30
 
 
 def settings(**kw):
-    base = EngineSettings(
-        engine="vllm",
-        version=None,
-        generation="V1",
-        tp=1,
-        pp=1,
-        dp=1,
-        max_model_len=8192,
-        max_num_seqs=256,
-        max_batched_tokens=8192,
-        dtype=None,
-        quantization=None,
-        kv_cache_dtype="auto",
-        utilization=0.9,
-        block_size=16,
-        enforce_eager=False,
-        hybrid_kv_cache_manager=True,
-        chunked_prefill=True,
-    )
-    return replace(base, **kw)
+    return vllm_settings(**kw)
 
 
 def test_worked_example_20_gib_gives_10240_blocks_and_163840_tokens():
