@@ -1,3 +1,3 @@
-from kvlint.cli import main
+from kvlint.entry import main
 
 main()

@@ -75,7 +75,6 @@ def _known_rule(name: str) -> bool:
 
 
 def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts: dict) -> int:
-    from kvlint.cli import color_wanted
     from kvlint.discover import discover
     from kvlint.lint import RunResult, exit_code, lint_text
     from kvlint.report import render
@@ -128,6 +127,16 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
     if opts.get("exit_zero") and not run.errors:
         return 0
     return exit_code(run, settings)
+
+
+def color_wanted(flag: bool | None, stream) -> bool:
+    if flag is not None:
+        return flag
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 def list_rules(fmt: str) -> str:

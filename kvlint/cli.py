@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
@@ -163,16 +162,6 @@ def config_cmd(config_path, isolated) -> None:
     text, code = show_config(config_path, isolated)
     click.echo(text, nl=False, err=code == 2)
     sys.exit(code)
-
-
-def color_wanted(flag: bool | None, stream) -> bool:
-    if flag is not None:
-        return flag
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 if __name__ == "__main__":  # pragma: no cover

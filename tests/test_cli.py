@@ -119,7 +119,7 @@ def test_rules_and_explain():
 def _imported_modules(*args):
     code = (
         "import sys; sys.argv = ['kvlint', *sys.argv[1:]]\n"
-        "from kvlint.cli import main\n"
+        "from kvlint.entry import main\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print('\\n'.join(sorted(sys.modules)), file=sys.stderr)"
     )
@@ -141,3 +141,23 @@ def test_linting_a_kubernetes_manifest_does_not_import_pydantic(tmp_path):
     path.write_text("apiVersion: v1\nkind: Service\nmetadata:\n  name: x\n")
     mods = _imported_modules(str(path), "--isolated")
     assert "pydantic" not in mods and "ruamel.yaml" in mods
+
+
+def test_a_hook_call_with_only_paths_skips_click_and_matches_its_defaults(tmp_path):
+    """`kvlint FILE…` (how pre-commit calls the hook) runs without importing click; what it passes
+    is exactly what click would pass with no option given."""
+    from kvlint.cli import check
+    from kvlint.entry import DEFAULTS, only_paths
+
+    params = dict(check.make_context("check", ["x.yaml"]).params)
+    for name in ("paths", "fmt", "output"):
+        params.pop(name)
+    assert params == DEFAULTS
+    assert only_paths(["a.yaml", "b.yml"]) and not only_paths([])
+    assert not only_paths(["a.yaml", "--fail-on", "warning"]) and not only_paths(["-"])
+    assert not only_paths(["rules"])
+    path = tmp_path / "bad.yaml"
+    path.write_text((FIXTURES / "KV102" / "bad-llama-8b-l4-128k.yaml").read_text())
+    mods = _imported_modules(str(path))
+    assert "click" not in mods and "kvlint.lint" in mods
+    assert "click" in _imported_modules(str(path), "--isolated")
