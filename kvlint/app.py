@@ -117,13 +117,13 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
     text = render(
         fmt, run, settings, color=fmt == "text" and not output and color_wanted(opts.get("color"), sys.stdout)
     )
+    for err in run.errors:  # diagnostics first, on stderr; the report alone goes to stdout
+        print(f"kvlint: {err}", file=sys.stderr, flush=True)
     if output:
         with open(output, "w", encoding="utf-8") as stream:
             stream.write(text)
     else:
         sys.stdout.write(text)
-    for err in run.errors:
-        print(f"kvlint: {err}", file=sys.stderr)
     if opts.get("exit_zero") and not run.errors:
         return 0
     return exit_code(run, settings)

@@ -56,7 +56,9 @@ def render(run, settings, color: bool = False) -> str:
         if f.fix:
             out.append(f"    {_paint('fix:', _BOLD, color)} {f.fix}")
         out.append("")
-    for err in run.errors:
-        out.append(f"error: {err}")
-    out.append(summary(run.findings))
+    line = summary(run.findings)
+    if run.errors:  # the reasons went to stderr as they happened; the summary does not hide them
+        n = len(run.errors)
+        line += f"; {n} path{'s' if n != 1 else ''} could not be read (reasons on stderr)"
+    out.append(line)
     return "\n".join(out) + "\n"
