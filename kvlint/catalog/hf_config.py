@@ -17,6 +17,18 @@ from typing import Any
 
 from kvlint.catalog.arch import CHUNKED, FULL, NONE, SLIDING, LayerParams, ModelArch, Quant
 
+# The keys under which configs state the longest context (derive_max_len takes the smallest given).
+_LENGTH_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+
 # The keys kvlint keeps from a config.json in its compact catalog (everything else is dropped).
 KEEP_KEYS = frozenset(
     {
@@ -46,14 +58,7 @@ KEEP_KEYS = frozenset(
         "hidden_size_per_head",
         "vocab_size",
         "padded_vocab_size",
-        "max_position_embeddings",
-        "n_positions",
-        "max_seq_len",
-        "seq_length",
-        "model_max_length",
-        "max_sequence_length",
-        "max_seq_length",
-        "seq_len",
+        *_LENGTH_KEYS,
         "rope_scaling",
         "rope_parameters",
         "sliding_window",
@@ -194,16 +199,6 @@ _TIED_BY_DEFAULT = {
 }
 # Families with four norms per decoder layer (pre/post attention and pre/post feed-forward).
 _FOUR_NORMS = {"gemma2", "gemma3", "gemma3_text"}
-_LENGTH_KEYS = (
-    "max_position_embeddings",
-    "n_positions",
-    "max_seq_len",
-    "seq_length",
-    "model_max_length",
-    "max_sequence_length",
-    "max_seq_length",
-    "seq_len",
-)
 _ARCH_FAMILY = {
     "Gemma3ForCausalLM": "gemma3_text",
     "Gemma3ForConditionalGeneration": "gemma3",

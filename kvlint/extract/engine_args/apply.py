@@ -104,6 +104,13 @@ def apply(
         put(d, target, converted, where, note)
 
 
+def report_unknown(d: Deployment, parsed: Parsed, message: str, fix: str | None = None) -> None:
+    """A KV005 for every option the engine does not have; `message` names it as `{name}`."""
+    for tok in parsed.unknown:
+        name = tok.text.split("=", 1)[0]
+        d.issues.append(Issue("KV005", message.format(name=name), tok.where or d.where, fix=fix))
+
+
 def env_value(env: dict, name: str) -> Token | None:
     var = env.get(name)
     if var is None or var.value is None:

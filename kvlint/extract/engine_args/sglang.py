@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from kvlint.deployment import Deployment
 from kvlint.extract.argv import EnvVar, Token
-from kvlint.extract.engine_args.apply import apply
+from kvlint.extract.engine_args.apply import apply, report_unknown
 from kvlint.extract.engine_args.options import load_table
-from kvlint.findings import Issue
 
 MAPPING: dict[str, tuple[str, str]] = {
     "--model-path": ("model", "text"),
@@ -31,13 +30,9 @@ NEEDED = {"--model-path", "--tp-size", "--context-length", "--mem-fraction-stati
 def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
     parsed = load_table("sglang").parse(tokens)
     apply(d, parsed, MAPPING, "SGLang", NEEDED)
-    for tok in parsed.unknown:
-        name = tok.text.split("=", 1)[0]
-        d.issues.append(
-            Issue(
-                "KV005",
-                f"SGLang has no option {name} (as of the versions kvlint knows)",
-                tok.where or d.where,
-                fix="check the spelling against `python -m sglang.launch_server --help`",
-            )
-        )
+    report_unknown(
+        d,
+        parsed,
+        "SGLang has no option {name} (as of the versions kvlint knows)",
+        fix="check the spelling against `python -m sglang.launch_server --help`",
+    )

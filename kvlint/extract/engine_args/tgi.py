@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from kvlint.deployment import Deployment
 from kvlint.extract.argv import EnvVar, Token
-from kvlint.extract.engine_args.apply import apply, env_value
+from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
 from kvlint.extract.engine_args.options import Parsed, load_table
-from kvlint.findings import Issue
 
 # launcher/src/main.rs: every `#[clap(long, env)]` field reads --field-name or FIELD_NAME.
 MAPPING: dict[str, tuple[str, str]] = {
@@ -40,10 +39,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
     if cuda is not None and "--cuda-memory-fraction" not in parsed.values:
         parsed.values["--cuda-memory-fraction"] = (Token("CUDA_MEMORY_FRACTION", cuda.where), cuda, False)
     apply(d, parsed, MAPPING, "TGI", NEEDED)
-    for tok in parsed.unknown:
-        d.issues.append(
-            Issue("KV005", f"TGI's launcher has no option {tok.text.split('=', 1)[0]}", tok.where or d.where)
-        )
+    report_unknown(d, parsed, "TGI's launcher has no option {name}")
 
 
 __all__ = ["Parsed", "read"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import EnvVar, Token
-from kvlint.extract.engine_args.apply import apply, env_value
+from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
 from kvlint.extract.engine_args.options import load_table
 from kvlint.findings import Issue
 
@@ -70,16 +70,12 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], positional_
         d.extra["max_model_len_auto"] = stated(True, max_len[1].where)
         del parsed.values["--max-model-len"]
     apply(d, parsed, MAPPING, "vLLM", NEEDED)
-    for tok in parsed.unknown:
-        name = tok.text.split("=", 1)[0]
-        d.issues.append(
-            Issue(
-                "KV005",
-                f"vLLM has no option {name} (as of the versions kvlint knows); vLLM exits with 'unrecognized arguments'",
-                tok.where or d.where,
-                fix="remove it, or check the spelling against `vllm serve --help`",
-            )
-        )
+    report_unknown(
+        d,
+        parsed,
+        "vLLM has no option {name} (as of the versions kvlint knows); vLLM exits with 'unrecognized arguments'",
+        fix="remove it, or check the spelling against `vllm serve --help`",
+    )
     for name in ENV:
         tok = env_value(env, name)
         if tok is not None:
