@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 from kvlint.extract import extract_document
 from kvlint.findings import Finding, Issue, Location, Severity
@@ -269,8 +270,6 @@ def _kv006(rule, where: Location, message: str, fix: str) -> Finding:
 
 def read_and_lint(path: str, settings: Settings, display: str | None = None) -> FileResult | str:
     """Lint one file from disk; a string (the reason) when it cannot be read at all."""
-    import stat
-
     try:
         mode = os.stat(path).st_mode
         if not stat.S_ISREG(mode):  # a FIFO would block the run forever; a device never ends

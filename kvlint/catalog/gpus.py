@@ -86,7 +86,8 @@ AMBIGUOUS = {
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
-    data = json.loads(_read(os.path.join(DATA, "gpus.json")))
+    with open(os.path.join(DATA, "gpus.json"), encoding="utf-8") as fh:
+        data = json.load(fh)
     data["gpus"] = list(data["gpus"]) + list(_EXTRA_GPUS)
     return data
 
@@ -186,8 +187,3 @@ def label_gpu(key: str, value: str) -> GpuSpec | None:
     ids, _, labels = _index()
     gid = labels.get(value.strip().lower())
     return ids.get(gid) if gid else lookup(value)
-
-
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()

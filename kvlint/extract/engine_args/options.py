@@ -140,7 +140,8 @@ def _is_number(text: str) -> bool:
 @lru_cache(maxsize=4)
 def load_table(engine: str) -> OptionTable:
     """The engine's option list, shipped as data (kvlint/extract/engine_args/data/<engine>.json)."""
-    data = json.loads(_read(os.path.join(DATA, f"{engine}.json")))
+    with open(os.path.join(DATA, f"{engine}.json"), encoding="utf-8") as fh:
+        data = json.load(fh)
     options = [Option(name, kind) for name, kind in data["options"].items() if name.startswith("--")]
     options += [Option(name, kind) for name, kind in data["options"].items() if not name.startswith("--")]
     return OptionTable(
@@ -160,8 +161,3 @@ def truthy(value: Token | None, negated: bool) -> bool | None:
     if text in ("false", "0", "no", "off"):
         return False
     return None
-
-
-def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as fh:
-        return fh.read()
