@@ -23,12 +23,15 @@ _keep_deployments = True
 
 def effective_jobs(jobs: int, n_files: int) -> int:
     """`--jobs 0` means one per CPU; never more workers than MIN_FILES_PER_WORKER-sized shares."""
-    wanted = (
-        jobs
-        if jobs > 0
-        else (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-    )
+    wanted = jobs if jobs > 0 else _cpus()
     return max(1, min(wanted, n_files // MIN_FILES_PER_WORKER))
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (a container's limit, not the host's count, on Linux)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def lint_files(
