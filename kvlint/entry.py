@@ -5,10 +5,18 @@ straight to the linter with every option at its default; anything else (an optio
 `-` for stdin, no argument at all) goes through the click command line in cli.py. Importing click
 costs about 25 ms (it brings inspect, uuid and datetime), a fifth of a one-file run, so the common
 call skips it. tests/test_cli.py checks that DEFAULTS is exactly what click would pass.
+
+`kvlint-hook` is the pre-commit entry point. pre-commit calls `ENTRY ARGS… FILES…`, passing staged
+file names unchanged, so a committed file named `--output=victim.yaml` would otherwise be read as
+an option. The hook therefore takes options only from the leading `args:` and treats every
+argument from the first file on as a path: an argument is an option only if it is a known option
+name, or `--name=value` that does not name an existing file (every file pre-commit passes exists);
+`--` ends the options explicitly.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 COMMANDS = ("check", "rules", "explain", "plan", "config")
@@ -39,6 +47,59 @@ DEFAULTS: dict[str, object] = {
 
 def only_paths(args: list[str]) -> bool:
     return bool(args) and not any(a.startswith("-") or a in COMMANDS for a in args)
+
+
+def split_hook_args(args: list[str], options: dict[str, bool]) -> tuple[list[str], list[str]]:
+    """(options, paths) of a hook call; `options` maps each option name to whether it takes a value."""
+    opts: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return opts, args[i + 1 :]
+        if arg in options:  # an exact option name: no file pre-commit passes is named like one
+            if options[arg] and i + 1 < len(args):
+                opts += [arg, args[i + 1]]
+                i += 2
+            else:
+                opts.append(arg)
+                i += 1
+            continue
+        name, eq, _ = arg.partition("=")
+        if eq and name.startswith("--") and options.get(name) and not os.path.lexists(arg):
+            opts.append(arg)
+            i += 1
+            continue
+        break
+    return opts, args[i:]
+
+
+def _hook_options() -> dict[str, bool]:
+    import click
+
+    from kvlint.cli import check
+
+    out: dict[str, bool] = {}
+    for param in check.params:
+        if isinstance(param, click.Option):
+            for name in (*param.opts, *param.secondary_opts):
+                out[name] = not param.is_flag
+    return out
+
+
+def hook_main() -> None:
+    """`kvlint-hook [OPTIONS from args:] FILE…`: every file argument is a path, whatever its name."""
+    args = sys.argv[1:]
+    if args and not args[0].startswith("-"):
+        paths = [a if a != "-" else "./-" for a in args]
+        from kvlint.app import run_check
+
+        sys.exit(run_check(tuple(paths), None, None, dict(DEFAULTS)))
+    opts, paths = split_hook_args(args, _hook_options())
+    paths = [p if p != "-" else "./-" for p in paths]
+    from kvlint.cli import main as command_line
+
+    command_line(["check", *opts, "--", *paths], prog_name="kvlint-hook")
 
 
 def main() -> None:
