@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from kvlint.flags import build_settings
 from kvlint.lint import FileResult, read_and_lint
 from kvlint.settings import Settings
 
@@ -60,8 +61,6 @@ def _compact(result: FileResult | str, keep_deployments: bool) -> FileResult | s
 
 def _init(opts: dict, keep_deployments: bool) -> None:
     global _settings, _keep_deployments
-    from kvlint.app import build_settings
-
     _settings, _ = build_settings(opts)
     _keep_deployments = keep_deployments
 

@@ -225,4 +225,36 @@ def split_flag(token: Token) -> tuple[str, Token | None]:
     return text, None
 
 
-__all__ = ["EnvVar", "Token", "container_commands", "expand", "read_env", "split_flag", "shlex"]
+def scalar_tokens(seq: Sequence, path: str) -> list[Token]:
+    """The scalar items of a YAML list (an `args:` list) as tokens, each at its own position."""
+    return [
+        Token(str(n.value), scalar_where(n, path))
+        for n in seq
+        if isinstance(n, Scalar) and n.value is not None
+    ]
+
+
+def option_tokens(entries: list[tuple[str, Scalar]], path: str) -> list[Token]:
+    """(option, YAML scalar) pairs -> command-line tokens: `--x value`, or `--x` / `--no-x` for booleans."""
+    tokens: list[Token] = []
+    for option, node in entries:
+        value = node.value
+        if isinstance(value, bool):
+            tokens.append(Token(option if value else "--no-" + option[2:], scalar_where(node, path)))
+        elif value is not None:
+            tokens.append(Token(option, scalar_where(node, path)))
+            tokens.append(Token(str(value), scalar_where(node, path)))
+    return tokens
+
+
+__all__ = [
+    "EnvVar",
+    "Token",
+    "container_commands",
+    "expand",
+    "option_tokens",
+    "read_env",
+    "scalar_tokens",
+    "shlex",
+    "split_flag",
+]

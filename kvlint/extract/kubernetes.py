@@ -10,8 +10,12 @@ import contextlib
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import pods
+from kvlint.extract.argv import scalar_tokens
+from kvlint.extract.kubeai import kubeai_model
+from kvlint.extract.production_stack import production_stack_entry
+from kvlint.extract.workloads import pod_workloads
 from kvlint.findings import Issue
-from kvlint.load.tree import Mapping, Scalar, Sequence
+from kvlint.load.tree import Mapping, Scalar
 
 NOT_WORKLOADS = {
     "Service",
@@ -79,93 +83,6 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
     return found
 
 
-def pod_workloads(ctx: ct.ObjectContext) -> list[Deployment]:
-    """Every serving container in every pod template of the object; the pods of one group (an LWS
-    leader and its workers, an AIBrix pod group) that run the same engine and model count once."""
-    out: list[tuple[tuple, Deployment]] = []
-    for spec in pods.find_pod_specs(ctx.root):
-        role = _role(spec.path)
-        size = _group_size(ctx.root, spec.path, ctx.file)
-        for c in pods.containers(spec.node):
-            d = ct.build(ctx, spec.node, c)
-            if d is None:
-                continue
-            if size is not None and d.pods is None:
-                d.pods = size
-            key = (role, d.engine_name, d.model.value if d.model else None)
-            if any(k == key for k, _ in out):
-                continue
-            out.append((key, d))
-    found = [d for _, d in out]
-    if len(found) > 1:
-        for (role, _, _), d in out:
-            label = _role_name(ctx.root, role)
-            d.name = f"{d.name}/{label}" if label else d.name
-        names = [d.name for d in found]
-        for i, d in enumerate(found):
-            if names.count(d.name) > 1:
-                d.name = f"{d.name}#{i + 1}"
-    return found
-
-
-_GROUP_PARTS = {"leaderTemplate", "workerTemplate", "headGroupSpec", "template", "spec"}
-
-
-def _role(path: tuple[str, ...]) -> tuple[str, ...]:
-    """The pod path without the leader/worker/head segments: pods of one group share it."""
-    out: list[str] = []
-    skip_index = False
-    for part in path:
-        if skip_index and part.isdigit():
-            skip_index = False
-            continue
-        skip_index = part == "workerGroupSpecs"
-        if part in _GROUP_PARTS or part == "workerGroupSpecs":
-            continue
-        out.append(part)
-    return tuple(out)
-
-
-def _step(node, part: str):
-    if isinstance(node, Mapping):
-        return node.get(part)
-    if isinstance(node, Sequence) and part.isdigit() and int(part) < len(node.items):
-        return node.items[int(part)]
-    return None
-
-
-def _role_name(root: Mapping, role: tuple[str, ...]) -> str:
-    """`prefill` for a pod under roles[i] whose entry is named (AIBrix, llm-d)."""
-    node = root
-    label = ""
-    for part in role:
-        node = _step(node, part)
-        if node is None:
-            break
-        if part.isdigit() and isinstance(node, Mapping) and isinstance(node.value("name"), str):
-            label = str(node.value("name"))
-    return label
-
-
-def _group_size(root: Mapping, path: tuple[str, ...], file: str):
-    """Pods per replica from the nearest `podGroupSize` (AIBrix) or leaderWorkerTemplate.size (LWS)."""
-    node = root
-    found = None
-    for part in path:
-        if isinstance(node, Mapping):
-            group = node.scalar("podGroupSize")
-            if group is not None and isinstance(group.value, int):
-                found = stated(group.value, group.where(file), "podGroupSize: pods per replica")
-            lwt = node.map("leaderWorkerTemplate")
-            size = lwt.scalar("size") if lwt is not None else None
-            if size is not None and isinstance(size.value, int):
-                found = stated(size.value, size.where(file), "LeaderWorkerSet size: pods per replica")
-        node = _step(node, part)
-        if node is None:
-            break
-    return found
-
-
 # --- LeaderWorkerSet: one replica = `size` pods ------------------------------------------------
 
 
@@ -205,7 +122,7 @@ def kserve_isvc(ctx: ct.ObjectContext) -> list[Deployment]:
         d.engine = stated("vllm", where, "KServe Hugging Face / vLLM runtime")
         args = model.seq("args")
         if args is not None:
-            ct.read_engine(d, ct.Launch("vllm", _tokens(args, ctx.file), None, "KServe model args"), {})
+            ct.read_engine(d, ct.Launch("vllm", scalar_tokens(args, ctx.file), None, "KServe model args"), {})
         uri = model.scalar("storageUri")
         if uri is not None and d.model is None and str(uri.value).startswith("hf://"):
             d.model = stated(str(uri.value)[5:], uri.where(ctx.file))
@@ -213,16 +130,6 @@ def kserve_isvc(ctx: ct.ObjectContext) -> list[Deployment]:
         return []
     ct.add_container_facts(d, ctx, predictor, model)
     return [d]
-
-
-def _tokens(seq, path):
-    from kvlint.extract.argv import Token, scalar_where
-
-    return [
-        Token(str(n.value), scalar_where(n, path))
-        for n in seq
-        if isinstance(n, Scalar) and n.value is not None
-    ]
 
 
 def kserve_runtime(ctx: ct.ObjectContext) -> list[Deployment]:
@@ -273,88 +180,10 @@ def llm_isvc(ctx: ct.ObjectContext) -> list[Deployment]:
                 if args is not None:
                     from kvlint.extract.engine_args import vllm
 
-                    vllm.read(d, _tokens(args, ctx.file), {}, positional_model=False)
+                    vllm.read(d, scalar_tokens(args, ctx.file), {}, positional_model=False)
                 break
         out.append(d)
     return out
-
-
-# --- KubeAI Model ------------------------------------------------------------------------------
-
-
-def kubeai_model(ctx: ct.ObjectContext) -> list[Deployment]:
-    spec = ctx.root.map("spec")
-    return [d for d in [kubeai_spec(ctx, spec)] if d is not None] if spec is not None else []
-
-
-def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -> Deployment | None:
-    engine_node = spec.scalar("engine")
-    engine = str(engine_node.value).lower() if engine_node is not None else ""
-    d = Deployment(
-        ctx.file,
-        ctx.where if name is None else spec.where(ctx.file),
-        ctx.kind,
-        name or ctx.name,
-        ctx.base_dir,
-    )
-    d.ignores = dict(ctx.ignores)
-    url = spec.scalar("url")
-    where = (engine_node or spec).where(ctx.file)
-    if engine in ("vllm", ""):
-        if engine == "" and url is None:
-            return None
-        d.engine = stated("vllm", where, "KubeAI engine VLLM")
-        args = spec.seq("args")
-        if args is not None:
-            from kvlint.extract.engine_args import vllm
-
-            env = {}
-            envmap = spec.map("env")
-            from kvlint.extract.argv import EnvVar
-
-            for k, v in envmap.items() if envmap else ():
-                if isinstance(v, Scalar):
-                    env[k] = EnvVar(str(v.value), v.where(ctx.file))
-            vllm.read(d, _tokens(args, ctx.file), env, positional_model=False)
-    elif engine in ("ollama", "infinity", "fasterwhisper"):
-        if engine != "ollama":
-            return None  # embeddings / speech: not an LLM serving engine kvlint checks
-        d.engine = stated("ollama", where)
-        ct.mark_unsupported(d, "ollama", where)
-    else:
-        d.engine = stated(engine, where)
-        ct.mark_unsupported(d, "other", where)
-    if url is not None and url.value:
-        text = str(url.value)
-        for prefix in ("hf://", "huggingface://", "ollama://"):
-            if text.startswith(prefix):
-                text = text[len(prefix) :]
-        if str(url.value).startswith(("ollama://", "s3://", "gs://", "oss://", "pvc://")):
-            d.model = stated(text, url.where(ctx.file), "not a Hugging Face id")
-        else:
-            d.model = stated(text, url.where(ctx.file))
-    profile = spec.scalar("resourceProfile")
-    if profile is not None and profile.value:
-        from kvlint.extract import gpu_selectors
-
-        text = str(profile.value)
-        if text.startswith(("cpu", "google-tpu")):
-            d.accelerator = "cpu" if text.startswith("cpu") else "tpu"
-            if d.accelerator == "cpu":
-                d.issues.append(
-                    Issue(
-                        "KV004",
-                        f"{d.label()}: runs on CPUs; kvlint models GPU memory",
-                        profile.where(ctx.file),
-                    )
-                )
-                d.extra["unsupported"] = stated("cpu", profile.where(ctx.file))
-        else:
-            gpu, count, note = gpu_selectors.kubeai_profile(text)
-            d.gpu = inferred(gpu.id if gpu else text.partition(":")[0], note, profile.where(ctx.file))
-            if count is not None:
-                d.gpus_per_pod = inferred(count, note, profile.where(ctx.file))
-    return d
 
 
 # --- Ray -----------------------------------------------------------------------------------------
@@ -408,12 +237,10 @@ def kaito(ctx: ct.ObjectContext) -> list[Deployment]:
 
 def vllm_runtime(ctx: ct.ObjectContext) -> list[Deployment]:
     """production-stack operator VLLMRuntime: spec.model.modelURL, spec.vllmConfig, spec.deploymentConfig."""
-    from kvlint.extract import helm_values
-
     spec = ctx.root.map("spec")
     if spec is None:
         return []
-    return helm_values.production_stack_entry(ctx, spec, ctx.name)
+    return production_stack_entry(ctx, spec, ctx.name)
 
 
 HANDLERS = {

@@ -15,6 +15,7 @@ from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import pods
 from kvlint.extract.argv import Token, scalar_where
+from kvlint.extract.workloads import pod_workloads
 from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
@@ -118,8 +119,6 @@ def extract(ctx: ct.ObjectContext) -> list[Deployment]:
             if isinstance(app, Mapping):
                 out.extend(_application(ctx, app, gpu_pods))
     if not out:
-        from kvlint.extract.kubernetes import pod_workloads
-
         out = pod_workloads(ctx)
     return out
 

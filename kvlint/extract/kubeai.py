@@ -1,0 +1,81 @@
+"""KubeAI: the Model CRD and the models chart's `catalog.<name>` entries share one shape
+(url, engine, args, env, resourceProfile)."""
+
+from __future__ import annotations
+
+from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract import container as ct
+from kvlint.extract import gpu_selectors
+from kvlint.extract.argv import EnvVar, scalar_tokens
+from kvlint.extract.engine_args import vllm
+from kvlint.findings import Issue
+from kvlint.load.tree import Mapping, Scalar
+
+
+def kubeai_model(ctx: ct.ObjectContext) -> list[Deployment]:
+    spec = ctx.root.map("spec")
+    return [d for d in [kubeai_spec(ctx, spec)] if d is not None] if spec is not None else []
+
+
+def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -> Deployment | None:
+    engine_node = spec.scalar("engine")
+    engine = str(engine_node.value).lower() if engine_node is not None else ""
+    d = Deployment(
+        ctx.file,
+        ctx.where if name is None else spec.where(ctx.file),
+        ctx.kind,
+        name or ctx.name,
+        ctx.base_dir,
+    )
+    d.ignores = dict(ctx.ignores)
+    url = spec.scalar("url")
+    where = (engine_node or spec).where(ctx.file)
+    if engine in ("vllm", ""):
+        if engine == "" and url is None:
+            return None
+        d.engine = stated("vllm", where, "KubeAI engine VLLM")
+        args = spec.seq("args")
+        if args is not None:
+            env = {}
+            envmap = spec.map("env")
+            for k, v in envmap.items() if envmap else ():
+                if isinstance(v, Scalar):
+                    env[k] = EnvVar(str(v.value), v.where(ctx.file))
+            vllm.read(d, scalar_tokens(args, ctx.file), env, positional_model=False)
+    elif engine in ("ollama", "infinity", "fasterwhisper"):
+        if engine != "ollama":
+            return None  # embeddings / speech: not an LLM serving engine kvlint checks
+        d.engine = stated("ollama", where)
+        ct.mark_unsupported(d, "ollama", where)
+    else:
+        d.engine = stated(engine, where)
+        ct.mark_unsupported(d, "other", where)
+    if url is not None and url.value:
+        text = str(url.value)
+        for prefix in ("hf://", "huggingface://", "ollama://"):
+            if text.startswith(prefix):
+                text = text[len(prefix) :]
+        if str(url.value).startswith(("ollama://", "s3://", "gs://", "oss://", "pvc://")):
+            d.model = stated(text, url.where(ctx.file), "not a Hugging Face id")
+        else:
+            d.model = stated(text, url.where(ctx.file))
+    profile = spec.scalar("resourceProfile")
+    if profile is not None and profile.value:
+        text = str(profile.value)
+        if text.startswith(("cpu", "google-tpu")):
+            d.accelerator = "cpu" if text.startswith("cpu") else "tpu"
+            if d.accelerator == "cpu":
+                d.issues.append(
+                    Issue(
+                        "KV004",
+                        f"{d.label()}: runs on CPUs; kvlint models GPU memory",
+                        profile.where(ctx.file),
+                    )
+                )
+                d.extra["unsupported"] = stated("cpu", profile.where(ctx.file))
+        else:
+            gpu, count, note = gpu_selectors.kubeai_profile(text)
+            d.gpu = inferred(gpu.id if gpu else text.partition(":")[0], note, profile.where(ctx.file))
+            if count is not None:
+                d.gpus_per_pod = inferred(count, note, profile.where(ctx.file))
+    return d
