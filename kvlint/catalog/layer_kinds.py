@@ -1,0 +1,66 @@
+"""Which layers keep a full KV cache, a sliding window, a local chunk, or none (vLLM's KV cache specs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.catalog.arch import CHUNKED, FULL, NONE, SLIDING
+
+# transformers' layer_types spellings -> the KV spec vLLM gives such a layer.
+_TYPE_KIND = {
+    "full_attention": FULL,
+    "sliding_attention": SLIDING,
+    "chunked_attention": CHUNKED,
+    "linear_attention": NONE,
+    "mamba": NONE,
+    "conv": NONE,
+}
+_QWEN_WINDOWED = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+
+
+def _llama4_kinds(cfg: dict[str, Any], layers: int) -> tuple[str, ...]:
+    # Llama 4: layers with RoPE use chunked local attention; every `nope_layer_interval`-th (4th)
+    # layer is a global NoPE layer (transformers Llama4TextConfig no_rope_layers default).
+    nope = cfg.get("no_rope_layers")
+    if isinstance(nope, list) and len(nope) == layers:
+        return tuple(CHUNKED if flag else FULL for flag in nope)
+    interval = cfg.get("nope_layer_interval") or 4
+    return tuple(FULL if (i + 1) % interval == 0 else CHUNKED for i in range(layers))
+
+
+def _windowed_kinds(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...]:
+    if family == "gemma2":  # transformers Gemma2: even layers slide, odd layers are global
+        return tuple(SLIDING if i % 2 == 0 else FULL for i in range(layers))
+    if family in ("gemma3", "gemma3_text"):
+        pattern = cfg.get("sliding_window_pattern") or 6  # Gemma3TextConfig default: 5 local, 1 global
+        return tuple(FULL if (i + 1) % pattern == 0 else SLIDING for i in range(layers))
+    if family in _QWEN_WINDOWED:
+        if not cfg.get("use_sliding_window"):
+            return (FULL,) * layers  # vLLM get_sliding_window: Qwen2 with use_sliding_window false
+        first_full = cfg.get("max_window_layers") or layers
+        return tuple(SLIDING if i >= first_full else FULL for i in range(layers))
+    return (SLIDING,) * layers  # Mistral-style: every layer windowed
+
+
+def layer_kinds(cfg: dict[str, Any], family: str, layers: int, window: int | None) -> tuple[str, ...]:
+    """The KV kind of every decoder layer, from layer_types, Llama 4's chunking or the window pattern."""
+    types = cfg.get("layer_types")
+    if isinstance(types, list) and len(types) == layers:
+        return tuple(_TYPE_KIND.get(str(t), FULL) for t in types)
+    if family.startswith("llama4") and cfg.get("attention_chunk_size"):
+        return _llama4_kinds(cfg, layers)
+    if not window:
+        return (FULL,) * layers
+    return _windowed_kinds(cfg, family, layers)
+
+
+def window_and_kinds(cfg: dict[str, Any], family: str, layers: int) -> tuple[int | None, tuple[str, ...]]:
+    """The sliding window in force (None when no layer slides) and every layer's kind."""
+    window = cfg.get("sliding_window")
+    if family in _QWEN_WINDOWED and not cfg.get("use_sliding_window"):
+        window = None
+    window = int(window) if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
+    kinds = layer_kinds(cfg, family, layers, window)
+    if SLIDING not in kinds:
+        window = None if not cfg.get("layer_types") else window
+    return window, kinds

@@ -1,0 +1,192 @@
+"""Parameter counts from a config's module shapes: attention, MLP / experts, norms, embeddings, vision.
+
+The formulas follow the architectures' published module shapes (../shared/reference/engine_accounting.md
+section E, checked against the calibration logs).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from kvlint.catalog.arch import LayerParams
+from kvlint.catalog.hf_keys import first
+
+# Families whose MLP is not gated (two matrices, not three).
+UNGATED = {"falcon", "phi", "opt", "gpt2", "gpt_neox", "gpt_bigcode", "bloom", "starcoder2", "gptj", "mpt"}
+# Families whose tie_word_embeddings defaults to True when the key is absent (their HF config class default).
+_TIED_BY_DEFAULT = {
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3_text",
+    "opt",
+    "falcon",
+    "gpt2",
+    "gpt_bigcode",
+    "bloom",
+}
+# Families with four norms per decoder layer (pre/post attention and pre/post feed-forward).
+_FOUR_NORMS = {"gemma2", "gemma3", "gemma3_text"}
+# Families whose LayerNorms carry a bias beside the weight.
+_NORM_BIAS = ("phi", "opt", "falcon", "gpt2", "gpt_neox", "starcoder2")
+
+
+class Shape(NamedTuple):
+    """The sizes one decoder layer is built from."""
+
+    hidden: int
+    query_heads: int
+    kv_heads: int
+    attn_dim: int  # per-head size of the attention projections (MLA: nope + rope)
+    experts: int
+    dense_inter: int
+    moe_inter: int
+    mlp_mats: int  # 3 for a gated MLP, 2 otherwise
+
+
+def mlp_sizes(cfg: dict[str, Any], family: str, h: int) -> tuple[int, int, int, int]:
+    """(experts, experts per token, dense intermediate size, expert intermediate size)."""
+    experts = int(first(cfg, "num_local_experts", "num_experts", "n_routed_experts", default=0) or 0)
+    top_k = int(first(cfg, "num_experts_per_tok", "experts_per_token", default=0) or 0)
+    inter = int(first(cfg, "intermediate_size", "ffn_dim", "n_inner", default=0) or 0)
+    if not inter:
+        inter = 4 * h
+    if family.startswith("llama4"):
+        return experts, top_k, int(cfg.get("intermediate_size_mlp") or inter), inter
+    return experts, top_k, inter, int(cfg.get("moe_intermediate_size") or inter)
+
+
+def _attn_params(cfg: dict[str, Any], family: str, h: int, nq: int, nkv: int, d: int) -> int:
+    if cfg.get("kv_lora_rank"):
+        q_lora = cfg.get("q_lora_rank")
+        nope = int(cfg.get("qk_nope_head_dim") or 128)
+        rope = int(cfg.get("qk_rope_head_dim") or 64)
+        v = int(cfg.get("v_head_dim") or nope)
+        kv_lora = int(cfg["kv_lora_rank"])
+        q = h * q_lora + q_lora + q_lora * nq * (nope + rope) if q_lora else h * nq * (nope + rope)
+        return q + h * (kv_lora + rope) + kv_lora + kv_lora * nq * (nope + v) + nq * v * h
+    params = h * nq * d + 2 * h * nkv * d + nq * d * h
+    if (
+        cfg.get("attention_bias")
+        or cfg.get("qkv_bias")
+        or family in ("qwen2", "qwen2_moe", "qwen2_vl", "phi", "opt")
+    ):
+        params += nq * d + 2 * nkv * d
+        if family in ("phi", "opt") or cfg.get("bias"):
+            params += h
+    return params
+
+
+def _norms(cfg: dict[str, Any], family: str, h: int, d: int) -> int:
+    n = 4 * h if family in _FOUR_NORMS else 2 * h
+    if family in ("qwen3", "qwen3_moe", "gemma3", "gemma3_text") or cfg.get("use_qk_norm"):
+        n += 2 * d
+    if family in _NORM_BIAS:
+        n *= 2  # LayerNorm has a bias beside the weight
+    return n  # MLA's q_a/kv_a layernorms are counted in _attn_params
+
+
+def _is_moe_layer(cfg: dict[str, Any], family: str, i: int, experts: int) -> bool:
+    if not experts:
+        return False
+    if family.startswith("deepseek") or family == "kimi_k2" or cfg.get("n_routed_experts"):
+        first_moe = int(cfg.get("first_k_dense_replace") or 0)
+        freq = int(cfg.get("moe_layer_freq") or 1)
+        return i >= first_moe and i % freq == 0
+    if family in ("qwen2_moe", "qwen3_moe"):
+        if i in (cfg.get("mlp_only_layers") or []):
+            return False
+        step = int(cfg.get("decoder_sparse_step") or 1)
+        return (i + 1) % step == 0
+    if family.startswith("llama4"):
+        step = int(cfg.get("interleave_moe_layer_step") or 1)
+        return (i + 1) % step == 0
+    return True  # Mixtral, gpt-oss, ...: every layer
+
+
+def _moe_layer(cfg: dict[str, Any], family: str, s: Shape, attn: int, norms: int) -> LayerParams:
+    h, mats = s.hidden, s.mlp_mats
+    routed = s.experts * mats * h * s.moe_inter
+    shared = 0
+    if cfg.get("n_shared_experts"):
+        shared = int(cfg["n_shared_experts"]) * mats * h * s.moe_inter
+    elif cfg.get("shared_expert_intermediate_size"):
+        shared = mats * h * int(cfg["shared_expert_intermediate_size"]) + h  # + shared_expert_gate
+    elif family.startswith("llama4"):
+        shared = mats * h * s.moe_inter
+    router = h * s.experts
+    if family == "gpt_oss":
+        routed += s.experts * (2 * s.moe_inter + h)  # expert biases
+        router += s.experts
+    return LayerParams(attn, 0, routed + shared, norms + router)
+
+
+def _dense_layer(cfg: dict[str, Any], family: str, s: Shape, attn: int, norms: int) -> LayerParams:
+    mlp = s.mlp_mats * s.hidden * s.dense_inter
+    if cfg.get("mlp_bias") or family in ("phi", "opt", "falcon"):
+        mlp += (s.mlp_mats - 1) * s.dense_inter + s.hidden if family != "falcon" else 0
+    return LayerParams(attn, mlp, 0, norms)
+
+
+def layer_params(cfg: dict[str, Any], family: str, layers: int, s: Shape) -> tuple[list[LayerParams], int]:
+    """Every decoder layer's parameters, and how many layers are MoE."""
+    out: list[LayerParams] = []
+    moe_layers = 0
+    attn = _attn_params(cfg, family, s.hidden, s.query_heads, s.kv_heads, s.attn_dim)
+    norms = _norms(cfg, family, s.hidden, s.attn_dim)
+    for i in range(layers):
+        if _is_moe_layer(cfg, family, i, s.experts):
+            moe_layers += 1
+            out.append(_moe_layer(cfg, family, s, attn, norms))
+        else:
+            out.append(_dense_layer(cfg, family, s, attn, norms))
+    return out, moe_layers
+
+
+def embeddings(
+    config: dict[str, Any], cfg: dict[str, Any], family: str, vocab: int, h: int
+) -> tuple[int, int, int]:
+    """(embedding, lm_head (0 when tied), final norm) parameters."""
+    tied = cfg.get("tie_word_embeddings")
+    if tied is None:
+        tied = config.get("tie_word_embeddings")
+    if tied is None:
+        tied = family in _TIED_BY_DEFAULT
+    embed = vocab * h
+    if family == "opt":
+        embed += (int(cfg.get("max_position_embeddings") or 2048) + 2) * h  # learned positions
+    lm_head = 0 if tied else vocab * h
+    final = 2 * h if family in _NORM_BIAS else h
+    return embed, lm_head, final
+
+
+def mtp_params(cfg: dict[str, Any], per: LayerParams, h: int) -> int:
+    """Multi-token-prediction layers: each a decoder layer plus its 2h x h projection."""
+    if not cfg.get("num_nextn_predict_layers"):
+        return 0
+    return int(cfg["num_nextn_predict_layers"]) * (
+        per.attn + per.mlp + per.experts + per.replicated + 2 * h * h
+    )
+
+
+def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
+    """The vision tower and projector, estimated from vision_config (counted, loaded by the engine)."""
+    v = config.get("vision_config")
+    if not isinstance(v, dict) or not v:
+        return 0, ""
+    h = v.get("hidden_size") or v.get("embed_dim")
+    layers = v.get("num_hidden_layers") or v.get("depth")
+    if not isinstance(h, int) or not isinstance(layers, int):
+        return 0, "vision tower present but its size is not in the config (not counted)"
+    inter = v.get("intermediate_size") or int(h * (v.get("mlp_ratio") or 4))
+    patch = v.get("patch_size") or 14
+    chans = v.get("num_channels") or v.get("in_chans") or 3
+    image = v.get("image_size") or 336
+    per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h  # attn + mlp (+biases, 2 LayerNorms)
+    patches = (image // patch) ** 2 if isinstance(image, int) and isinstance(patch, int) and patch else 0
+    embed = chans * patch * patch * h + patches * h
+    proj_in = v.get("projector_input_dim") or h
+    proj_out = v.get("projector_output_dim") or v.get("vision_output_dim") or text_hidden
+    projector = proj_in * proj_out + proj_out * text_hidden
+    total = layers * per_layer + embed + projector
+    return int(total), f"vision tower estimated from vision_config ({layers} layers x hidden {h}), bf16"

@@ -1,0 +1,149 @@
+"""Summarise a checkpoint's quantization_config (or ModelOpt hf_quant_config.json) into a Quant.
+
+Bits per weight include the scales and zero points each method stores; min_capability is vLLM's
+get_min_capability() of the method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kvlint.catalog.arch import Quant
+
+_ALL = frozenset({"attn", "mlp", "experts"})
+
+
+def _quant_dict(cfg: dict[str, Any], hf_quant: dict[str, Any] | None) -> dict[str, Any] | None:
+    q = cfg.get("quantization_config") or cfg.get("compression_config")
+    if not isinstance(q, dict) and isinstance(hf_quant, dict):
+        algo = (hf_quant.get("quantization") or {}).get("quant_algo")
+        kv = (hf_quant.get("quantization") or {}).get("kv_cache_quant_algo")
+        if algo:
+            q = {"quant_method": "modelopt", "quant_algo": algo, "kv_cache_quant_algo": kv}
+    return q if isinstance(q, dict) else None
+
+
+def _covers(q: dict[str, Any]) -> frozenset[str]:
+    """The linear groups the method quantizes: attention drops out when the skip list names it."""
+    skip = [
+        str(m) for m in (q.get("modules_to_not_convert") or q.get("ignore") or q.get("exclude_modules") or [])
+    ]
+    if any("self_attn" in m and "layers.0." not in m for m in skip) or any(
+        m.endswith("self_attn") for m in skip
+    ):
+        return _ALL - {"attn"}
+    return _ALL
+
+
+def _fp8(q: dict[str, Any], covers: frozenset[str]) -> Quant:
+    block = q.get("weight_block_size")
+    if isinstance(block, list) and len(block) == 2 and all(isinstance(b, int) and b > 0 for b in block):
+        bits = 8 + 32 / (block[0] * block[1])  # one fp32 scale per block
+        scheme = f"fp8 e4m3 weights, {block[0]}x{block[1]} block scales"
+    else:
+        bits, scheme = 8.0, "fp8 weights, per-tensor scales"
+    return Quant("fp8", bits, scheme, covers, None, 75)
+
+
+def _ct_group(body: dict[str, Any]) -> tuple[float, str] | None:
+    """(bits, scheme) of one compressed-tensors config group; None when it states no weight bits."""
+    weights = (body or {}).get("weights") or {}
+    nbits = weights.get("num_bits")
+    if not isinstance(nbits, int):
+        return None
+    wtype = weights.get("type", "int")
+    strategy = weights.get("strategy", "tensor")
+    gsize = weights.get("group_size")
+    if nbits == 4 and wtype == "float" and gsize == 16:
+        bits = 4 + 8 / 16 + 32 / (16 * 1024)  # NVFP4: fp8 scale per 16, global fp32
+        scheme = "NVFP4 weights (fp8 scale per 16)"
+    elif strategy == "group" and isinstance(gsize, int) and gsize > 0:
+        zero = 0 if weights.get("symmetric", True) else nbits  # packed zero point per group
+        bits = nbits + (16 + zero) / gsize
+        scheme = f"{wtype}{nbits} weights, group {gsize}, bf16 scales"
+    else:
+        bits = float(nbits)
+        scheme = f"{wtype}{nbits} weights, {strategy} scales"
+    acts = (body or {}).get("input_activations") or {}
+    if acts.get("num_bits"):
+        scheme = scheme.replace(
+            " weights", f" weights / {acts.get('type', 'int')}{acts['num_bits']} activations"
+        )
+    return bits, scheme
+
+
+def _compressed(q: dict[str, Any], covers: frozenset[str]) -> Quant:
+    bits, scheme = 8.0, "compressed-tensors"
+    groups = q.get("config_groups") or {}
+    for body in groups.values() if isinstance(groups, dict) else []:
+        found = _ct_group(body)
+        if found is not None:
+            bits, scheme = found
+            break
+    kv = q.get("kv_cache_scheme")
+    kv_dtype = "fp8" if isinstance(kv, dict) and kv.get("num_bits") == 8 else None
+    return Quant("compressed-tensors", bits, scheme, covers, kv_dtype, 70)
+
+
+def _int_group(q: dict[str, Any], covers: frozenset[str]) -> Quant:
+    method = str(q.get("quant_method") or "").lower()
+    nbits = int(q.get("bits") or q.get("w_bit") or 4)
+    gsize = int(q.get("group_size") or q.get("q_group_size") or 128)
+    gsize = gsize if gsize > 0 else 4096  # -1 = per channel
+    # packed int weights + fp16 scale per group + packed zero point per group (AWQ always, GPTQ qzeros)
+    bits = nbits + (16 + nbits) / gsize
+    base = "awq" if method.startswith("awq") else "gptq"
+    scheme = f"int{nbits} weights, group {gsize}, fp16 scales + zeros"
+    return Quant(base, bits, scheme, covers, None, 75 if base == "awq" else 60)
+
+
+def _mxfp4(q: dict[str, Any], covers: frozenset[str]) -> Quant:
+    # gpt-oss: only the MoE experts are MXFP4 (modules_to_not_convert lists attention, router, embeddings)
+    return Quant(
+        "mxfp4", 4.25, "MXFP4 experts (4-bit E2M1 + E8M0 scale per 32)", frozenset({"experts"}), None, 80
+    )
+
+
+def _bnb(q: dict[str, Any], covers: frozenset[str]) -> Quant:
+    if q.get("load_in_8bit"):
+        return Quant("bitsandbytes", 8 + 32 / 4096, "bitsandbytes int8", covers, None, 70)
+    double = bool(q.get("bnb_4bit_use_double_quant"))
+    bits = 4 + (8 / 64 + 32 / (64 * 256)) if double else 4 + 32 / 64
+    scheme = "bitsandbytes nf4" + (" double-quant" if double else "")
+    return Quant("bitsandbytes", bits, scheme, covers, None, 70)
+
+
+def _modelopt(q: dict[str, Any], covers: frozenset[str]) -> Quant:
+    algo = str(q.get("quant_algo") or "").upper()
+    kv = q.get("kv_cache_quant_algo")
+    kv_dtype = "fp8" if kv and "FP8" in str(kv).upper() else None
+    if "FP4" in algo:
+        return Quant("modelopt_fp4", 4.5, "ModelOpt NVFP4", covers, kv_dtype, 75)
+    return Quant("modelopt", 8.0, "ModelOpt FP8", covers, kv_dtype, 89)
+
+
+_METHODS: dict[str, Callable[[dict[str, Any], frozenset[str]], Quant]] = {
+    "fp8": _fp8,
+    "compressed-tensors": _compressed,
+    "awq": _int_group,
+    "gptq": _int_group,
+    "awq_marlin": _int_group,
+    "gptq_marlin": _int_group,
+    "mxfp4": _mxfp4,
+    "bitsandbytes": _bnb,
+    "modelopt": _modelopt,
+}
+
+
+def read_quant(cfg: dict[str, Any], hf_quant: dict[str, Any] | None = None) -> Quant | None:
+    """Summarise the checkpoint's quantization_config (or ModelOpt hf_quant_config.json)."""
+    q = _quant_dict(cfg, hf_quant)
+    if q is None:
+        return None
+    method = str(q.get("quant_method") or "").lower()
+    covers = _covers(q)
+    reader = _METHODS.get(method)
+    if reader is not None:
+        return reader(q, covers)
+    return Quant(method or "unknown", 16.0, f"{method} (not modelled: counted as 16-bit)", covers, None, None)
