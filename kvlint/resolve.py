@@ -62,6 +62,9 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
         return
     name = str(d.gpu.value)
     spec = gpu_catalog.lookup(name)
+    if spec is None and any(i.code == "KV002" for i in d.issues):
+        r.unknown.add("gpu")  # the extractor already said why (a MIG profile the card does not have)
+        return
     if spec is None:
         r.unknown.add("gpu")
         amb = gpu_catalog.ambiguous(name)

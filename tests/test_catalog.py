@@ -52,7 +52,8 @@ def test_every_gpu_with_a_sourced_memory_figure_is_in_the_catalog():
         ("Tesla-T4", "t4"),
         ("nvidia-tesla-a100", "a100-40gb-sxm"),
         ("nvidia-a100-80gb", "a100-80gb-sxm"),
-        ("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "a100-80gb-sxm"),
+        ("NVIDIA-A100-SXM4-80GB-MIG-1g.10gb", "a100-80gb-sxm:1g.10gb"),  # the slice, not the card
+        ("a100-80gb:3g.40gb", "a100-80gb-sxm:3g.40gb"),
         ("A10G", "a10g"),
         ("H200", "h200"),
         ("MI300X", "mi300x"),

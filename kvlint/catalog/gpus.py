@@ -8,7 +8,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from kvlint.record import record
+from kvlint.record import record, replace
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
@@ -26,6 +26,8 @@ class GpuSpec:
     fp8: bool | None
     nvidia_smi_name: str | None = None
     marketed: str | None = None
+    mig_profile: str | None = None  # a MIG slice ("3g.40gb") of the card `parent`
+    parent: str | None = None
 
     @property
     def cc_int(self) -> int | None:
@@ -126,8 +128,18 @@ def register_gpus(entries: list[dict[str, Any]]) -> None:
     _index.cache_clear()
 
 
+def replace_spec(spec: GpuSpec, **changes: Any) -> GpuSpec:
+    return replace(spec, **changes)
+
+
 def by_id(gpu_id: str) -> GpuSpec | None:
-    return _index()[0].get(gpu_id)
+    spec = _index()[0].get(gpu_id)
+    if spec is None and ":" in gpu_id:
+        from kvlint.catalog import mig
+
+        card, _, profile = gpu_id.partition(":")
+        return mig.slice_spec(card, profile)
+    return spec
 
 
 def lookup(name: str) -> GpuSpec | None:
@@ -136,6 +148,14 @@ def lookup(name: str) -> GpuSpec | None:
     Label values match exactly (GKE's `nvidia-tesla-a100` is the 40 GB card); free-form names are
     normalised, and a name several cards share (`A100`) matches none."""
     ids, names, labels = _index()
+    if "gb" in name.lower() and ("mig" in name.lower() or ":" in name):
+        # a MIG slice: 'a100-80gb:3g.40gb', 'NVIDIA-A100-SXM4-80GB-MIG-1g.10gb' (GFD, single strategy)
+        from kvlint.catalog import mig
+
+        parts = mig.split(name)
+        if parts is not None:
+            card = lookup(parts[0])
+            return mig.slice_spec(card.id, parts[1]) if card is not None else None
     raw = name.strip().lower()
     if raw in labels:
         return ids.get(labels[raw])
@@ -143,10 +163,6 @@ def lookup(name: str) -> GpuSpec | None:
     if key in AMBIGUOUS:
         return None
     gid = names.get(key)
-    if gid is None:
-        # MIG slices and suffixes (NVIDIA-A100-SXM4-80GB-MIG-1g.10gb) name the parent card
-        base = re.sub(r"mig\d.*$", "", key)
-        gid = names.get(base) if base != key else None
     return ids.get(gid) if gid else None
 
 
@@ -186,4 +202,6 @@ def label_gpu(key: str, value: str) -> GpuSpec | None:
     """A GPU from one node label (key, value)."""
     ids, _, labels = _index()
     gid = labels.get(value.strip().lower())
-    return ids.get(gid) if gid else lookup(value)
+    if gid and "-mig-" not in value.lower():
+        return ids.get(gid)
+    return lookup(value)

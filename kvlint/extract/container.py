@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract import gpu_selectors, pods
+from kvlint.extract import gpu_selectors, gpu_sharing, pods
 from kvlint.extract.argv import EnvVar, container_commands, read_env
 from kvlint.extract.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, Location
@@ -180,7 +180,7 @@ _MODEL_FLAGS = (
 def _custom_server(commands: list, container: Mapping, path: str) -> Launch | None:
     """A GPU container whose command names a model (`--model …`) but whose engine kvlint does not
     know: not silently skipped, but reported as a workload kvlint cannot check."""
-    if not any(r.name in pods.GPU_RESOURCES for r in pods.device_resources(container, path)):
+    if not any(pods.is_gpu(r.name) for r in pods.device_resources(container, path)):
         return None
     for tokens in commands:
         for tok in tokens:
@@ -204,14 +204,16 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
                     "KV005", f"{d.label()}: cannot read {res.name} {res.text!r} as a device count", res.where
                 )
             )
-            if res.name in pods.GPU_RESOURCES:
+            if pods.is_gpu(res.name):
                 d.unreadable.append("gpus_per_pod")
-        elif res.name in pods.GPU_RESOURCES:
+        elif pods.is_gpu(res.name):
             d.gpus_per_pod = stated(res.count, res.where, res.name)
         elif res.name in pods.TPU_RESOURCES:
             d.accelerator = "tpu"
         elif res.name in pods.NEURON_RESOURCES:
             d.accelerator = "neuron"
+        elif res.name in pods.GAUDI_RESOURCES:
+            d.accelerator = "gaudi"
     mem = pods.memory_limit(container, path)
     if mem is not None:
         d.memory_limit = stated(mem[0], mem[1])
@@ -222,7 +224,9 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
         d.shm_size = stated(s.size or "", s.where)
         if s.size:
             d.memory_quantities.append(("/dev/shm sizeLimit", s.size, s.where))
-    apply_labels(d, pods.node_labels(pod, path))
+    labels = pods.node_labels(pod, path)
+    apply_labels(d, labels)
+    gpu_sharing.apply(d, ctx.root, pod, container, labels, path)
 
 
 def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -> None:
@@ -269,11 +273,8 @@ def finish(d: Deployment) -> None:
             if d.gpus_per_pod.origin == "stated" and pods_n == 1
             else inferred(n, note, d.gpus_per_pod.where)
         )
-    if d.accelerator in ("tpu", "neuron") and "unsupported" not in d.extra:
-        kind = "TPU" if d.accelerator == "tpu" else "AWS Neuron (Inferentia/Trainium)"
-        d.issues.append(
-            Issue("KV004", f"{d.label()}: runs on {kind} accelerators; kvlint models GPU memory", d.where)
-        )
+    if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra:
+        d.issues.append(Issue("KV004", f"{d.label()}: {gpu_sharing.NOT_MODELLED[d.accelerator]}", d.where))
 
 
 def scalar_text(node) -> str | None:

@@ -11,6 +11,14 @@ MAX_NODES = 50_000
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 TPU_RESOURCES = ("google.com/tpu",)
 NEURON_RESOURCES = ("aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "aws.amazon.com/neurondevice")
+GAUDI_RESOURCES = ("habana.ai/gaudi",)
+SHARED_GPU = "nvidia.com/gpu.shared"  # time-sliced / MPS replicas with the device plugin's renameByDefault
+MIG_PREFIX = "nvidia.com/mig-"  # a MIG slice under the device plugin's mixed strategy
+
+
+def is_gpu(name: str) -> bool:
+    """A resource that hands the container a GPU, a shared GPU or a MIG slice."""
+    return name in GPU_RESOURCES or name == SHARED_GPU or name.startswith(MIG_PREFIX)
 
 
 @record
@@ -72,7 +80,8 @@ def device_resources(container: Mapping, path: str) -> list[Resource]:
         if table is None:
             continue
         for name, node in table.items():
-            if name in GPU_RESOURCES + TPU_RESOURCES + NEURON_RESOURCES and isinstance(node, Scalar):
+            known = is_gpu(name) or name in TPU_RESOURCES + NEURON_RESOURCES + GAUDI_RESOURCES
+            if known and isinstance(node, Scalar):
                 text = str(node.value).strip().strip('"')
                 try:
                     count: int | None = int(text)

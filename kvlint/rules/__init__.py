@@ -25,6 +25,7 @@ _MODULES = (
     "kv206_dtype_unsupported_on_gpu",
     "kv207_shm_too_small",
     "kv208_utilization_out_of_range",
+    "kv209_parallel_across_mig_slices",
     "kv301_gib_gb_mixup",
     "kv302_query_heads_as_kv_heads",
     "kv303_declared_figure_mismatch",

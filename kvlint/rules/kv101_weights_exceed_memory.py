@@ -48,7 +48,13 @@ class WeightsExceedMemory(Rule):
             return
         gpu = ctx.gpu
         fixes = []
-        found = smallest_tp(ctx.model, gpu, s, lambda q: q.weights_per_gpu <= q.weights_limit)
+        found = (
+            None  # no tensor parallelism over MIG slices (KV209)
+            if gpu.mig_profile
+            else smallest_tp(ctx.model, gpu, s, lambda q: q.weights_per_gpu <= q.weights_limit)
+        )
+        if gpu.mig_profile:
+            fixes.append(f"a larger MIG profile than {gpu.mig_profile} (or the whole card)")
         if found:
             tp, q = found
             fixes.append(
