@@ -36,7 +36,10 @@ def valid_tp(arch: ModelArch, tp: int) -> bool:
 def smallest_tp(
     arch: ModelArch, gpu: GpuSpec, s: EngineSettings, need_ok, limit: int = 16
 ) -> tuple[int, Plan] | None:
-    """The smallest power-of-two TP (above the current) whose plan satisfies need_ok(plan)."""
+    """The smallest power-of-two TP (above the current) whose plan satisfies need_ok(plan); none on
+    a MIG slice (an engine cannot spread a model over MIG slices: KV209)."""
+    if gpu.mig_profile:
+        return None
     tp = max(1, s.tp) * 2
     while tp <= limit:
         if valid_tp(arch, tp):

@@ -128,17 +128,46 @@ def register_gpus(entries: list[dict[str, Any]]) -> None:
     _index.cache_clear()
 
 
-def replace_spec(spec: GpuSpec, **changes: Any) -> GpuSpec:
-    return replace(spec, **changes)
+def slice_spec(parent_id: str, profile: str) -> GpuSpec | None:
+    """A MIG slice as a GPU of its own: id `parent:profile`, the slice's memory, the parent's features."""
+    from kvlint.catalog import mig
+
+    parent = _index()[0].get(parent_id)
+    prof = mig.normalise(profile)
+    found = mig.slice_memory(parent_id, profile) if parent is not None else None
+    if parent is None or found is None or prof is None:
+        return None
+    memory, source = found
+    return replace(
+        parent,
+        id=f"{parent.id}:{prof}",
+        name=f"{parent.name} MIG {prof}",
+        engine_bytes=memory,
+        engine_bytes_source=source,
+        smi_total_mib=None,
+        marketed=f"{prof} slice of {parent.marketed or parent.name}",
+        mig_profile=prof,
+        parent=parent.id,
+    )
+
+
+def smallest_slice(profile: str) -> tuple[GpuSpec | None, list[str]]:
+    """The slice with the least memory among the cards that offer the profile (what is guaranteed
+    when the file does not say which card is partitioned), and the card ids considered."""
+    from kvlint.catalog import mig
+
+    parents = mig.parents_offering(profile)
+    specs = [s for s in (slice_spec(p, profile) for p in parents) if s is not None]
+    if not specs:
+        return None, parents
+    return min(specs, key=lambda s: s.engine_bytes or 0), parents
 
 
 def by_id(gpu_id: str) -> GpuSpec | None:
     spec = _index()[0].get(gpu_id)
     if spec is None and ":" in gpu_id:
-        from kvlint.catalog import mig
-
         card, _, profile = gpu_id.partition(":")
-        return mig.slice_spec(card, profile)
+        return slice_spec(card, profile)
     return spec
 
 
@@ -155,7 +184,7 @@ def lookup(name: str) -> GpuSpec | None:
         parts = mig.split(name)
         if parts is not None:
             card = lookup(parts[0])
-            return mig.slice_spec(card.id, parts[1]) if card is not None else None
+            return slice_spec(card.id, parts[1]) if card is not None else None
     raw = name.strip().lower()
     if raw in labels:
         return ids.get(labels[raw])

@@ -2,6 +2,7 @@
 
 The engine in a MIG slice sees only the slice: `nvidia.com/mig-1g.10gb: 1` on an A100-80GB gives
 vLLM 9.5 GiB, not 80. Figures per parent and profile are in data/mig.json, each with its source.
+This module reads the table only; catalog/gpus.py builds the slice's GpuSpec from it.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from kvlint.catalog.gpus import DATA, GpuSpec, by_id, replace_spec
+DATA = os.path.join(os.path.dirname(__file__), "data")
 
 PROFILE = re.compile(r"^(\d)g\.(\d+)gb$")
 RESOURCE = re.compile(r"^nvidia\.com/mig-(\d g\.\d+gb)$".replace(" ", ""))
@@ -51,31 +52,18 @@ def profiles_of(parent_id: str) -> list[str]:
     return list(fam["profiles"]) if fam else []
 
 
-def slice_spec(parent_id: str, profile: str) -> GpuSpec | None:
-    """The slice as a GPU of its own: id `parent:profile`, the slice's memory, the parent's features."""
-    parent = by_id(parent_id)
+def slice_memory(parent_id: str, profile: str) -> tuple[int, str] | None:
+    """(bytes the engine sees in the slice, where the figure comes from); None if the card has no such profile."""
     prof = normalise(profile)
     fam = _family(parent_id)
-    if parent is None or prof is None or fam is None or prof not in fam["profiles"]:
+    if prof is None or fam is None or prof not in fam["profiles"]:
         return None
     entry = fam["profiles"][prof]
     if entry.get("marketed"):
         memory = int(PROFILE.match(prof).group(2)) * 10**9  # type: ignore[union-attr]
-        source = f"MIG {prof}: the profile name's {memory // 10**9} GB ({entry['source']})"
-    else:
-        memory = int(round(float(entry["gib"]) * GIB))
-        source = f"MIG {prof}: {entry['gib']} GiB by nvidia-smi mig -lgip ({entry['source']})"
-    return replace_spec(
-        parent,
-        id=f"{parent.id}:{prof}",
-        name=f"{parent.name} MIG {prof}",
-        engine_bytes=memory,
-        engine_bytes_source=source,
-        smi_total_mib=None,
-        marketed=f"{prof} slice of {parent.marketed or parent.name}",
-        mig_profile=prof,
-        parent=parent.id,
-    )
+        return memory, f"MIG {prof}: the profile name's {memory // 10**9} GB ({entry['source']})"
+    memory = int(round(float(entry["gib"]) * GIB))
+    return memory, f"MIG {prof}: {entry['gib']} GiB by nvidia-smi mig -lgip ({entry['source']})"
 
 
 def parents_offering(profile: str) -> list[str]:
@@ -86,16 +74,6 @@ def parents_offering(profile: str) -> list[str]:
         if prof in fam["profiles"]:
             out.extend(fam["parents"])
     return out
-
-
-def smallest_slice(profile: str, parents: list[str] | None = None) -> tuple[GpuSpec | None, list[str]]:
-    """The slice with the least memory among the parents that offer the profile (what is guaranteed
-    when the file does not say which card is partitioned), and the parent ids considered."""
-    candidates = [p for p in (parents or parents_offering(profile)) if _family(p) is not None]
-    specs = [s for s in (slice_spec(p, profile) for p in candidates) if s is not None]
-    if not specs:
-        return None, candidates
-    return min(specs, key=lambda s: s.engine_bytes or 0), candidates
 
 
 def split(name: str) -> tuple[str, str] | None:

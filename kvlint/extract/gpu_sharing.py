@@ -67,7 +67,7 @@ def _mig(d: Deployment, profile: str, where: Location, how: str) -> None:
     if current is not None and current.mig_profile:
         return  # the product label already names the slice
     if current is not None:
-        spec = mig.slice_spec(current.id, profile)
+        spec = catalog.slice_spec(current.id, profile)
         if spec is None:
             offered = mig.profiles_of(current.id)
             d.issues.append(
@@ -90,7 +90,7 @@ def _mig(d: Deployment, profile: str, where: Location, how: str) -> None:
             return
         d.gpu = inferred(spec.id, f"{how} on {current.name} ({d.gpu.describe() if d.gpu else ''})", where)
         return
-    spec, parents = mig.smallest_slice(profile)
+    spec, parents = catalog.smallest_slice(profile)
     if spec is None:
         d.issues.append(
             Issue(

@@ -1,0 +1,91 @@
+"""MIG slices and shared GPUs: what the engine sees, read from the ways clusters hand them out."""
+
+from __future__ import annotations
+
+from conftest import lint
+
+from kvlint.catalog import gpus, mig
+
+DEPLOY = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: m}}
+spec:
+  template:
+    spec:
+      nodeSelector: {{{labels}}}
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.1
+          args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192"{args}]
+          resources:
+            limits: {{{limits}}}
+"""
+
+
+def deploy(labels: str = "", limits: str = "nvidia.com/gpu: 1", args: str = ""):
+    return lint(DEPLOY.format(labels=labels, limits=limits, args=args))
+
+
+def test_slice_memory_is_the_slice_not_the_card():
+    s = gpus.lookup("a100-80gb:1g.10gb")
+    assert s is not None and s.mig_profile == "1g.10gb" and s.parent == "a100-80gb-sxm"
+    assert s.engine_bytes == int(9.5 * 2**30) and "lgip" in s.engine_bytes_source
+    assert gpus.lookup("NVIDIA-H100-80GB-HBM3-MIG-3g.40gb").engine_bytes == int(39.5 * 2**30)
+    b200 = gpus.lookup("b200:1g.23gb")
+    assert b200.engine_bytes == 23 * 10**9 and "profile name" in b200.engine_bytes_source  # marketed only
+    assert gpus.lookup("a100-80gb:1g.5gb") is None  # a 40GB-card profile
+
+
+def test_every_profile_in_the_table_has_a_source_and_a_parent_in_the_catalog():
+    for fam in mig._data()["families"].values():
+        for parent in fam["parents"]:
+            assert gpus.by_id(parent) is not None, parent
+        for prof, entry in fam["profiles"].items():
+            assert mig.normalise(prof) == prof and entry["source"], prof
+            spec = gpus.slice_spec(fam["parents"][0], prof)
+            parent = gpus.by_id(fam["parents"][0])
+            assert spec is not None and 0 < spec.engine_bytes < parent.engine_bytes + 2**30, (prof, spec)
+
+
+def test_mixed_strategy_resource_on_a_labelled_card():
+    r = deploy("nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB", "nvidia.com/mig-3g.40gb: 1")
+    (d,) = r.deployments
+    assert d.gpu.id == "a100-80gb-sxm:3g.40gb" and d.deployment.gpus.value == 1
+
+
+def test_mixed_strategy_without_a_card_takes_the_smallest_slice_of_that_name():
+    r = deploy("", "nvidia.com/mig-1g.10gb: 1")
+    (d,) = r.deployments
+    assert d.gpu.id == "a100-80gb-sxm:1g.10gb"  # 9.50 GiB on an A100-80GB < 9.75 on an H100
+    assert "the card is not stated" in d.deployment.gpu.note
+
+
+def test_gke_partition_size_label():
+    r = deploy(
+        "cloud.google.com/gke-accelerator: nvidia-tesla-a100, cloud.google.com/gke-gpu-partition-size: 1g.5gb"
+    )
+    (d,) = r.deployments
+    assert d.gpu.id == "a100-40gb-sxm:1g.5gb"
+    assert any(f.rule == "KV101" for f in r.findings)  # 14 GiB of weights in 4.75 GiB
+
+
+def test_profile_the_card_does_not_have_is_kv002_not_the_whole_card():
+    r = deploy("nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3", "nvidia.com/mig-1g.5gb: 1")
+    (f,) = [f for f in r.findings if f.rule == "KV002"]
+    assert "1g.5gb does not exist on NVIDIA H100 SXM5 80GB" in f.message and "Pending" in f.message
+    assert not any(f.rule == "KV101" for f in r.findings)
+
+
+def test_tp_over_slices_is_kv209_and_kv101_suggests_no_tp():
+    r = deploy("nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB", "nvidia.com/mig-1g.10gb: 2", ', "-tp", "2"')
+    rules = {f.rule for f in r.findings}
+    assert "KV209" in rules
+    (k,) = [f for f in r.findings if f.rule == "KV101"] or [None]
+    if k is not None:
+        assert "tensor-parallel" not in (k.fix or "") and "larger MIG profile" in k.fix
+
+
+def test_gaudi_is_named_not_modelled():
+    r = deploy("", "habana.ai/gaudi: 1")
+    (f,) = [f for f in r.findings if f.rule == "KV004"]
+    assert "Intel Gaudi" in f.message and "HPU" in f.message
