@@ -70,6 +70,11 @@ def main() -> None:
     is_flag=True,
     help="Ignore `# kvlint: disable` comments and kvlint.io/ignore annotations.",
 )
+@click.option(
+    "--show-suppressed",
+    is_flag=True,
+    help="List the findings inline suppressions hid, and by what (the count is always reported).",
+)
 @click.option("--exclude", multiple=True, help="Glob (gitignore style) of paths to skip; repeatable.")
 @click.option("--no-gitignore", is_flag=True, help="Do not skip files that .gitignore lists.")
 @click.option("--stdin-filename", help="Path to report for input read from stdin (-).")

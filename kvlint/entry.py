@@ -33,6 +33,7 @@ DEFAULTS: dict[str, object] = {
     "fail_on": None,
     "strict": None,
     "no_inline_suppressions": False,
+    "show_suppressed": False,
     "exclude": (),
     "no_gitignore": False,
     "stdin_filename": None,

@@ -54,6 +54,8 @@ def build_settings(opts: dict[str, Any]) -> tuple[Settings | None, str | None]:
     if opts.get("no_inline_suppressions"):
         settings.inline_suppressions = False
         settings.sources["inline-suppressions"] = "--no-inline-suppressions"
+    if opts.get("show_suppressed"):
+        settings.show_suppressed = True
     if opts.get("exclude"):
         settings.exclude += list(opts["exclude"])
         settings.sources["exclude"] = "--exclude"

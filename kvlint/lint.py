@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 
+from kvlint import suppress
 from kvlint.extract import extract_document
 from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.load import LoadedFile, load_bytes
@@ -21,6 +22,7 @@ class FileResult:
     lines: dict[int, str] = field(
         default_factory=dict
     )  # the source lines findings cite (1-based), for carets
+    suppressed: list[Finding] = field(default_factory=list)  # suppressed_by says by what
 
 
 @record
@@ -31,6 +33,10 @@ class RunResult:
     @property
     def findings(self) -> list[Finding]:
         return sorted((f for r in self.files for f in r.findings), key=Finding.sort_key)
+
+    @property
+    def suppressed(self) -> list[Finding]:
+        return sorted((f for r in self.files for f in r.suppressed), key=Finding.sort_key)
 
     @property
     def deployments(self) -> list[Resolved]:
@@ -101,24 +107,22 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
             )
         )
     findings: list[Finding] = []
+    owners: list[Resolved | None] = []  # the workload whose rules produced each finding
     for doc in loaded.documents:
         deployments, issues = extract_document(doc, path, base_dir, loaded.source.lines)
         file_issues.extend(issues)
         for d in deployments:
             r = resolve(d, settings.defaults)
             result.deployments.append(r)
-            findings.extend(_run_rules(path, r.issues, r, settings, rules))
-    findings.extend(_run_rules(path, file_issues, None, settings, [r for r in rules if not r.needs]))
-    findings = _apply_suppressions(findings, loaded, result.deployments, settings)
-    final: list[Finding] = []
-    enabled_cache: dict[str, bool] = {}
-    for f in findings:
-        if f.rule not in enabled_cache:
-            enabled_cache[f.rule] = settings.enabled(f.rule, path)
-        if not enabled_cache[f.rule]:
-            continue
-        f.severity = settings.severity_of(f.rule, f.severity)
-        final.append(f)
+            found = _run_rules(path, r.issues, r, settings, rules)
+            findings.extend(found)
+            owners.extend([r] * len(found))
+    found = _run_rules(path, file_issues, None, settings, [r for r in rules if not r.needs])
+    findings.extend(found)
+    owners.extend([None] * len(found))
+    outcome = suppress.apply(findings, owners, result.deployments, loaded, settings)
+    final = _enabled(outcome.kept, settings, path)
+    result.suppressed = sorted(_enabled(outcome.suppressed, settings, path), key=Finding.sort_key)
     source = loaded.source.lines if loaded.source.text else []
     for f in final:
         f.where = _inside(f.where, source, path)
@@ -127,6 +131,19 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
         f.where.line: source[f.where.line - 1] for f in result.findings if 1 <= f.where.line <= len(source)
     }
     return result
+
+
+def _enabled(findings: list[Finding], settings: Settings, path: str) -> list[Finding]:
+    """The findings of rules enabled for this file, at their configured severity."""
+    final: list[Finding] = []
+    enabled_cache: dict[str, bool] = {}
+    for f in findings:
+        if f.rule not in enabled_cache:
+            enabled_cache[f.rule] = settings.enabled(f.rule, path)
+        if enabled_cache[f.rule]:
+            f.severity = settings.severity_of(f.rule, f.severity)
+            final.append(f)
+    return final
 
 
 def _inside(w: Location, source: list[str], path: str) -> Location:
@@ -159,113 +176,6 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
             seen.add(key)
             out.append(f)
     return out
-
-
-def _apply_suppressions(
-    findings: list[Finding], loaded: LoadedFile, deployments: list[Resolved], settings: Settings
-) -> list[Finding]:
-    """Drop findings covered by `# kvlint: disable=` comments or `kvlint.io/ignore` annotations;
-    report those that cover nothing (KV006)."""
-    from kvlint.rules import get
-
-    if not settings.inline_suppressions:
-        return findings
-    directives = loaded.directives
-    annotations = [
-        (r.deployment, code, reason, where)
-        for r in deployments
-        for code, (reason, where) in r.deployment.ignores.items()
-    ]
-    if not directives and not annotations:
-        return findings
-    used: set[int] = set()
-    kept: list[Finding] = []
-    problems: list[Finding] = []
-    unused_rule = get("KV006")
-
-    def codes_of(names: tuple[str, ...]) -> set[str]:
-        out = set()
-        for n in names:
-            rule = get(n)
-            if rule is not None:
-                out.add(rule.id)
-            elif n.lower() == "all":
-                out.add("*")
-        return out
-
-    resolved_dirs = [
-        (i, d, codes_of(d.rules)) for i, d in enumerate(directives) if d.kind in ("line", "file")
-    ]
-    for f in findings:
-        suppressed = False
-        if f.rule != "KV001":  # an unreadable file has no trustworthy comments
-            for i, d, codes in resolved_dirs:
-                if f.rule not in codes and "*" not in codes:
-                    continue
-                if d.kind == "file" or d.covers_line == f.where.line:
-                    used.add(i)
-                    suppressed = True
-            for j, (dep, code, _reason, _where) in enumerate(annotations):
-                rule = get(code)
-                if rule is not None and rule.id == f.rule and f.deployment == dep.label():
-                    used.add(10_000_000 + j)
-                    suppressed = True
-        if not suppressed:
-            kept.append(f)
-    for i, d in enumerate(directives):
-        if d.kind == "bad":
-            problems.append(
-                _kv006(
-                    unused_rule,
-                    d.where,
-                    f"cannot read this kvlint comment: {d.reason!r}",
-                    "write `# kvlint: disable=KV103 -- reason` or `# kvlint: disable-file=KV103`",
-                )
-            )
-            continue
-        unknown = [n for n in d.rules if get(n) is None and n.lower() != "all"]
-        if unknown:
-            problems.append(
-                _kv006(
-                    unused_rule,
-                    d.where,
-                    f"suppression names no kvlint rule: {', '.join(unknown)}",
-                    "use a rule code or name from `kvlint rules`",
-                )
-            )
-        elif i not in used:
-            problems.append(
-                _kv006(
-                    unused_rule,
-                    d.where,
-                    f"suppression of {', '.join(d.rules)} matches no finding",
-                    "delete the comment",
-                )
-            )
-    for j, (_dep, code, _reason, where) in enumerate(annotations):
-        if get(code) is None:
-            problems.append(
-                _kv006(
-                    unused_rule,
-                    where,
-                    f"kvlint.io/ignore names no kvlint rule: {code}",
-                    "use a rule code from `kvlint rules`",
-                )
-            )
-        elif 10_000_000 + j not in used:
-            problems.append(
-                _kv006(
-                    unused_rule,
-                    where,
-                    f"kvlint.io/ignore of {code} matches no finding",
-                    "remove it from the annotation",
-                )
-            )
-    return kept + problems
-
-
-def _kv006(rule, where: Location, message: str, fix: str) -> Finding:
-    return Finding(rule.id, rule.name, rule.severity, message, where, fix=fix)
 
 
 def read_and_lint(path: str, settings: Settings, display: str | None = None) -> FileResult | str:

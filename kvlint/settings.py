@@ -32,6 +32,7 @@ class Settings:
     max_file_size: int = DEFAULT_MAX_BYTES
     strict: bool = False
     inline_suppressions: bool = True
+    show_suppressed: bool = False  # list suppressed findings (the count is always reported)
     exclude: list[str] = field(default_factory=list)
     respect_gitignore: bool = True
     sources: dict[str, str] = field(default_factory=dict)  # setting -> where its value came from

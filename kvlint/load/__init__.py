@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from kvlint.findings import Issue
 from kvlint.load.compose import Document, compose
-from kvlint.load.directives import Directive, read_directives
+from kvlint.load.directives import Directive, Span, read_directives
 from kvlint.load.source import DEFAULT_MAX_BYTES, SourceText, decode
+from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import field, record
 
 
@@ -26,13 +27,36 @@ def load_bytes(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Lo
     loaded = LoadedFile(source, issues=list(source.issues))
     if source.issues:
         return loaded
-    loaded.directives = read_directives(source.lines, path) if "kvlint" in source.text else []
-    if source.helm_template is not None:
-        return loaded  # the runner reports one KV004 line; the YAML is not the deployed YAML yet
+    if source.helm_template is not None:  # the runner reports one KV004 line; not the deployed YAML yet
+        loaded.directives = read_directives(source.lines, path) if "kvlint" in source.text else []
+        return loaded
     docs, issues = compose(source.text, path)
     loaded.documents = docs
     loaded.issues.extend(issues)
+    if "kvlint" in source.text:  # directives only from real comments: never inside a string
+        loaded.directives = read_directives(source.lines, path, string_spans(docs))
     return loaded
+
+
+def string_spans(docs: list[Document]) -> list[Span]:
+    """Where every quoted or block scalar lies (keys included), each shared node once."""
+    spans: list[Span] = []
+    seen: set[int] = set()
+    stack: list[Node] = [d.root for d in docs if d.root is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Scalar):
+            if node.quoted:
+                spans.append((node.line, node.col, node.end_line, node.end_col))
+        elif isinstance(node, Mapping):
+            stack.extend(node.keys.values())
+            stack.extend(node.values.values())
+        elif isinstance(node, Sequence):
+            stack.extend(node.items)
+    return spans
 
 
 __all__ = ["Directive", "Document", "LoadedFile", "load_bytes"]

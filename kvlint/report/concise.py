@@ -4,5 +4,10 @@ from __future__ import annotations
 
 
 def render(run, settings, color: bool = False) -> str:
+    from kvlint.report import suppressed
+
     out = [f"{f.where}: {f.severity.label} {f.rule} {f.message}" for f in run.findings]
+    out += suppressed.lines(run) if suppressed.shown(settings) else []
+    if suppressed.summary(run):
+        out.append(f"kvlint: {suppressed.summary(run)}")
     return "\n".join(out) + ("\n" if out else "")

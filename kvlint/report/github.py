@@ -38,4 +38,11 @@ def render(run, settings, color: bool = False) -> str:
         if f.fix:
             body += f"\nfix: {f.fix}"
         out.append(f"::{_LEVEL[f.severity]} {','.join(props)}::{escape_data(body)}")
+    from kvlint.report import suppressed
+
+    if suppressed.summary(run):  # a reviewer sees that something was switched off, and where
+        text = "\n".join(
+            [suppressed.summary(run)] + (suppressed.lines(run) if suppressed.shown(settings) else [])
+        )
+        out.append(f"::notice title=kvlint suppressions::{escape_data(text)}")
     return "\n".join(out) + ("\n" if out else "")

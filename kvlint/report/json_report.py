@@ -94,5 +94,6 @@ def render(run, settings, color: bool = False) -> str:
         "findings": [finding_dict(f) for f in run.findings],
         "deployments": [deployment_dict(r) for r in run.deployments],
         "errors": list(run.errors),
+        "suppressed": [{**finding_dict(f), "suppressed_by": f.suppressed_by} for f in run.suppressed],
     }
     return json.dumps(doc, indent=2) + "\n"

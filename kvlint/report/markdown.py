@@ -90,6 +90,12 @@ def render(run, settings, color: bool = False) -> str:
         out.append("")
     else:
         out += ["No findings.", ""]
+    from kvlint.report import suppressed
+
+    if suppressed.summary(run):
+        out += [f"Suppressed: {_cell(suppressed.summary(run))}.", ""]
+        if suppressed.shown(settings):
+            out += [f"- {_cell(line)}" for line in suppressed.lines(run)] + [""]
     for err in run.errors:
         out.append(f"- error: {_cell(err)}")
     return "\n".join(out) + "\n"

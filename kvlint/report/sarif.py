@@ -58,7 +58,7 @@ def render(run, settings, color: bool = False) -> str:
     rules = list(all_rules())
     index = {r.id: i for i, r in enumerate(rules)}
     results = []
-    for f in run.findings:
+    for f in [*run.findings, *run.suppressed]:  # suppressed ones carry SARIF `suppressions`
         w = f.where
         region = {"startLine": w.line, "startColumn": w.column}
         if w.end_line:
@@ -84,6 +84,8 @@ def render(run, settings, color: bool = False) -> str:
                 }
             ],
         }
+        if f.suppressed_by:
+            result["suppressions"] = [{"kind": "inSource", "justification": f.suppressed_by}]
         if f.details:
             result["message"]["markdown"] = text + "\n\n" + "\n".join(f"    {d}" for d in f.details)
         results.append(result)

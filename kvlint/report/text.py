@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kvlint.findings import Severity
+from kvlint.report import suppressed
 
 _COLORS = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
 _DIM, _BOLD, _RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -56,7 +57,11 @@ def render(run, settings, color: bool = False) -> str:
         if f.fix:
             out.append(f"    {_paint('fix:', _BOLD, color)} {f.fix}")
         out.append("")
+    if suppressed.shown(settings):
+        out += suppressed.lines(run) + ([""] if run.suppressed else [])
     line = summary(run.findings)
+    if suppressed.summary(run):
+        line += "; " + suppressed.summary(run)
     if run.errors:  # the reasons went to stderr as they happened; the summary does not hide them
         n = len(run.errors)
         line += f"; {n} path{'s' if n != 1 else ''} could not be read (reasons on stderr)"
