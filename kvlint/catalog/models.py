@@ -23,49 +23,75 @@ MAX_CONFIG_BYTES = 4 * 1024 * 1024
 class Resolution:
     arch: ModelArch | None
     how: str  # how it was found, or why not
+    no_kv_cache: bool = False  # a catalogued model that keeps no KV cache (encoder-only); arch is None
 
 
 def _norm(ref: str) -> str:
     return ref.strip().lower()
 
 
+@record(frozen=True)
+class _Index:
+    rows: dict[str, dict[str, Any]]  # lower-case id -> catalog row (arch key or inline config)
+    archs: dict[str, dict[str, Any]]  # arch key -> compact config, stored once in models.json
+    aliases: dict[str, str]  # lower-case alias -> lower-case id
+    names: dict[str, list[str]]  # last path component -> lower-case ids
+
+
 @lru_cache(maxsize=1)
-def _catalog() -> tuple[dict[str, dict[str, Any]], dict[str, str], dict[str, list[str]]]:
-    """(entries by lower-case id, alias -> id, last path component -> ids)."""
+def _index() -> _Index:
+    """Read models.json once, on the first look-up (nothing is read at import)."""
     data = _read_json(os.path.join(DATA, "models.json"), limit=None)
-    entries: dict[str, dict[str, Any]] = {}
+    rows: dict[str, dict[str, Any]] = {}
     aliases: dict[str, str] = {}
     names: dict[str, list[str]] = {}
-    extra = _extra_models()
-    for entry in list(data["models"]) + extra:
-        key = _norm(entry["id"])
-        entries[key] = entry
-        for alias in entry.get("aliases", []):
+    for row in list(data["models"]) + list(_EXTRA):
+        key = _norm(row["id"])
+        rows[key] = row
+        for alias in row.get("aliases", ()):
             aliases[_norm(alias)] = key
-        names.setdefault(key.rsplit("/", 1)[-1], []).append(key)
-        for alias in entry.get("aliases", []):
             names.setdefault(_norm(alias).rsplit("/", 1)[-1], []).append(key)
-    return entries, aliases, names
+        names.setdefault(key.rsplit("/", 1)[-1], []).append(key)
+    return _Index(rows, data.get("archs", {}), aliases, names)
 
 
 _EXTRA: list[dict[str, Any]] = []
 
 
-def _extra_models() -> list[dict[str, Any]]:
-    return list(_EXTRA)
-
-
 def register_models(entries: list[dict[str, Any]]) -> None:
-    """Add catalog entries (same schema as models.json), e.g. from the user's configuration."""
+    """Add catalog entries (id, source, config, optional aliases), e.g. from the user's configuration."""
     _EXTRA.extend(entries)
-    _catalog.cache_clear()
+    _index.cache_clear()
     arch_for_entry.cache_clear()
     _suggest.cache_clear()
 
 
-def catalog_ids() -> list[str]:
-    entries, _, _ = _catalog()
-    return sorted(e["id"] for e in entries.values())
+def _key(ref: str) -> str | None:
+    idx = _index()
+    key = _norm(strip_ref(ref))
+    key = idx.aliases.get(key, key)
+    return key if key in idx.rows else None
+
+
+def lookup(ref: str) -> dict[str, Any] | None:
+    """The catalog entry for an id or alias (case-insensitive, `hf://`/URL prefixes and `@rev` ignored):
+    {id, source, config, ...} with `config` the compact config.json facts; None when not catalogued."""
+    key = _key(ref)
+    if key is None:
+        return None
+    idx = _index()
+    row = idx.rows[key]
+    if "config" in row:
+        return dict(row)
+    return dict(row, config=idx.archs[row["arch"]])
+
+
+def all_ids() -> list[str]:
+    """Every catalogued id (aliases not included), sorted case-insensitively."""
+    return sorted((row["id"] for row in _index().rows.values()), key=str.lower)
+
+
+catalog_ids = all_ids
 
 
 def _merge(base: dict, add: dict) -> dict:
@@ -77,8 +103,9 @@ def _merge(base: dict, add: dict) -> dict:
 
 @lru_cache(maxsize=256)
 def arch_for_entry(key: str) -> ModelArch:
-    entries, _, _ = _catalog()
-    entry = entries[key]
+    entry = lookup(key)
+    if entry is None:
+        raise KeyError(key)
     config = _merge(entry["config"], entry["additions"]) if entry.get("additions") else entry["config"]
     return parse_config(
         config,
@@ -166,11 +193,15 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     except (OSError, ValueError, ConfigError) as exc:
         return Resolution(None, f"could not read {candidate}: {exc}")
 
-    entries, aliases, names = _catalog()
+    idx = _index()
     ident = strip_ref(raw)
     key = _norm(ident)
-    key = aliases.get(key, key)
-    if key in entries:
+    key = idx.aliases.get(key, key)
+    if key in idx.rows:
+        row = idx.rows[key]
+        if row.get("kv_cache") == "none":
+            why = row.get("kv_cache_note") or "the catalog records no KV cache for it"
+            return Resolution(None, f"kvlint catalog: {row['id']} is {why}", no_kv_cache=True)
         return Resolution(arch_for_entry(key), "kvlint catalog")
     try:
         cached = from_hf_cache(ident)
@@ -180,8 +211,12 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
         return Resolution(cached, "local Hugging Face cache")
     # A local path whose last component names a catalog model (e.g. /models/Qwen3-8B): match by name.
     last = key.rstrip("/").rsplit("/", 1)[-1]
-    matches = sorted(set(names.get(last, [])))
+    matches = sorted(set(idx.names.get(last, [])))
     if (looks_like_path or "/" not in ident or ident.count("/") > 1) and len(matches) == 1:
+        row = idx.rows[matches[0]]
+        if row.get("kv_cache") == "none":
+            why = row.get("kv_cache_note") or "the catalog records no KV cache for it"
+            return Resolution(None, f"matched by name to {row['id']}, which is {why}", no_kv_cache=True)
         arch = arch_for_entry(matches[0])
         return Resolution(arch, f"matched by name to catalog model {arch.id}")
     return Resolution(
@@ -205,8 +240,7 @@ def suggest(ref: str, limit: int = 3) -> list[str]:
 def _suggest(key: str, limit: int) -> tuple[str, ...]:
     import difflib
 
-    entries, aliases, _ = _catalog()
-    pool = {e["id"].lower(): e["id"] for e in entries.values()}
+    pool = {key: row["id"] for key, row in _index().rows.items()}
     # difflib over the whole catalog costs ~5 ms a call; only ids sharing a word can be close
     words = _words(key)
     candidates = [k for k in pool if words & _words(k)]
