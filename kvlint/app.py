@@ -57,7 +57,7 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
             stream.write(text)
     else:
         sys.stdout.write(text)
-    if opts.get("exit_zero") and not run.errors:
+    if opts.get("exit_zero") and not run.errors and not any(r.crashed for r in run.files):
         return 0
     return exit_code(run, settings)
 

@@ -23,6 +23,7 @@ class FileResult:
         default_factory=dict
     )  # the source lines findings cite (1-based), for carets
     suppressed: list[Finding] = field(default_factory=list)  # suppressed_by says by what
+    crashed: bool = False  # an internal error stopped this file's lint (a KV001 says so; exit 2)
 
 
 @record
@@ -188,17 +189,40 @@ def read_and_lint(path: str, settings: Settings, display: str | None = None) -> 
             data = fh.read(settings.max_file_size + 1)
     except OSError as exc:
         return f"{display or path}: cannot read: {exc.strerror or exc}"
-    shown = display or path
-    loaded = load_bytes(data, shown, settings.max_file_size)
-    return lint_loaded(loaded, settings, os.path.dirname(os.path.abspath(path)))
+    return lint_text(data, display or path, settings, os.path.dirname(os.path.abspath(path)))
 
 
 def lint_text(data: bytes, display: str, settings: Settings, base_dir: str = ".") -> FileResult:
-    return lint_loaded(load_bytes(data, display, settings.max_file_size), settings, base_dir)
+    """Lint one file's bytes. One bad file never costs the others: an unexpected exception (a
+    kvlint bug an input found) becomes a KV001 "internal error" finding for this file alone, the
+    run goes on and exits 2."""
+    try:
+        return lint_loaded(load_bytes(data, display, settings.max_file_size), settings, base_dir)
+    except Exception as exc:  # noqa: BLE001 - isolation is the point; the error is reported, not hidden
+        return internal_error(display, exc)
+
+
+def internal_error(path: str, exc: BaseException) -> FileResult:
+    from kvlint.rules import get
+
+    rule = get("KV001")
+    kind = type(exc).__name__
+    text = str(exc)[:200]
+    message = f"internal error while linting this file ({kind}{': ' + text if text else ''}); nothing in it was checked"
+    where = Location(path, 1, 1)
+    finding = Finding(
+        rule.id,
+        rule.name,
+        Severity.ERROR,
+        message,
+        where,
+        fix="please report this to kvlint with the file (or a reduced copy)",
+    )
+    return FileResult(path, findings=[finding], crashed=True)
 
 
 def exit_code(run: RunResult, settings: Settings) -> int:
-    if run.errors:
+    if run.errors or any(r.crashed for r in run.files):
         return 2
     worst = max((f.severity for f in run.findings), default=None)
     return 1 if worst is not None and worst >= settings.fail_on else 0

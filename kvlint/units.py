@@ -96,7 +96,10 @@ def parse_size(value: object) -> Size:
             f"unknown size unit {suffix!r} in {text!r}: use B, KB, MB, GB, TB (powers of 1000) or "
             "KiB, MiB, GiB, TiB / Ki, Mi, Gi, Ti (powers of 1024)"
         )
-    exact = (number * mult).to_integral_value(rounding=ROUND_HALF_EVEN)
+    try:  # "1e999999999GB": Decimal refuses an exponent beyond its context (decimal.Overflow)
+        exact = (number * mult).to_integral_value(rounding=ROUND_HALF_EVEN)
+    except ArithmeticError:
+        raise ValueError(f"size {text.strip()[:40]!r} is too large") from None
     return Size(int(exact), system, suffix, text.strip(), number)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.bounds import config_problem
 from kvlint.catalog.arch import CHUNKED, ModelArch
 from kvlint.catalog.hf_keys import (
     KEEP_KEYS,
@@ -90,6 +91,9 @@ def parse_config(
     if not isinstance(config, dict):
         raise ConfigError("config.json is not a JSON object")
     cfg, family = text_part(config)
+    problem = config_problem(cfg)  # before any arithmetic: a per-layer loop runs on num_hidden_layers
+    if problem:
+        raise ConfigError(problem)
     layers = need(cfg, "num_hidden_layers", "n_layer", "num_layers")
     h = need(cfg, "hidden_size", "n_embd", "d_model")
     nq = need(cfg, "num_attention_heads", "n_head")

@@ -18,7 +18,19 @@ def is_spec(root: Mapping) -> bool:
 def extract_document(
     doc: Document, path: str, base_dir: str, lines: list[str]
 ) -> tuple[list[Deployment], list[Issue]]:
-    """Every serving workload in one document. Documents that serve no model give nothing."""
+    """Every serving workload in one document, each number range-checked (extract/bounded.py).
+    Documents that serve no model give nothing."""
+    from kvlint.extract import bounded
+
+    deployments, issues = _extract(doc, path, base_dir, lines)
+    for d in deployments:
+        bounded.check(d)
+    return deployments, issues
+
+
+def _extract(
+    doc: Document, path: str, base_dir: str, lines: list[str]
+) -> tuple[list[Deployment], list[Issue]]:
     root = doc.root
     if not isinstance(root, Mapping):
         return [], []

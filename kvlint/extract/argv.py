@@ -14,6 +14,11 @@ from kvlint.record import record
 
 _K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
 _SHELL_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+# Expanded text longer than this is not followed (a `$(A)` repeated 20,000 times over a 10 KB
+# variable is 200 MB): the token keeps its unexpanded text and is reported as unknown. 64 KiB is
+# far beyond any real argument (Kubernetes caps a whole pod's args at 1 MiB with the rest).
+EXPANSION_MAX = 1 << 16
+OVERSIZE = f"(expansion past {EXPANSION_MAX:,} characters)"
 SHELLS = ("sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env bash", "zsh", "dash")
 
 
@@ -81,8 +86,10 @@ def _scalar_token_where(
 
 def expand(text: str, env: dict[str, EnvVar], shell: bool = False) -> tuple[str, list[str], EnvVar | None]:
     """Expand $(VAR) (and, inside shell scripts, $VAR / ${VAR}); returns (text, unresolved, the
-    env var when the whole text was one variable)."""
+    env var when the whole text was one variable). Expansion stops at EXPANSION_MAX characters:
+    the text is then returned unexpanded, with OVERSIZE among the unresolved names."""
     unresolved: list[str] = []
+    budget = [EXPANSION_MAX - len(text)]
     whole: EnvVar | None = None
     m = _K8S_VAR.fullmatch(text) or (_SHELL_VAR.fullmatch(text) if shell else None)
     if m:
@@ -97,11 +104,14 @@ def expand(text: str, env: dict[str, EnvVar], shell: bool = False) -> tuple[str,
         if var is None or var.value is None:
             unresolved.append(name)
             return m.group(0)
-        return var.value
+        budget[0] -= len(var.value)
+        return var.value if budget[0] >= 0 else m.group(0)
 
     out = _K8S_VAR.sub(sub, text)
     if shell:
         out = _SHELL_VAR.sub(sub, out)
+    if budget[0] < 0:
+        return text, [*unresolved, OVERSIZE], None
     return out, unresolved, whole
 
 

@@ -20,6 +20,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from kvlint.bounds import ARCHITECTURE, BUDGET, Range, show
+from kvlint.bounds import FIELDS as BOUNDED
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence, to_plain
@@ -40,43 +42,59 @@ def _size(v: Any) -> Any:
         return v
     try:
         return parse_size(v)
-    except ValueError as exc:
+    except (ValueError, ArithmeticError) as exc:
         raise ValueError(str(exc)) from None
 
 
 def _params(v: Any) -> Any:
     """Parameter counts: 8030261248, 8.03e9, "8.03B", "70B", "494M"."""
-    if isinstance(v, str):
-        t = v.strip().replace("_", "").replace(",", "")
-        mult = {"b": 10**9, "m": 10**6, "k": 10**3, "t": 10**12}.get(t[-1:].lower())
-        try:
-            return int(float(t[:-1]) * mult) if mult else int(float(t))
-        except ValueError:
-            raise ValueError(
-                f"cannot read {v!r} as a parameter count (use 8.03B, 70e9 or 8030261248)"
-            ) from None
-    if isinstance(v, float):
-        return int(v)
+    try:
+        if isinstance(v, str):
+            t = v.strip().replace("_", "").replace(",", "")
+            mult = {"b": 10**9, "m": 10**6, "k": 10**3, "t": 10**12}.get(t[-1:].lower())
+            v = float(t[:-1]) * mult if mult else float(t)
+        if isinstance(v, float):
+            return int(v)  # inf and nan raise here, not later
+    except (ValueError, OverflowError):
+        raise ValueError(
+            f"cannot read {str(v)[:40]!r} as a finite parameter count (use 8.03B, 70e9 or 8030261248)"
+        ) from None
     return v
 
 
-Tokens = Annotated[int, BeforeValidator(_count), Field(gt=0)]
-PosInt = Annotated[int, Field(ge=1)]
+def _within(r: Range) -> Any:
+    """The pydantic constraint for one entry of the bounds table (kvlint/bounds.py)."""
+    if r.integer:
+        return Field(ge=int(r.lo), le=int(r.hi))
+    if r.lo_open:
+        return Field(gt=r.lo, le=r.hi, allow_inf_nan=False)
+    return Field(ge=r.lo, le=r.hi, allow_inf_nan=False)
+
+
+def _tok(r: Range) -> Any:
+    return Annotated[int, BeforeValidator(_count), _within(r)]
+
+
+def _int(r: Range) -> Any:
+    return Annotated[int, _within(r)]
+
+
 SizeField = Annotated[Any, BeforeValidator(_size)]
+A, F = ARCHITECTURE, BOUNDED
 
 
 class Architecture(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    params: Annotated[int | None, BeforeValidator(_params), Field(gt=0)] = None
-    layers: PosInt | None = None
-    query_heads: PosInt | None = None
-    kv_heads: PosInt | None = None
-    head_dim: PosInt | None = None
-    hidden_size: PosInt | None = None
-    intermediate_size: PosInt | None = None
-    vocab_size: PosInt | None = None
-    max_positions: Tokens | None = None
-    sliding_window: Tokens | None = None
+    params: Annotated[int | None, BeforeValidator(_params), _within(A["params"])] = None
+    layers: _int(A["layers"]) | None = None
+    query_heads: _int(A["query_heads"]) | None = None
+    kv_heads: _int(A["kv_heads"]) | None = None
+    head_dim: _int(A["head_dim"]) | None = None
+    hidden_size: _int(A["hidden_size"]) | None = None
+    intermediate_size: _int(A["intermediate_size"]) | None = None
+    vocab_size: _int(A["vocab_size"]) | None = None
+    max_positions: _tok(A["max_positions"]) | None = None
+    sliding_window: _tok(A["sliding_window"]) | None = None
     dtype: str | None = None
 
 
@@ -89,8 +107,8 @@ class Budget(BaseModel):
     kv_cache: SizeField = None
     reserved: SizeField = None
     activations: SizeField = None
-    max_concurrency: Annotated[float | None, Field(ge=0)] = None
-    fragmentation: Annotated[float | None, Field(ge=0, lt=1)] = None
+    max_concurrency: Annotated[float | None, _within(BUDGET["max_concurrency"])] = None
+    fragmentation: Annotated[float | None, _within(BUDGET["fragmentation"])] = None
 
 
 class ServingSpec(BaseModel):
@@ -102,18 +120,18 @@ class ServingSpec(BaseModel):
     engine_version: str | None = None
     model: str
     gpu: str
-    gpus: PosInt | None = None
-    tensor_parallel: PosInt | None = None
-    pipeline_parallel: PosInt | None = None
-    data_parallel: PosInt | None = None
-    max_context: Tokens | None = None
-    max_sequences: Tokens | None = None
-    max_batched_tokens: Tokens | None = None
+    gpus: _int(Range("GPU count", 1, F["gpus"].hi)) | None = None
+    tensor_parallel: _int(F["tensor_parallel"]) | None = None
+    pipeline_parallel: _int(F["pipeline_parallel"]) | None = None
+    data_parallel: _int(F["data_parallel"]) | None = None
+    max_context: _tok(F["max_context"]) | None = None
+    max_sequences: _tok(F["max_sequences"]) | None = None
+    max_batched_tokens: _tok(F["max_batched_tokens"]) | None = None
     dtype: str | None = None
     quantization: str | None = None
     kv_cache_dtype: str | None = None
-    gpu_memory_utilization: Annotated[float | None, Field(gt=0, le=1)] = None
-    block_size: PosInt | None = None
+    gpu_memory_utilization: Annotated[float | None, _within(F["gpu_memory_utilization"])] = None
+    block_size: _int(F["block_size"]) | None = None
     enforce_eager: bool | None = None
     hybrid_kv_cache_manager: bool | None = None
     architecture: Architecture | None = None
@@ -135,10 +153,7 @@ class ServingSpec(BaseModel):
 
 FIELDS = set(ServingSpec.model_fields)
 SUB_FIELDS = {"architecture": set(Architecture.model_fields), "budget": set(Budget.model_fields)}
-_RANGES = {
-    "gpu_memory_utilization": "a fraction in (0, 1]",
-    "fragmentation": "a fraction in [0, 1)",
-}
+_RANGES = {key: r.describe() for key, r in (*ARCHITECTURE.items(), *BUDGET.items(), *BOUNDED.items())}
 
 
 def _node_at(root: Mapping, loc: tuple) -> tuple[Node, bool]:
@@ -193,7 +208,7 @@ def _issues(exc: ValidationError, root: Mapping, path: str) -> list[Issue]:
         given = node.text if isinstance(node, Scalar) and not missing else None
         msg = err["msg"].removeprefix("Value error, ")
         what = _RANGES.get(str(loc[-1]))
-        text = f"{dotted}: {msg}" + (f" (given {given!r})" if given is not None else "")
+        text = f"{dotted}: {msg}" + (f" (given {show(given, 60)!r})" if given is not None else "")
         if what and "range" not in msg:
             text += f"; expected {what}"
         out.append(Issue("KV001", text, node.where(path)))

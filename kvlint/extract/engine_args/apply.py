@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from kvlint.bounds import show
 from kvlint.deployment import Deployment, Value, stated
-from kvlint.extract.argv import Token
+from kvlint.extract.argv import OVERSIZE, Token
 from kvlint.extract.engine_args.options import Parsed, truthy
 from kvlint.findings import Issue
 from kvlint.record import fields
@@ -71,7 +72,9 @@ def apply(
             if truth is None:
                 d.issues.append(
                     Issue(
-                        "KV005", f"{engine_label}: {option} expects true or false, got {value.text!r}", where
+                        "KV005",
+                        f"{engine_label}: {option} expects true or false, got {show(value.text, 60)!r}",
+                        where,
                     )
                 )
                 continue
@@ -79,12 +82,24 @@ def apply(
             continue
         assert value is not None
         if value.unresolved:
-            if option in needed:
+            if OVERSIZE in value.unresolved:  # always said: the value is unknown whether needed or not
                 d.unreadable.append(target)
                 d.issues.append(
                     Issue(
                         "KV005",
-                        f"{engine_label}: {option} {value.text} uses {', '.join('$' + v for v in value.unresolved)}, "
+                        f"{engine_label}: {option} {show(value.text, 60)!r} expands its variables past "
+                        f"{OVERSIZE.strip('()')}; kvlint does not follow it and its value is unknown",
+                        where,
+                        fix="write the value, or a variable that holds it",
+                    )
+                )
+            elif option in needed:
+                d.unreadable.append(target)
+                d.issues.append(
+                    Issue(
+                        "KV005",
+                        f"{engine_label}: {option} {show(value.text, 60)} uses "
+                        f"{', '.join('$' + v for v in value.unresolved)}, "
                         "which the container does not set; its value is unknown",
                         where,
                         fix="set the variable in the container's env, or write the value",
@@ -94,7 +109,9 @@ def apply(
         try:
             converted, suffix = CONVERT[kind](value.text.strip())
         except (ValueError, ArithmeticError):
-            d.issues.append(Issue("KV005", f"{engine_label}: cannot read {option} {value.text!r}", where))
+            d.issues.append(
+                Issue("KV005", f"{engine_label}: cannot read {option} {show(value.text, 60)!r}", where)
+            )
             if option in needed:
                 d.unreadable.append(target)
             continue

@@ -1,0 +1,66 @@
+"""The last step of every reader: each number a Deployment holds is checked against kvlint/bounds.py.
+
+Whatever reader filled it (native spec, Kubernetes args or env, Helm values, Ray, SkyPilot, a
+vLLM config file), a value outside its accepted range becomes a located issue naming the range —
+KV001 in kvlint's own spec (its schema), KV005 elsewhere (an engine setting kvlint cannot use) —
+and the value is dropped and marked unreadable, so nothing downstream computes with it.
+Fractions that are finite but outside (0, 1] stay for KV208, which reports them as the engine
+does, and are still marked unreadable so no plan is built from them.
+"""
+
+from __future__ import annotations
+
+from kvlint.bounds import ARCHITECTURE, BUDGET, BUDGET_BYTES, FIELDS, Range, show
+from kvlint.deployment import Deployment, Value
+from kvlint.findings import Issue
+from kvlint.units import Size
+
+
+def _refuse(
+    d: Deployment, code: str, key: str, v: Value, r: Range, value: object, why: str, label: str = ""
+) -> None:
+    d.issues.append(
+        Issue(
+            code,
+            f"{label or r.what} {show(value)} {why}: kvlint accepts {r.describe()}",
+            v.where or d.where,
+            fix=f"write {r.describe()}",
+        )
+    )
+    if key not in d.unreadable:
+        d.unreadable.append(key)
+
+
+def check(d: Deployment) -> None:
+    """Drop (and report) every out-of-range number on `d`; engine defaults are kvlint's own and pass."""
+    code = "KV001" if d.kind == "ServingSpec" else "KV005"
+    for key, r in FIELDS.items():
+        holder = d.extra if key in d.extra else None
+        v = d.extra.get(key) if holder is not None else getattr(d, key, None)
+        if not isinstance(v, Value) or v.origin == "default":
+            continue
+        why = r.problem(v.value)
+        if why is None:
+            continue
+        if r.owner and why == "is out of range":  # KV208 says it the engine's way
+            if key not in d.unreadable:
+                d.unreadable.append(key)
+            continue
+        _refuse(d, code, key, v, r, v.value, why)
+        if holder is not None:
+            del holder[key]
+        else:
+            setattr(d, key, None)
+    for key, v in list(d.architecture.items()):
+        r = ARCHITECTURE.get(key)
+        why = r.problem(v.value) if r is not None else None
+        if r is not None and why is not None:
+            _refuse(d, code, f"architecture.{key}", v, r, v.value, why)
+            del d.architecture[key]
+    for key, v in list(d.budget.items()):
+        value = v.value.bytes if isinstance(v.value, Size) else v.value
+        r = BUDGET.get(key, BUDGET_BYTES)
+        why = r.problem(value)
+        if why is not None:
+            _refuse(d, code, f"budget.{key}", v, r, value, why, label=f"budget.{key}")
+            del d.budget[key]
