@@ -52,12 +52,18 @@ def read_ignores(root: Mapping, path: str) -> dict[str, tuple[str, Location]]:
     return out
 
 
+IMAGE_REPOS = {"vllm": ("vllm",), "sglang": ("sglang",), "tgi": ("text-generation-inference", "tgi")}
+
+
 def image_version(image: str, engine: str) -> str | None:
-    """`vllm/vllm-openai:v0.10.0` -> "0.10.0"; None for latest/nightly or an image of another project."""
-    if engine != "vllm" or "@" in image:
+    """`vllm/vllm-openai:v0.10.0` -> "0.10.0", `lmsysorg/sglang:v0.4.6.post1-cu124` -> "0.4.6",
+    `ghcr.io/huggingface/text-generation-inference:3.0.1` -> "3.0.1"; None for latest/nightly or an
+    image of another project."""
+    names = IMAGE_REPOS.get(engine)
+    if names is None or "@" in image:
         return None
     repo, _, tag = image.rpartition(":")
-    if not repo or "/" in tag or "vllm" not in repo.lower():
+    if not repo or "/" in tag or not any(n in repo.lower() for n in names):
         return None
     m = _VERSION_TAG.match(tag)
     return m.group(1) if m else None

@@ -1,121 +1,189 @@
-"""SGLang's memory accounting (python/sglang/srt/server_args.py, model_runner.py profile_max_num_token).
+"""SGLang's memory accounting, from its source (model_runner / model_runner_kv_cache_mixin.py).
 
-mem_fraction_static = (weights + KV pool) / GPU memory; its default comes from the GPU's size:
-    reserved = 512 + max(chunked_prefill_size, 2048) x 1.5 + cuda_graph_max_bs x 2 + tp x pp / 8 x 1024  (MB)
-    (at least 10 GiB on GPUs over 60 GiB);  mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3)
-KV pool = free memory before loading x mem_fraction_static - weights
-max_total_num_tokens = KV pool // cell, cell = kv_heads/GPU x head_dim x layers x 2 x bytes
-                                           (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x bytes)
+    pre_model_load_memory = free GPU memory after the distributed init (min over ranks), GiB
+    load the weights (and nothing else of size)
+    rest = free after loading - pre_model_load_memory x (1 - mem_fraction_static)
+         = pre_model_load_memory x mem_fraction_static - weights
+    max_total_num_tokens = rest // cell            (profile_max_num_token)
+        cell = kv_heads per attention-TP rank x (head_dim + v_head_dim) x layers x bytes
+               (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x bytes, one latent, not split by TP)
+    then min(.., --max-total-tokens), rounded down to --page-size, min over pipeline ranks;
+    "Not enough memory. Please try to increase --mem-fraction-static" when it is <= 0.
+Hybrid sliding-window models split the same memory into a full pool and a SWA pool of
+swa_full_tokens_ratio (0.8) times as many tokens (set_num_tokens_hybrid_swa); the full pool is
+what SGLang reports. The defaults by release are in sglang_defaults.py.
 """
 
 from __future__ import annotations
 
+from kvlint.capacity.engines import sglang_defaults as sd
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.weights import weights as weight_bytes
-from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.arch import CHUNKED, NONE, SLIDING, ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.units import GIB, gib, tokens
 
 MB = 1 << 20
-# CUDA context and allocator state present before weights load; SGLang measures free memory after it.
+# Free memory SGLang measures before loading = total - CUDA context - distributed-init buffers.
+# The context figure is the gap between torch's total and "Load weight begin. avail mem" on
+# single-GPU logs; the distributed-init figures are what "Init torch distributed ends. mem usage="
+# logs: about 2 GiB with custom all-reduce (NVLink GPUs, or at most two PCIe GPUs: sglang PR #11716,
+# TP 8 on H200: 1.77-2.01 GB), 0.13 GB when SGLang disables it ("Custom allreduce is disabled because
+# it's not supported on more than two PCIe-only GPUs", sglang#4127, TP 4 on A10G).
 CONTEXT_BYTES = int(0.5 * GIB)
+DIST_INIT_CUSTOM_AR = int(2.0 * GIB)
+DIST_INIT_NCCL_ONLY = int(0.13 * GIB)
+PCIE_ONLY = ("a10", "a10g", "l4", "l40", "l40s", "t4", "rtx", "4090", "3090", "5090", "a6000", "pcie")
+SWA_FULL_TOKENS_RATIO = 0.8  # ServerArgs.swa_full_tokens_ratio default
 
 
-def _tier(gpu_mb: float, tp: int) -> tuple[int, int]:
-    """(chunked_prefill_size, cuda_graph_max_bs) by GPU memory (ServerArgs._handle_gpu_memory_settings)."""
-    if gpu_mb < 20 * 1024:
-        return 2048, 8
-    if gpu_mb < 35 * 1024:
-        return 2048, 24 if tp < 4 else 80
-    if gpu_mb < 60 * 1024:
-        return 4096, 32 if tp < 4 else 160
-    if gpu_mb < 160 * 1024:
-        return 8192, 256 if tp < 4 else 512
-    return 16384, 512
+def _int(d, name: str, default: int) -> int:
+    v = getattr(d, name, None)
+    return int(v.value) if v is not None and v.value is not None else default
 
 
-def default_mem_fraction(gpu_bytes: int, tp: int, pp: int, chunked: int, graph_bs: int) -> float:
-    gpu_mb = gpu_bytes / MB
-    reserved = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + tp * pp / 8 * 1024
-    if gpu_mb > 60 * 1024:
-        reserved = max(reserved, 10 * 1024)
-    return round((gpu_mb - reserved) / gpu_mb, 3)
+def _extra(d, key: str):
+    v = d.extra.get(key)
+    return v.value if v is not None else None
 
 
 def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
+    """EngineSettings for SGLang; every default applied is written back on the deployment, named."""
     from kvlint.deployment import default
 
-    tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
-    pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
+    version = sd.parse_version(version_text)
+    tp, pp, dp = _int(d, "tensor_parallel", 1), _int(d, "pipeline_parallel", 1), _int(d, "data_parallel", 1)
     if d.tensor_parallel is None:
-        d.tensor_parallel = default(1, "SGLang default --tp 1")
+        d.tensor_parallel = default(1, "SGLang default --tp-size 1")
     if d.pipeline_parallel is None:
-        d.pipeline_parallel = default(1, "SGLang default --pp 1")
+        d.pipeline_parallel = default(1, "SGLang default --pp-size 1")
     if d.max_context is None:
         d.max_context = default(
             arch.max_positions,
             f"SGLang context_length derived from the model config ({arch.max_positions_note})",
         )
-    gpu_bytes = gpu.engine_bytes if gpu and gpu.engine_bytes else 0
-    chunked, graph_bs = _tier(gpu_bytes / MB, tp) if gpu_bytes else (4096, 160)
+    dp_attention = bool(_extra(d, "enable_dp_attention"))
+    spec = _extra(d, "speculative_algorithm")
+    gpu_mb = gpu.smi_total_mib or (gpu.engine_bytes / MB if gpu.engine_bytes else None) if gpu else None
+    stated_chunked = _extra(d, "chunked_prefill_size")
+    picked = sd.defaults(
+        gpu_mb,
+        tp,
+        pp,
+        version,
+        dp=dp,
+        dp_attention=dp_attention,
+        speculative=str(spec) if spec else None,
+        chunked=int(stated_chunked) if stated_chunked else None,
+        graph_bs=int(_extra(d, "cuda_graph_max_bs") or 0) or None,
+    )
     if "chunked_prefill_size" not in d.extra:
         d.extra["chunked_prefill_size"] = default(
-            chunked, "SGLang default chunked_prefill_size for this GPU's memory"
+            picked.chunked_prefill_size, f"SGLang default chunked_prefill_size ({picked.source})"
         )
     if "mem_fraction_static" not in d.extra:
-        mfs = (
-            default_mem_fraction(gpu_bytes, tp, pp, int(d.extra["chunked_prefill_size"].value), graph_bs)
-            if gpu_bytes
-            else 0.88
-        )
         d.extra["mem_fraction_static"] = default(
-            mfs, "SGLang default mem_fraction_static for this GPU's memory"
+            picked.mem_fraction_static, f"SGLang default mem_fraction_static ({picked.source})"
         )
     if d.kv_cache_dtype is None:
-        d.kv_cache_dtype = default("auto", "SGLang default kv_cache_dtype auto")
-    max_running = int(d.max_sequences.value) if d.max_sequences else 0
+        d.kv_cache_dtype = default("auto", "SGLang default kv_cache_dtype auto (the model's dtype)")
+    if d.block_size is None:
+        page, note = _page_size(d)
+        d.block_size = default(page, note)
+    extra = {k: v.value for k, v in d.extra.items()}
+    extra["version_known"] = version is not None
+    extra["era"] = sd.era(version)
     return EngineSettings(
         engine="sglang",
         version=version_text,
         generation="-",
         tp=tp,
         pp=pp,
-        dp=int(d.data_parallel.value) if d.data_parallel else 1,
+        dp=dp,
         max_model_len=int(d.max_context.value),
-        max_num_seqs=max_running,
+        max_num_seqs=_int(d, "max_sequences", 0),
         max_batched_tokens=int(d.extra["chunked_prefill_size"].value),
         dtype=str(d.dtype.value) if d.dtype else None,
         quantization=str(d.quantization.value) if d.quantization else None,
         kv_cache_dtype=str(d.kv_cache_dtype.value),
         utilization=float(d.extra["mem_fraction_static"].value),
-        block_size=1,
-        enforce_eager=False,
-        hybrid_kv_cache_manager=False,
-        chunked_prefill=True,
-        extra={k: v.value for k, v in d.extra.items()},
+        block_size=int(d.block_size.value),
+        enforce_eager=bool(_extra(d, "disable_cuda_graph")),
+        hybrid_kv_cache_manager=not bool(_extra(d, "disable_hybrid_swa_memory")),
+        chunked_prefill=int(d.extra["chunked_prefill_size"].value) > 0,
+        extra=extra,
     )
+
+
+def _page_size(d) -> tuple[int, str]:
+    """--page-size defaults to 1; the MLA kernels that need pages force their own (server_args.py:
+    "FlashMLA only supports a page_size of 64", "Cutlass MLA only supports a page_size of 128")."""
+    backend = str(_extra(d, "attention_backend") or "")
+    if backend == "flashmla":
+        return 64, "SGLang sets page_size 64 for --attention-backend flashmla"
+    if backend == "cutlass_mla":
+        return 128, "SGLang sets page_size 128 for --attention-backend cutlass_mla"
+    return 1, "SGLang default --page-size 1"
+
+
+def dist_init_bytes(tp: int, pp: int, gpu: GpuSpec) -> tuple[int, str]:
+    if tp * pp <= 1:
+        return 0, "no distributed init buffers on one GPU"
+    pcie = any(part in gpu.id.lower() for part in PCIE_ONLY)
+    if tp > 1 and (not pcie or tp * pp <= 2):
+        return DIST_INIT_CUSTOM_AR, "NCCL and custom all-reduce buffers (Init torch distributed)"
+    return DIST_INIT_NCCL_ONLY, "NCCL buffers only (custom all-reduce is off on more than two PCIe GPUs)"
+
+
+def profile_max_num_token(free_before: int, free_after: int, mem_fraction_static: float, cell: int) -> int:
+    """model_runner profile_max_num_token: (free after loading - free before x (1 - fraction)) // cell."""
+    rest = free_after - free_before * (1 - mem_fraction_static)
+    return max(0, int(rest)) // cell if cell else 0
+
+
+def _cell(arch: ModelArch, s: EngineSettings, kv_bytes: float, layers: int) -> tuple[int, int, int]:
+    """(cell bytes per token over the stage's attention layers, full layers, sliding layers)."""
+    attn_tp = max(1, s.tp // s.dp) if s.extra.get("enable_dp_attention") and s.dp > 1 else s.tp
+    per_layer = bytes_per_token_layer(arch, attn_tp, kv_bytes)
+    kinds = [k for k in arch.layer_kinds if k != NONE]
+    sliding = sum(1 for k in kinds if k in (SLIDING, CHUNKED)) if s.hybrid_kv_cache_manager else 0
+    share = layers / max(1, len(kinds))
+    swa = int(round(sliding * share))
+    return per_layer * layers, layers - swa, swa
 
 
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
-    w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization)
-    kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
-    free_before = total - CONTEXT_BYTES
+    w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization, engine="sglang")
+    kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype if not s.dtype or s.dtype == "auto" else s.dtype)
+    dist, dist_note = dist_init_bytes(s.tp, s.pp, gpu)
+    free_before = total - CONTEXT_BYTES - dist
     budget = int(free_before * s.utilization)
     layers = max(pp_partitions(arch.attention_layers, s.pp))
-    cell = bytes_per_token_layer(arch, s.tp, kv_bytes) * layers
+    cell, full_layers, swa_layers = _cell(arch, s, kv_bytes, layers)
     stage_weights = w.per_gpu_max
     pool = budget - stage_weights
+    kv_tokens = profile_max_num_token(free_before, free_before - stage_weights, s.utilization, cell)
+    swa_note = ""
+    if swa_layers and kv_tokens:
+        per_layer = cell // max(1, layers)
+        memory = kv_tokens * cell
+        kv_tokens = int(memory / (per_layer * full_layers + SWA_FULL_TOKENS_RATIO * per_layer * swa_layers))
+        swa_note = (
+            f"hybrid SWA pool: {full_layers} full layers hold {tokens(kv_tokens)} tokens, {swa_layers} "
+            f"sliding layers {tokens(int(kv_tokens * SWA_FULL_TOKENS_RATIO))} (swa_full_tokens_ratio 0.8)"
+        )
     limit = s.extra.get("max_total_tokens")
-    kv_tokens = max(0, pool) // cell if cell else 0
     if isinstance(limit, int) and limit > 0:
         kv_tokens = min(kv_tokens, limit)
+    page = max(1, s.block_size)
+    kv_tokens = kv_tokens // page * page
     ctx = s.max_model_len
-    req_pool = min(max(int(kv_tokens / max(1, ctx) * 512), 2048), 4096)
-    max_running = s.max_num_seqs or min(max(1, kv_tokens // 2), req_pool)
-    request = ctx * cell
-    conc = kv_tokens / ctx if ctx else 0.0
+    pool_reqs = sd.max_num_reqs(kv_tokens, ctx) + (1 if s.extra.get("era") == sd.TP_TIERS else 0)
+    dp_div = s.dp if s.extra.get("enable_dp_attention") and s.dp > 1 else 1
+    max_running = (s.max_num_seqs // dp_div) if s.max_num_seqs else min(max(1, kv_tokens // 2), pool_reqs)
+    full_cell = cell if not swa_layers else (cell // max(1, layers)) * layers
     p = Plan(
         engine="sglang",
         generation="-",
@@ -124,28 +192,40 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         budget=budget,
         terms=[Term("weights", stage_weights, w.source)],
         kv_pool=pool,
-        kv_per_token=cell,
-        page_bytes=cell,
-        block_size=1,
+        kv_per_token=full_cell,
+        page_bytes=cell * page,
+        block_size=page,
         layers_per_block=layers,
-        num_blocks=kv_tokens,
+        num_blocks=kv_tokens // page,
         kv_tokens=kv_tokens,
         max_model_len=ctx,
         max_num_seqs=max_running,
-        request_bytes=request,
-        max_concurrency=conc,
+        request_bytes=ctx * pool // kv_tokens if kv_tokens else ctx * cell,
+        max_concurrency=kv_tokens / ctx if ctx else 0.0,
         max_len_that_fits=kv_tokens,
         context_at_max_seqs=kv_tokens // max_running if max_running else 0,
         weights_per_gpu=stage_weights,
         weights_total=w.total,
         weights_source=w.source,
     )
+    if swa_note:
+        p.notes.append(swa_note)
+    if s.extra.get("speculative_algorithm"):
+        p.notes.append(
+            "speculative decoding: the draft model's weights and its KV pool (as many tokens as the target's) "
+            "come out of the memory mem_fraction_static leaves free; its default reserves 2 GiB more for them"
+        )
+    if not s.extra.get("version_known"):
+        p.notes.append("SGLang version unknown: the newest modelled defaults (v0.5.3 and later) apply")
     p.lines = [
-        f"free GPU memory before loading: {gib(total)} - {gib(CONTEXT_BYTES)} (CUDA context) = {gib(free_before)}",
+        f"free GPU memory before loading: {gib(total)} - {gib(CONTEXT_BYTES)} (CUDA context)"
+        + (f" - {gib(dist)} ({dist_note})" if dist else "")
+        + f" = {gib(free_before)}",
         f"x mem_fraction_static {s.utilization:g} = {gib(budget)} for weights + KV pool",
         f"  - weights: {gib(stage_weights)}  ({w.source})",
         f"  = KV pool per GPU: {gib(pool)}",
-        f"cell per token: {cell:,} B ({layers} layers) -> max_total_num_tokens {tokens(kv_tokens)}",
+        f"cell per token: {cell:,} B ({layers} attention layers) -> max_total_num_tokens {tokens(kv_tokens)}"
+        + (f" (page size {page})" if page > 1 else ""),
         f"max_running_requests {max_running:,}"
         + ("" if s.max_num_seqs else " (SGLang default: min(tokens // 2, request pool))"),
     ]

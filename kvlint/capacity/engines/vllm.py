@@ -54,7 +54,15 @@ def generation(version: tuple[int, ...] | None, use_v1_env: str | None = None) -
 
 
 def default_utilization(version: tuple[int, ...] | None) -> tuple[float, str]:
-    return 0.9, "vLLM default gpu_memory_utilization 0.9"
+    """From the version table (vllm_versions.py): 0.9 for the releases kvlint has logs of; the
+    current docs' 0.92 for newer or unstated versions."""
+    from kvlint.capacity.engines.vllm_versions import describe, lookup
+
+    value = float(lookup("gpu_memory_utilization", version).value)  # type: ignore[arg-type]
+    return (
+        value,
+        f"vLLM default gpu_memory_utilization {value:g} ({describe('gpu_memory_utilization', version)})",
+    )
 
 
 def default_batching(
@@ -87,8 +95,11 @@ def _big(gpu: GpuSpec | None) -> bool:
 
 
 def subtracts_cuda_graphs(version: tuple[int, ...] | None) -> bool:
-    """CUDA-graph memory profiling is on by default since v0.21.0 (its start-up log says so)."""
-    return version is None or version >= (0, 21)
+    """CUDA-graph memory profiling is on by default since v0.21.0 (its start-up log says so); the
+    version table (vllm_versions.py, key cudagraph_memory) holds the rows."""
+    from kvlint.capacity.engines.vllm_versions import lookup
+
+    return lookup("cudagraph_memory", version).value == "estimated"
 
 
 # --- the working-memory terms ------------------------------------------------------------------

@@ -23,6 +23,12 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--dtype": ("dtype", "text"),
     "--page-size": ("block_size", "int"),
     "--nnodes": ("nnodes", "text"),
+    "--enable-dp-attention": ("enable_dp_attention", "bool"),
+    "--speculative-algorithm": ("speculative_algorithm", "text"),
+    "--cuda-graph-max-bs": ("cuda_graph_max_bs", "int"),
+    "--disable-cuda-graph": ("disable_cuda_graph", "bool"),
+    "--disable-hybrid-swa-memory": ("disable_hybrid_swa_memory", "bool"),
+    "--attention-backend": ("attention_backend", "text"),
 }
 NEEDED = {"--model-path", "--tp-size", "--context-length", "--mem-fraction-static", "--max-running-requests"}
 

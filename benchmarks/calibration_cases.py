@@ -1,0 +1,190 @@
+"""Calibration logs -> kvlint deployments, per engine (used by accuracy.py; a script helper, not a test).
+
+Each builder turns one logged start-up into the Deployment its log describes (model, GPU,
+parallelism, the settings the log states, the version it printed) and returns the figures the
+log states, in GiB and tokens, for accuracy.py to compare with kvlint's plan.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kvlint.catalog import gpus as gpu_catalog
+from kvlint.catalog import models as model_catalog
+from kvlint.deployment import Deployment, stated
+from kvlint.findings import Location
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "calibration"
+
+
+def load_yaml(path: Path):
+    from kvlint.load import load_bytes
+    from kvlint.load.tree import to_plain
+
+    loaded = load_bytes(path.read_bytes(), str(path), 64 * 1024 * 1024)
+    if loaded.issues:
+        raise SystemExit(f"{path}: {loaded.issues[0].message}")
+    return to_plain(loaded.documents[0].root, [10_000_000])
+
+
+def model_ref(text: str) -> str | None:
+    head = text.split(" (")[0].strip()
+    return head if model_catalog.resolve(head).arch is not None else None
+
+
+def gpu_ref(text: str | None) -> str | None:
+    if not text or "+" in text:
+        return None  # heterogeneous GPUs in one deployment: not modelled
+    head = text.split(" (")[0].strip()
+    for candidate in (head, *head.split()):
+        if gpu_catalog.lookup(candidate) is not None:
+            return candidate
+    return None
+
+
+def quant_of(text: str | None) -> str | None:
+    if not text:
+        return None
+    t = text.lower()
+    if any(k in t for k in ("checkpoint", "compressed", "marlin", "mxfp4", "awq")):
+        return None  # the checkpoint's own quantization_config says it
+    return t.split()[0]
+
+
+def _base(case: dict, engine: str) -> tuple[Deployment | None, str]:
+    ref = model_ref(case["model"])
+    if ref is None:
+        return None, f"model {case['model']!r} not in the catalog"
+    gpu = gpu_ref(case.get("gpu"))
+    if gpu is None:
+        return None, f"GPU {case.get('gpu')!r} not resolvable"
+    where = Location(case["id"], 1, 1)
+    d = Deployment(case["id"], where, "calibration", case["id"])
+    d.engine = stated(engine, where)
+    d.model = stated(ref, where)
+    d.gpu = stated(gpu, where)
+    for key, attr in (
+        ("tensor_parallel_size", "tensor_parallel"),
+        ("pipeline_parallel_size", "pipeline_parallel"),
+    ):
+        if case.get(key):
+            setattr(d, attr, stated(int(case[key]), where))
+    if case.get("dtype"):
+        d.dtype = stated(case["dtype"], where)
+    q = quant_of(case.get("quantization"))
+    if q:
+        d.quantization = stated(q, where)
+    return d, ""
+
+
+def vllm_version(case: dict) -> str | None:
+    """The version the log printed; V0/V1 logs without one get a release of that log format."""
+    version = case.get("engine_version")
+    gen = str(case.get("engine_generation") or "")
+    if version:
+        return str(version).split("+")[0].split("rc")[0]
+    if gen.startswith("V0"):
+        return "0.6.4"  # the V0 log format of ~0.6.4 (the case says V0)
+    if gen.startswith("V1"):
+        return "0.10.0"  # a V1 release before CUDA-graph profiling
+    return None
+
+
+def build_vllm(case: dict, version: str | None) -> tuple[Deployment | None, str]:
+    d, why = _base(case, "vllm")
+    if d is None:
+        return None, why
+    where = d.where
+    if version:
+        d.engine_version = stated(version, where)
+    s = case.get("settings") or {}
+    for key, attr in (
+        ("gpu_memory_utilization", "gpu_memory_utilization"),
+        ("max_model_len", "max_context"),
+        ("max_num_seqs", "max_sequences"),
+        ("max_num_batched_tokens", "max_batched_tokens"),
+        ("block_size", "block_size"),
+        ("enforce_eager", "enforce_eager"),
+    ):
+        if s.get(key) is not None:
+            setattr(d, attr, stated(s[key], where))
+    if case.get("kv_cache_dtype"):
+        d.kv_cache_dtype = stated(case["kv_cache_dtype"], where)
+    return d, ""
+
+
+def build_sglang(case: dict, version: str | None) -> tuple[Deployment | None, str]:
+    d, why = _base(case, "sglang")
+    if d is None:
+        return None, why
+    where = d.where
+    if version:
+        d.engine_version = stated(version, where)
+    s = case.get("settings") or {}
+    if case.get("dp_size"):
+        d.data_parallel = stated(int(case["dp_size"]), where)
+    for key, attr in (
+        ("context_length", "max_context"),
+        ("max_running_requests", "max_sequences"),
+        ("page_size", "block_size"),
+    ):
+        if s.get(key) is not None:
+            setattr(d, attr, stated(s[key], where))
+    for key in (
+        "mem_fraction_static",
+        "chunked_prefill_size",
+        "max_total_tokens",
+        "enable_dp_attention",
+        "speculative_algorithm",
+        "cuda_graph_max_bs",
+    ):
+        if s.get(key) is not None:
+            d.extra[key] = stated(s[key], where)
+    if s.get("kv_cache_dtype") and s["kv_cache_dtype"] != "auto":
+        d.kv_cache_dtype = stated(s["kv_cache_dtype"], where)
+    return d, ""
+
+
+def build_tgi(case: dict, version: str | None) -> tuple[Deployment | None, str]:
+    d, why = _base(case, "tgi")
+    if d is None:
+        return None, why
+    where = d.where
+    if version:
+        d.engine_version = stated(version, where)
+    s = case.get("settings") or {}
+    if s.get("max_total_tokens") is not None:
+        d.max_context = stated(s["max_total_tokens"], where)
+    if s.get("max_concurrent_requests") is not None:
+        d.max_sequences = stated(s["max_concurrent_requests"], where)
+    for key in ("max_input_tokens", "max_batch_prefill_tokens", "cuda_memory_fraction"):
+        if s.get(key) is not None:
+            d.extra[key] = stated(s[key], where)
+    return d, ""
+
+
+def logged(engine: str, case: dict) -> dict[str, float]:
+    """The figures a log states, as accuracy.py compares them: weights, kv (GiB), tokens."""
+    m = case.get("measured") or {}
+    out: dict[str, float] = {}
+    if engine == "vllm":
+        for key, name in (("weights_gib", "weights"), ("kv_cache_gib", "kv"), ("kv_cache_tokens", "tokens")):
+            if m.get(key) is not None:
+                out[name] = float(m[key])
+        return out
+    if m.get("weights_gib") is not None:
+        out["weights"] = float(m["weights_gib"])
+    tokens_key = "max_total_num_tokens" if engine == "sglang" else "max_batch_total_tokens"
+    if m.get(tokens_key) is not None:
+        out["tokens"] = float(m[tokens_key])
+    if m.get("k_size_gib") is not None:
+        out["kv"] = float(m["k_size_gib"]) + float(m.get("v_size_gib") or m["k_size_gib"])
+    return out
+
+
+ENGINES = {
+    "vllm": {"key": "cases", "build": build_vllm, "version": vllm_version},
+    "sglang": {"key": "sglang_cases", "build": build_sglang, "version": lambda c: c.get("engine_version")},
+    "tgi": {"key": "tgi_cases", "build": build_tgi, "version": lambda c: c.get("engine_version")},
+}

@@ -1,0 +1,141 @@
+"""vLLM's defaults and accounting changes by release: one table, each row with its source.
+
+A row applies from its `since` release on, until a later row for the same key replaces it. A
+version newer than every row gets the newest row, and kvlint says so; a missing version (an image
+tagged `latest`, or none) is treated the same way. Rows whose release is not pinned say so.
+"""
+
+from __future__ import annotations
+
+from kvlint.record import record
+
+NOT_PINNED = "release not pinned"
+
+
+@record(frozen=True)
+class Change:
+    since: tuple[int, ...]
+    key: str
+    value: object
+    source: str
+
+
+TABLE: tuple[Change, ...] = (
+    # gpu_memory_utilization: fraction of total memory per GPU the instance may use
+    Change(
+        (0, 1),
+        "gpu_memory_utilization",
+        0.9,
+        "EngineArgs default 0.9 (vllm PR #2162 documents it; issue #1018)",
+    ),
+    Change(
+        (0, 21, 99),
+        "gpu_memory_utilization",
+        0.92,
+        "docs.vllm.ai stable cli/serve: 'If unspecified, will use the default value of 0.92' "
+        f"({NOT_PINNED}; v0.21 logs still print 0.9000 as the default)",
+    ),
+    # the engine generation
+    Change((0, 1), "engine", "V0", "LLMEngine / vllm/worker/worker.py"),
+    Change(
+        (0, 8), "engine", "V1", "V1 engine on by default from v0.8.0 (VLLM_USE_V1=0 selects V0 until v0.11)"
+    ),
+    # max_num_seqs / max_num_batched_tokens for the OpenAI server
+    Change(
+        (0, 1), "batching", "v0", "V0 SchedulerConfig: 256 sequences, max(max_model_len, 2048) batched tokens"
+    ),
+    Change(
+        (0, 8),
+        "batching",
+        "v1-256",
+        "V1 EngineArgs._set_default_args_v1: 256 sequences; 8192 tokens on H100/H200",
+    ),
+    Change(
+        (0, 9),
+        "batching",
+        "by-gpu",
+        "EngineArgs.get_batch_defaults: >= 70 GiB and not A100 -> 1024 sequences / 8192 tokens, "
+        "else 256 / 2048 (OpenAI server)",
+    ),
+    # CUDA graphs: captured batch sizes and whether their memory comes out of the KV budget
+    Change(
+        (0, 1),
+        "cudagraph_sizes",
+        512,
+        "capture sizes up to 512 (V0 _BATCH_SIZES_TO_CAPTURE / V1 compilation config)",
+    ),
+    Change(
+        (0, 11),
+        "cudagraph_sizes",
+        "2x-seqs",
+        f"max_cudagraph_capture_size = min(2 x max_num_seqs, 512) (engine_accounting.md A.3; {NOT_PINNED})",
+    ),
+    Change(
+        (0, 1),
+        "cudagraph_memory",
+        "headroom",
+        "graphs captured after the KV cache, out of the (1 - utilization) slack",
+    ),
+    Change(
+        (0, 13),
+        "cudagraph_memory",
+        "opt-in",
+        f"vllm PR #30515 (Dec 2025): VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1 subtracts an estimate ({NOT_PINNED})",
+    ),
+    Change(
+        (0, 21),
+        "cudagraph_memory",
+        "estimated",
+        "start-up log: 'CUDA graph memory profiling is enabled (default since v0.21.0)'",
+    ),
+    # hybrid KV cache manager (sliding-window / chunked-local / Mamba layers sized to what they hold)
+    Change((0, 1), "hybrid_kv", "off", "V0 CacheEngine: every attention layer gets full-length blocks"),
+    Change(
+        (0, 10),
+        "hybrid_kv",
+        "on",
+        "V1 hybrid KV cache manager (vllm/v1/core/kv_cache_utils.py get_kv_cache_groups): sliding-window "
+        "and chunked-local groups hold window + batched tokens; Mamba layers one state per request",
+    ),
+    # block size on CUDA
+    Change(
+        (0, 1),
+        "block_size",
+        16,
+        "CacheConfig / Platform.check_and_update_config: 16 on CUDA (MLA backends 64)",
+    ),
+    # async scheduling
+    Change((0, 1), "async_scheduling", False, "synchronous scheduler"),
+    Change(
+        (0, 14),
+        "async_scheduling",
+        True,
+        f"'Asynchronous scheduling is enabled.' logged by default in 2026 builds ({NOT_PINNED}); no effect on memory",
+    ),
+)
+
+NEWEST_KNOWN = max(c.since for c in TABLE)
+
+
+def lookup(key: str, version: tuple[int, ...] | None) -> Change:
+    """The row in force for `version`; None -> the newest row."""
+    rows = [c for c in TABLE if c.key == key]
+    if version is None:
+        return rows[-1]
+    found = rows[0]
+    for c in rows:
+        if version >= c.since:
+            found = c
+    return found
+
+
+def describe(key: str, version: tuple[int, ...] | None) -> str:
+    c = lookup(key, version)
+    if version is None:
+        return f"{c.source}; no vLLM version given: the newest modelled behaviour"
+    if version > NEWEST_KNOWN:
+        return f"{c.source}; v{'.'.join(map(str, version))} is newer than kvlint's table: its newest row"
+    return c.source
+
+
+__all__ = ["TABLE", "Change", "describe", "lookup"]
