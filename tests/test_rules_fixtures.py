@@ -61,7 +61,7 @@ def test_kv103_reports_real_concurrency_and_context():
 
     (f,) = lint_file(FIXTURES / "KV103" / "bad-too-many-sequences.yaml").findings
     real = float(re.search(r"only (\d+\.\d+) run at full length", f.message).group(1))
-    assert 1.5 < real < 2.1  # 3.9 GiB of pool / 2 GiB per 16k-token sequence
+    assert 1.5 < real < 2.3  # 4.3 GiB of pool (untagged image: utilization 0.92) / 2 GiB per 16k sequence
     assert "64 sequences get" in f.message and f.fix.startswith(f"set max_sequences {math.floor(real)} ")
 
 
