@@ -112,6 +112,16 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
     res = model_catalog.resolve(ref, d.base_dir)
     if res.arch is not None:
         r.model, r.model_how = res.arch, res.how
+        if res.derived:
+            r.issues.append(
+                Issue(
+                    "KV007",
+                    f"model {ref!r} is not catalogued; {res.how} (rules: {res.derived})",
+                    _loc(d, d.model),
+                    details=(res.derived_from,),
+                    fix=f"make it known exactly: `kvlint models pull {model_catalog.strip_ref(ref)}`",
+                )
+            )
         return
     if d.architecture:
         arch, problem = arch_from_declared(d.architecture, ref)
@@ -128,12 +138,17 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
         r.unknown.add("model")
         return
     close = model_catalog.suggest(ref)
+    ident = model_catalog.strip_ref(ref)
+    message = f"model {ref!r}: {res.how}"
+    if model_catalog.is_hub_id(ident):
+        message += f"; `kvlint models pull {ident}` makes it known"
     fix = (
         f"did you mean {', '.join(close)}?"
         if close
-        else "point `model` at a local config.json, or declare the model under `models:` in the kvlint configuration"
+        else "pull it (writes its config to .kvlint/models/), point `model` at a local config.json, "
+        "or declare the model under `models:` in the kvlint configuration"
     )
-    r.issues.append(Issue("KV003", f"model {ref!r}: {res.how}", _loc(d, d.model), fix=fix))
+    r.issues.append(Issue("KV003", message, _loc(d, d.model), fix=fix))
     r.unknown.add("model")
 
 

@@ -15,8 +15,8 @@ from kvlint.record import field, record
 from kvlint.resolve import Defaults
 from kvlint.rules.base import Thresholds
 
-# Rules that report what kvlint could not check; --strict makes them errors.
-COVERAGE_RULES = ("KV002", "KV003", "KV004", "KV005")
+# Rules that report what kvlint could not check (or only guessed, KV007); --strict makes them errors.
+COVERAGE_RULES = ("KV002", "KV003", "KV004", "KV005", "KV007")
 
 
 @record

@@ -13,7 +13,8 @@ from typing import Any
 
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
-from kvlint.record import record
+from kvlint.catalog.name_rules import NameIndex
+from kvlint.record import record, replace
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -24,6 +25,8 @@ class Resolution:
     arch: ModelArch | None
     how: str  # how it was found, or why not
     no_kv_cache: bool = False  # a catalogued model that keeps no KV cache (encoder-only); arch is None
+    derived: str = ""  # the name rules that matched (KV007 names them); empty for an exact find
+    derived_from: str = ""  # where the base's facts come from
 
 
 def _norm(ref: str) -> str:
@@ -64,6 +67,7 @@ def register_models(entries: list[dict[str, Any]]) -> None:
     _index.cache_clear()
     arch_for_entry.cache_clear()
     _suggest.cache_clear()
+    _name_index.cache_clear()
 
 
 def _key(ref: str) -> str | None:
@@ -125,6 +129,14 @@ def strip_ref(ref: str) -> str:
     ref = _PREFIXES.sub("", ref.strip())
     ref = ref.split("@", 1)[0] if "@" in ref and "/" in ref.split("@", 1)[0] else ref
     return ref.rstrip("/")
+
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def is_hub_id(ident: str) -> bool:
+    """`org/name` as the Hugging Face Hub spells repository ids (not a path, not a bare name)."""
+    return bool(_HUB_ID.match(ident)) and not ident.startswith((".", "~")) and ".." not in ident
 
 
 def _read_json(path: str, limit: int | None = MAX_CONFIG_BYTES) -> Any:
@@ -209,18 +221,57 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
         return Resolution(None, f"Hugging Face cache copy of {ident} is unreadable: {exc}")
     if cached is not None:
         return Resolution(cached, "local Hugging Face cache")
-    # A local path whose last component names a catalog model (e.g. /models/Qwen3-8B): match by name.
-    last = key.rstrip("/").rsplit("/", 1)[-1]
-    matches = sorted(set(idx.names.get(last, [])))
-    if (looks_like_path or "/" not in ident or ident.count("/") > 1) and len(matches) == 1:
-        row = idx.rows[matches[0]]
-        if row.get("kv_cache") == "none":
-            why = row.get("kv_cache_note") or "the catalog records no KV cache for it"
-            return Resolution(None, f"matched by name to {row['id']}, which is {why}", no_kv_cache=True)
-        arch = arch_for_entry(matches[0])
-        return Resolution(arch, f"matched by name to catalog model {arch.id}")
+    # Not catalogued: the name rules (kvlint/catalog/name_rules.py), e.g. /models/Qwen3-8B or a quantized copy.
+    has_org = not (looks_like_path or "/" not in ident or ident.count("/") > 1)
+    return _by_name(ident, has_org)
+
+
+@lru_cache(maxsize=1)
+def _name_index() -> NameIndex:
+    idx = _index()
+    keys = [(k, k) for k in idx.rows] + list(idx.aliases.items())
+    return NameIndex(keys, _identity)
+
+
+def _identity(key: str) -> str:
+    """Entries whose capacity facts agree are one architecture (a name fitting both is not ambiguous)."""
+    row = _index().rows[key]
+    if row.get("kv_cache") == "none":
+        return "no KV cache: " + str(row.get("arch") or row["id"])
+    a = arch_for_entry(key)
+    facts = (a.layers, a.hidden_size, a.query_heads, a.kv_heads, a.head_dim, a.vocab_size, a.max_positions)
+    return repr((facts, a.layer_kinds, a.num_experts, a.params, a.dtype, a.quant, a.mla))
+
+
+def _by_name(ident: str, has_org: bool) -> Resolution:
+    found = _name_index().derive(ident, has_org)
+    if found.candidates:
+        names = " and ".join(_index().rows[k]["id"] for k in found.candidates)
+        return Resolution(
+            None, f"the name fits more than one catalogued base with different architectures: {names}"
+        )
+    if found.key is None:
+        return Resolution(
+            None, "not in the kvlint catalog, not a local config.json, not in the Hugging Face cache"
+        )
+    row = _index().rows[found.key]
+    if row.get("kv_cache") == "none":
+        why = row.get("kv_cache_note") or "the catalog records no KV cache for it"
+        return Resolution(None, f"matched by name to {row['id']}, which is {why}", no_kv_cache=True)
+    base = arch_for_entry(found.key)
+    source = f"matched by name: {base.id}"
+    quant = base.quant
+    if found.stated is not None:
+        source += f" + {found.stated.label} (from the name)"
+        quant = found.stated.quant
+        if quant is not None and found.stated.kv_dtype:
+            quant = replace(quant, kv_cache_dtype=found.stated.kv_dtype)
+    rules = ", ".join(found.rules) or "same name"
+    arch = replace(base, source=source, quant=quant)
+    if found.stated is not None:  # another checkpoint: the base's stored size does not apply
+        arch = replace(arch, checkpoint_bytes=None, checkpoint_bytes_source="")
     return Resolution(
-        None, "not in the kvlint catalog, not a local config.json, not in the Hugging Face cache"
+        arch, source, derived=rules, derived_from=f"architecture facts from {base.id}: {base.source}"
     )
 
 

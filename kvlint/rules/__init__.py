@@ -14,6 +14,7 @@ _MODULES = (
     "kv004_not_checkable",
     "kv005_unparsed_setting",
     "kv006_unused_suppression",
+    "kv007_model_matched_by_name",
     "kv101_weights_exceed_memory",
     "kv102_kv_cache_below_max_context",
     "kv103_kv_cache_below_worst_case",

@@ -1,0 +1,192 @@
+"""Derived model ids: an uncatalogued id resolved to a catalogued base by rules the user can see.
+
+The rules, in the order they apply (README "Models kvlint derives by name" repeats them):
+
+1. Quantization suffix. One trailing marker naming a weight format is taken off the name and its
+   format replaces the base's: FP8, FP8-dynamic, FP8-static, FP8-block, FP8-KV (FP8 weights and an
+   FP8 KV cache), quantized.w8a8 / W8A8 (int8 weights and activations), quantized.w8a16 / W8A16,
+   quantized.w4a16 / W4A16 (int4, group 128), AWQ / AWQ-INT4 / AWQ-4bit, GPTQ / GPTQ-Int4 /
+   GPTQ-4bit, GPTQ-Int8 / GPTQ-8bit, bnb-4bit (nf4), NVFP4 / FP4, MXFP4, INT4, INT8.
+2. Organisation. The base must come from the same organisation (RedHatAI and neuralmagic count as
+   one), or the id is published by a known republisher (REPUBLISHERS below), or rule 1 matched
+   (a quantized copy states its base by name), or the reference has no organisation (a bare name or
+   a local path). Anything else — a fine-tune under its author's name — does not match.
+3. Variant. Names are compared without the variant words -Instruct, -Chat and -Base (anywhere),
+   -it, -pt and -hf (at the end), a trailing date stamp (-2407, -2507, -0528, ...), and the
+   Meta- prefix Meta dropped from its repository names: instruction-tuned, chat and base twins
+   share one architecture. A base whose name is the same without rule 3 is preferred.
+
+A name that fits bases with different architectures stays unknown, and the message names them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+from kvlint.catalog.arch import Quant
+
+_ALL = frozenset({"attn", "mlp", "experts"})
+
+
+class NameQuant(NamedTuple):
+    label: str  # what the name states, e.g. "FP8 weights"
+    quant: Quant | None
+    kv_dtype: str | None = None
+
+
+def _q(method: str, bits: float, scheme: str) -> Quant:
+    return Quant(method, bits, scheme + " (from the name)", _ALL, None, None)
+
+
+_FP8 = NameQuant("FP8 weights", _q("fp8", 8.0, "fp8 weights"))
+_INT4_GROUP = 4 + 16 / 128  # int4, one bf16 scale per 128 weights (compressed-tensors w4a16 default)
+_INT4_ZEROS = 4 + (16 + 4) / 128  # + a packed 4-bit zero point per group (AWQ, GPTQ)
+_AWQ = NameQuant("AWQ int4 weights", _q("awq", _INT4_ZEROS, "int4 weights, group 128, fp16 scales + zeros"))
+_GPTQ4 = NameQuant(
+    "GPTQ int4 weights", _q("gptq", _INT4_ZEROS, "int4 weights, group 128, fp16 scales + zeros")
+)
+_GPTQ8 = NameQuant(
+    "GPTQ int8 weights", _q("gptq", 8 + 24 / 128, "int8 weights, group 128, fp16 scales + zeros")
+)
+_W4A16 = NameQuant("int4 weights (w4a16)", _q("compressed-tensors", _INT4_GROUP, "int4 weights, group 128"))
+_NVFP4 = NameQuant("NVFP4 weights", _q("nvfp4", 4.5, "NVFP4 weights (fp8 scale per 16)"))
+
+# Longest first: the first marker that ends the name is taken.
+_SUFFIXES: tuple[tuple[str, NameQuant], ...] = (
+    ("unsloth-bnb-4bit", NameQuant("bitsandbytes nf4 weights", _q("bitsandbytes", 4.5, "bitsandbytes nf4"))),
+    (
+        "quantized.w8a8",
+        NameQuant("int8 weights and activations (w8a8)", _q("compressed-tensors", 8.0, "int8 weights")),
+    ),
+    ("quantized.w8a16", NameQuant("int8 weights (w8a16)", _q("compressed-tensors", 8.0, "int8 weights"))),
+    ("quantized.w4a16", _W4A16),
+    ("fp8-dynamic", _FP8),
+    ("fp8-static", _FP8),
+    ("fp8-block", _FP8),
+    ("fp8-kv", NameQuant("FP8 weights and FP8 KV cache", _q("fp8", 8.0, "fp8 weights"), "fp8")),
+    ("awq-int4", _AWQ),
+    ("awq-4bit", _AWQ),
+    ("gptq-int4", _GPTQ4),
+    ("gptq-4bit", _GPTQ4),
+    ("gptq-int8", _GPTQ8),
+    ("gptq-8bit", _GPTQ8),
+    ("bnb-4bit", NameQuant("bitsandbytes nf4 weights", _q("bitsandbytes", 4.5, "bitsandbytes nf4"))),
+    ("w8a8", NameQuant("int8 weights and activations (w8a8)", _q("compressed-tensors", 8.0, "int8 weights"))),
+    ("w8a16", NameQuant("int8 weights (w8a16)", _q("compressed-tensors", 8.0, "int8 weights"))),
+    ("w4a16", _W4A16),
+    ("nvfp4", _NVFP4),
+    ("mxfp4", NameQuant("MXFP4 weights", _q("mxfp4", 4.25, "MXFP4 weights (E8M0 scale per 32)"))),
+    ("fp4", _NVFP4),
+    ("fp8", _FP8),
+    ("awq", _AWQ),
+    ("gptq", _GPTQ4),
+    ("int4", NameQuant("int4 weights", _q("int4", _INT4_ZEROS, "int4 weights, group 128, scales + zeros"))),
+    ("int8", NameQuant("int8 weights", _q("int8", 8.0, "int8 weights"))),
+)
+
+# Organisations that republish other organisations' models under the original name.
+REPUBLISHERS = frozenset(
+    {
+        "redhatai",
+        "neuralmagic",
+        "nm-testing",
+        "hugging-quants",
+        "unsloth",
+        "thebloke",
+        "casperhansen",
+        "nvidia",
+        "amd",
+        "nousresearch",
+        "techxgenus",
+        "modelcloud",
+        "intel",
+        "solidrust",
+        "qeeeon",
+        "cortecs",
+        "stelterlab",
+        "quanttrio",
+        "ista-daslab",
+        "kaitchup",
+        "modelscope",
+    }
+)
+# Organisations that are one publisher under two names.
+_SAME_ORG = {"redhatai": "neuralmagic"}
+
+_END_WORDS = frozenset({"it", "pt", "hf"})
+_ANY_WORDS = frozenset({"instruct", "chat", "base"})
+_DATE = re.compile(r"^(?:2[3-6](?:0[1-9]|1[0-2])|0[1-9][0-3][0-9]|1[0-2][0-3][0-9])$")
+
+
+def split_quant(name: str) -> tuple[str, NameQuant | None]:
+    """The name without a trailing quantization marker, and what the marker states."""
+    low = name.lower()
+    for marker, stated in _SUFFIXES:
+        if low.endswith(marker) and len(low) > len(marker) and low[-len(marker) - 1] in "-_.":
+            return name[: -len(marker) - 1], stated
+    return name, None
+
+
+def stem(name: str) -> str:
+    """The name without variant words (rule 3): what base and instruct twins have in common."""
+    low = name.lower()
+    if low.startswith("meta-llama-"):
+        low = low[len("meta-") :]
+    words = [w for w in low.split("-") if w and w not in _ANY_WORDS]
+    while words and (words[-1] in _END_WORDS or _DATE.match(words[-1])):
+        words.pop()
+    return "-".join(words)
+
+
+def _org(ident: str) -> str | None:
+    org = ident.split("/", 1)[0].lower() if ident.count("/") == 1 else None
+    return _SAME_ORG.get(org, org) if org else None
+
+
+class Derived(NamedTuple):
+    key: str | None  # the base's catalog key (None: no match or ambiguous)
+    stated: NameQuant | None  # the weight format the name states
+    rules: tuple[str, ...]  # which rules applied, for messages
+    candidates: tuple[str, ...] = ()  # when ambiguous: the bases that fit
+
+
+class NameIndex:
+    """Catalog keys grouped by the stem of their name, built once per catalog."""
+
+    def __init__(self, keys: Iterable[tuple[str, str]], identity: Callable[[str], str]) -> None:
+        self._by_stem: dict[str, list[str]] = {}
+        self._identity = identity
+        for key, target in keys:  # (id or alias, lower-case; the catalog key it leads to)
+            name = key.rsplit("/", 1)[-1]
+            self._by_stem.setdefault(stem(name), []).append(key + "\0" + target)
+
+    def derive(self, ident: str, has_org: bool) -> Derived:
+        """Apply the rules to `ident` (org/name, a bare name, or a path's last component)."""
+        name = ident.rstrip("/").rsplit("/", 1)[-1]
+        base_name, stated = split_quant(name)
+        org = _org(ident) if has_org else None
+        free = org is None or org in REPUBLISHERS or stated is not None
+        rules = []
+        if stated is not None:
+            rules.append(f"quantization suffix -{name[len(base_name) + 1 :]}")
+        if org in REPUBLISHERS:
+            rules.append(f"republisher {ident.split('/', 1)[0]}")
+        found = []
+        for entry in self._by_stem.get(stem(base_name), []):
+            key, target = entry.split("\0")
+            if free or _org(key) == org:
+                found.append((key, target))
+        if not found:
+            return Derived(None, stated, tuple(rules))
+        exact = [(k, t) for k, t in found if k.rsplit("/", 1)[-1] == base_name.lower()]
+        pool = exact or found
+        if not exact:
+            rules.append("instruct/chat/base variant")
+        by_arch: dict[str, str] = {}
+        for _key, target in sorted(pool, key=lambda kt: (_org(kt[0]) != org, kt[0])):
+            by_arch.setdefault(self._identity(target), target)
+        if len(by_arch) > 1:
+            return Derived(None, stated, tuple(rules), tuple(sorted(set(by_arch.values()))))
+        return Derived(next(iter(by_arch.values())), stated, tuple(rules))
