@@ -1,0 +1,139 @@
+"""Derived ids (kvlint/catalog/name_rules.py): real ids from public repositories, each with its true base.
+
+tests/data/derived_ids.txt: every id whose true base kvlint knows must resolve by name to that base's
+architecture with the weight format its name states; an id whose base is not catalogued must stay unknown
+(never a wrong base). tests/data/not_derived_ids.txt: ids that must not match anything.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kvlint.catalog import models
+from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.name_rules import split_quant, stem
+
+DATA = Path(__file__).parent / "data"
+
+
+def _rows(name: str) -> list[list[str]]:
+    lines = (DATA / name).read_text().splitlines()
+    return [
+        [c.strip() for c in line.split("|")] for line in lines if line.strip() and not line.startswith("#")
+    ]
+
+
+DERIVED = _rows("derived_ids.txt")
+NOT_DERIVED = _rows("not_derived_ids.txt")
+
+
+def _facts(a: ModelArch) -> tuple:
+    return (
+        a.layers,
+        a.hidden_size,
+        a.kv_heads,
+        a.head_dim,
+        a.vocab_size,
+        a.num_experts,
+        a.layer_kinds,
+        a.max_positions,
+    )
+
+
+def _format(a: ModelArch, base: ModelArch) -> str:
+    q = a.quant
+    if q == base.quant:
+        return "base"
+    assert q is not None
+    if q.method in ("nvfp4", "mxfp4"):
+        return "fp4"
+    if q.method == "bitsandbytes":
+        return "nf4"
+    if q.method == "fp8":
+        return "fp8"
+    return "int8" if q.bits >= 8 else "int4"
+
+
+def test_tables_are_large_and_distinct():
+    ids = [r[0] for r in DERIVED]
+    assert len(ids) >= 150 and len(set(ids)) == len(ids)
+    assert len(NOT_DERIVED) >= 50 and all(len(r) == 2 and r[1] for r in NOT_DERIVED)
+    assert all(len(r) == 4 and r[3] for r in DERIVED), "every row names where it was seen"
+
+
+def test_derived_ids_resolve_to_their_true_base_and_format():
+    right, wrong, unknown = [], [], []
+    for ident, true_base, fmt, _seen in DERIVED:
+        expected = models.resolve(true_base).arch
+        got = models._by_name(ident, has_org=True)  # the rules alone, even where the id is catalogued exactly
+        if expected is None:
+            # kvlint does not know the base: the name must not be pinned on another model
+            (unknown if got.arch is None else wrong).append((ident, got.how))
+            continue
+        if got.arch is None or _facts(got.arch) != _facts(expected):
+            wrong.append((ident, got.how))
+            continue
+        base = models.resolve(got.how.split(": ", 1)[1].split(" + ", 1)[0]).arch
+        assert base is not None
+        if _format(got.arch, base) != fmt:
+            wrong.append((ident, f"format {_format(got.arch, base)} != {fmt}"))
+            continue
+        assert got.how.startswith("matched by name: ") and (fmt == "base" or "(from the name)" in got.how)
+        right.append(ident)
+    assert wrong == []
+    # Rows whose base the catalog holds (raise the floor as the catalog grows; see the modelres note).
+    assert len(right) >= 120, (len(right), unknown)
+
+
+@pytest.mark.parametrize("ident", [r[0] for r in NOT_DERIVED])
+def test_not_derived_ids_stay_unknown(ident):
+    got = models._by_name(ident, has_org=True)
+    assert got.arch is None, got.how
+
+
+def test_quantization_suffixes_and_stems():
+    assert split_quant("Meta-Llama-3.1-8B-Instruct-quantized.w4a16")[0] == "Meta-Llama-3.1-8B-Instruct"
+    assert split_quant("Llama-3.1-8B-Instruct-FP8-KV")[1].kv_dtype == "fp8"
+    assert split_quant("Qwen2.5-7B-Instruct-GGUF") == ("Qwen2.5-7B-Instruct-GGUF", None)
+    assert split_quant("fp8") == ("fp8", None)  # a marker alone is not a name
+    assert stem("Meta-Llama-3.1-70B-Instruct") == stem("Llama-3.1-70B") == "llama-3.1-70b"
+    assert stem("Mistral-7B-Instruct-v0.2") != stem("Mistral-7B-v0.3")
+    assert stem("gemma-2-9b-it") == "gemma-2-9b" and stem("Llama-2-7b-chat-hf") == "llama-2-7b"
+    assert stem("Qwen3-30B-A3B-Instruct-2507") == "qwen3-30b-a3b"
+
+
+def test_fine_tune_under_an_unknown_org_is_not_matched_but_a_quantized_copy_is():
+    assert models._by_name("someone/Llama-3.1-8B-Instruct", has_org=True).arch is None
+    hit = models._by_name("someone/Llama-3.1-8B-Instruct-AWQ", has_org=True)
+    assert hit.arch is not None and hit.arch.quant is not None and hit.arch.quant.method == "awq"
+    assert "quantization suffix -AWQ" in hit.derived
+
+
+def test_ambiguous_name_stays_unknown_naming_both(monkeypatch):
+    models.register_models(
+        [
+            {"id": "acme/Widget-7B", "source": "test", "config": _cfg(32)},
+            {"id": "other/Widget-7B-Instruct", "source": "test", "config": _cfg(40)},
+        ]
+    )
+    try:
+        got = models.resolve("/models/Widget-7B-Chat")
+        assert got.arch is None and "acme/Widget-7B" in got.how and "other/Widget-7B-Instruct" in got.how
+    finally:
+        models._EXTRA.clear()
+        models.register_models([])
+
+
+def _cfg(layers: int) -> dict:
+    return {
+        "model_type": "llama",
+        "num_hidden_layers": layers,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 14336,
+        "vocab_size": 32000,
+        "max_position_embeddings": 8192,
+    }
