@@ -31,16 +31,31 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
     file_paths = [p for p in paths if p != "-"]
     found = discover(file_paths, settings.exclude, settings.respect_gitignore)
     run.errors.extend(found.errors)
-    if "-" in paths:
-        display = opts.get("stdin_filename") or "<stdin>"
-        data = sys.stdin.buffer.read(settings.max_file_size + 1)
-        base = os.path.dirname(os.path.abspath(display)) if opts.get("stdin_filename") else os.getcwd()
-        run.files.append(lint_text(data, display, settings, base))
     cwd = os.getcwd()
     shown = [
         (p, (os.path.relpath(p) if not os.path.isabs(p) or p.startswith(cwd) else p).replace(os.sep, "/"))
         for p in found.files
     ]
+    fixing = opts.get("fix") or opts.get("unsafe_fixes") or opts.get("diff")
+    report_stream = sys.stdout
+    if "-" in paths:
+        display = opts.get("stdin_filename") or "<stdin>"
+        data = sys.stdin.buffer.read(settings.max_file_size + 1)
+        base = os.path.dirname(os.path.abspath(display)) if opts.get("stdin_filename") else os.getcwd()
+        if fixing:
+            data, report_stream = _fix_stdin(data, display, settings, base, opts), sys.stderr
+        run.files.append(lint_text(data, display, settings, base))
+    if fixing and shown:
+        from kvlint.fix.files import fix_files, summary
+
+        fixed = fix_files(shown, settings, bool(opts.get("unsafe_fixes")), write=not opts.get("diff"))
+        run.errors.extend(fixed.errors)
+        if opts.get("diff"):
+            sys.stdout.write(fixed.diff)
+            for err in run.errors:
+                print(f"kvlint: {err}", file=sys.stderr, flush=True)
+            return 2 if run.errors else (1 if fixed.diff else 0)
+        sys.stderr.write(summary(fixed, bool(opts.get("show_fixes"))))
     keep = fmt in ("json", "markdown")
     for result in lint_files(shown, settings, opts, int(opts.get("jobs") or 1), keep):
         if isinstance(result, str):
@@ -48,7 +63,10 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         else:
             run.files.append(result)
     text = render(
-        fmt, run, settings, color=fmt == "text" and not output and color_wanted(opts.get("color"), sys.stdout)
+        fmt,
+        run,
+        settings,
+        color=fmt == "text" and not output and color_wanted(opts.get("color"), report_stream),
     )
     for err in run.errors:  # diagnostics first, on stderr; the report alone goes to stdout
         print(f"kvlint: {err}", file=sys.stderr, flush=True)
@@ -56,10 +74,28 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         with open(output, "w", encoding="utf-8") as stream:
             stream.write(text)
     else:
-        sys.stdout.write(text)
+        report_stream.write(text)
     if opts.get("exit_zero") and not run.errors and not any(r.crashed for r in run.files):
         return 0
     return exit_code(run, settings)
+
+
+def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict) -> bytes:
+    """Fix text read from stdin: the fixed text (or, with --diff, the diff) goes to stdout and the
+    report to stderr, as ruff does."""
+    from kvlint.fix.apply import fix_bytes
+    from kvlint.fix.diff import unified
+    from kvlint.fix.files import FixRun, summary
+
+    new, outcome = fix_bytes(data, display, settings, base, bool(opts.get("unsafe_fixes")))
+    if opts.get("diff"):
+        sys.stdout.write(unified(display, outcome.before, outcome.after))
+        return data
+    sys.stdout.buffer.write(new)
+    sys.stdout.flush()
+    done = FixRun(applied=[(display, a) for a in outcome.applied], changed_files=int(outcome.changed))
+    sys.stderr.write(summary(done, bool(opts.get("show_fixes"))))
+    return new
 
 
 def color_wanted(flag: bool | None, stream) -> bool:

@@ -9,7 +9,7 @@ import click
 
 from kvlint import __version__
 
-FORMATS = ("text", "concise", "json", "sarif", "github", "markdown")
+FORMATS = ("text", "concise", "json", "sarif", "github", "markdown", "rdjson")
 
 
 class DefaultGroup(click.Group):
@@ -104,6 +104,18 @@ def main() -> None:
     help="Worker processes for large runs (0: one per CPU); output is identical either way.",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported.")
+@click.option("--fix", is_flag=True, help="Apply safe fixes in place, then report what is left.")
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="Also apply fixes that change what the deployment does (implies --fix).",
+)
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Print the fixes as a unified diff and change nothing (exit 1 when there are any).",
+)
+@click.option("--show-fixes", is_flag=True, help="List every fix applied (on stderr).")
 def check(paths, fmt, output, **opts) -> None:
     """Lint files and directories (recursive: *.yaml, *.yml, *.json); `-` reads stdin."""
     from kvlint.app import run_check

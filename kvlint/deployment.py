@@ -101,6 +101,9 @@ class Deployment:
     has_shm: bool | None = None  # None: not a pod (nothing to say)
     memory_limit: Value[str] | None = None
     args_where: Location | None = None  # where engine flags are written (to point "add --x" fixes at)
+    args_end: Location | None = (
+        None  # the last engine argument (or spec key) written: fixes add flags after it
+    )
     image: Value[str] | None = None
 
     suffixes: dict[str, tuple[str, Location]] = field(default_factory=dict)  # field -> "32k" as written

@@ -43,6 +43,10 @@ DEFAULTS: dict[str, object] = {
     "max_file_size": None,
     "jobs": 1,
     "exit_zero": False,
+    "fix": False,
+    "unsafe_fixes": False,
+    "diff": False,
+    "show_fixes": False,
 }
 
 

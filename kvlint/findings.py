@@ -38,6 +38,45 @@ class Location:
         return f"{self.file}:{self.line}:{self.column}"
 
 
+class Applicability:
+    """How far a fix may be trusted, as ruff grades them.
+
+    SAFE: the file as written cannot work and the edit keeps everything else the author stated
+    (`--fix` applies it). UNSAFE: the edit changes what the deployment does (fewer sequences, a
+    shorter context, more GPUs); only `--unsafe-fixes` applies it. DISPLAY: a choice the user must
+    make; shown, never applied.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+    DISPLAY = "display-only"
+    ORDER = (SAFE, UNSAFE, DISPLAY)
+
+
+@record(frozen=True)
+class Edit:
+    """Replace the text of `where` (start to end, 1-based, end column exclusive) with `text`.
+
+    An edit with `append` adds those words after the item `where` spans instead — a new item of the
+    YAML sequence (`--flag=value` or `--flag`, `value`, as its neighbours write them) or a new
+    `key: value` line of the mapping — and `kvlint.fix.materialize` turns it into a plain
+    replacement once the source text is at hand.
+    """
+
+    where: Location
+    text: str = ""
+    append: tuple[str, ...] = ()
+
+
+@record(frozen=True)
+class Fix:
+    """One way to fix a finding: what it does, how far it may be trusted, and its edits."""
+
+    message: str
+    applicability: str
+    edits: tuple[Edit, ...] = ()
+
+
 @record(frozen=True)
 class Issue:
     """A problem noticed by load or extract, turned into a finding by the rule that owns `code`."""
@@ -59,6 +98,7 @@ class Finding:
     details: tuple[str, ...] = ()
     fix: str | None = None
     deployment: str | None = None
+    fixes: tuple[Fix, ...] = field(default=(), compare=False)
     suppressed_by: str | None = field(default=None, compare=False)
 
     def sort_key(self) -> tuple:

@@ -128,8 +128,19 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
     for f in final:
         f.where = _inside(f.where, source, path)
     result.findings = sorted(_dedupe(final), key=Finding.sort_key)
+    cited = {f.where.line for f in result.findings}
+    if any(f.fixes for f in result.findings):
+        from kvlint.fix.materialize import materialize
+
+        editable = (
+            bool(loaded.source.text)
+            and loaded.source.helm_template is None
+            and not any(i.code == "KV001" for i in loaded.issues)
+        )
+        materialize(result.findings, loaded.source.text, editable)
+        cited.update(e.where.line for f in result.findings for x in f.fixes for e in x.edits)
     result.lines = {  # only these: the file's text is not kept once it is linted
-        f.where.line: source[f.where.line - 1] for f in result.findings if 1 <= f.where.line <= len(source)
+        n: source[n - 1] for n in sorted(cited) if 1 <= n <= len(source)
     }
     return result
 

@@ -101,4 +101,4 @@ def test_text_colour_honours_no_color_and_force_color():
     forced = run(BAD, env={"FORCE_COLOR": "1", "NO_COLOR": ""}).output
     assert "\x1b[1;31merror\x1b[0m" in forced
     summary = plain.strip().splitlines()[-1]
-    assert summary == "kvlint: 1 finding (1 error)"
+    assert summary == "kvlint: 1 finding (1 error); 1 fixable with --unsafe-fixes"

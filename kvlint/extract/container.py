@@ -103,6 +103,8 @@ def build(
     d.args_where = (
         first_tokens[0].where if first_tokens and first_tokens[0].where else None
     ) or container.where(path)
+    written = [t for t in (launch.entry, *launch.tokens) if t is not None and t.where and not t.note]
+    d.args_end = written[-1].where if written else None
     read_engine(d, launch, env)
     add_container_facts(d, ctx, pod, container)
     return d

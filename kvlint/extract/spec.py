@@ -253,6 +253,7 @@ def extract(root: Mapping, path: str, base_dir: str) -> tuple[list[Deployment], 
     d.enforce_eager = val(spec.enforce_eager, "enforce_eager")
     d.hybrid_kv_cache_manager = val(spec.hybrid_kv_cache_manager, "hybrid_kv_cache_manager")
     d.args_where = where
+    d.args_end = loc("model")
     if spec.architecture is not None:
         for key in sorted(spec.architecture.model_fields_set):
             value = getattr(spec.architecture, key)

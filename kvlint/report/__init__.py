@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-FORMATS = ("text", "concise", "json", "sarif", "github", "markdown")
+FORMATS = ("text", "concise", "json", "sarif", "github", "markdown", "rdjson")
 
 
 def render(fmt: str, run, settings, color: bool = False) -> str:
@@ -16,6 +16,8 @@ def render(fmt: str, run, settings, color: bool = False) -> str:
         from kvlint.report import github as mod
     elif fmt == "markdown":
         from kvlint.report import markdown as mod
+    elif fmt == "rdjson":
+        from kvlint.report import rdjson as mod
     else:
         from kvlint.report import text as mod
     return mod.render(run, settings, color=color)

@@ -84,6 +84,23 @@ def finding_dict(f) -> dict:
         "end_column": f.where.end_column,
         "details": list(f.details),
         "fix": f.fix,
+        "fixes": [
+            {
+                "message": x.message,
+                "applicability": x.applicability,
+                "edits": [
+                    {
+                        "line": e.where.line,
+                        "column": e.where.column,
+                        "end_line": e.where.end_line,
+                        "end_column": e.where.end_column,
+                        "text": e.text,
+                    }
+                    for e in x.edits
+                ],
+            }
+            for x in f.fixes
+        ],
         "deployment": f.deployment,
     }
 

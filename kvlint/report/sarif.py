@@ -52,6 +52,31 @@ def _uri(path: str) -> str:
     return p
 
 
+def _fix(fix, file: str) -> dict:
+    """A SARIF fix: one artifactChange with a replacement per edit (an empty deletedRegion inserts)."""
+    return {
+        "description": {"text": f"{fix.message} ({fix.applicability})"},
+        "artifactChanges": [
+            {
+                "artifactLocation": {"uri": _uri(file), "uriBaseId": "%SRCROOT%"},
+                "replacements": [
+                    {
+                        "deletedRegion": {
+                            "startLine": e.where.line,
+                            "startColumn": e.where.column,
+                            "endLine": e.where.end_line or e.where.line,
+                            "endColumn": e.where.end_column or e.where.column,
+                        },
+                        "insertedContent": {"text": e.text},
+                    }
+                    for e in fix.edits
+                ],
+            }
+        ],
+        "properties": {"applicability": fix.applicability},
+    }
+
+
 def render(run, settings, color: bool = False) -> str:
     from kvlint.rules import all_rules
 
@@ -88,6 +113,9 @@ def render(run, settings, color: bool = False) -> str:
             result["suppressions"] = [{"kind": "inSource", "justification": f.suppressed_by}]
         if f.details:
             result["message"]["markdown"] = text + "\n\n" + "\n".join(f"    {d}" for d in f.details)
+        fixes = [_fix(x, w.file) for x in f.fixes if x.edits]
+        if fixes:
+            result["fixes"] = fixes
         results.append(result)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

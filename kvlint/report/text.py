@@ -42,6 +42,18 @@ def summary(findings) -> str:
     return f"kvlint: {len(findings)} finding{'s' if len(findings) != 1 else ''} ({', '.join(parts)})"
 
 
+def fixable(findings) -> str:
+    """'; 1 fixable with --fix (2 more with --unsafe-fixes)', or nothing."""
+    kinds = [next((x.applicability for x in f.fixes if x.edits), None) for f in findings]
+    safe, unsafe = kinds.count("safe"), kinds.count("unsafe")
+    if not safe and not unsafe:
+        return ""
+    parts = [f"{safe} fixable with --fix"] if safe else []
+    if unsafe:
+        parts.append(f"{unsafe} {'more' if safe else 'fixable'} with --unsafe-fixes")
+    return "; " + ", ".join(parts)
+
+
 def render(run, settings, color: bool = False) -> str:
     lines_by_file = {r.path: r.lines for r in run.files}
     out: list[str] = []
@@ -56,10 +68,14 @@ def render(run, settings, color: bool = False) -> str:
             out.append(f"      {d}")
         if f.fix:
             out.append(f"    {_paint('fix:', _BOLD, color)} {f.fix}")
+        applicable = next((x for x in f.fixes if x.edits), None)
+        if applicable is not None:
+            flag = "--fix" if applicable.applicability == "safe" else "--unsafe-fixes"
+            out.append(f"    ({applicable.applicability} fix available: kvlint {flag})")
         out.append("")
     if suppressed.shown(settings):
         out += suppressed.lines(run) + ([""] if run.suppressed else [])
-    line = summary(run.findings)
+    line = summary(run.findings) + fixable(run.findings)
     if suppressed.summary(run):
         line += "; " + suppressed.summary(run)
     if run.errors:  # the reasons went to stderr as they happened; the summary does not hide them

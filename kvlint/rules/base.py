@@ -9,7 +9,7 @@ from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.deployment import Deployment
-from kvlint.findings import Finding, Issue, Location, Severity
+from kvlint.findings import Finding, Fix, Issue, Location, Severity
 from kvlint.record import field, record
 
 
@@ -42,6 +42,7 @@ class Context:
         details: tuple[str, ...] | list[str] = (),
         fix: str | None = None,
         severity: Severity | None = None,
+        fixes: tuple[Fix, ...] | list[Fix] = (),
     ) -> Finding:
         loc = where or (self.deployment.where if self.deployment else Location(self.file, 1, 1))
         return Finding(
@@ -53,6 +54,7 @@ class Context:
             details=tuple(details),
             fix=fix,
             deployment=self.deployment.label() if self.deployment else None,
+            fixes=tuple(fixes),
         )
 
 

@@ -3,6 +3,7 @@ from kvlint.deployment import ENGINE_NAMES
 from kvlint.findings import Severity
 from kvlint.rules.base import Context, Rule
 from kvlint.rules.facts import shown, spec_key, where_of
+from kvlint.rules.fixes import UNSAFE, display, set_setting
 from kvlint.units import gib, tokens
 
 
@@ -55,15 +56,32 @@ class KvCacheBelowMaxContext(Rule):
         ctx_key = spec_key(d, "max_context", s.engine)
         where = where_of(d, d.max_context, d.model)
         fixes = []
+        edits = []
         if p.kv_pool > 0 and p.max_len_that_fits > 0:
             fixes.append(f"{ctx_key} {p.max_len_that_fits} (the largest that fits)")
+            edits.append(
+                set_setting(
+                    d,
+                    d.max_context,
+                    "max_context",
+                    p.max_len_that_fits,
+                    f"set {ctx_key} {p.max_len_that_fits}",
+                    UNSAFE,
+                )
+            )
         if s.kv_cache_dtype in ("auto", "bfloat16", "float16") and arch.dtype != "float32":
             q = replan(arch, ctx.gpu, s, kv_cache_dtype="fp8")
             if fits_one(q):
-                fixes.append(f"{spec_key(d, 'kv_cache_dtype', s.engine)} fp8 (halves KV per token)")
+                kv_key = spec_key(d, "kv_cache_dtype", s.engine)
+                fixes.append(f"{kv_key} fp8 (halves KV per token)")
+                edits.append(
+                    set_setting(d, d.kv_cache_dtype, "kv_cache_dtype", "fp8", f"set {kv_key} fp8", UNSAFE)
+                )
         found = smallest_tp(arch, ctx.gpu, s, fits_one)
         if found:
-            fixes.append(f"{spec_key(d, 'tensor_parallel', s.engine)} {found[0]}")
+            tp_key = spec_key(d, "tensor_parallel", s.engine)
+            fixes.append(f"{tp_key} {found[0]}")
+            edits.append(display(f"{tp_key} {found[0]} on {found[0]} GPUs per replica"))
         if p.kv_pool <= 0:
             message = (
                 f"no memory is left for the KV cache: {gib(p.budget)} usable - "
@@ -83,4 +101,5 @@ class KvCacheBelowMaxContext(Rule):
             message,
             details=p.lines,
             fix=("set " + "; or ".join(fixes)) if fixes else "use more or larger GPUs",
+            fixes=edits,
         )

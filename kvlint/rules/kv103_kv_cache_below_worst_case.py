@@ -3,6 +3,7 @@ import math
 from kvlint.findings import Severity
 from kvlint.rules.base import Context, Rule
 from kvlint.rules.facts import shown, spec_key, where_of
+from kvlint.rules.fixes import UNSAFE, set_setting
 from kvlint.units import gib, tokens
 
 
@@ -75,4 +76,5 @@ class KvCacheBelowWorstCase(Rule):
             f"{seqs:,} sequences get {tokens(p.context_at_max_seqs)} tokens each",
             details=p.lines,
             fix=f"set {seq_key} {fits} to admit only what fits, or shorten the context, use fp8 KV cache, or add GPUs",
+            fixes=[set_setting(d, d.max_sequences, "max_sequences", fits, f"set {seq_key} {fits}", UNSAFE)],
         )

@@ -1,6 +1,7 @@
 from kvlint.findings import Severity
 from kvlint.rules.base import Context, Rule
 from kvlint.rules.facts import spec_key
+from kvlint.rules.fixes import SAFE, display, replace_text
 
 
 class ContextBeyondModel(Rule):
@@ -67,8 +68,20 @@ class ContextBeyondModel(Rule):
                 + "; VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 lets it start, with outputs the model was not trained for",
                 fix=f"{key} {arch.max_positions}",
                 severity=Severity.WARNING,
+                fixes=[display(f"lower {key} to {arch.max_positions} (the model's maximum)")],
             )
         else:
             yield ctx.finding(
-                self, v.where, message + ": the engine refuses to start", fix=f"{key} {arch.max_positions}"
+                self,
+                v.where,
+                message + ": the engine refuses to start",
+                fix=f"{key} {arch.max_positions}",
+                fixes=[
+                    replace_text(
+                        v,
+                        str(arch.max_positions),
+                        f"lower {key} to {arch.max_positions} (the model's maximum)",
+                        SAFE,
+                    )
+                ],
             )

@@ -1,6 +1,7 @@
 from kvlint.findings import Severity
 from kvlint.rules.base import Context, Rule
 from kvlint.rules.facts import where_of
+from kvlint.rules.fixes import SAFE, UNSAFE, replace_text
 
 
 class BatchLimitsInconsistent(Rule):
@@ -55,6 +56,11 @@ class BatchLimitsInconsistent(Rule):
                 where_of(d, b, s),
                 f"max_num_batched_tokens ({int(b.value):,}) must be greater than or equal to max_num_seqs ({int(s.value):,})",
                 fix=f"--max-num-batched-tokens {int(s.value)}",
+                fixes=[
+                    replace_text(
+                        b, str(int(s.value)), f"raise --max-num-batched-tokens to {int(s.value)}", SAFE
+                    )
+                ],
             )
         chunked_off = d.chunked_prefill is not None and d.chunked_prefill.value is False
         if chunked_off and m is not None and int(b.value) < int(m.value):
@@ -64,6 +70,11 @@ class BatchLimitsInconsistent(Rule):
                 f"max_num_batched_tokens ({int(b.value):,}) is smaller than max_model_len ({int(m.value):,}) with chunked "
                 "prefill off: no prompt longer than max_num_batched_tokens can run",
                 fix=f"--max-num-batched-tokens {int(m.value)}, or enable chunked prefill",
+                fixes=[
+                    replace_text(
+                        b, str(int(m.value)), f"raise --max-num-batched-tokens to {int(m.value)}", UNSAFE
+                    )
+                ],
             )
 
     def _tgi(self, ctx, d):
@@ -79,6 +90,14 @@ class BatchLimitsInconsistent(Rule):
                 where_of(d, inp, total),
                 f"`max_input_tokens` must be < `max_total_tokens` (given {int(inp.value):,} and {int(total.value):,})",
                 fix=f"max_input_tokens {int(total.value) - 1} or a larger max_total_tokens",
+                fixes=[
+                    replace_text(
+                        inp,
+                        str(int(total.value) - 1),
+                        f"lower max_input_tokens to {int(total.value) - 1}",
+                        UNSAFE,
+                    )
+                ],
             )
         if batch_total is not None:
             for name, v in (("max_batch_prefill_tokens", prefill), ("max_total_tokens", total)):
@@ -88,4 +107,12 @@ class BatchLimitsInconsistent(Rule):
                         where_of(d, v, batch_total),
                         f"`{name}` must be <= `max_batch_total_tokens` (given {int(v.value):,} and {int(batch_total.value):,})",
                         fix=f"raise max_batch_total_tokens to {int(v.value)} or lower {name}",
+                        fixes=[
+                            replace_text(
+                                batch_total,
+                                str(int(v.value)),
+                                f"raise max_batch_total_tokens to {int(v.value)}",
+                                UNSAFE,
+                            )
+                        ],
                     )

@@ -2,6 +2,7 @@ from kvlint.capacity.weights import effective_quant
 from kvlint.findings import Severity
 from kvlint.rules.base import Context, Rule
 from kvlint.rules.facts import where_of
+from kvlint.rules.fixes import UNSAFE, set_setting
 
 # Models whose config forbids float16 (vLLM _get_and_verify_dtype: "Numerical instability").
 NO_FP16 = ("gemma2", "gemma3", "gemma3_text")
@@ -55,6 +56,7 @@ class DtypeUnsupportedOnGpu(Rule):
                     f"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {gpu.name} GPU has "
                     f"compute capability {gpu.cc_text}",
                     fix="--dtype=half (float16)",
+                    fixes=[set_setting(d, d.dtype, "dtype", "half", "set --dtype half (float16)", UNSAFE)],
                 )
             elif dtype == "auto" and arch.dtype == "bfloat16" and arch.family in NO_FP16:
                 yield ctx.finding(

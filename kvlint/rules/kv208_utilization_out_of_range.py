@@ -1,5 +1,6 @@
 from kvlint.findings import Severity
 from kvlint.rules.base import Context, Rule
+from kvlint.rules.fixes import SAFE, UNSAFE, replace_text
 
 # Keys whose value is a fraction of GPU memory the engine claims.
 _FRACTIONS = (
@@ -52,7 +53,11 @@ class UtilizationOutOfRange(Rule):
             u = float(v.value)
             if u <= 0 or u > 1:
                 yield ctx.finding(
-                    self, v.where, f"{flag} {u:g} is outside (0, 1]: the engine rejects it", fix=f"{flag} 0.9"
+                    self,
+                    v.where,
+                    f"{flag} {u:g} is outside (0, 1]: the engine rejects it",
+                    fix=f"{flag} 0.9",
+                    fixes=[replace_text(v, "0.9", f"set {flag} 0.9", SAFE)],
                 )
             elif u > 0.95:
                 yield ctx.finding(
@@ -62,4 +67,5 @@ class UtilizationOutOfRange(Rule):
                     "when that much is not free",
                     fix=f"{flag} 0.95 or lower",
                     severity=Severity.WARNING,
+                    fixes=[replace_text(v, "0.95", f"lower {flag} to 0.95", UNSAFE)],
                 )

@@ -1,5 +1,6 @@
-from kvlint.findings import Severity
+from kvlint.findings import Edit, Fix, Severity
 from kvlint.rules.base import Context, Rule
+from kvlint.rules.fixes import SAFE, UNSAFE
 from kvlint.units import parse_count, parse_size
 
 
@@ -52,6 +53,13 @@ class AmbiguousSizeSuffix(Rule):
                     where,
                     f"{text} is {value:,} tokens (lowercase {letter} = 1,000 in vLLM), not a power of two{other}",
                     fix=f"write {binary if binary else value} explicitly",
+                    fixes=[
+                        Fix(
+                            f"write {binary or value} (what {text} evidently means)",
+                            SAFE,
+                            (Edit(where, str(binary or value)),),
+                        )
+                    ],
                 )
         for what, text, where in d.memory_quantities:
             try:
@@ -66,4 +74,7 @@ class AmbiguousSizeSuffix(Rule):
                     f"{what} {text} is {size.bytes:,} bytes ({size.bytes / 2**30:,.2f} GiB), not {size.number}{binary} "
                     f"({float(size.number) * parse_size('1' + binary).bytes / 2**30:,.2f} GiB)",
                     fix=f"{size.number}{binary}",
+                    fixes=[
+                        Fix(f"write {size.number}{binary}", UNSAFE, (Edit(where, f"{size.number}{binary}"),))
+                    ],
                 )

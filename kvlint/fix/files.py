@@ -1,0 +1,68 @@
+"""`--fix`, `--unsafe-fixes` and `--diff` over files: read each, fix it in rounds, write it back (or
+only show the diff). The only place kvlint writes a user's file; it writes a file only when its text
+changed, only a regular file, and never one it could not decode as UTF-8."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from kvlint.fix.apply import Applied, fix_bytes
+from kvlint.fix.diff import unified
+from kvlint.record import field, record
+
+
+@record
+class FixRun:
+    diff: str = ""
+    applied: list[tuple[str, Applied]] = field(default_factory=list)  # (shown path, what was applied)
+    changed_files: int = 0
+    errors: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def fix_files(shown: list[tuple[str, str]], settings, unsafe: bool, write: bool) -> FixRun:
+    """Fix each (path on disk, path as shown); write the new text back when `write`, else collect a diff."""
+    run = FixRun()
+    for path, display in shown:
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                run.skipped.append(f"{display}: a symbolic link; kvlint does not write through links")
+                continue
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                continue  # the lint run reports it
+            with open(path, "rb") as fh:
+                data = fh.read(settings.max_file_size + 1)
+        except OSError:
+            continue  # the lint run reports it
+        if len(data) > settings.max_file_size:
+            continue
+        new, outcome = fix_bytes(data, display, settings, os.path.dirname(os.path.abspath(path)), unsafe)
+        if not outcome.changed:
+            continue
+        run.changed_files += 1
+        run.applied.extend((display, a) for a in outcome.applied)
+        if not write:
+            run.diff += unified(display, outcome.before, outcome.after)
+            continue
+        try:
+            with open(path, "r+b") as fh:  # in place: keeps the file's mode, owner and links
+                fh.write(new)
+                fh.truncate()
+        except OSError as exc:
+            run.errors.append(f"{display}: cannot write the fixed file: {exc.strerror or exc}")
+    return run
+
+
+def summary(run: FixRun, show: bool) -> str:
+    """What --fix did, for stderr: a count, and with --show-fixes every fix applied."""
+    notes = [f"kvlint: not fixed: {s}" for s in run.skipped]
+    if not run.applied:
+        return "\n".join([*notes, "kvlint: nothing to fix"]) + "\n"
+    lines = notes + [
+        f"kvlint: fixed {len(run.applied)} finding{'s' if len(run.applied) != 1 else ''} "
+        f"in {run.changed_files} file{'s' if run.changed_files != 1 else ''}"
+    ]
+    if show:
+        lines += [f"  {path}:{a.line}: {a.rule} {a.message} [{a.applicability}]" for path, a in run.applied]
+    return "\n".join(lines) + "\n"
