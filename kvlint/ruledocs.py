@@ -24,7 +24,7 @@ def body(rule: Rule) -> str:
         "",
         f"**{summary.strip()}**",
         "",
-        f"Default severity: **{rule.severity.label}**."
+        f"Default severity: **{rule.severity.label}**. Fix: **{rule.fix_applicability}**."
         + (
             f" Needs: {', '.join(rule.needs)} (skipped, and said so by KV002/KV003, when unknown)."
             if rule.needs
@@ -59,6 +59,16 @@ def _fixture_block(path: Path, root: Path) -> list[str]:
     return out
 
 
+def _fix_block(path: Path, root: Path) -> list[str]:
+    from kvlint.fix.diff import unified
+
+    rel = path.relative_to(root).as_posix()
+    mode = "--fix" if path.name.startswith("fix-safe-") else "--unsafe-fixes"
+    after = path.with_name(path.name[: -len(".yaml")] + ".after.yaml")
+    diff = unified(rel, path.read_text(encoding="utf-8"), after.read_text(encoding="utf-8"))
+    return [f"`kvlint {mode} {rel}` changes:", "", "```diff", diff.rstrip(), "```", ""]
+
+
 def page_with_examples(rule: Rule, root: Path) -> str:
     """The page committed as rules/<ID>.md: the docstring plus every fixture of the rule."""
     folder = root / "fixtures" / rule.id
@@ -70,6 +80,11 @@ def page_with_examples(rule: Rule, root: Path) -> str:
     lines += ["## Passing example" + ("s" if len(good) > 1 else ""), ""]
     for path in good:
         lines += _fixture_block(path, root)
+    pairs = sorted(p for p in folder.glob("fix-*.yaml") if not p.name.endswith(".after.yaml"))
+    if pairs:
+        lines += ["## Fix example" + ("s" if len(pairs) > 1 else ""), ""]
+    for path in pairs:
+        lines += _fix_block(path, root)
     lines += [
         "_This page is generated from the rule's docstring and its fixtures by tests/test_rule_docs.py "
         "(`KVLINT_WRITE_DOCS=1 pytest tests/test_rule_docs.py` rewrites it)._",

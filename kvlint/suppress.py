@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kvlint.findings import Finding, Location
+from kvlint.findings import Applicability, Edit, Finding, Fix, Location
 from kvlint.load import LoadedFile
 from kvlint.record import field, record
 from kvlint.resolve import Resolved
@@ -24,11 +24,11 @@ class Outcome:
     suppressed: list[Finding] = field(default_factory=list)
 
 
-def _kv006(message: str, where: Location, fix: str) -> Finding:
+def _kv006(message: str, where: Location, fix: str, fixes: tuple[Fix, ...] = ()) -> Finding:
     from kvlint.rules import get
 
     rule = get("KV006")
-    return Finding(rule.id, rule.name, rule.severity, message, where, fix=fix)
+    return Finding(rule.id, rule.name, rule.severity, message, where, fix=fix, fixes=fixes)
 
 
 def _codes(names: tuple[str, ...]) -> set[str]:
@@ -130,7 +130,10 @@ def _directive_problems(directives, used: set[int]) -> list[Finding]:
         elif i not in used:
             problems.append(
                 _kv006(
-                    f"suppression of {', '.join(d.rules)} matches no finding", d.where, "delete the comment"
+                    f"suppression of {', '.join(d.rules)} matches no finding",
+                    d.where,
+                    "delete the comment",
+                    (Fix("delete the comment", Applicability.SAFE, (Edit(d.where, ""),)),),
                 )
             )
     return problems

@@ -254,6 +254,13 @@ def extract(root: Mapping, path: str, base_dir: str) -> tuple[list[Deployment], 
     d.hybrid_kv_cache_manager = val(spec.hybrid_kv_cache_manager, "hybrid_kv_cache_manager")
     d.args_where = where
     d.args_end = loc("model")
+    for key in (
+        "max_context",
+        "max_batched_tokens",
+    ):  # "32k" read as vLLM reads it: KV304 asks which was meant
+        node = root.scalar(key)
+        if node is not None and isinstance(node.value, str) and node.value.strip()[-1:].isalpha():
+            d.suffixes[key] = (node.value.strip(), node.where(path))
     if spec.architecture is not None:
         for key in sorted(spec.architecture.model_fields_set):
             value = getattr(spec.architecture, key)

@@ -110,6 +110,8 @@ def _replacement(edit: Edit, src: SourceLines) -> Edit | None:
     if start is None or end is None or end < start or w.end_line != w.line:
         return None
     old = src.text[start:end]
+    if not edit.text and old.startswith("#"):
+        return _comment_removal(src, w, start, end)
     if len(old) >= 2 and old[0] in _QUOTES and old[-1] == old[0]:
         start, end = start + 1, end - 1
         if old[0] == '"' and ("\\" in edit.text or '"' in edit.text):
@@ -119,6 +121,18 @@ def _replacement(edit: Edit, src: SourceLines) -> Edit | None:
     if _in_template(src, start, end):
         return None
     return Edit(_loc(src, w.file, start, end), edit.text)
+
+
+def _comment_removal(src: SourceLines, w: Location, start: int, end: int) -> Edit | None:
+    """Delete a comment with the blanks before it; the whole line when nothing else is on it."""
+    if end != src.content_end(w.line):
+        return None
+    line_start = src.starts[w.line - 1]
+    while start > line_start and src.text[start - 1] in " \t":
+        start -= 1
+    if start == line_start:
+        end = src.starts[w.line] if w.line < len(src) else end
+    return Edit(_loc(src, w.file, start, end), "")
 
 
 def _flag_words(words: tuple[str, ...], neighbours: str) -> list[str]:

@@ -66,6 +66,9 @@ class Rule:
     name: ClassVar[str]
     severity: ClassVar[Severity]
     needs: ClassVar[tuple[str, ...]] = ()  # "model", "gpu", "plan": the runner skips the rule without them
+    # what `--fix` may do with the rule's findings: "safe", "unsafe", "safe (…); unsafe (…)" or
+    # "display-only" (the fix is advice the user applies; shown, never applied)
+    fix_applicability: ClassVar[str] = "display-only"
 
     @classmethod
     def summary(cls) -> str:

@@ -15,6 +15,10 @@ class UnusedSuppression(IssueRule):
     ## How to fix
     Delete the comment or annotation, or correct the rule code.
 
+    `--fix` deletes a `# kvlint:` comment that suppresses nothing (with the blanks before it, or its
+    whole line when it stands alone): safe, as ruff's RUF100 is. Annotations and misspelt codes are
+    left to the user.
+
     ## Suppress
     `ignore = ["KV006"]` in the configuration.
     """
@@ -22,3 +26,4 @@ class UnusedSuppression(IssueRule):
     id = "KV006"
     name = "unused-suppression"
     severity = Severity.INFO
+    fix_applicability = "safe"

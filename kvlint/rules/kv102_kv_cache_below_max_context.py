@@ -40,6 +40,12 @@ class KvCacheBelowMaxContext(Rule):
     Lower `max_context` to the figure the message gives (vLLM's own estimate of the largest that
     fits), store the KV cache in fp8, raise `gpu_memory_utilization` a little, or add GPUs.
 
+    `--unsafe-fixes` applies the first of these: the context written in place (or added as
+    `--max-model-len` after the last argument when the engine's default was in force). It comes
+    first because it is the least disruptive: every request up to that length runs exactly as before,
+    while fp8 changes the numerics of every request and more GPUs change the deployment's cost and
+    shape (shown, never applied). All are unsafe: each changes what the deployment accepts.
+
     ## Suppress
     `# kvlint: disable=KV102 -- reason` on the max_context line, or `kvlint.io/ignore: "KV102=reason"`.
     """
@@ -47,6 +53,7 @@ class KvCacheBelowMaxContext(Rule):
     id = "KV102"
     name = "kv-cache-below-max-context"
     severity = Severity.ERROR
+    fix_applicability = "unsafe"
     needs = ("plan",)
 
     def check(self, ctx: Context):

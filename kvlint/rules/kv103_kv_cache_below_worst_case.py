@@ -37,6 +37,10 @@ class KvCacheBelowWorstCase(Rule):
     Set `max_sequences` (`--max-num-seqs`) to the concurrency kvlint reports, so the engine
     admits no more than it can hold, or make room (shorter context, fp8 KV, more GPUs).
 
+    `--unsafe-fixes` lowers the concurrency limit to what runs at full length at once (in place, or
+    as a new flag when the engine's default was in force): the least disruptive change, since every
+    admitted request keeps its full context; it is unsafe because fewer requests run at once.
+
     ## Suppress
     `# kvlint: disable=KV103 -- reason` on the max_sequences line, or `kvlint.io/ignore: "KV103=reason"`.
     """
@@ -44,6 +48,7 @@ class KvCacheBelowWorstCase(Rule):
     id = "KV103"
     name = "kv-cache-below-worst-case"
     severity = Severity.WARNING
+    fix_applicability = "unsafe"
     needs = ("plan",)
 
     def check(self, ctx: Context):

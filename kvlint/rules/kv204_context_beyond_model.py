@@ -30,6 +30,10 @@ class ContextBeyondModel(Rule):
     ## How to fix
     Lower the context to the model's maximum, or pick a long-context variant of the model.
 
+    `--fix` writes the model's maximum in place: safe, since the engine cannot start as written and
+    every request it could serve is still served. With `VLLM_ALLOW_LONG_MAX_MODEL_LEN=1` set the long
+    context is deliberate; the fix is then only shown.
+
     ## Suppress
     `# kvlint: disable=KV204 -- reason` on the line (e.g. with VLLM_ALLOW_LONG_MAX_MODEL_LEN on purpose).
     """
@@ -37,6 +41,7 @@ class ContextBeyondModel(Rule):
     id = "KV204"
     name = "context-beyond-model"
     severity = Severity.ERROR
+    fix_applicability = "safe"
     needs = ("model",)
 
     def check(self, ctx: Context):

@@ -29,6 +29,10 @@ class BatchLimitsInconsistent(Rule):
     ## How to fix
     Raise `max_num_batched_tokens`, lower `max_num_seqs`, or turn chunked prefill back on.
 
+    vLLM refuses `max_num_batched_tokens` below `max_num_seqs`; `--fix` raises it to `max_num_seqs`
+    (safe: the smallest value that starts, and no limit the author set is lowered). Raising it to
+    the context with chunked prefill off, and TGI's limits, change what runs: unsafe.
+
     ## Suppress
     `# kvlint: disable=KV205 -- reason` on the line.
     """
@@ -36,6 +40,7 @@ class BatchLimitsInconsistent(Rule):
     id = "KV205"
     name = "batch-limits-inconsistent"
     severity = Severity.ERROR
+    fix_applicability = "safe (vLLM batched tokens below sequences); unsafe (the others)"
 
     def check(self, ctx: Context):
         d = ctx.deployment

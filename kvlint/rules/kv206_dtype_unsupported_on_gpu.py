@@ -33,6 +33,9 @@ class DtypeUnsupportedOnGpu(Rule):
     ## How to fix
     Use float16 on pre-Ampere GPUs, or a GPU that supports the format.
 
+    `--unsafe-fixes` writes `half` where bfloat16 is stated: unsafe, since the numerics change (the
+    other way out, another GPU, is the user's choice).
+
     ## Suppress
     `# kvlint: disable=KV206 -- reason` on the line.
     """
@@ -40,6 +43,7 @@ class DtypeUnsupportedOnGpu(Rule):
     id = "KV206"
     name = "dtype-unsupported-on-gpu"
     severity = Severity.ERROR
+    fix_applicability = "unsafe"
     needs = ("model", "gpu")
 
     def check(self, ctx: Context):

@@ -34,6 +34,10 @@ class UtilizationOutOfRange(Rule):
     ## How to fix
     Keep it at 0.95 or below.
 
+    A value outside (0, 1] cannot start, so `--fix` writes 0.9 in its place (safe: nothing that
+    worked changes). Above 0.95 the engine may start, and lowering it shrinks the KV pool, so that
+    fix (0.95) is unsafe.
+
     ## Suppress
     `# kvlint: disable=KV208 -- reason` on the line.
     """
@@ -41,6 +45,7 @@ class UtilizationOutOfRange(Rule):
     id = "KV208"
     name = "utilization-out-of-range"
     severity = Severity.ERROR
+    fix_applicability = "safe (outside (0, 1]); unsafe (above 0.95)"
 
     def check(self, ctx: Context):
         d = ctx.deployment

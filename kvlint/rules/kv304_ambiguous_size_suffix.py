@@ -27,6 +27,10 @@ class AmbiguousSizeSuffix(Rule):
     ## How to fix
     Write the exact number, or the binary suffix.
 
+    For a token count `--fix` writes the power of two the suffix evidently stands for (32k -> 32768):
+    safe, since the author wrote a round binary size in decimal letters. For a memory quantity the fix
+    (80G -> 80Gi) raises the limit by 7 %, so it is unsafe.
+
     ## Suppress
     `# kvlint: disable=KV304 -- reason` on the line.
     """
@@ -34,6 +38,7 @@ class AmbiguousSizeSuffix(Rule):
     id = "KV304"
     name = "ambiguous-size-suffix"
     severity = Severity.WARNING
+    fix_applicability = "safe (token counts); unsafe (memory quantities)"
 
     def check(self, ctx: Context):
         d = ctx.deployment
