@@ -124,6 +124,7 @@ def list_rules(fmt: str) -> str:
                         "severity": r.severity.label,
                         "summary": r.summary(),
                         "needs": list(r.needs),
+                        "fix": r.fix_applicability,
                     }
                     for r in rules
                 ],
@@ -132,9 +133,10 @@ def list_rules(fmt: str) -> str:
             + "\n"
         )
     if fmt == "markdown":
-        rows = ["| code | name | severity | what it checks |", "|---|---|---|---|"]
+        rows = ["| code | name | severity | what it checks | fix |", "|---|---|---|---|---|"]
         rows += [
-            f"| [{r.id}](rules/{r.id}.md) | {r.name} | {r.severity.label} | {r.summary()} |" for r in rules
+            f"| [{r.id}](rules/{r.id}.md) | {r.name} | {r.severity.label} | {r.summary()} | {r.fix_applicability} |"
+            for r in rules
         ]
         return "\n".join(rows) + "\n"
     width = max(len(r.name) for r in rules)
