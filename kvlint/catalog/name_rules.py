@@ -129,11 +129,15 @@ def split_quant(name: str) -> tuple[str, NameQuant | None]:
     return name, None
 
 
+def _plain(name: str) -> str:
+    """Lower case, without the Meta- prefix Meta dropped from its repository names."""
+    low = name.lower()
+    return low[len("meta-") :] if low.startswith("meta-llama-") else low
+
+
 def stem(name: str) -> str:
     """The name without variant words (rule 3): what base and instruct twins have in common."""
-    low = name.lower()
-    if low.startswith("meta-llama-"):
-        low = low[len("meta-") :]
+    low = _plain(name)
     words = [w for w in low.split("-") if w and w not in _ANY_WORDS]
     while words and (words[-1] in _END_WORDS or _DATE.match(words[-1])):
         words.pop()
@@ -180,7 +184,7 @@ class NameIndex:
                 found.append((key, target))
         if not found:
             return Derived(None, stated, tuple(rules))
-        exact = [(k, t) for k, t in found if k.rsplit("/", 1)[-1] == base_name.lower()]
+        exact = [(k, t) for k, t in found if _plain(k.rsplit("/", 1)[-1]) == _plain(base_name)]
         pool = exact or found
         if not exact:
             rules.append("instruct/chat/base variant")
