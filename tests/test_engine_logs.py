@@ -106,3 +106,20 @@ def test_vllm_terms_against_the_v019_logs(vllm019):
         assert act / GIB == pytest.approx(m["activation_peak_gib"], abs=0.25), case["id"]
         checked += 1
     assert checked >= 15
+
+
+def test_image_tags_give_the_sglang_and_tgi_version():
+    from kvlint.extract.container import image_version
+
+    assert image_version("lmsysorg/sglang:v0.4.6.post1-cu124", "sglang") == "0.4.6"
+    assert image_version("ghcr.io/huggingface/text-generation-inference:3.0.1", "tgi") == "3.0.1"
+    assert image_version("lmsysorg/sglang:latest", "sglang") is None
+    assert image_version("vllm/vllm-openai:v0.10.0", "sglang") is None  # another project's image
+
+
+def test_untagged_sglang_gets_the_newest_defaults_and_says_so():
+    picked = sglang_defaults.defaults(81559, 1, 1, None)
+    assert "newest modelled" in picked.source
+    # the July 2025 and 2026 logs quoted in sglang_defaults: 0.874 (PR #7054 era) and 0.835 (PR #10975 era) on an H100
+    assert sglang_defaults.defaults(81559, 1, 1, (0, 4, 9)).mem_fraction_static == 0.874
+    assert picked.mem_fraction_static == 0.835

@@ -97,7 +97,18 @@ class KvCacheBelowMaxContext(Rule):
                 + (' ("No available memory for the cache blocks")' if s.engine == "vllm" else "")
             )
         else:
-            verb = "refuses to start" if s.engine == "vllm" else "can never schedule such a request"
+            # vLLM refuses to start; so does TGI's router when max_total_tokens is stated above the batch
+            # it inferred (backends/v3/src/main.rs); SGLang starts and rejects longer requests
+            tgi_refuses = (
+                s.engine == "tgi" and d.max_context is not None and d.max_context.origin != "default"
+            )
+            verb = (
+                "refuses to start"
+                if s.engine == "vllm"
+                else "refuses to start (`max_total_tokens` must be <= `max_batch_total_tokens`)"
+                if tgi_refuses
+                else "can never schedule such a request"
+            )
             message = (
                 f"one sequence of {shown(d.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
                 f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {ENGINE_NAMES[s.engine]} {verb}"

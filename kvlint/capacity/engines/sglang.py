@@ -94,7 +94,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     extra = {k: v.value for k, v in d.extra.items()}
     extra["version_known"] = version is not None
     extra["era"] = sd.era(version)
-    return EngineSettings(
+    es = EngineSettings(
         engine="sglang",
         version=version_text,
         generation="-",
@@ -114,6 +114,13 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         chunked_prefill=int(d.extra["chunked_prefill_size"].value) > 0,
         extra=extra,
     )
+    if d.max_sequences is None and gpu is not None and gpu.engine_bytes:
+        # max_running_requests follows from the pool SGLang sizes (scheduler: min(tokens // 2, request pool))
+        d.max_sequences = default(
+            plan(arch, gpu, es).max_num_seqs,
+            "SGLang default max_running_requests = min(max_total_num_tokens // 2, request pool)",
+        )
+    return es
 
 
 def _page_size(d) -> tuple[int, str]:
