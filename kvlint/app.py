@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from kvlint.report.safe import plain
+
 
 def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts: dict) -> int:
     from kvlint.discover import discover
@@ -15,7 +17,7 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
 
     settings, error = build_settings(opts)
     if settings is None:
-        print(f"kvlint: {error}", file=sys.stderr)
+        print(f"kvlint: {plain(error)}", file=sys.stderr)
         return 2
     if not paths:
         print(
@@ -69,7 +71,7 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         color=fmt == "text" and not output and color_wanted(opts.get("color"), report_stream),
     )
     for err in run.errors:  # diagnostics first, on stderr; the report alone goes to stdout
-        print(f"kvlint: {err}", file=sys.stderr, flush=True)
+        print(f"kvlint: {plain(err)}", file=sys.stderr, flush=True)
     if output:
         with open(output, "w", encoding="utf-8") as stream:
             stream.write(text)
@@ -165,5 +167,5 @@ def show_config(config_path: str | None, isolated: bool) -> tuple[str, int]:
     try:
         settings = load_settings(config_path, isolated)
     except ConfigError as exc:
-        return f"kvlint: {exc}\n", 2
+        return f"kvlint: {plain(str(exc))}\n", 2
     return describe(settings), 0

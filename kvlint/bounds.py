@@ -191,3 +191,10 @@ def config_problem(config: dict[str, Any]) -> str | None:
             if why is not None:
                 return f"config {prefix}{key} {show(value)} {why}: expected {r.describe()}"
     return None
+
+
+# Work per file: past these, kvlint says what it left out instead of going on (security review F12).
+DOCUMENTS_MAX = 2_000  # YAML documents read from one file
+WORKLOADS_MAX = 300  # serving workloads checked in one file (each is resolved and planned)
+FINDINGS_PER_RULE_MAX = 100  # findings of one rule listed for one file; then one "N more"
+ISSUES_PER_FILE_MAX = 200  # loader problems (duplicate keys …) listed for one file

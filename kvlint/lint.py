@@ -6,9 +6,10 @@ import os
 import stat
 
 from kvlint import suppress
+from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
 from kvlint.extract import extract_document
 from kvlint.findings import Finding, Issue, Location, Severity
-from kvlint.load import LoadedFile, load_bytes
+from kvlint.load import LoadedFile, load_bytes, physical
 from kvlint.record import field, record
 from kvlint.resolve import Resolved, resolve
 from kvlint.settings import Settings
@@ -110,6 +111,9 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
     findings: list[Finding] = []
     owners: list[Resolved | None] = []  # the workload whose rules produced each finding
     for doc in loaded.documents:
+        if len(result.deployments) >= WORKLOADS_MAX:  # each is resolved and planned: the work is bounded
+            file_issues.append(_too_many_workloads(doc, path))
+            break
         deployments, issues = extract_document(doc, path, base_dir, loaded.source.lines)
         file_issues.extend(issues)
         for d in deployments:
@@ -127,7 +131,7 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
     source = loaded.source.lines if loaded.source.text else []
     for f in final:
         f.where = _inside(f.where, source, path)
-    result.findings = sorted(_dedupe(final), key=Finding.sort_key)
+    result.findings = _cap_per_rule(sorted(_dedupe(final), key=Finding.sort_key))
     cited = {f.where.line for f in result.findings}
     if any(f.fixes for f in result.findings):
         from kvlint.fix.materialize import materialize
@@ -139,6 +143,12 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
         )
         materialize(result.findings, loaded.source.text, editable)
         cited.update(e.where.line for f in result.findings for x in f.fixes for e in x.edits)
+    if physical.needed(loaded.source.text):  # NEL/LS/PS: YAML counts them as line breaks, editors do not
+        phys = physical.Physical(loaded.source.text)
+        for f in (*result.findings, *result.suppressed):
+            f.where = phys.where(f.where) if f.where.file == path else f.where
+        source = phys.lines
+        cited = {f.where.line for f in result.findings}  # fix edits stay in the parser's lines
     result.lines = {  # only these: the file's text is not kept once it is linted
         n: source[n - 1] for n in sorted(cited) if 1 <= n <= len(source)
     }
@@ -177,6 +187,42 @@ def _inside(w: Location, source: list[str], path: str) -> Location:
     if (line, column, end_line, end_column) == (w.line, w.column, w.end_line, w.end_column):
         return w
     return Location(w.file, line, column, end_line, end_column)
+
+
+def _too_many_workloads(doc, path: str) -> Issue:
+    root = doc.root
+    where = root.where(path) if root is not None and hasattr(root, "where") else Location(path, 1, 1)
+    return Issue(
+        "KV004",
+        f"more than {WORKLOADS_MAX:,} serving workloads in one file: this document and the rest are not checked",
+        where,
+        fix="split the file",
+    )
+
+
+def _cap_per_rule(findings: list[Finding]) -> list[Finding]:
+    """At most FINDINGS_PER_RULE_MAX findings of one rule per file, then one saying how many more."""
+    counts: dict[str, int] = {}
+    out: list[Finding] = []
+    for f in findings:
+        n = counts[f.rule] = counts.get(f.rule, 0) + 1
+        if n <= FINDINGS_PER_RULE_MAX:
+            out.append(f)
+    for rule, n in counts.items():
+        if n > FINDINGS_PER_RULE_MAX:
+            first = [f for f in findings if f.rule == rule][FINDINGS_PER_RULE_MAX]
+            more = n - FINDINGS_PER_RULE_MAX
+            out.append(
+                Finding(
+                    rule,
+                    first.name,
+                    first.severity,
+                    f"{more:,} more {rule} finding{'s' if more != 1 else ''} in this file, not listed "
+                    f"(kvlint lists at most {FINDINGS_PER_RULE_MAX} per rule per file)",
+                    first.where,
+                )
+            )
+    return sorted(out, key=Finding.sort_key)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -7,6 +7,7 @@ expanded. Time and memory stay linear in the size of the text, whatever the alia
 
 from __future__ import annotations
 
+from kvlint.bounds import DOCUMENTS_MAX, ISSUES_PER_FILE_MAX
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import TAG_PREFIX, Mapping, Node, Scalar, Sequence, scalar_value
 from kvlint.record import record
@@ -98,6 +99,7 @@ class _Builder:
         self.path = path
         self.issues = issues
         self.memo: dict[int, tuple[Node, int]] = {}
+        self.found = 0
 
     def build(self, rnode, depth: int = 0) -> tuple[Node, int]:
         """Return (node, expanded size); shared ruamel nodes (aliases) map to shared tree nodes."""
@@ -165,7 +167,17 @@ class _Builder:
         return out, size
 
     def _issue(self, message: str, node: Node, fix: str | None = None) -> None:
-        self.issues.append(Issue("KV001", message, node.where(self.path), fix=fix))
+        self.found += 1
+        if self.found <= ISSUES_PER_FILE_MAX:  # 200,000 duplicate keys are not 200,000 findings
+            self.issues.append(Issue("KV001", message, node.where(self.path), fix=fix))
+        elif self.found == ISSUES_PER_FILE_MAX + 1:
+            self.issues.append(
+                Issue(
+                    "KV001",
+                    f"more than {ISSUES_PER_FILE_MAX:,} problems like the ones above; the rest are not listed",
+                    node.where(self.path),
+                )
+            )
 
 
 def _located_error(exc, path: str, text: str) -> Issue:
@@ -220,6 +232,17 @@ def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issu
     stream = yaml.compose_all(text)
     index = 0
     while True:
+        if index >= DOCUMENTS_MAX:
+            issues.append(
+                Issue(
+                    "KV001",
+                    f"more than {DOCUMENTS_MAX:,} YAML documents in one file: the first {DOCUMENTS_MAX:,} "
+                    "were checked, the rest were not",
+                    Location(path, 1, 1),
+                    fix="split the file",
+                )
+            )
+            break
         try:
             rnode = next(stream)
         except StopIteration:

@@ -6,6 +6,11 @@ FORMATS = ("text", "concise", "json", "sarif", "github", "markdown", "rdjson")
 
 
 def render(fmt: str, run, settings, color: bool = False) -> str:
+    """The report in `fmt`; every string from input is neutralised for it (report/safe.py)."""
+    from kvlint.report import safe
+
+    if fmt in ("text", "concise", "github"):
+        run = safe.plain_run(run)
     if fmt == "json":
         from kvlint.report import json_report as mod
     elif fmt == "concise":

@@ -113,4 +113,6 @@ def render(run, settings, color: bool = False) -> str:
         "errors": list(run.errors),
         "suppressed": [{**finding_dict(f), "suppressed_by": f.suppressed_by} for f in run.suppressed],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    from kvlint.report.safe import scrub
+
+    return json.dumps(scrub(doc), indent=2) + "\n"

@@ -8,13 +8,15 @@ headroom), then the findings.
 from __future__ import annotations
 
 from kvlint.findings import Severity
+from kvlint.report import safe
 from kvlint.units import GIB
 
 _ICON = {Severity.ERROR: "❌ error", Severity.WARNING: "⚠️ warning", Severity.INFO: "ℹ️ info"}
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A table cell or list item: no input can close the table, open a code block, link or tag."""
+    return safe.markdown(text)
 
 
 def _verdict(r, findings) -> str:
@@ -38,7 +40,7 @@ def _pie(r) -> list[str]:
     return [
         "```mermaid",
         "pie showData",
-        f"  title {_cell(title)}",
+        f"  title {safe.mermaid(title)}",
         f'  "Weights" : {weights / GIB:.2f}',
         f'  "KV cache pool" : {pool / GIB:.2f}',
         f'  "Activations and runtime" : {runtime / GIB:.2f}',
@@ -65,7 +67,7 @@ def render(run, settings, color: bool = False) -> str:
                 + " | ".join(
                     _cell(x)
                     for x in (
-                        f"`{d.file}:{d.where.line}` {d.label()}",
+                        f"{d.file}:{d.where.line} {d.label()}",
                         d.model.value if d.model else "?",
                         f"{gpu} × {gpus}",
                         f"{d.max_context.value:,}" if d.max_context else "?",
@@ -85,7 +87,7 @@ def render(run, settings, color: bool = False) -> str:
         out += ["### Findings", "", "| where | rule | severity | message |", "|---|---|---|---|"]
         for f in findings:
             out.append(
-                f"| `{_cell(str(f.where))}` | {f.rule} {f.name} | {_ICON[f.severity]} | {_cell(f.message)} |"
+                f"| {_cell(str(f.where))} | {f.rule} {f.name} | {_ICON[f.severity]} | {_cell(f.message)} |"
             )
         out.append("")
     else:

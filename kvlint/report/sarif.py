@@ -44,12 +44,16 @@ def rule_descriptor(rule) -> dict:
 
 
 def _uri(path: str) -> str:
+    """A relative URI reference, percent-encoded from the path's bytes (`#`, `?`, `%`, spaces,
+    non-UTF-8 names)."""
+    from kvlint.report.safe import uri
+
     p = path.replace(os.sep, "/")
     if os.path.isabs(p):
         rel = os.path.relpath(p)
         if not rel.startswith(".."):
             p = rel.replace(os.sep, "/")
-    return p
+    return uri(p)
 
 
 def _fix(fix, file: str) -> dict:
@@ -136,4 +140,6 @@ def render(run, settings, color: bool = False) -> str:
             }
         ],
     }
-    return json.dumps(doc, indent=2) + "\n"
+    from kvlint.report.safe import scrub
+
+    return json.dumps(scrub(doc), indent=2) + "\n"

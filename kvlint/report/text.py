@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kvlint.findings import Severity
-from kvlint.report import suppressed
+from kvlint.report import safe, suppressed
 
 _COLORS = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
 _DIM, _BOLD, _RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -21,11 +21,14 @@ def caret_lines(lines: dict[int, str], f) -> list[str]:
     src = lines[line_no].expandtabs(1)
     if len(src) > 200:
         return []
+    src = src.rstrip()
     start = max(0, f.where.column - 1)
-    end = f.where.end_column - 1 if f.where.end_line == line_no and f.where.end_column else len(src.rstrip())
-    width = max(1, min(end, len(src.rstrip())) - start)
+    end = f.where.end_column - 1 if f.where.end_line == line_no and f.where.end_column else len(src)
+    end = max(start + 1, min(end, len(src)))
+    # control characters in the line are shown escaped; the caret moves with them
+    before, under = safe.plain(src[:start]), safe.plain(src[start:end]) or " "
     gutter = f"{line_no:>5} | "
-    return [gutter + src.rstrip(), " " * (len(gutter) + start) + "^" + "~" * (width - 1)]
+    return [gutter + safe.plain(src), " " * (len(gutter) + len(before)) + "^" + "~" * (len(under) - 1)]
 
 
 def summary(findings) -> str:

@@ -1,0 +1,121 @@
+"""Text from input made safe for the format it is written in (security review F10, F15-F17, F29).
+
+Everything a report or a diagnostic prints may come from the file being linted or its name: a
+`metadata.name`, an option, a model id, a path, an exception text. Each format gets one function,
+applied where the format writes a string, so no input can act as markup or as a command there:
+
+- `plain`: terminals and CI logs (text, concise, github, stderr). C0/C1 control characters (ESC,
+  CR, LF, BEL …), DEL, Unicode line and paragraph separators, bidi overrides and BOM become
+  visible escapes (`\\x1b`, `\\n`, `\\u202e`), so no input can move the cursor, set a title, clear
+  the screen or start a line — a line that starts with `::` is a GitHub workflow command.
+- `path`: `plain`, and a path that would start a line with `::` is written `./::…`.
+- `markdown`: `plain`'s line breaks become spaces, `& < >` are HTML-escaped and Markdown's
+  punctuation is backslash-escaped, so a cell cannot close its table, open a code block, a link,
+  an image or raw HTML; `mermaid` keeps a conservative character set for chart titles.
+- `data`: JSON and SARIF escape everything themselves; only lone surrogates (which strict JSON
+  parsers reject) become U+FFFD.
+- `uri`: a SARIF artifact URI, percent-encoded from the path's bytes (`#`, `?`, `%`, spaces, and
+  names that are not UTF-8).
+
+Every function also caps the length (`LIMIT`), saying how much was cut.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+LIMIT = 2000  # characters of one input-derived string in a report (a message is far shorter)
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # backslash, emphasis, code, links, tables, strikethrough
+_MERMAID_UNSAFE = re.compile(r"[^\w .,/:+=@()×-]")
+
+
+def cap(text: str, limit: int = LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text) - limit:,} more characters)"
+
+
+def data(text: str, limit: int = LIMIT) -> str:
+    return _SURROGATE.sub("\ufffd", cap(text, limit))
+
+
+def _escape(m: re.Match) -> str:
+    ch = m.group(0)
+    if ch in _NAMED:
+        return _NAMED[ch]
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def plain(text: str, limit: int = LIMIT) -> str:
+    return _CONTROL.sub(_escape, data(str(text), limit))
+
+
+def path(text: str) -> str:
+    out = plain(text)
+    return "./" + out if out.startswith("::") else out
+
+
+def markdown(text: object, limit: int = LIMIT) -> str:
+    out = _CONTROL.sub(" ", data(str(text), limit))
+    out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", out)
+
+
+def mermaid(text: str, limit: int = 200) -> str:
+    return _MERMAID_UNSAFE.sub("_", data(text, limit))
+
+
+def uri(file: str) -> str:
+    from urllib.parse import quote
+
+    raw = os.fsencode(file) if isinstance(file, str) else file
+    return quote(raw, safe="/-._~")
+
+
+def scrub(obj: object) -> object:
+    """A JSON document with every string passed through `data` (keys included)."""
+    if isinstance(obj, str):
+        return data(obj)
+    if isinstance(obj, dict):
+        return {scrub(k): scrub(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [scrub(v) for v in obj]
+    return obj
+
+
+def _plain_finding(f):
+    from kvlint.record import replace
+
+    return replace(
+        f,
+        message=plain(f.message),
+        details=tuple(plain(d) for d in f.details),
+        fix=plain(f.fix) if f.fix else f.fix,
+        deployment=plain(f.deployment) if f.deployment else f.deployment,
+        suppressed_by=plain(f.suppressed_by) if f.suppressed_by else f.suppressed_by,
+        where=replace(f.where, file=path(f.where.file)),
+    )
+
+
+def plain_run(run):
+    """A copy of a RunResult for the line-based formats (text, concise, github): every message,
+    detail, fix, path and error neutralised with `plain`. Source lines stay as read (the text
+    report escapes them itself, keeping the caret under the value)."""
+    from kvlint.record import replace
+
+    files = [
+        replace(
+            r,
+            path=path(r.path),
+            findings=[_plain_finding(f) for f in r.findings],
+            suppressed=[_plain_finding(f) for f in r.suppressed],
+        )
+        for r in run.files
+    ]
+    return replace(run, files=files, errors=[plain(e) for e in run.errors])
