@@ -20,7 +20,7 @@ from kvlint.cli import main
 from kvlint.report import safe
 
 BAD = FIXTURES / "KV102" / "bad-llama-8b-l4-128k.yaml"
-FORMATS = ["text", "concise", "json", "sarif", "github", "markdown"]
+FORMATS = ["text", "concise", "json", "sarif", "github", "markdown", "rdjson"]
 
 
 def pod(
@@ -71,7 +71,7 @@ def test_hostile_names_reach_no_format_raw(tmp_path, fmt, name):
     assert "\x1b" not in out and "\ud800" not in out and "\u202e" not in out and "\u2028" not in out
     assert "\r" not in out
     assert no_command_lines(out) and no_command_lines(r.stderr)
-    if fmt in ("json", "sarif"):
+    if fmt in ("json", "sarif", "rdjson"):
         json.loads(out)
     if fmt == "markdown":
         check_markdown(out)

@@ -51,4 +51,6 @@ def render(run, settings, color: bool = False) -> str:
         "severity": "WARNING",
         "diagnostics": diagnostics,
     }
-    return json.dumps(doc, indent=2) + "\n"
+    from kvlint.report.safe import scrub
+
+    return json.dumps(scrub(doc), indent=2) + "\n"
