@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibration_cases import DATA, ENGINES, load_yaml, logged  # noqa: E402
 
 from kvlint.findings import Severity  # noqa: E402
-from kvlint.lint import _run_rules  # noqa: E402
+from kvlint.lint import check_deployment  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
 from kvlint.rules import all_rules  # noqa: E402
 from kvlint.settings import Settings  # noqa: E402
@@ -85,7 +85,7 @@ def evaluate(engine: str, case: dict, version: str | None, rules) -> dict | None
         return {"id": case["id"], "skipped": why}
     context_stated = d.max_context is not None
     r = resolve(d, Defaults())
-    findings = _run_rules(case["id"], r.issues, r, Settings(), rules)
+    findings = check_deployment(case["id"], r, Settings(), rules)
     errors = {f.rule for f in findings if f.severity == Severity.ERROR}
     p = r.plan
     row: dict = {"id": case["id"], "model": d.model.value if d.model else "?", "errors": sorted(errors)}

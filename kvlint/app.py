@@ -125,7 +125,7 @@ def list_rules(fmt: str) -> str:
                         "name": r.name,
                         "severity": r.severity.label,
                         "summary": r.summary(),
-                        "needs": list(r.needs),
+                        "needs": list(r.needs.facts),
                         "fix": r.fix_applicability,
                     }
                     for r in rules

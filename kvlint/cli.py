@@ -8,8 +8,8 @@ import sys
 import click
 
 from kvlint import __version__
-
-FORMATS = ("text", "concise", "json", "sarif", "github", "markdown", "rdjson")
+from kvlint.deployment import ENGINE_NAMES
+from kvlint.report import FORMATS
 
 
 class DefaultGroup(click.Group):
@@ -50,7 +50,7 @@ def main() -> None:
 @click.option("--gpu", help="GPU to assume where a workload does not say (e.g. H100, L4).")
 @click.option(
     "--engine",
-    type=click.Choice(["vllm", "sglang", "tgi"]),
+    type=click.Choice(list(ENGINE_NAMES)),
     help="Engine to assume where a workload does not say.",
 )
 @click.option("--engine-version", help="Engine version to assume where no image tag says (e.g. 0.10.1).")
@@ -155,7 +155,7 @@ def explain(rule: str) -> None:
 )
 @click.option("--sequences", help="Concurrent sequences to plan for (default: the engine's max_num_seqs).")
 @click.option("--kv-cache-dtype", default="auto", help="auto, fp8, fp8_e4m3, fp8_e5m2.")
-@click.option("--engine", type=click.Choice(["vllm", "sglang", "tgi"]), default="vllm")
+@click.option("--engine", type=click.Choice(list(ENGINE_NAMES)), default="vllm")
 @click.option("--engine-version", help="Engine version (defaults differ by version).")
 @click.option("--utilization", type=float, help="gpu_memory_utilization (default: the engine's).")
 @click.option("--quantization", help="Weight quantization applied at load (e.g. fp8).")

@@ -44,7 +44,8 @@ def inferred(value: T, note: str, where: Location | None = None) -> Value[T]:
     return Value(value, "inferred", where, note)
 
 
-ENGINES = ("vllm", "sglang", "tgi")
+# The engines kvlint models, by the name a deployment carries, with the name messages print
+# (kvlint.capacity.engines holds one accounting module for each).
 ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
 
 

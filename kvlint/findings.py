@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from kvlint.codes import IssueCode
 from kvlint.record import field, record
 
 
@@ -81,7 +82,7 @@ class Fix:
 class Issue:
     """A problem noticed by load or extract, turned into a finding by the rule that owns `code`."""
 
-    code: str
+    code: IssueCode
     message: str
     where: Location
     details: tuple[str, ...] = ()

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
+from typing import Any
 
 from kvlint import suppress
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
+from kvlint.codes import INVALID_INPUT
 from kvlint.extract import extract_document
 from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.load import LoadedFile, load_bytes, physical
 from kvlint.record import field, record
 from kvlint.resolve import Resolved, resolve
+from kvlint.rules.base import IssueContext, Need, Rule, contexts
 from kvlint.settings import Settings
 
 
@@ -45,51 +49,30 @@ class RunResult:
         return [d for r in self.files for d in r.deployments]
 
 
-def _needs_met(rule, r: Resolved | None) -> bool:
-    for need in rule.needs:
-        if r is None:
-            return False
-        if need == "model" and r.model is None:
-            return False
-        if need == "gpu" and r.gpu is None:
-            return False
-        if need == "plan" and r.plan is None:
-            return False
-        if need == "settings" and r.settings is None:
-            return False
-    return True
-
-
-def _skipped_note(rules, r: Resolved) -> str:
-    skipped = [rule.id for rule in rules if rule.needs and not _needs_met(rule, r)]
-    return "skipped: " + ", ".join(skipped) if skipped else ""
-
-
-def _run_rules(
-    path: str, issues: list[Issue], resolved: Resolved | None, settings: Settings, rules
-) -> list[Finding]:
-    from kvlint.rules.base import Context
-
-    ctx = Context(file=path, issues=issues, thresholds=settings.thresholds)
-    if resolved is not None:
-        ctx.deployment = resolved.deployment
-        ctx.model = resolved.model
-        ctx.gpu = resolved.gpu
-        ctx.settings = resolved.settings
-        ctx.plan = resolved.plan
-        ctx.unknown = resolved.unknown
+def check_deployment(path: str, r: Resolved, settings: Settings, rules: Sequence[Rule[Any]]) -> list[Finding]:
+    """Every rule whose needs the resolved deployment meets, each with its typed context; the
+    coverage rules (KV002/KV003/KV005) are told which rules were skipped."""
+    skipped = tuple(rule.id for rule in rules if rule.needs.facts and not _met(rule, r))
+    by_need = contexts(path, r, settings.thresholds, skipped)
     out: list[Finding] = []
-    note = _skipped_note(rules, resolved) if resolved is not None else ""
     for rule in rules:
-        if rule.needs and not _needs_met(rule, resolved):
-            continue
-        for f in rule.check(ctx):
-            if note and (
-                f.rule in ("KV002", "KV003") or (f.rule == "KV005" and resolved.deployment.unreadable)
-            ):
-                f.details = (*f.details, note)
-            out.append(f)
+        ctx = by_need.get(rule.needs)
+        if ctx is not None:
+            out.extend(rule.check(ctx))
     return out
+
+
+def _met(rule: Rule[Any], r: Resolved) -> bool:
+    facts = {"model": r.model, "gpu": r.gpu, "settings": r.settings, "plan": r.plan}
+    return all(facts[name] is not None for name in rule.needs.facts)
+
+
+def check_file_issues(
+    path: str, issues: list[Issue], settings: Settings, rules: Sequence[Rule[Any]]
+) -> list[Finding]:
+    """The issue rules over the problems that belong to the file rather than to one deployment."""
+    ctx = IssueContext(path, issues, settings.thresholds)
+    return [f for rule in rules if rule.needs is Need.NOTHING for f in rule.check(ctx)]
 
 
 def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileResult:
@@ -99,15 +82,6 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
     path = loaded.path
     result = FileResult(path)
     file_issues = list(loaded.issues)
-    if loaded.source.helm_template is not None:
-        file_issues.append(
-            Issue(
-                "KV004",
-                "unrendered Helm template ({{ … }}): not checked",
-                loaded.source.helm_template,
-                fix="render it first: helm template RELEASE CHART -f values.yaml | kvlint -",
-            )
-        )
     findings: list[Finding] = []
     owners: list[Resolved | None] = []  # the workload whose rules produced each finding
     for doc in loaded.documents:
@@ -119,10 +93,10 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
         for d in deployments:
             r = resolve(d, settings.defaults)
             result.deployments.append(r)
-            found = _run_rules(path, r.issues, r, settings, rules)
+            found = check_deployment(path, r, settings, rules)
             findings.extend(found)
             owners.extend([r] * len(found))
-    found = _run_rules(path, file_issues, None, settings, [r for r in rules if not r.needs])
+    found = check_file_issues(path, file_issues, settings, rules)
     findings.extend(found)
     owners.extend([None] * len(found))
     outcome = suppress.apply(findings, owners, result.deployments, loaded, settings)
@@ -262,7 +236,8 @@ def lint_text(data: bytes, display: str, settings: Settings, base_dir: str = "."
 def internal_error(path: str, exc: BaseException) -> FileResult:
     from kvlint.rules import get
 
-    rule = get("KV001")
+    rule = get(INVALID_INPUT)
+    assert rule is not None
     kind = type(exc).__name__
     text = str(exc)[:200]
     message = f"internal error while linting this file ({kind}{': ' + text if text else ''}); nothing in it was checked"

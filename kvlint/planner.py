@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from kvlint.capacity.whatif import replan, valid_tp
+from kvlint.codes import UNKNOWN_GPU, UNKNOWN_MODEL
 from kvlint.deployment import Deployment, stated
 from kvlint.findings import Location
 from kvlint.resolve import Defaults, resolve
@@ -55,7 +56,7 @@ def plan_command(model: str, gpu: str, fmt: str, opts: dict) -> tuple[str, int]:
     except ValueError as exc:
         return f"kvlint: {exc}\n", 2
     r = resolve(d, Defaults())
-    problems = [i for i in r.issues if i.code in ("KV002", "KV003")]
+    problems = [i for i in r.issues if i.code in (UNKNOWN_GPU, UNKNOWN_MODEL)]
     if problems or r.plan is None:
         text = "; ".join(f"{i.message}" + (f" ({i.fix})" if i.fix else "") for i in problems) or "cannot plan"
         return f"kvlint: {text}\n", 2

@@ -6,12 +6,14 @@ deployment as a `Value(origin="default", note=...)`, so messages can name it.
 
 from __future__ import annotations
 
+from kvlint.capacity.engines import engine_module
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog import gpus as gpu_catalog
 from kvlint.catalog import models as model_catalog
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.declared import arch_from_declared
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.codes import MATCHED_BY_NAME, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, default, inferred
 from kvlint.findings import Issue, Location
 from kvlint.record import field, record
@@ -53,7 +55,7 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
         r.unknown.add("gpu")
         r.issues.append(
             Issue(
-                "KV002",
+                UNKNOWN_GPU,
                 "GPU type is not stated",
                 d.where,
                 fix="select the GPU with a node label, or pass --gpu NAME",
@@ -62,7 +64,7 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
         return
     name = str(d.gpu.value)
     spec = gpu_catalog.lookup(name)
-    if spec is None and any(i.code == "KV002" for i in d.issues):
+    if spec is None and any(i.code == UNKNOWN_GPU for i in d.issues):
         r.unknown.add("gpu")  # the extractor already said why (a MIG profile the card does not have)
         return
     if spec is None:
@@ -79,13 +81,13 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
                 if close
                 else "declare it under `gpus:` in the kvlint configuration"
             )
-        r.issues.append(Issue("KV002", msg, _loc(d, d.gpu), fix=fix))
+        r.issues.append(Issue(UNKNOWN_GPU, msg, _loc(d, d.gpu), fix=fix))
         return
     if not spec.engine_bytes:
         r.unknown.add("gpu")
         r.issues.append(
             Issue(
-                "KV002",
+                UNKNOWN_GPU,
                 f"the memory of {spec.name} is not known to kvlint",
                 _loc(d, d.gpu),
                 fix="declare its memory under `gpus:` in the kvlint configuration",
@@ -105,7 +107,7 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
                 return
         r.unknown.add("model")
         r.issues.append(
-            Issue("KV003", "model is not stated", d.where, fix="name the model (--model / model:)")
+            Issue(UNKNOWN_MODEL, "model is not stated", d.where, fix="name the model (--model / model:)")
         )
         return
     ref = str(d.model.value)
@@ -115,7 +117,7 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
         if res.derived:
             r.issues.append(
                 Issue(
-                    "KV007",
+                    MATCHED_BY_NAME,
                     f"model {ref!r} is not catalogued; {res.how} (rules: {res.derived})",
                     _loc(d, d.model),
                     details=(res.derived_from,),
@@ -130,7 +132,7 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
             return
         r.issues.append(
             Issue(
-                "KV003",
+                UNKNOWN_MODEL,
                 f"model {ref!r} is unknown and its declared architecture is incomplete: {problem}",
                 _loc(d, d.model),
             )
@@ -148,7 +150,7 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
         else "pull it (writes its config to .kvlint/models/), point `model` at a local config.json, "
         "or declare the model under `models:` in the kvlint configuration"
     )
-    r.issues.append(Issue("KV003", message, _loc(d, d.model), fix=fix))
+    r.issues.append(Issue(UNKNOWN_MODEL, message, _loc(d, d.model), fix=fix))
     r.unknown.add("model")
 
 
@@ -163,13 +165,7 @@ def engine_settings(
     if d.engine_version is None and defaults.engine_version:
         d.engine_version = inferred(defaults.engine_version, "engine version from the configuration")
     version_text = str(d.engine_version.value) if d.engine_version else None
-    if engine == "sglang":
-        from kvlint.capacity.engines import sglang as eng
-    elif engine == "tgi":
-        from kvlint.capacity.engines import tgi as eng
-    else:
-        from kvlint.capacity.engines import vllm as eng
-    return eng.settings(d, arch, gpu, version_text)
+    return engine_module(engine).settings(d, arch, gpu, version_text)
 
 
 def resolve(d: Deployment, defaults: Defaults) -> Resolved:
@@ -184,21 +180,14 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     try:
         r.settings = engine_settings(d, r.model, r.gpu, defaults)
     except ValueError as exc:
-        r.issues.append(Issue("KV005", f"engine settings could not be read: {exc}", d.where))
+        r.issues.append(Issue(UNPARSED_SETTING, f"engine settings could not be read: {exc}", d.where))
         return r
     if r.gpu is None or not r.gpu.engine_bytes:
         return r
     if d.unreadable:
         r.unknown.add("settings")  # KV005 said which value; the capacity checks would use a wrong one
         return r
-    engine = r.settings.engine
-    if engine == "sglang":
-        from kvlint.capacity.engines import sglang as eng
-    elif engine == "tgi":
-        from kvlint.capacity.engines import tgi as eng
-    else:
-        from kvlint.capacity.engines import vllm as eng
-    r.plan = eng.plan(r.model, r.gpu, r.settings)
+    r.plan = engine_module(r.settings.engine).plan(r.model, r.gpu, r.settings)
     if (
         d.max_context is not None
         and d.max_context.origin == "default"

@@ -26,8 +26,8 @@ def body(rule: Rule) -> str:
         "",
         f"Default severity: **{rule.severity.label}**. Fix: **{rule.fix_applicability}**."
         + (
-            f" Needs: {', '.join(rule.needs)} (skipped, and said so by KV002/KV003, when unknown)."
-            if rule.needs
+            f" Needs: {', '.join(rule.needs.facts)} (skipped, and said so by KV002/KV003, when unknown)."
+            if rule.needs.facts
             else ""
         ),
         "",

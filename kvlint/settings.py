@@ -9,6 +9,7 @@ from __future__ import annotations
 import fnmatch
 import os
 
+from kvlint.codes import MATCHED_BY_NAME, NOT_CHECKABLE, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.findings import Severity
 from kvlint.load.source import DEFAULT_MAX_BYTES
 from kvlint.record import field, record
@@ -16,7 +17,7 @@ from kvlint.resolve import Defaults
 from kvlint.rules.base import Thresholds
 
 # Rules that report what kvlint could not check (or only guessed, KV007); --strict makes them errors.
-COVERAGE_RULES = ("KV002", "KV003", "KV004", "KV005", "KV007")
+COVERAGE_RULES = (UNKNOWN_GPU, UNKNOWN_MODEL, NOT_CHECKABLE, UNPARSED_SETTING, MATCHED_BY_NAME)
 
 
 @record

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from kvlint.codes import UNUSED_SUPPRESSION
 from kvlint.findings import Applicability, Edit, Finding, Fix, Location
 from kvlint.load import LoadedFile
 from kvlint.record import field, record
@@ -27,7 +28,8 @@ class Outcome:
 def _kv006(message: str, where: Location, fix: str, fixes: tuple[Fix, ...] = ()) -> Finding:
     from kvlint.rules import get
 
-    rule = get("KV006")
+    rule = get(UNUSED_SUPPRESSION)
+    assert rule is not None
     return Finding(rule.id, rule.name, rule.severity, message, where, fix=fix, fixes=fixes)
 
 
@@ -50,7 +52,7 @@ def apply(
     settings: Settings,
 ) -> Outcome:
     """`owners[i]` is the workload whose rules produced `findings[i]` (None for file-level ones)."""
-    from kvlint.rules import get
+    from kvlint.rules import all_rules, get
 
     if not settings.inline_suppressions:
         return Outcome(kept=list(findings))
@@ -68,10 +70,11 @@ def apply(
     annotations = {
         (code, where): None for r in deployments for code, (_, where) in r.deployment.ignores.items()
     }
+    unsuppressible = {rule.id for rule in all_rules() if not rule.suppressible}
     out = Outcome()
     for f, owner in zip(findings, owners, strict=True):
         ignores = owner.deployment.ignores if owner is not None else {}
-        if f.rule == "KV001":  # an unreadable file has no trustworthy comments
+        if f.rule in unsuppressible:  # KV001: an unreadable file has no trustworthy comments
             out.kept.append(f)
             continue
         by: str | None = None

@@ -14,9 +14,15 @@ sequences of max_context. Verdicts:
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from kvlint.record import record
 from kvlint.units import Size
+
+if TYPE_CHECKING:
+    from kvlint.capacity.plan import EngineSettings, Plan
+    from kvlint.catalog.arch import ModelArch
+    from kvlint.catalog.gpus import GpuSpec
 
 UNIT_TOLERANCE = 0.02
 _STEP = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
@@ -133,11 +139,10 @@ def computed_kv(key: str, f: Facts) -> float:
     }.get(key, 0.0)
 
 
-def facts_for(ctx) -> Facts:
-    """Facts from a rule context (deployment, model, GPU, settings and plan all known)."""
+def facts_for(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, p: Plan) -> Facts:
+    """Facts of a planned deployment (model, GPU, settings and plan all known)."""
     from kvlint.capacity.kv import kv_dtype_bytes
 
-    arch, s, p, gpu = ctx.model, ctx.settings, ctx.plan, ctx.gpu
     kvb = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
     factor = 1 if arch.mla else 2
     per_token = int(factor * arch.attention_layers * arch.kv_heads * arch.head_dim * kvb)

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
+from kvlint.capacity.engines import engine_module
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.record import replace
-
-
-def engine_module(name: str):
-    if name == "sglang":
-        from kvlint.capacity.engines import sglang as mod
-    elif name == "tgi":
-        from kvlint.capacity.engines import tgi as mod
-    else:
-        from kvlint.capacity.engines import vllm as mod
-    return mod
 
 
 def replan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, **changes) -> Plan:

@@ -11,6 +11,7 @@ does, and are still marked unreadable so no plan is built from them.
 from __future__ import annotations
 
 from kvlint.bounds import ARCHITECTURE, BUDGET, BUDGET_BYTES, FIELDS, Range, show
+from kvlint.codes import INVALID_INPUT, UNPARSED_SETTING, IssueCode
 from kvlint.deployment import Deployment, Value
 from kvlint.findings import Issue
 from kvlint.units import Size
@@ -33,7 +34,7 @@ def _refuse(
 
 def check(d: Deployment) -> None:
     """Drop (and report) every out-of-range number on `d`; engine defaults are kvlint's own and pass."""
-    code = "KV001" if d.kind == "ServingSpec" else "KV005"
+    code: IssueCode = INVALID_INPUT if d.kind == "ServingSpec" else UNPARSED_SETTING
     for key, r in FIELDS.items():
         holder = d.extra if key in d.extra else None
         v = d.extra.get(key) if holder is not None else getattr(d, key, None)

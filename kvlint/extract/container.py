@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import gpu_selectors, gpu_sharing, pods
 from kvlint.extract.argv import EnvVar, container_commands, read_env
@@ -199,7 +200,7 @@ def _custom_server(commands: list, container: Mapping, path: str) -> Launch | No
 
 
 def mark_unsupported(d: Deployment, engine: str, where: Location) -> None:
-    d.issues.append(Issue("KV004", f"{d.label()}: {UNSUPPORTED.get(engine, engine)}", where))
+    d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {UNSUPPORTED.get(engine, engine)}", where))
     d.extra["unsupported"] = stated(engine, where)
 
 
@@ -209,7 +210,9 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
         if res.count is None:
             d.issues.append(
                 Issue(
-                    "KV005", f"{d.label()}: cannot read {res.name} {res.text!r} as a device count", res.where
+                    UNPARSED_SETTING,
+                    f"{d.label()}: cannot read {res.name} {res.text!r} as a device count",
+                    res.where,
                 )
             )
             if pods.is_gpu(res.name):
@@ -282,7 +285,9 @@ def finish(d: Deployment) -> None:
             else inferred(n, note, d.gpus_per_pod.where)
         )
     if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra:
-        d.issues.append(Issue("KV004", f"{d.label()}: {gpu_sharing.NOT_MODELLED[d.accelerator]}", d.where))
+        d.issues.append(
+            Issue(NOT_CHECKABLE, f"{d.label()}: {gpu_sharing.NOT_MODELLED[d.accelerator]}", d.where)
+        )
 
 
 def scalar_text(node) -> str | None:

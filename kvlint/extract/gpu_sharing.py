@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from kvlint.catalog import gpus as catalog
 from kvlint.catalog import mig
+from kvlint.codes import UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import Mapping, Scalar
@@ -72,7 +73,7 @@ def _mig(d: Deployment, profile: str, where: Location, how: str) -> None:
             offered = mig.profiles_of(current.id)
             d.issues.append(
                 Issue(
-                    "KV002",
+                    UNKNOWN_GPU,
                     f"MIG profile {profile} does not exist on {current.name}"
                     + (
                         f" (its profiles: {', '.join(offered)})"
@@ -94,7 +95,7 @@ def _mig(d: Deployment, profile: str, where: Location, how: str) -> None:
     if spec is None:
         d.issues.append(
             Issue(
-                "KV002",
+                UNKNOWN_GPU,
                 f"MIG profile {profile} is not a profile of any card kvlint knows",
                 where,
                 fix="check the profile name against `nvidia-smi mig -lgip`",

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from kvlint.codes import UNKNOWN_MODEL
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract.argv import option_tokens
@@ -121,5 +122,5 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
         if isinstance(first, Scalar) and first.value and "TYPE_GPU" not in str(first.value):
             d.gpu = stated(str(first.value), first.where(path), "gpuModels")
     if d.model is None:
-        d.issues.append(Issue("KV003", "model is not stated in these values", d.where))
+        d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
     return d

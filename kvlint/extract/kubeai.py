@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import gpu_selectors
@@ -67,7 +68,7 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
             if d.accelerator == "cpu":
                 d.issues.append(
                     Issue(
-                        "KV004",
+                        NOT_CHECKABLE,
                         f"{d.label()}: runs on CPUs; kvlint models GPU memory",
                         profile.where(ctx.file),
                     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 
+from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import pods
@@ -138,7 +139,7 @@ def kserve_runtime(ctx: ct.ObjectContext) -> list[Deployment]:
         if d.model is None:
             d.issues.append(
                 Issue(
-                    "KV004",
+                    NOT_CHECKABLE,
                     f"{d.label()}: a serving runtime template; the model comes from each InferenceService",
                     d.where,
                 )

@@ -22,7 +22,8 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from kvlint.bounds import ARCHITECTURE, BUDGET, Range, show
 from kvlint.bounds import FIELDS as BOUNDED
-from kvlint.deployment import Deployment, Value, stated
+from kvlint.codes import INVALID_INPUT
+from kvlint.deployment import ENGINE_NAMES, Deployment, Value, stated
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence, to_plain
 from kvlint.units import parse_count, parse_size
@@ -141,8 +142,8 @@ class ServingSpec(BaseModel):
     @classmethod
     def _engine(cls, v: str) -> str:
         v = v.strip().lower()
-        if v not in ("vllm", "sglang", "tgi"):
-            raise ValueError(f"engine must be one of vllm, sglang, tgi (got {v!r})")
+        if v not in ENGINE_NAMES:
+            raise ValueError(f"engine must be one of {', '.join(ENGINE_NAMES)} (got {v!r})")
         return v
 
     @field_validator("engine_version", "name", "model", "gpu", mode="before")
@@ -190,7 +191,7 @@ def _issues(exc: ValidationError, root: Mapping, path: str) -> list[Issue]:
             hint = f"; did you mean {close[0]!r}?" if close else ""
             out.append(
                 Issue(
-                    "KV001",
+                    INVALID_INPUT,
                     f"unknown key {dotted!r} in ServingSpec{hint}",
                     node.where(path),
                     fix=f"rename it to {close[0]!r}"
@@ -202,7 +203,9 @@ def _issues(exc: ValidationError, root: Mapping, path: str) -> list[Issue]:
         node, missing = _node_at(root, loc)
         if kind == "missing":
             out.append(
-                Issue("KV001", f"ServingSpec needs {dotted!r}", node.where(path), fix=f"add `{loc[-1]}:`")
+                Issue(
+                    INVALID_INPUT, f"ServingSpec needs {dotted!r}", node.where(path), fix=f"add `{loc[-1]}:`"
+                )
             )
             continue
         given = node.text if isinstance(node, Scalar) and not missing else None
@@ -211,7 +214,7 @@ def _issues(exc: ValidationError, root: Mapping, path: str) -> list[Issue]:
         text = f"{dotted}: {msg}" + (f" (given {show(given, 60)!r})" if given is not None else "")
         if what and "range" not in msg:
             text += f"; expected {what}"
-        out.append(Issue("KV001", text, node.where(path)))
+        out.append(Issue(INVALID_INPUT, text, node.where(path)))
     return out
 
 
@@ -220,7 +223,7 @@ def extract(root: Mapping, path: str, base_dir: str) -> tuple[list[Deployment], 
     try:
         data = to_plain(root)
     except ValueError:
-        return [], [Issue("KV001", "ServingSpec is too large to read", where)]
+        return [], [Issue(INVALID_INPUT, "ServingSpec is too large to read", where)]
     try:
         spec = ServingSpec.model_validate(data)
     except ValidationError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint.codes import NOT_CHECKABLE
 from kvlint.findings import Issue
 from kvlint.load.compose import Document, compose
 from kvlint.load.directives import Directive, Span, read_directives
@@ -25,9 +26,18 @@ class LoadedFile:
 def load_bytes(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedFile:
     source = decode(data, path, max_bytes)
     loaded = LoadedFile(source, issues=list(source.issues))
+    if source.helm_template is not None:
+        loaded.issues.append(
+            Issue(
+                NOT_CHECKABLE,
+                "unrendered Helm template ({{ … }}): not checked",
+                source.helm_template,
+                fix="render it first: helm template RELEASE CHART -f values.yaml | kvlint -",
+            )
+        )
     if source.issues:
         return loaded
-    if source.helm_template is not None:  # the runner reports one KV004 line; not the deployed YAML yet
+    if source.helm_template is not None:  # one KV004 issue (above); not the deployed YAML yet
         loaded.directives = read_directives(source.lines, path) if "kvlint" in source.text else []
         return loaded
     docs, issues = compose(source.text, path)

@@ -8,6 +8,7 @@ expanded. Time and memory stay linear in the size of the text, whatever the alia
 from __future__ import annotations
 
 from kvlint.bounds import DOCUMENTS_MAX, ISSUES_PER_FILE_MAX
+from kvlint.codes import INVALID_INPUT
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import TAG_PREFIX, Mapping, Node, Scalar, Sequence, scalar_value
 from kvlint.record import record
@@ -169,7 +170,7 @@ class _Builder:
     def _issue(self, message: str, node: Node, fix: str | None = None) -> None:
         self.found += 1
         if self.found <= ISSUES_PER_FILE_MAX:  # 200,000 duplicate keys are not 200,000 findings
-            self.issues.append(Issue("KV001", message, node.where(self.path), fix=fix))
+            self.issues.append(Issue(INVALID_INPUT, message, node.where(self.path), fix=fix))
         elif self.found == ISSUES_PER_FILE_MAX + 1:
             self.issues.append(
                 Issue(
@@ -192,7 +193,7 @@ def _located_error(exc, path: str, text: str) -> Issue:
     if "cannot start any token" in problem and mark is not None:
         fix = "YAML does not allow tab characters for indentation; indent with spaces"
     if mark is None:
-        return Issue("KV001", message, Location(path, 1, 1), fix=fix)
+        return Issue(INVALID_INPUT, message, Location(path, 1, 1), fix=fix)
     from kvlint.load.source import LINE_BREAK
 
     lines = LINE_BREAK.split(text)
@@ -201,7 +202,7 @@ def _located_error(exc, path: str, text: str) -> Issue:
         line, column = len(lines), len(lines[-1]) + 1
         message += " (at the end of the file)"
     column = min(column, len(lines[line - 1]) + 1)
-    return Issue("KV001", message, Location(path, line, column), fix=fix)
+    return Issue(INVALID_INPUT, message, Location(path, line, column), fix=fix)
 
 
 def compose(text: str, path: str) -> tuple[list[Document], list[Issue]]:
@@ -251,10 +252,10 @@ def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issu
             issues.append(_located_error(exc, path, text))
             break
         except RecursionError:
-            issues.append(Issue("KV001", "YAML nesting is too deep to read", Location(path, 1, 1)))
+            issues.append(Issue(INVALID_INPUT, "YAML nesting is too deep to read", Location(path, 1, 1)))
             break
         except (ValueError, TypeError, UnicodeError) as exc:  # reader-level problems in odd input
-            issues.append(Issue("KV001", f"cannot read YAML: {exc}", Location(path, 1, 1)))
+            issues.append(Issue(INVALID_INPUT, f"cannot read YAML: {exc}", Location(path, 1, 1)))
             break
         if rnode is None or (rnode.tag == TAG_PREFIX + "null" and not getattr(rnode, "value", "")):
             docs.append(Document(index, None))
@@ -265,7 +266,7 @@ def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issu
         except (_TooDeep, RecursionError):
             issues.append(
                 Issue(
-                    "KV001",
+                    INVALID_INPUT,
                     f"document {index + 1} nests deeper than {MAX_DEPTH} levels; not checked",
                     Location(path, rnode.start_mark.line + 1, rnode.start_mark.column + 1),
                 )
@@ -276,7 +277,7 @@ def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issu
         if size > MAX_EXPANDED_NODES:
             issues.append(
                 Issue(
-                    "KV001",
+                    INVALID_INPUT,
                     f"document {index + 1} expands to {size:,} nodes through aliases (limit "
                     f"{MAX_EXPANDED_NODES:,}): an alias bomb; not checked",
                     Location(path, rnode.start_mark.line + 1, rnode.start_mark.column + 1),

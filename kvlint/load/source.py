@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import re
 
+from kvlint.codes import INVALID_INPUT
 from kvlint.findings import Issue, Location
 from kvlint.record import field, record
 
@@ -57,7 +58,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
     if len(data) > max_bytes:
         src.issues.append(
             Issue(
-                "KV001",
+                INVALID_INPUT,
                 f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit; not checked",
                 Location(path, 1, 1),
                 fix="raise `max-file-size` in the kvlint configuration if this file really is a manifest",
@@ -69,14 +70,14 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
             src.text = data.decode("utf-16")
         except UnicodeDecodeError as exc:
             src.issues.append(
-                Issue("KV001", f"cannot decode UTF-16 text: {exc.reason}", Location(path, 1, 1))
+                Issue(INVALID_INPUT, f"cannot decode UTF-16 text: {exc.reason}", Location(path, 1, 1))
             )
         return src
     nul = data.find(b"\x00", 0, 8192)
     if nul >= 0:
         line, col = _line_col_of_offset(data, nul)
         src.issues.append(
-            Issue("KV001", "binary file (NUL byte); not a YAML text file", Location(path, line, col))
+            Issue(INVALID_INPUT, "binary file (NUL byte); not a YAML text file", Location(path, line, col))
         )
         return src
     try:
@@ -85,7 +86,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
         line, col = _line_col_of_offset(data, exc.start)
         src.issues.append(
             Issue(
-                "KV001",
+                INVALID_INPUT,
                 f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start:,} cannot be decoded",
                 Location(path, line, col),
                 fix="save the file as UTF-8 (YAML 1.2 and Kubernetes read UTF-8)",
@@ -98,7 +99,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
         line, _ = position(text, m.start())
         src.issues.append(
             Issue(
-                "KV001",
+                INVALID_INPUT,
                 f"unresolved merge-conflict marker {m.group(0).strip()!r}",
                 Location(path, line, 1, line, len(m.group(0).rstrip()) + 1),
                 fix="resolve the merge conflict before committing",

@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
-FORMATS = ("text", "concise", "json", "sarif", "github", "markdown", "rdjson")
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kvlint.lint import RunResult
+    from kvlint.settings import Settings
+
+# The one registry of output formats: format name -> the module that renders it (loaded on use).
+_MODULES = {
+    "text": "text",
+    "concise": "concise",
+    "json": "json_report",
+    "sarif": "sarif",
+    "github": "github",
+    "markdown": "markdown",
+    "rdjson": "rdjson",
+}
+FORMATS = tuple(_MODULES)
 
 
-def render(fmt: str, run, settings, color: bool = False) -> str:
+def render(fmt: str, run: RunResult, settings: Settings, color: bool = False) -> str:
     """The report in `fmt`; every string from input is neutralised for it (report/safe.py)."""
     from kvlint.report import safe
 
     if fmt in ("text", "concise", "github"):
         run = safe.plain_run(run)
-    if fmt == "json":
-        from kvlint.report import json_report as mod
-    elif fmt == "concise":
-        from kvlint.report import concise as mod
-    elif fmt == "sarif":
-        from kvlint.report import sarif as mod
-    elif fmt == "github":
-        from kvlint.report import github as mod
-    elif fmt == "markdown":
-        from kvlint.report import markdown as mod
-    elif fmt == "rdjson":
-        from kvlint.report import rdjson as mod
-    else:
-        from kvlint.report import text as mod
-    return mod.render(run, settings, color=color)
+    module = import_module(f"{__name__}.{_MODULES.get(fmt, 'text')}")
+    text: str = module.render(run, settings, color=color)
+    return text

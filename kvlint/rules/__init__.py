@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import import_module
+from typing import Any
 
-from kvlint.rules.base import Context, IssueRule, Rule, Thresholds
+from kvlint.rules.base import BASES, Context, Rule, Thresholds
 
 _MODULES = (
     "kv001_invalid_input",
@@ -35,22 +36,23 @@ _MODULES = (
 
 
 @lru_cache(maxsize=1)
-def all_rules() -> tuple[Rule, ...]:
-    found: list[Rule] = []
+def all_rules() -> tuple[Rule[Any], ...]:
+    found: list[Rule[Any]] = []
     for name in _MODULES:
         module = import_module(f"kvlint.rules.{name}")
         for obj in vars(module).values():
             if (
                 isinstance(obj, type)
                 and issubclass(obj, Rule)
-                and obj not in (Rule, IssueRule)
+                and obj is not Rule
+                and obj not in BASES
                 and obj.__module__ == module.__name__
             ):
                 found.append(obj())
     return tuple(sorted(found, key=lambda r: r.id))
 
 
-def get(code_or_name: str) -> Rule | None:
+def get(code_or_name: str) -> Rule[Any] | None:
     key = code_or_name.strip()
     for rule in all_rules():
         if rule.id == key.upper() or rule.name == key.lower():

@@ -1,16 +1,37 @@
-"""What a rule is, and what it sees."""
+"""What a rule is, and what it sees.
+
+The rule contract is typed. A rule states what it needs by the base class it derives from, and it
+receives a context in which everything it needs is present (never None):
+
+| base class          | needs                 | context            | what is certainly there                         |
+|---------------------|-----------------------|--------------------|--------------------------------------------------|
+| `IssueRule`         | nothing               | `IssueContext`     | the issues load/extract/resolve raised           |
+| `DeploymentRule`    | a deployment          | `DeploymentContext`| the deployment (model, GPU, plan: if resolved)   |
+| `GpuRule`           | the GPU               | `GpuContext`       | deployment, GPU                                  |
+| `ModelRule`         | the model             | `ModelContext`     | deployment, model                                |
+| `ModelGpuRule`      | model and GPU         | `ModelGpuContext`  | deployment, model, GPU                           |
+| `SettingsRule`      | model and settings    | `SettingsContext`  | deployment, model, engine settings               |
+| `PlanRule`          | the plan              | `PlanContext`      | deployment, model, GPU, engine settings, plan    |
+
+The runner (lint.py) builds each context once per deployment with `contexts()`; a rule whose
+needs are not met is skipped, and the coverage rules (KV002/KV003) name it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import ClassVar
+from enum import Enum
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.deployment import Deployment
 from kvlint.findings import Finding, Fix, Issue, Location, Severity
-from kvlint.record import field, record
+from kvlint.record import record
+
+if TYPE_CHECKING:
+    from kvlint.resolve import Resolved
 
 
 @record
@@ -20,19 +41,29 @@ class Thresholds:
     declared_tolerance: float = 0.05  # KV303: relative difference that counts as a mismatch
 
 
-@record
-class Context:
-    """Everything a rule may read. Rules do no I/O."""
+class Need(Enum):
+    """What a rule needs before it can run (the value names the facts, as rule pages print them)."""
 
+    NOTHING = ()
+    DEPLOYMENT = ("deployment",)
+    GPU = ("gpu",)
+    MODEL = ("model",)
+    MODEL_GPU = ("model", "gpu")
+    SETTINGS = ("model", "settings")
+    PLAN = ("plan",)
+
+    @property
+    def facts(self) -> tuple[str, ...]:
+        """The facts a deployment must have resolved ("model", "gpu", "settings", "plan")."""
+        return tuple(n for n in self.value if n != "deployment")
+
+
+class _Finds:
+    """`finding()`, shared by every context (a mix-in with no fields)."""
+
+    __slots__ = ()
     file: str
-    deployment: Deployment | None = None
-    model: ModelArch | None = None
-    gpu: GpuSpec | None = None
-    settings: EngineSettings | None = None
-    plan: Plan | None = None
-    issues: list[Issue] = field(default_factory=list)
-    unknown: set[str] = field(default_factory=set)
-    thresholds: Thresholds = field(default_factory=Thresholds)
+    deployment: Deployment | None
 
     def finding(
         self,
@@ -44,7 +75,8 @@ class Context:
         severity: Severity | None = None,
         fixes: tuple[Fix, ...] | list[Fix] = (),
     ) -> Finding:
-        loc = where or (self.deployment.where if self.deployment else Location(self.file, 1, 1))
+        d = self.deployment
+        loc = where or (d.where if d is not None else Location(self.file, 1, 1))
         return Finding(
             rule=rule.id,
             name=rule.name,
@@ -53,19 +85,116 @@ class Context:
             where=loc,
             details=tuple(details),
             fix=fix,
-            deployment=self.deployment.label() if self.deployment else None,
+            deployment=d.label() if d is not None else None,
             fixes=tuple(fixes),
         )
 
 
-class Rule:
-    """Base class: subclasses set id, name, severity and `needs`, document themselves in the
-    docstring (the first line is the summary) and yield findings from `check`."""
+@record
+class IssueContext(_Finds):
+    """The issues of one file or one deployment; `skipped` names the rules that could not run on it."""
+
+    file: str
+    issues: list[Issue]
+    thresholds: Thresholds
+    deployment: Deployment | None = None
+    skipped: tuple[str, ...] = ()
+
+
+@record
+class DeploymentContext(_Finds):
+    file: str
+    deployment: Deployment
+    thresholds: Thresholds
+    model: ModelArch | None = None
+    gpu: GpuSpec | None = None
+    settings: EngineSettings | None = None
+    plan: Plan | None = None
+
+
+@record
+class GpuContext(_Finds):
+    file: str
+    deployment: Deployment
+    thresholds: Thresholds
+    gpu: GpuSpec
+    model: ModelArch | None = None
+    settings: EngineSettings | None = None
+    plan: Plan | None = None
+
+
+@record
+class ModelContext(_Finds):
+    file: str
+    deployment: Deployment
+    thresholds: Thresholds
+    model: ModelArch
+    gpu: GpuSpec | None = None
+    settings: EngineSettings | None = None
+    plan: Plan | None = None
+
+
+@record
+class ModelGpuContext(_Finds):
+    file: str
+    deployment: Deployment
+    thresholds: Thresholds
+    model: ModelArch
+    gpu: GpuSpec
+
+
+@record
+class SettingsContext(_Finds):
+    file: str
+    deployment: Deployment
+    thresholds: Thresholds
+    model: ModelArch
+    settings: EngineSettings
+    gpu: GpuSpec | None = None
+
+
+@record
+class PlanContext(_Finds):
+    file: str
+    deployment: Deployment
+    thresholds: Thresholds
+    model: ModelArch
+    gpu: GpuSpec
+    settings: EngineSettings
+    plan: Plan
+
+
+Context = (
+    IssueContext
+    | DeploymentContext
+    | GpuContext
+    | ModelContext
+    | ModelGpuContext
+    | SettingsContext
+    | PlanContext
+)
+C = TypeVar(
+    "C",
+    IssueContext,
+    DeploymentContext,
+    GpuContext,
+    ModelContext,
+    ModelGpuContext,
+    SettingsContext,
+    PlanContext,
+)
+
+
+class Rule(Generic[C]):
+    """Base class: subclasses derive from one of the typed bases below, set id, name and severity,
+    document themselves in the docstring (the first line is the summary) and yield findings from
+    `check`."""
 
     id: ClassVar[str]
     name: ClassVar[str]
     severity: ClassVar[Severity]
-    needs: ClassVar[tuple[str, ...]] = ()  # "model", "gpu", "plan": the runner skips the rule without them
+    needs: ClassVar[Need] = Need.NOTHING
+    suppressible: ClassVar[bool] = True  # False: no comment or annotation can hide its findings
     # what `--fix` may do with the rule's findings: "safe", "unsafe", "safe (…); unsafe (…)" or
     # "display-only" (the fix is advice the user applies; shown, never applied)
     fix_applicability: ClassVar[str] = "display-only"
@@ -74,14 +203,84 @@ class Rule:
     def summary(cls) -> str:
         return (cls.__doc__ or "").strip().splitlines()[0]
 
-    def check(self, ctx: Context) -> Iterator[Finding]:  # pragma: no cover - abstract
+    def check(self, ctx: C) -> Iterator[Finding]:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
-class IssueRule(Rule):
+class IssueRule(Rule[IssueContext]):
     """A rule whose findings are the issues load/extract/resolve noticed under its code."""
 
-    def check(self, ctx: Context) -> Iterator[Finding]:
+    needs = Need.NOTHING
+
+    def check(self, ctx: IssueContext) -> Iterator[Finding]:
         for issue in ctx.issues:
             if issue.code == self.id:
-                yield ctx.finding(self, issue.where, issue.message, issue.details, issue.fix)
+                note = self.note(ctx)
+                details = (*issue.details, note) if note else issue.details
+                yield ctx.finding(self, issue.where, issue.message, details, issue.fix)
+
+    def note(self, ctx: IssueContext) -> str:
+        """A last detail line added to each finding (none by default)."""
+        return ""
+
+
+def skipped_note(ctx: IssueContext) -> str:
+    """'skipped: KV101, KV102' — the rules that could not run on the deployment, or ''."""
+    return "skipped: " + ", ".join(ctx.skipped) if ctx.skipped else ""
+
+
+class DeploymentRule(Rule[DeploymentContext]):
+    needs = Need.DEPLOYMENT
+
+
+class GpuRule(Rule[GpuContext]):
+    needs = Need.GPU
+
+
+class ModelRule(Rule[ModelContext]):
+    needs = Need.MODEL
+
+
+class ModelGpuRule(Rule[ModelGpuContext]):
+    needs = Need.MODEL_GPU
+
+
+class SettingsRule(Rule[SettingsContext]):
+    needs = Need.SETTINGS
+
+
+class PlanRule(Rule[PlanContext]):
+    needs = Need.PLAN
+
+
+BASES: tuple[type[Rule], ...] = (
+    IssueRule,
+    DeploymentRule,
+    GpuRule,
+    ModelRule,
+    ModelGpuRule,
+    SettingsRule,
+    PlanRule,
+)
+
+
+def contexts(
+    file: str, r: Resolved, thresholds: Thresholds, skipped: tuple[str, ...] = ()
+) -> dict[Need, Context]:
+    """The context of every need this resolved deployment meets (a missing key: the need is not met)."""
+    d, model, gpu, s, p = r.deployment, r.model, r.gpu, r.settings, r.plan
+    out: dict[Need, Context] = {
+        Need.NOTHING: IssueContext(file, r.issues, thresholds, d, skipped),
+        Need.DEPLOYMENT: DeploymentContext(file, d, thresholds, model, gpu, s, p),
+    }
+    if gpu is not None:
+        out[Need.GPU] = GpuContext(file, d, thresholds, gpu, model, s, p)
+    if model is not None:
+        out[Need.MODEL] = ModelContext(file, d, thresholds, model, gpu, s, p)
+        if gpu is not None:
+            out[Need.MODEL_GPU] = ModelGpuContext(file, d, thresholds, model, gpu)
+        if s is not None:
+            out[Need.SETTINGS] = SettingsContext(file, d, thresholds, model, s, gpu)
+        if gpu is not None and s is not None and p is not None:
+            out[Need.PLAN] = PlanContext(file, d, thresholds, model, gpu, s, p)
+    return out

@@ -1,3 +1,4 @@
+from kvlint.codes import INVALID_INPUT
 from kvlint.findings import Severity
 from kvlint.rules.base import IssueRule
 
@@ -23,6 +24,7 @@ class InvalidInput(IssueRule):
     with `--exclude` or `exclude` in the configuration if it is not a manifest.
     """
 
-    id = "KV001"
+    id = INVALID_INPUT
     name = "invalid-input"
     severity = Severity.ERROR
+    suppressible = False  # an unreadable file has no trustworthy comments

@@ -1,5 +1,6 @@
+from kvlint.codes import UNKNOWN_GPU
 from kvlint.findings import Severity
-from kvlint.rules.base import IssueRule
+from kvlint.rules.base import IssueContext, IssueRule, skipped_note
 
 
 class UnknownGpu(IssueRule):
@@ -24,6 +25,10 @@ class UnknownGpu(IssueRule):
     `# kvlint: disable=KV002 -- reason` on the workload's line, or `kvlint.io/ignore: "KV002=reason"`.
     """
 
-    id = "KV002"
+    id = UNKNOWN_GPU
     name = "unknown-gpu"
     severity = Severity.WARNING
+
+    def note(self, ctx: IssueContext) -> str:
+        """Which rules could not run on the deployment for want of this fact."""
+        return skipped_note(ctx)

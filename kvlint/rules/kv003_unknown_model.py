@@ -1,5 +1,6 @@
+from kvlint.codes import UNKNOWN_MODEL
 from kvlint.findings import Severity
-from kvlint.rules.base import IssueRule
+from kvlint.rules.base import IssueContext, IssueRule, skipped_note
 
 
 class UnknownModel(IssueRule):
@@ -24,6 +25,10 @@ class UnknownModel(IssueRule):
     `# kvlint: disable=KV003 -- reason` on the model's line, or `kvlint.io/ignore: "KV003=reason"`.
     """
 
-    id = "KV003"
+    id = UNKNOWN_MODEL
     name = "unknown-model"
     severity = Severity.WARNING
+
+    def note(self, ctx: IssueContext) -> str:
+        """Which rules could not run on the deployment for want of this fact."""
+        return skipped_note(ctx)

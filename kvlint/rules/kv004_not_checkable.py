@@ -1,3 +1,4 @@
+from kvlint.codes import NOT_CHECKABLE
 from kvlint.findings import Severity
 from kvlint.rules.base import IssueRule
 
@@ -21,6 +22,6 @@ class NotCheckable(IssueRule):
     `# kvlint: disable=KV004` on the line, `ignore = ["KV004"]` in the configuration.
     """
 
-    id = "KV004"
+    id = NOT_CHECKABLE
     name = "not-checkable"
     severity = Severity.INFO

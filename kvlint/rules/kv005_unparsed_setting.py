@@ -1,5 +1,6 @@
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.findings import Severity
-from kvlint.rules.base import IssueRule
+from kvlint.rules.base import IssueContext, IssueRule, skipped_note
 
 
 class UnparsedSetting(IssueRule):
@@ -21,6 +22,10 @@ class UnparsedSetting(IssueRule):
     `# kvlint: disable=KV005 -- reason` on the line.
     """
 
-    id = "KV005"
+    id = UNPARSED_SETTING
     name = "unparsed-setting"
     severity = Severity.WARNING
+
+    def note(self, ctx: IssueContext) -> str:
+        """A setting that could not be read keeps the capacity rules from running: name them."""
+        return skipped_note(ctx) if ctx.deployment is not None and ctx.deployment.unreadable else ""

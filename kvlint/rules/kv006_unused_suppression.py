@@ -1,3 +1,4 @@
+from kvlint.codes import UNUSED_SUPPRESSION
 from kvlint.findings import Severity
 from kvlint.rules.base import IssueRule
 
@@ -23,7 +24,7 @@ class UnusedSuppression(IssueRule):
     `ignore = ["KV006"]` in the configuration.
     """
 
-    id = "KV006"
+    id = UNUSED_SUPPRESSION
     name = "unused-suppression"
     severity = Severity.INFO
     fix_applicability = "safe"

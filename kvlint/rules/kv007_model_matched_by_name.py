@@ -1,3 +1,4 @@
+from kvlint.codes import MATCHED_BY_NAME
 from kvlint.findings import Severity
 from kvlint.rules.base import IssueRule
 
@@ -28,6 +29,6 @@ class ModelMatchedByName(IssueRule):
     `# kvlint: disable=KV007 -- reason` on the model's line, or `ignore = ["KV007"]`.
     """
 
-    id = "KV007"
+    id = MATCHED_BY_NAME
     name = "model-matched-by-name"
     severity = Severity.INFO

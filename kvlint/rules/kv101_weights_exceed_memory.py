@@ -1,12 +1,14 @@
+from collections.abc import Iterator
+
 from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.deployment import ENGINE_NAMES
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import spec_key, where_of
 from kvlint.units import gib
 
 
-class WeightsExceedMemory(Rule):
+class WeightsExceedMemory(PlanRule):
     """The model's weights on one GPU exceed the memory the engine may use there.
 
     ## What it does
@@ -40,9 +42,8 @@ class WeightsExceedMemory(Rule):
     id = "KV101"
     name = "weights-exceed-memory"
     severity = Severity.ERROR
-    needs = ("plan",)
 
-    def check(self, ctx: Context):
+    def check(self, ctx: PlanContext) -> Iterator[Finding]:
         p, d, s = ctx.plan, ctx.deployment, ctx.settings
         if p.weights_per_gpu <= p.weights_limit:
             return

@@ -1,7 +1,9 @@
+from collections.abc import Iterator
+
 from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.deployment import ENGINE_NAMES
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import shown, spec_key, where_of
 from kvlint.rules.fixes import UNSAFE, display, set_setting
 from kvlint.units import gib, tokens
@@ -11,7 +13,7 @@ def fits_one(p) -> bool:
     return p.kv_pool > 0 and p.max_concurrency >= 1
 
 
-class KvCacheBelowMaxContext(Rule):
+class KvCacheBelowMaxContext(PlanRule):
     """One sequence of max_context does not fit the KV-cache pool: the engine refuses to start.
 
     ## What it does
@@ -54,9 +56,8 @@ class KvCacheBelowMaxContext(Rule):
     name = "kv-cache-below-max-context"
     severity = Severity.ERROR
     fix_applicability = "unsafe"
-    needs = ("plan",)
 
-    def check(self, ctx: Context):
+    def check(self, ctx: PlanContext) -> Iterator[Finding]:
         p, d, s, arch = ctx.plan, ctx.deployment, ctx.settings, ctx.model
         if p.weights_per_gpu > p.weights_limit or fits_one(p):
             return  # KV101 reports the first case; the second is fine

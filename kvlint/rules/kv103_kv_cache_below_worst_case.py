@@ -1,13 +1,14 @@
 import math
+from collections.abc import Iterator
 
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import shown, spec_key, where_of
 from kvlint.rules.fixes import UNSAFE, set_setting
 from kvlint.units import gib, tokens
 
 
-class KvCacheBelowWorstCase(Rule):
+class KvCacheBelowWorstCase(PlanRule):
     """max_sequences sequences of max_context tokens do not fit the KV-cache pool together.
 
     ## What it does
@@ -49,9 +50,8 @@ class KvCacheBelowWorstCase(Rule):
     name = "kv-cache-below-worst-case"
     severity = Severity.WARNING
     fix_applicability = "unsafe"
-    needs = ("plan",)
 
-    def check(self, ctx: Context):
+    def check(self, ctx: PlanContext) -> Iterator[Finding]:
         p, d, s = ctx.plan, ctx.deployment, ctx.settings
         if p.kv_pool <= 0 or p.max_concurrency < 1 or p.weights_per_gpu > p.weights_limit:
             return  # KV101/KV102 report these

@@ -1,10 +1,12 @@
+from collections.abc import Iterator
+
 from kvlint.deployment import ENGINE_NAMES
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.facts import spec_key, where_of
 
 
-class ParallelismGpuMismatch(Rule):
+class ParallelismGpuMismatch(DeploymentRule):
     """Tensor x pipeline (x data) parallelism does not match the GPUs one replica gets.
 
     ## What it does
@@ -38,9 +40,9 @@ class ParallelismGpuMismatch(Rule):
     name = "parallelism-gpu-mismatch"
     severity = Severity.ERROR
 
-    def check(self, ctx: Context):
+    def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        if d is None or d.gpus is None or d.engine_name not in ENGINE_NAMES or d.accelerator != "gpu":
+        if d.gpus is None or d.engine_name not in ENGINE_NAMES or d.accelerator != "gpu":
             return
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1

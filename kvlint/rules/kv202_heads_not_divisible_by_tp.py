@@ -1,9 +1,11 @@
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from collections.abc import Iterator
+
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import SettingsContext, SettingsRule
 from kvlint.rules.facts import where_of
 
 
-class HeadsNotDivisibleByTp(Rule):
+class HeadsNotDivisibleByTp(SettingsRule):
     """Attention heads, KV heads or experts do not divide evenly by the tensor-parallel size.
 
     ## What it does
@@ -34,9 +36,8 @@ class HeadsNotDivisibleByTp(Rule):
     id = "KV202"
     name = "heads-not-divisible-by-tp"
     severity = Severity.ERROR
-    needs = ("model", "settings")
 
-    def check(self, ctx: Context):
+    def check(self, ctx: SettingsContext) -> Iterator[Finding]:
         arch, s, d = ctx.model, ctx.settings, ctx.deployment
         tp = s.tp
         if tp <= 1:

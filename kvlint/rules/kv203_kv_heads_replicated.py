@@ -1,10 +1,12 @@
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from collections.abc import Iterator
+
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import SettingsContext, SettingsRule
 from kvlint.rules.facts import where_of
 from kvlint.units import human_bytes
 
 
-class KvHeadsReplicated(Rule):
+class KvHeadsReplicated(SettingsRule):
     """Tensor parallelism beyond the KV-head count replicates KV heads: KV per GPU stops shrinking.
 
     ## What it does
@@ -35,9 +37,8 @@ class KvHeadsReplicated(Rule):
     id = "KV203"
     name = "kv-heads-replicated"
     severity = Severity.INFO
-    needs = ("model", "settings")
 
-    def check(self, ctx: Context):
+    def check(self, ctx: SettingsContext) -> Iterator[Finding]:
         arch, s, d = ctx.model, ctx.settings, ctx.deployment
         if s.tp <= 1:
             return

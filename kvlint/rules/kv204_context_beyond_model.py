@@ -1,10 +1,12 @@
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from collections.abc import Iterator
+
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import ModelContext, ModelRule
 from kvlint.rules.facts import spec_key
 from kvlint.rules.fixes import SAFE, display, replace_text
 
 
-class ContextBeyondModel(Rule):
+class ContextBeyondModel(ModelRule):
     """max_context is longer than the model's maximum as the engine derives it.
 
     ## What it does
@@ -42,9 +44,8 @@ class ContextBeyondModel(Rule):
     name = "context-beyond-model"
     severity = Severity.ERROR
     fix_applicability = "safe"
-    needs = ("model",)
 
-    def check(self, ctx: Context):
+    def check(self, ctx: ModelContext) -> Iterator[Finding]:
         d, arch = ctx.deployment, ctx.model
         v = d.max_context
         if (

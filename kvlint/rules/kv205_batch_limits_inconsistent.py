@@ -1,10 +1,12 @@
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from collections.abc import Iterator
+
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.facts import where_of
 from kvlint.rules.fixes import SAFE, UNSAFE, replace_text
 
 
-class BatchLimitsInconsistent(Rule):
+class BatchLimitsInconsistent(DeploymentRule):
     """Batching limits that contradict each other: the engine refuses them at start-up.
 
     ## What it does
@@ -42,10 +44,8 @@ class BatchLimitsInconsistent(Rule):
     severity = Severity.ERROR
     fix_applicability = "safe (vLLM batched tokens below sequences); unsafe (the others)"
 
-    def check(self, ctx: Context):
+    def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        if d is None:
-            return
         if d.engine_name == "vllm":
             yield from self._vllm(ctx, d)
         elif d.engine_name == "tgi":

@@ -1,6 +1,8 @@
+from collections.abc import Iterator
+
 from kvlint.capacity.weights import effective_quant
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import ModelGpuContext, ModelGpuRule
 from kvlint.rules.facts import where_of
 from kvlint.rules.fixes import UNSAFE, set_setting
 
@@ -8,7 +10,7 @@ from kvlint.rules.fixes import UNSAFE, set_setting
 NO_FP16 = ("gemma2", "gemma3", "gemma3_text")
 
 
-class DtypeUnsupportedOnGpu(Rule):
+class DtypeUnsupportedOnGpu(ModelGpuRule):
     """A dtype or quantization the GPU's compute capability cannot run.
 
     ## What it does
@@ -44,9 +46,8 @@ class DtypeUnsupportedOnGpu(Rule):
     name = "dtype-unsupported-on-gpu"
     severity = Severity.ERROR
     fix_applicability = "unsafe"
-    needs = ("model", "gpu")
 
-    def check(self, ctx: Context):
+    def check(self, ctx: ModelGpuContext) -> Iterator[Finding]:
         d, arch, gpu = ctx.deployment, ctx.model, ctx.gpu
         cc = gpu.cc_int
         if cc is None or gpu.vendor != "nvidia":

@@ -1,9 +1,11 @@
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from collections.abc import Iterator
+
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.units import parse_size
 
 
-class ShmTooSmall(Rule):
+class ShmTooSmall(DeploymentRule):
     """A multi-GPU pod without a memory-backed /dev/shm, or an shm larger than the memory limit.
 
     ## What it does
@@ -35,9 +37,9 @@ class ShmTooSmall(Rule):
     name = "shm-too-small"
     severity = Severity.WARNING
 
-    def check(self, ctx: Context):
+    def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        if d is None or d.has_shm is None or d.accelerator != "gpu":
+        if d.has_shm is None or d.accelerator != "gpu":
             return
         per_pod = int(d.gpus_per_pod.value) if d.gpus_per_pod else 1
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1

@@ -1,5 +1,7 @@
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from collections.abc import Iterator
+
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.fixes import SAFE, UNSAFE, replace_text
 
 # Keys whose value is a fraction of GPU memory the engine claims.
@@ -10,7 +12,7 @@ _FRACTIONS = (
 )
 
 
-class UtilizationOutOfRange(Rule):
+class UtilizationOutOfRange(DeploymentRule):
     """A GPU-memory fraction outside (0, 1], or so high that start-up fails when anything else holds memory.
 
     ## What it does
@@ -47,10 +49,8 @@ class UtilizationOutOfRange(Rule):
     severity = Severity.ERROR
     fix_applicability = "safe (outside (0, 1]); unsafe (above 0.95)"
 
-    def check(self, ctx: Context):
+    def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        if d is None:
-            return
         for attr, flag in _FRACTIONS:
             v = getattr(d, attr, None) if attr == "gpu_memory_utilization" else d.extra.get(attr)
             if v is None or v.origin == "default" or not isinstance(v.value, (int, float)):

@@ -1,10 +1,12 @@
+from collections.abc import Iterator
+
 from kvlint.deployment import ENGINE_NAMES
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import GpuContext, GpuRule
 from kvlint.rules.facts import where_of
 
 
-class ParallelAcrossMigSlices(Rule):
+class ParallelAcrossMigSlices(GpuRule):
     """Tensor or pipeline parallelism across MIG slices, or more than one slice per engine.
 
     ## What it does
@@ -35,11 +37,10 @@ class ParallelAcrossMigSlices(Rule):
     id = "KV209"
     name = "parallel-across-mig-slices"
     severity = Severity.ERROR
-    needs = ("gpu",)
 
-    def check(self, ctx: Context):
+    def check(self, ctx: GpuContext) -> Iterator[Finding]:
         d, gpu = ctx.deployment, ctx.gpu
-        if d is None or gpu is None or not gpu.mig_profile or d.engine_name not in ENGINE_NAMES:
+        if not gpu.mig_profile or d.engine_name not in ENGINE_NAMES:
             return
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1

@@ -1,10 +1,12 @@
+from collections.abc import Iterator
+
 from kvlint.capacity.declared import compare, facts_for
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.units import GB, gib
 
 
-class GibGbMixup(Rule):
+class GibGbMixup(PlanRule):
     """A declared size whose unit contradicts the facts: GB (10^9) and GiB (2^30) swapped.
 
     ## What it does
@@ -37,14 +39,15 @@ class GibGbMixup(Rule):
     id = "KV301"
     name = "gib-gb-mixup"
     severity = Severity.WARNING
-    needs = ("plan",)
 
-    def check(self, ctx: Context):
+    def check(self, ctx: PlanContext) -> Iterator[Finding]:
         d = ctx.deployment
         if not d.budget:
             return
         budget = {k: v.value for k, v in d.budget.items()}
-        for c in compare(budget, facts_for(ctx), ctx.thresholds.declared_tolerance):
+        for c in compare(
+            budget, facts_for(ctx.model, ctx.gpu, ctx.settings, ctx.plan), ctx.thresholds.declared_tolerance
+        ):
             v = d.budget[c.key]
             text = getattr(v.value, "text", str(v.value))
             if c.verdict == "unit":

@@ -1,10 +1,12 @@
+from collections.abc import Iterator
+
 from kvlint.capacity.declared import compare, facts_for
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import ModelContext, ModelRule
 from kvlint.units import gib, human_bytes
 
 
-class QueryHeadsAsKvHeads(Rule):
+class QueryHeadsAsKvHeads(ModelRule):
     """A declared KV figure uses query heads where the model has fewer KV heads (GQA/MQA).
 
     ## What it does
@@ -36,9 +38,8 @@ class QueryHeadsAsKvHeads(Rule):
     id = "KV302"
     name = "query-heads-as-kv-heads"
     severity = Severity.ERROR
-    needs = ("model",)
 
-    def check(self, ctx: Context):
+    def check(self, ctx: ModelContext) -> Iterator[Finding]:
         d, arch = ctx.deployment, ctx.model
         declared = d.architecture.get("kv_heads")
         if (
@@ -56,10 +57,11 @@ class QueryHeadsAsKvHeads(Rule):
                 ],
                 fix=f"kv_heads: {arch.kv_heads}",
             )
-        if not d.budget or ctx.plan is None:
+        plan, gpu, s = ctx.plan, ctx.gpu, ctx.settings
+        if not d.budget or plan is None or gpu is None or s is None:
             return
         budget = {k: v.value for k, v in d.budget.items()}
-        facts = facts_for(ctx)
+        facts = facts_for(arch, gpu, s, plan)
         for c in compare(budget, facts, ctx.thresholds.declared_tolerance):
             if c.verdict != "query-heads":
                 continue

@@ -1,6 +1,8 @@
+from collections.abc import Iterator
+
 from kvlint.capacity.declared import compare, facts_for
-from kvlint.findings import Severity
-from kvlint.rules.base import Context, Rule
+from kvlint.findings import Finding, Severity
+from kvlint.rules.base import ModelContext, ModelRule
 from kvlint.units import Size, gib, human_bytes
 
 _ARCH = {
@@ -14,7 +16,7 @@ _ARCH = {
 }
 
 
-class DeclaredFigureMismatch(Rule):
+class DeclaredFigureMismatch(ModelRule):
     """A planning figure under `budget:` or `architecture:` is off from kvlint's by more than 5 %.
 
     ## What it does
@@ -44,9 +46,8 @@ class DeclaredFigureMismatch(Rule):
     id = "KV303"
     name = "declared-figure-mismatch"
     severity = Severity.WARNING
-    needs = ("model",)
 
-    def check(self, ctx: Context):
+    def check(self, ctx: ModelContext) -> Iterator[Finding]:
         d, arch = ctx.deployment, ctx.model
         for key, attr in _ARCH.items():
             v = d.architecture.get(key)
@@ -71,10 +72,11 @@ class DeclaredFigureMismatch(Rule):
                     details=[f"counted from {arch.source}"],
                     fix=f"params: {arch.params / 1e9:.2f}B",
                 )
-        if not d.budget or ctx.plan is None:
+        plan, gpu, s = ctx.plan, ctx.gpu, ctx.settings
+        if not d.budget or plan is None or gpu is None or s is None:
             return
         budget = {k: v.value for k, v in d.budget.items()}
-        for c in compare(budget, facts_for(ctx), ctx.thresholds.declared_tolerance):
+        for c in compare(budget, facts_for(arch, gpu, s, plan), ctx.thresholds.declared_tolerance):
             if c.verdict != "mismatch":
                 continue
             v = d.budget[c.key]
@@ -92,6 +94,6 @@ class DeclaredFigureMismatch(Rule):
                 self,
                 v.where,
                 f"budget.{c.key} {shown_declared} differs from kvlint's {shown_computed} ({off:+.0%}): {c.explain}",
-                details=ctx.plan.lines,
+                details=plan.lines,
                 fix=f"plan with {shown_computed}",
             )

@@ -1,10 +1,12 @@
-from kvlint.findings import Edit, Fix, Severity
-from kvlint.rules.base import Context, Rule
+from collections.abc import Iterator
+
+from kvlint.findings import Edit, Finding, Fix, Severity
+from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.fixes import SAFE, UNSAFE
 from kvlint.units import parse_count, parse_size
 
 
-class AmbiguousSizeSuffix(Rule):
+class AmbiguousSizeSuffix(DeploymentRule):
     """A token count or memory quantity whose suffix reads differently from what was probably meant.
 
     ## What it does
@@ -40,10 +42,8 @@ class AmbiguousSizeSuffix(Rule):
     severity = Severity.WARNING
     fix_applicability = "safe (token counts); unsafe (memory quantities)"
 
-    def check(self, ctx: Context):
+    def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        if d is None:
-            return
         for _field, (text, where) in d.suffixes.items():
             try:
                 value = parse_count(text).value

@@ -1,1 +1,41 @@
-"""One module per engine: `settings()` fills the engine's defaults, `plan()` sizes its KV pool."""
+"""One module per engine: `settings()` fills the engine's defaults, `plan()` sizes its KV pool.
+
+This is the one engine registry: the engines are the keys of `kvlint.deployment.ENGINE_NAMES`
+(also what the command line, the spec and the configuration accept), and each has a module here
+of the same name. A deployment that names no modelled engine is accounted for as vLLM, the
+default engine. Modules load on first use, so a run pays only for the engines it meets.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Protocol, cast
+
+from kvlint.deployment import ENGINE_NAMES
+
+if TYPE_CHECKING:
+    from kvlint.capacity.plan import EngineSettings, Plan
+    from kvlint.catalog.arch import ModelArch
+    from kvlint.catalog.gpus import GpuSpec
+    from kvlint.deployment import Deployment
+
+DEFAULT_ENGINE = "vllm"
+
+
+class EngineModule(Protocol):
+    """What every engine module provides."""
+
+    def settings(
+        self, d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None
+    ) -> EngineSettings: ...
+
+    def plan(self, arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan: ...
+
+
+def engine_module(name: str) -> EngineModule:
+    """The accounting module of engine `name` (vLLM's for a name kvlint does not model)."""
+    key = name if name in ENGINE_NAMES else DEFAULT_ENGINE
+    return cast("EngineModule", import_module(f"{__name__}.{key}"))
+
+
+__all__ = ["DEFAULT_ENGINE", "ENGINE_NAMES", "EngineModule", "engine_module"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kvlint.bounds import show
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.extract.argv import OVERSIZE, Token
 from kvlint.extract.engine_args.options import Parsed, truthy
@@ -60,7 +61,7 @@ def apply(
     """mapping: canonical option -> (target field, kind). `needed` names options whose value kvlint
     needs; problems on those become KV005 issues (others are the engine's business)."""
     for tok, message in parsed.problems:
-        d.issues.append(Issue("KV005", f"{engine_label}: {message}", tok.where or d.where))
+        d.issues.append(Issue(UNPARSED_SETTING, f"{engine_label}: {message}", tok.where or d.where))
     for option, (target, kind) in mapping.items():
         hit = parsed.get(option)
         if hit is None:
@@ -72,7 +73,7 @@ def apply(
             if truth is None:
                 d.issues.append(
                     Issue(
-                        "KV005",
+                        UNPARSED_SETTING,
                         f"{engine_label}: {option} expects true or false, got {show(value.text, 60)!r}",
                         where,
                     )
@@ -86,7 +87,7 @@ def apply(
                 d.unreadable.append(target)
                 d.issues.append(
                     Issue(
-                        "KV005",
+                        UNPARSED_SETTING,
                         f"{engine_label}: {option} {show(value.text, 60)!r} expands its variables past "
                         f"{OVERSIZE.strip('()')}; kvlint does not follow it and its value is unknown",
                         where,
@@ -97,7 +98,7 @@ def apply(
                 d.unreadable.append(target)
                 d.issues.append(
                     Issue(
-                        "KV005",
+                        UNPARSED_SETTING,
                         f"{engine_label}: {option} {show(value.text, 60)} uses "
                         f"{', '.join('$' + v for v in value.unresolved)}, "
                         "which the container does not set; its value is unknown",
@@ -110,7 +111,9 @@ def apply(
             converted, suffix = CONVERT[kind](value.text.strip())
         except (ValueError, ArithmeticError):
             d.issues.append(
-                Issue("KV005", f"{engine_label}: cannot read {option} {show(value.text, 60)!r}", where)
+                Issue(
+                    UNPARSED_SETTING, f"{engine_label}: cannot read {option} {show(value.text, 60)!r}", where
+                )
             )
             if option in needed:
                 d.unreadable.append(target)
@@ -125,7 +128,7 @@ def report_unknown(d: Deployment, parsed: Parsed, message: str, fix: str | None 
     """A KV005 for every option the engine does not have; `message` names it as `{name}`."""
     for tok in parsed.unknown:
         name = tok.text.split("=", 1)[0]
-        d.issues.append(Issue("KV005", message.format(name=name), tok.where or d.where, fix=fix))
+        d.issues.append(Issue(UNPARSED_SETTING, message.format(name=name), tok.where or d.where, fix=fix))
 
 
 def env_value(env: dict, name: str) -> Token | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
@@ -58,7 +59,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], positional_
         if first.unresolved:
             d.issues.append(
                 Issue(
-                    "KV005",
+                    UNPARSED_SETTING,
                     f"vLLM: model {first.text} uses an unset variable; the model is unknown",
                     first.where or d.where,
                 )
