@@ -113,7 +113,7 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
         editable = (
             bool(loaded.source.text)
             and loaded.source.helm_template is None
-            and not any(i.code == "KV001" for i in loaded.issues)
+            and not any(i.code == INVALID_INPUT for i in loaded.issues)
         )
         materialize(result.findings, loaded.source.text, editable)
         cited.update(e.where.line for f in result.findings for x in f.fixes for e in x.edits)
