@@ -9,7 +9,7 @@ from typing import Any
 
 from kvlint import suppress
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
-from kvlint.codes import INVALID_INPUT
+from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE
 from kvlint.extract import extract_document
 from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.load import LoadedFile, load_bytes, physical
@@ -167,7 +167,7 @@ def _too_many_workloads(doc, path: str) -> Issue:
     root = doc.root
     where = root.where(path) if root is not None and hasattr(root, "where") else Location(path, 1, 1)
     return Issue(
-        "KV004",
+        NOT_CHECKABLE,
         f"more than {WORKLOADS_MAX:,} serving workloads in one file: this document and the rest are not checked",
         where,
         fix="split the file",

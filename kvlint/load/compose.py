@@ -174,7 +174,7 @@ class _Builder:
         elif self.found == ISSUES_PER_FILE_MAX + 1:
             self.issues.append(
                 Issue(
-                    "KV001",
+                    INVALID_INPUT,
                     f"more than {ISSUES_PER_FILE_MAX:,} problems like the ones above; the rest are not listed",
                     node.where(self.path),
                 )
@@ -236,7 +236,7 @@ def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issu
         if index >= DOCUMENTS_MAX:
             issues.append(
                 Issue(
-                    "KV001",
+                    INVALID_INPUT,
                     f"more than {DOCUMENTS_MAX:,} YAML documents in one file: the first {DOCUMENTS_MAX:,} "
                     "were checked, the rest were not",
                     Location(path, 1, 1),
