@@ -42,12 +42,9 @@ def _extract(
         from kvlint.extract import kubernetes
 
         return kubernetes.extract(root, path, base_dir, lines), []
-    from kvlint.extract import skypilot, vllm_config
+    from kvlint.extract.registry import DOCUMENT_KINDS, resolve
 
-    if skypilot.is_skypilot(root):
-        return skypilot.extract(root, path, base_dir, lines), []
-    if vllm_config.is_vllm_config(root):
-        return vllm_config.extract(root, path, base_dir, lines), []
-    from kvlint.extract import helm_values
-
-    return helm_values.extract(root, path, base_dir, lines), []
+    for _name, detector, reader in DOCUMENT_KINDS:
+        if resolve(detector)(root):
+            return resolve(reader)(root, path, base_dir, lines), []
+    return [], []

@@ -181,6 +181,7 @@ def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvV
     text = re.sub(r"\\\n", " ", text)  # line continuations
     out: list[Token] = []
     cursor = node.line
+    env = dict(env)  # `export NAME=value` / `NAME=value` lines set variables for the lines after them
     for line in text.split("\n"):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -194,6 +195,7 @@ def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvV
             words = list(lexer)
         except ValueError:
             words = line.split()
+        _assignments(words, env, node, path, lines, cursor)
         for word in words:
             if word in _SEPARATORS or set(word) <= set(";&|"):
                 out.append(Token(";", None))
@@ -206,6 +208,25 @@ def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvV
                 out.append(Token(value, where, "", tuple(unresolved)))
         out.append(Token(";", None))
     return out
+
+
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+
+
+def _assignments(
+    words: list[str], env: dict[str, EnvVar], node: Scalar, path: str, lines: list[str], cursor: int
+) -> None:
+    """A shell line that only assigns (`export A=1 B=2`, `A=1`) sets variables for later lines."""
+    body = words[1:] if words[:1] == ["export"] else words
+    if not body or not all(_ASSIGN.match(w) for w in body):
+        return
+    for word in body:
+        m = _ASSIGN.match(word)
+        assert m is not None
+        value, unresolved, _ = expand(m.group(2), env, shell=True)
+        where, _ = _scalar_token_where(node, path, lines, word, cursor)
+        if not unresolved:
+            env[m.group(1)] = EnvVar(value, where)
 
 
 def _split_commands(tokens: list[Token]) -> list[list[Token]]:

@@ -7,7 +7,7 @@ import re
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import gpu_selectors, gpu_sharing, pods
-from kvlint.extract.argv import EnvVar, container_commands, read_env
+from kvlint.extract.argv import EnvVar, container_commands, read_env, split_flag
 from kvlint.extract.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import Mapping, Scalar
@@ -147,17 +147,34 @@ def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar]) -> None:
     if launch.engine == "vllm":
         from kvlint.extract.engine_args import vllm
 
-        vllm.read(d, launch.tokens, env)
+        vllm.read(d, launch.tokens, env, strict=not launch.wrapper)
     elif launch.engine == "sglang":
         from kvlint.extract.engine_args import sglang
 
-        sglang.read(d, launch.tokens, env)
+        sglang.read(d, launch.tokens, env, strict=not launch.wrapper)
     elif launch.engine == "tgi":
         from kvlint.extract.engine_args import tgi
 
         tgi.read(d, launch.tokens, env)
     else:
+        _model_of_unmodelled(d, launch)
         mark_unsupported(d, launch.engine, d.engine.where if d.engine else d.where)
+
+
+def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
+    """The model an engine kvlint does not model serves (`--model-path X`, `trtllm-serve X`), so the
+    KV004 names a workload a reader can recognise."""
+    tokens = launch.tokens
+    for i, tok in enumerate(tokens):
+        name, inline = split_flag(tok)
+        if name in ("--model-path", "--model", "--model-id", "--model_path"):
+            value = inline or (tokens[i + 1] if i + 1 < len(tokens) else None)
+            if value is not None and value.text and not value.unresolved:
+                d.model = stated(value.text, value.where or d.where, value.note)
+            return
+    if launch.how == "trtllm-serve" and tokens and not tokens[0].text.startswith("-"):
+        if not tokens[0].unresolved:
+            d.model = stated(tokens[0].text, tokens[0].where or d.where, tokens[0].note)
 
 
 def _read_nim_env(d: Deployment, env: dict[str, EnvVar]) -> None:

@@ -23,13 +23,19 @@ def _ctx(root: Mapping, path: str, lines: list[str], base_dir: str, kind: str = 
     return ct.ObjectContext(path, lines, base_dir, root, kind, "", {})
 
 
+def always(root: Mapping) -> bool:
+    """The last reader tried: Helm values of any chart kvlint knows, else nothing."""
+    return True
+
+
 def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
     out: list[Deployment] = []
     ctx = _ctx(root, path, lines, base_dir)
     spec_list = root.at("servingEngineSpec", "modelSpec")
     if isinstance(spec_list, Sequence):
         for i, entry in enumerate(spec_list.items):
-            if isinstance(entry, Mapping):
+            # `enabled: false` entries are not deployed (production-stack values.yaml: "Default to true")
+            if isinstance(entry, Mapping) and entry.value("enabled") is not False:
                 out.extend(production_stack_entry(ctx, entry, f"servingEngineSpec.modelSpec[{i}]"))
     catalog = root.map("catalog")
     if catalog is not None and all(isinstance(v, Mapping) for _, v in catalog.items()):

@@ -77,7 +77,9 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
     if not isinstance(kind, str) or kind in NOT_WORKLOADS or kind.endswith("List"):
         return []
     ctx = context(root, path, lines, base_dir)
-    handler = HANDLERS.get(kind)
+    from kvlint.extract.registry import kubernetes_reader
+
+    handler = kubernetes_reader(kind)
     found = handler(ctx) if handler else pod_workloads(ctx)
     for d in found:
         ct.finish(d)
@@ -187,15 +189,6 @@ def llm_isvc(ctx: ct.ObjectContext) -> list[Deployment]:
     return out
 
 
-# --- Ray -----------------------------------------------------------------------------------------
-
-
-def ray(ctx: ct.ObjectContext) -> list[Deployment]:
-    from kvlint.extract import ray as ray_mod
-
-    return ray_mod.extract(ctx)
-
-
 # --- NIM -----------------------------------------------------------------------------------------
 
 
@@ -243,18 +236,3 @@ def vllm_runtime(ctx: ct.ObjectContext) -> list[Deployment]:
         return []
     return production_stack_entry(ctx, spec, ctx.name)
 
-
-HANDLERS = {
-    "LeaderWorkerSet": lws,
-    "InferenceService": kserve_isvc,
-    "ServingRuntime": kserve_runtime,
-    "ClusterServingRuntime": kserve_runtime,
-    "LLMInferenceService": llm_isvc,
-    "Model": kubeai_model,
-    "RayService": ray,
-    "RayCluster": ray,
-    "RayJob": ray,
-    "NIMService": nim_service,
-    "Workspace": kaito,
-    "VLLMRuntime": vllm_runtime,
-}

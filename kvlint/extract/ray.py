@@ -19,20 +19,6 @@ from kvlint.extract.workloads import pod_workloads
 from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
-ENGINE_KWARGS = {
-    "tensor_parallel_size": "--tensor-parallel-size",
-    "pipeline_parallel_size": "--pipeline-parallel-size",
-    "max_model_len": "--max-model-len",
-    "max_num_seqs": "--max-num-seqs",
-    "max_num_batched_tokens": "--max-num-batched-tokens",
-    "gpu_memory_utilization": "--gpu-memory-utilization",
-    "dtype": "--dtype",
-    "quantization": "--quantization",
-    "kv_cache_dtype": "--kv-cache-dtype",
-    "enforce_eager": "--enforce-eager",
-    "enable_chunked_prefill": "--enable-chunked-prefill",
-    "block_size": "--block-size",
-}
 # env names custom Ray apps commonly read (the app code decides; kvlint infers)
 APP_ENV = {
     "MODEL_ID": "model",
@@ -141,12 +127,9 @@ def _gpu_groups(ctx: ct.ObjectContext, cluster: Mapping | None) -> tuple[Deploym
 def _application(ctx: ct.ObjectContext, app: Mapping, gpu_pods: tuple[Deployment, int]) -> list[Deployment]:
     path = ctx.file
     out: list[Deployment] = []
-    configs = app.at("args", "llm_configs")
-    if isinstance(configs, Sequence):
-        for cfg in configs.items:
-            if isinstance(cfg, Mapping):
-                out.append(_llm_config(ctx, app, cfg, gpu_pods))
-        return out
+    configs = llm_configs(app)
+    if configs:
+        return [llm_config_deployment(ctx, app, cfg, gpu_pods, role) for role, cfg in configs]
     env = app.at("runtime_env", "env_vars")
     args = app.map("args")
     evidence = _vllm_evidence(ctx, app)
@@ -162,6 +145,8 @@ def _application(ctx: ct.ObjectContext, app: Mapping, gpu_pods: tuple[Deployment
             name = {"ID": "MODEL_ID"}.get(name, name)
             if name in APP_ENV:
                 groups.setdefault(group, {}).setdefault(name, node)
+    if not groups and (evidence is not None or gpu_pods[1] or _names_llm(app)):
+        return [_model_in_code(ctx, app, gpu_pods)]
     for group, values in sorted(groups.items()):
         model_node = next((values[k] for k in ("MODEL_ID", "MODEL_NAME", "MODEL") if k in values), None)
         if model_node is None:
@@ -210,6 +195,48 @@ def _application(ctx: ct.ObjectContext, app: Mapping, gpu_pods: tuple[Deployment
     return out
 
 
+def llm_configs(app: Mapping) -> list[tuple[str, Mapping]]:
+    """Ray Serve LLM configs in an application's args: `llm_configs: [...]` (build_openai_app),
+    `llm_config: {...}` (build_llm_deployment, build_dp_openai_app), `prefill_config` /
+    `decode_config` (prefill/decode disaggregation), as ("", cfg) / ("prefill", cfg) pairs."""
+    args = app.map("args")
+    if args is None:
+        return []
+    out: list[tuple[str, Mapping]] = []
+    seq = args.seq("llm_configs")
+    out += [("", c) for c in seq or () if isinstance(c, Mapping)]
+    for key, role in (("llm_config", ""), ("prefill_config", "prefill"), ("decode_config", "decode")):
+        cfg = args.map(key)
+        if cfg is not None:
+            out.append((role, cfg))
+    return out
+
+
+def _names_llm(app: Mapping) -> bool:
+    text = f"{app.value('import_path') or ''} {app.value('name') or ''}".lower()
+    return any(w in text for w in ("llm", "vllm", "rayllm", "chat", "text_generation", "text-generation"))
+
+
+def _model_in_code(ctx: ct.ObjectContext, app: Mapping, gpu_pods: tuple[Deployment, int]) -> Deployment:
+    """A Serve app that names no model in the file: its code (import_path) or files it loads choose it."""
+    path = ctx.file
+    label = app.value("name") or "app"
+    node = app.scalar("import_path") or app
+    d = Deployment(path, node.where(path), ctx.kind, f"{ctx.name}/{label}", ctx.base_dir)
+    d.ignores = dict(ctx.ignores)
+    models = app.at("args", "models")
+    if isinstance(models, Sequence) and models.items:
+        first = models.items[0]
+        why = f"model set in {first.value if isinstance(first, Scalar) else 'files'} that the app loads, not in this file"
+    else:
+        why = f"model set in application code ({app.value('import_path') or 'import_path not given'}), not in this file"
+    d.engine = inferred("other", why, node.where(path))
+    d.issues.append(Issue("KV004", f"{d.label()}: {why}; its memory cannot be checked", node.where(path)))
+    d.extra["unsupported"] = stated("app-code", node.where(path))
+    _copy_gpus(d, gpu_pods)
+    return d
+
+
 _NUMBERED = re.compile(r"^MODEL_(\d+)_(.+)$")
 _PIP_VLLM = re.compile(r"^vllm(?:\[[^\]]*\])?==(\d+\.\d+(?:\.\d+)?)")
 
@@ -234,37 +261,64 @@ def _vllm_evidence(ctx: ct.ObjectContext, app: Mapping) -> tuple[str | None, str
     return None
 
 
-def _llm_config(
-    ctx: ct.ObjectContext, app: Mapping, cfg: Mapping, gpu_pods: tuple[Deployment, int]
+def llm_config_deployment(
+    ctx: ct.ObjectContext, app: Mapping, cfg: Mapping, gpu_pods: tuple[Deployment, int], role: str = ""
 ) -> Deployment:
     path = ctx.file
     model_id = cfg.at("model_loading_config", "model_id")
     source = cfg.at("model_loading_config", "model_source")
     label = model_id.value if isinstance(model_id, Scalar) else app.value("name")
-    d = Deployment(path, cfg.where(path), ctx.kind, f"{ctx.name}/{label}", ctx.base_dir)
+    name = f"{ctx.name}/{label}" if ctx.name else str(label)
+    d = Deployment(path, cfg.where(path), ctx.kind, name + (f"/{role}" if role else ""), ctx.base_dir)
     d.ignores = dict(ctx.ignores)
     d.engine = inferred("vllm", "Ray Serve LLM (ray.serve.llm) runs vLLM", cfg.where(path))
     node = source if isinstance(source, Scalar) and source.value else model_id
     if isinstance(node, Scalar) and node.value:
         d.model = stated(str(node.value), node.where(path))
-    kwargs = cfg.map("engine_kwargs")
-    tokens: list[Token] = []
-    for key, option in ENGINE_KWARGS.items():
-        n = kwargs.scalar(key) if kwargs is not None else None
-        if n is None:
-            continue
-        if isinstance(n.value, bool):
-            tokens.append(Token(option if n.value else "--no-" + option[2:], scalar_where(n, path)))
-        else:
-            tokens += [Token(option, scalar_where(n, path)), Token(str(n.value), scalar_where(n, path))]
+    from kvlint.extract.argv import EnvVar
     from kvlint.extract.engine_args import vllm
 
-    vllm.read(d, tokens, {}, positional_model=False)
+    env: dict[str, EnvVar] = {}
+    env_vars = cfg.at("runtime_env", "env_vars")
+    for key, n in env_vars.items() if isinstance(env_vars, Mapping) else ():
+        if isinstance(n, Scalar) and n.value is not None:
+            env[key] = EnvVar(str(n.value), n.where(path))
+    vllm.read(d, engine_kwargs_tokens(cfg.map("engine_kwargs"), path), env, positional_model=False)
+    replicas = cfg.at("deployment_config", "num_replicas")
+    if isinstance(replicas, Scalar) and isinstance(replicas.value, int):
+        d.extra["replicas"] = stated(replicas.value, replicas.where(path))
     accel = cfg.scalar("accelerator_type")
     if accel is not None and accel.value:
         d.gpu = stated(str(accel.value), accel.where(path), "Ray Serve LLM accelerator_type")
     _copy_gpus(d, gpu_pods)
     return d
+
+
+def engine_kwargs_tokens(kwargs: Mapping | None, path: str) -> list[Token]:
+    """Ray Serve LLM passes engine_kwargs to vLLM's AsyncEngineArgs: every key is a vLLM engine
+    argument (`max_model_len` is --max-model-len); dict values (hf_overrides, …) are JSON."""
+    import json
+
+    from kvlint.load.tree import to_plain
+
+    tokens: list[Token] = []
+    for key, n in kwargs.items() if kwargs is not None else ():
+        option = "--" + key.replace("_", "-")
+        where = kwargs.keys[key].where(path) if key in kwargs.keys else n.where(path)
+        if isinstance(n, Scalar):
+            if n.value is None:
+                continue
+            if isinstance(n.value, bool):
+                tokens.append(Token(option if n.value else "--no-" + option[2:], scalar_where(n, path)))
+            else:
+                tokens += [Token(option, where), Token(str(n.value), scalar_where(n, path))]
+        else:
+            try:
+                text = json.dumps(to_plain(n))
+            except ValueError:
+                continue
+            tokens += [Token(option, where), Token(text, n.where(path))]
+    return tokens
 
 
 def _copy_gpus(d: Deployment, gpu_pods: tuple[Deployment, int]) -> None:

@@ -15,6 +15,8 @@ def pod_workloads(ctx: ct.ObjectContext) -> list[Deployment]:
     leader and its workers, an AIBrix pod group) that run the same engine and model count once."""
     out: list[tuple[tuple, Deployment]] = []
     for spec in pods.find_pod_specs(ctx.root):
+        if "roleTemplates" in spec.path:
+            continue  # RoleBasedGroup templates: each role that uses one is read with its patch
         role = _role(spec.path)
         size = _group_size(ctx.root, spec.path, ctx.file)
         for c in pods.containers(spec.node):
@@ -87,10 +89,11 @@ def _group_size(root: Mapping, path: tuple[str, ...], file: str):
             group = node.scalar("podGroupSize")
             if group is not None and isinstance(group.value, int):
                 found = stated(group.value, group.where(file), "podGroupSize: pods per replica")
-            lwt = node.map("leaderWorkerTemplate")
-            size = lwt.scalar("size") if lwt is not None else None
-            if size is not None and isinstance(size.value, int):
-                found = stated(size.value, size.where(file), "LeaderWorkerSet size: pods per replica")
+            for key in ("leaderWorkerTemplate", "leaderWorkerPattern"):  # LWS; RoleBasedGroup v1alpha2
+                lwt = node.map(key)
+                size = lwt.scalar("size") if lwt is not None else None
+                if size is not None and isinstance(size.value, int):
+                    found = stated(size.value, size.where(file), f"{key}.size: pods per replica")
         node = _step(node, part)
         if node is None:
             break

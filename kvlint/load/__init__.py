@@ -26,6 +26,9 @@ class LoadedFile:
 def load_bytes(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedFile:
     source = decode(data, path, max_bytes)
     loaded = LoadedFile(source, issues=list(source.issues))
+    values: tuple[list[Document], list[Issue]] | None = None
+    if source.helm_template is not None and not source.issues:
+        values = _values_with_tpl(source, path)  # Helm values whose strings the chart renders (tpl)
     if source.helm_template is not None:
         loaded.issues.append(
             Issue(
@@ -40,7 +43,7 @@ def load_bytes(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Lo
     if source.helm_template is not None:  # one KV004 issue (above); not the deployed YAML yet
         loaded.directives = read_directives(source.lines, path) if "kvlint" in source.text else []
         return loaded
-    docs, issues = compose(source.text, path)
+    docs, issues = values if values is not None else compose(source.text, path)
     loaded.documents = docs
     loaded.issues.extend(issues)
     if "kvlint" in source.text:  # directives only from real comments: never inside a string
@@ -67,6 +70,21 @@ def string_spans(docs: list[Document]) -> list[Span]:
         elif isinstance(node, Sequence):
             stack.extend(node.items)
     return spans
+
+
+def _values_with_tpl(source: SourceText, path: str) -> tuple[list[Document], list[Issue]]:
+    """Helm values whose strings hold `{{ … }}` (charts such as llm-d-modelservice render values with
+    `tpl`) are values, not an unrendered template: read them when they parse cleanly as YAML and no
+    document is a Kubernetes object."""
+    docs, issues = compose(source.text, path)
+    if issues or not docs:
+        return [], []
+    for doc in docs:
+        root = doc.root
+        if not isinstance(root, Mapping) or "apiVersion" in root or "kind" in root:
+            return [], []
+    source.helm_template = None
+    return docs, issues
 
 
 __all__ = ["Directive", "Document", "LoadedFile", "load_bytes"]

@@ -29,6 +29,13 @@ class Launch:
     tokens: list[Token]  # the engine's own arguments (after the entry point)
     entry: Token | None  # the token that named the engine (for locations)
     how: str
+    wrapper: str = ""  # a launcher that adds options of its own (NVIDIA Dynamo): unknown options not reported
+
+
+# NVIDIA Dynamo's worker modules (`python -m dynamo.vllm …`) take the engine's own options plus the
+# wrapper's (ai-dynamo/dynamo components/src/dynamo/<backend>/); the frontend, router and planner
+# serve no model.
+DYNAMO_WORKERS = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang", "dynamo.trtllm": "trtllm"}
 
 
 def _base(text: str) -> str:
@@ -47,6 +54,14 @@ def find_launch(commands: list[list[Token]], image: str) -> Launch | None:
                 return Launch("vllm", tokens[i + 2 :], tokens[i], "vllm serve")
             if text == "-m" and nxt.startswith("vllm.entrypoints"):
                 return Launch("vllm", tokens[i + 2 :], tokens[i + 1], f"python -m {nxt}")
+            if text == "-m" and nxt in DYNAMO_WORKERS:
+                return Launch(
+                    DYNAMO_WORKERS[nxt],
+                    tokens[i + 2 :],
+                    tokens[i + 1],
+                    f"python -m {nxt} (NVIDIA Dynamo worker)",
+                    wrapper="dynamo",
+                )
             if text == "-m" and nxt.startswith("sglang.launch_server"):
                 return Launch("sglang", tokens[i + 2 :], tokens[i + 1], "python -m sglang.launch_server")
             if base == "sglang" and nxt in ("serve", "launch_server"):
@@ -99,6 +114,8 @@ def _runs_something_else(commands: list[list[Token]]) -> bool:
     """Sidecars, helpers and multi-node workers in an engine image (ray start, a worker script that
     joins the leader, sleep, a proxy) do not serve a model of their own."""
     words = [t.text for c in commands for t in c]
+    if any(w.startswith("dynamo.") and w not in DYNAMO_WORKERS for w in words):
+        return True  # Dynamo's frontend / router / planner
     if any(w == "worker" or "ray_address" in w or w.startswith("--address") or "router" in w for w in words):
         return True
     firsts = {_base(t.text) for c in commands for t in c[:2]}

@@ -33,8 +33,10 @@ MAPPING: dict[str, tuple[str, str]] = {
 NEEDED = {"--model-path", "--tp-size", "--context-length", "--mem-fraction-static", "--max-running-requests"}
 
 
-def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
+def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: bool = True) -> None:
     parsed = load_table("sglang").parse(tokens)
+    if not strict:
+        parsed.unknown.clear()  # a launcher with options of its own (Dynamo)
     apply(d, parsed, MAPPING, "SGLang", NEEDED)
     report_unknown(
         d,

@@ -51,9 +51,18 @@ ENV = {
 }
 
 
-def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], positional_model: bool = True) -> None:
+def read(
+    d: Deployment,
+    tokens: list[Token],
+    env: dict[str, EnvVar],
+    positional_model: bool = True,
+    strict: bool = True,
+) -> None:
+    """`strict=False` under a launcher with options of its own (Dynamo): unknown options are its."""
     table = load_table("vllm")
     parsed = table.parse(tokens)
+    if not strict:
+        parsed.unknown.clear()
     if positional_model and parsed.positionals and "--model" not in parsed.values:
         first = parsed.positionals[0]
         if first.unresolved:

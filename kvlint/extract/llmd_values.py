@@ -1,0 +1,201 @@
+"""llm-d `llm-d-modelservice` Helm values: `modelArtifacts` + `decode` / `prefill` pod sections.
+
+What the chart does with them (llm-d-incubation/llm-d-modelservice, charts/llm-d-modelservice,
+values.yaml and templates/_helpers.tpl), applied here:
+- the model is `modelArtifacts.uri`: `hf://<id>` serves <id>; `pvc://<claim>/<path>` serves
+  `<modelArtifacts.mountPath>/<path>` (mountPath default /model-cache); `{{ .Values.modelArtifacts.name }}`
+  in the uri is the name;
+- `containers[].modelCommand`: `vllmServe` runs `vllm serve <model>`, `imageDefault` passes
+  `--model <model>` to the image's entrypoint, `custom` (the default) runs the container's own
+  command; the first two add `--tensor-parallel-size` (parallelism.tensor, default 1),
+  `--data-parallel-size` and `--data-parallel-size-local` when above 1, then the container's args;
+- GPUs per pod: the container's `resources.limits.<accelerator resource>` if written, else
+  `parallelism.dataLocal x parallelism.tensor` (the chart fills it in); the resource name follows
+  `accelerator.type` (nvidia: nvidia.com/gpu, amd: amd.com/gpu; intel, gaudi, google, cpu and
+  rebellions are not GPUs kvlint models);
+- `multinode: true` renders a LeaderWorkerSet of `parallelism.workers` pods per replica;
+- a role with `create: false` or `replicas: 0` renders no pods (prefill defaults to 0 replicas);
+  the llm-d inference simulator image serves no model.
+"""
+
+from __future__ import annotations
+
+from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract import container as ct
+from kvlint.extract import synthetic as syn
+from kvlint.findings import Issue
+from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+
+SOURCE = "llm-d-modelservice chart (templates/_helpers.tpl)"
+RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
+NOT_GPU = {
+    "intel-i915": "Intel GPU",
+    "intel-xe": "Intel GPU",
+    "intel-gaudi": "Intel Gaudi",
+    "google": "TPU",
+    "cpu": "CPU",
+    "rebellions-atom": "Rebellions ATOM NPU",
+}
+DEFAULT_REPLICAS = {"decode": 1, "prefill": 0}  # chart values.yaml
+
+
+def is_modelservice(root: Mapping) -> bool:
+    return (
+        "apiVersion" not in root
+        and isinstance(root.get("modelArtifacts"), Mapping)
+        and any(isinstance(root.get(r), Mapping) for r in ("decode", "prefill"))
+    )
+
+
+def _int(box: Mapping | None, key: str, fallback: int) -> tuple[int, Scalar | None]:
+    node = box.scalar(key) if box is not None else None
+    if node is not None and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value, node
+    return fallback, None
+
+
+def model_node(root: Mapping, path: str) -> Scalar | None:
+    arts = root.map("modelArtifacts")
+    uri = arts.scalar("uri") if arts is not None else None
+    name = arts.scalar("name") if arts is not None else None
+    if uri is None or not isinstance(uri.value, str):
+        return name
+    text = uri.value.replace('"', "").replace("'", "")
+    if "{{" in text and name is not None and ".modelArtifacts.name" in text:
+        text = text[: text.index("{{")] + str(name.value) + text[text.index("}}") + 2 :]
+    scheme, _, rest = text.partition("://")
+    if scheme == "hf":
+        value = rest
+    elif scheme.startswith("pvc"):
+        mount = arts.value("mountPath") if arts is not None else None
+        value = f"{mount or '/model-cache'}/{rest.split('/', 1)[1] if '/' in rest else ''}"
+        if scheme == "pvc+hf":
+            value = "/".join(rest.split("/")[-2:])
+    else:
+        return uri
+    return Scalar(value, value, uri.tag, uri.quoted, (uri.line, uri.col, uri.end_line, uri.end_col))
+
+
+def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
+    out: list[Deployment] = []
+    ctx = ct.ObjectContext(path, lines, base_dir, root, "values", "", {})
+    for role in ("decode", "prefill"):
+        section = root.map(role)
+        if section is None or section.value("create") is False:
+            continue
+        replicas, rnode = _int(section, "replicas", DEFAULT_REPLICAS[role])
+        if replicas == 0:
+            continue
+        d = _role(ctx, root, role, section)
+        if d is None:
+            continue
+        d.extra["replicas"] = (
+            stated(replicas, rnode.where(path))
+            if rnode is not None
+            else inferred(replicas, f"{SOURCE} default")
+        )
+        ct.finish(d)
+        out.append(d)
+    return out
+
+
+def _engine_container(section: Mapping) -> Mapping | None:
+    boxes = [c for c in section.seq("containers") or () if isinstance(c, Mapping)]
+    for c in boxes:
+        if c.value("name") == "vllm" or "modelCommand" in c:
+            return c
+    return boxes[0] if boxes else None
+
+
+def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> Deployment | None:
+    path = ctx.file
+    c = _engine_container(section)
+    if c is None or "llm-d-inference-sim" in str(c.value("image") or ""):
+        return None
+    par = section.map("parallelism")
+    tp, tp_node = _int(par, "tensor", 1)
+    dp_local, dpl_node = _int(par, "dataLocal", 0)
+    data, data_node = _int(par, "data", 0)
+    workers, workers_node = _int(par, "workers", 0)
+    if not dp_local:
+        dp_local = data // workers if data and workers and data % workers == 0 else (data or 1)
+    if not data:
+        data = dp_local * (workers or 1)
+    command_kind = str(c.value("modelCommand") or "custom")
+    model = model_node(root, path)
+    anchor = c.scalar("modelCommand") or c
+    generated: list[Node] = []
+    if command_kind in ("vllmServe", "imageDefault") and model is not None:
+        if command_kind == "imageDefault":
+            generated.append(syn.scalar(model, "--model"))
+        generated.append(model)
+        for flag, value, node in (
+            ("--tensor-parallel-size", tp, tp_node),
+            ("--data-parallel-size", data, data_node),
+            ("--data-parallel-size-local", dp_local, dpl_node),
+        ):
+            if value > 1:
+                generated += [syn.scalar(node or anchor, flag), syn.scalar(node or anchor, str(value))]
+    args = c.get("args")
+    user_args = list(args.items) if isinstance(args, Sequence) else []
+    values = dict(c.values)
+    if command_kind == "vllmServe":
+        values["command"] = syn.sequence(anchor, [syn.scalar(anchor, "vllm"), syn.scalar(anchor, "serve")])
+    if command_kind != "custom":
+        values["args"] = syn.sequence(anchor, generated + user_args)
+    accel_node = root.at("accelerator", "type")
+    accel = str(accel_node.value) if isinstance(accel_node, Scalar) and accel_node.value else "nvidia"
+    resource = RESOURCES.get(accel)
+    values["resources"], auto = _resources(c, resource, dp_local * tp, anchor)
+    container = syn.mapping(c, values)
+    pod_keys = ("volumes", "nodeSelector", "affinity", "tolerations")
+    pod = syn.mapping(section, {k: v for k, v in section.values.items() if k in pod_keys})
+    d = ct.build(ctx, pod, container)
+    if d is None:
+        return None
+    d.name = role
+    d.kind = "llm-d-modelservice"
+    if auto and d.gpus_per_pod is not None:
+        d.gpus_per_pod = inferred(
+            d.gpus_per_pod.value,
+            f"{SOURCE}: parallelism.dataLocal {dp_local} x tensor {tp} when resources.limits leaves {resource} out",
+            (tp_node or dpl_node or anchor).where(path),
+        )
+    d.where = root.keys[role].where(path)
+    if accel in NOT_GPU:
+        where = (root.at("accelerator", "type") or root.keys[role]).where(path)
+        d.accelerator = "cpu" if accel == "cpu" else "other"
+        message = (
+            f"{d.label()}: runs on {NOT_GPU[accel]} (accelerator.type {accel}); kvlint models GPU memory"
+        )
+        d.issues.append(Issue("KV004", message, where))
+        d.extra["unsupported"] = stated(accel, where)
+    if root.value("multinode") is True:
+        n = workers or 1
+        d.pods = (
+            stated(n, workers_node.where(path), "parallelism.workers: pods per replica (LeaderWorkerSet)")
+            if workers_node is not None
+            else inferred(n, f"{SOURCE}: pods per replica = data / dataLocal")
+        )
+    _labels(d, section, path)
+    return d
+
+
+def _resources(c: Mapping, resource: str | None, gpus: int, anchor: Node) -> tuple[Mapping | None, bool]:
+    """The container's resources as the chart renders them, and whether the GPU count was filled in."""
+    res = c.map("resources")
+    limits = res.map("limits") if res is not None else None
+    if resource is None or (limits is not None and resource in limits):
+        return res, False
+    merged = {**(limits.values if limits is not None else {}), resource: syn.scalar(anchor, gpus)}
+    rest = res.values if res is not None else {}
+    return syn.mapping(res or c, {**rest, "limits": syn.mapping(limits or c, merged)}), True
+
+
+def _labels(d: Deployment, section: Mapping, path: str) -> None:
+    types = section.map("acceleratorTypes")
+    key = types.value("labelKey") if types is not None else None
+    values = types.seq("labelValues") if types is not None else None
+    if key and values is not None and values.items:
+        vals = [str(v.value) for v in values.items if isinstance(v, Scalar)]
+        ct.apply_labels(d, [(str(key), vals, values.items[0].where(path))])

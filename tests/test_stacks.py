@@ -1,0 +1,230 @@
+"""Serving stacks read by their own semantics (issue 12): NVIDIA Dynamo, llm-d-modelservice values,
+Ray Serve LLM configs, docker compose. Fixtures in fixtures/stacks/ follow the real layouts; the
+corpus tests read the real files in ../shared/corpus/manifests2 in place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, lint, shared
+
+from kvlint.lint import read_and_lint
+from kvlint.settings import Settings
+
+STACKS = FIXTURES / "stacks"
+
+
+def run(path: Path, name: str | None = None):
+    result = read_and_lint(str(path), Settings(), name or path.name)
+    assert not isinstance(result, str), result
+    return result
+
+
+def deps(result):
+    return {d.deployment.name: d.deployment for d in result.deployments}
+
+
+def rules(result) -> set[str]:
+    return {f.rule for f in result.findings}
+
+
+def corpus2(name: str) -> Path:
+    return shared("corpus", "manifests2", name)
+
+
+# --- NVIDIA Dynamo ----------------------------------------------------------------------------
+
+
+def test_dynamo_workers_are_workloads_and_the_frontend_is_not():
+    result = run(STACKS / "dynamo" / "good-vllm-disagg.yaml")
+    found = deps(result)
+    assert set(found) == {"vllm-disagg/VllmDecodeWorker", "vllm-disagg/VllmPrefillWorker"}
+    d = found["vllm-disagg/VllmDecodeWorker"]
+    assert d.engine.value == "vllm" and d.model.value == "Qwen/Qwen3-0.6B"
+    assert d.gpus_per_pod.value == 1 and d.gpus_per_pod.where.line == 20  # resources.limits.gpu
+    assert d.max_context.value == 8192 and d.extra["replicas"].value == 2
+    assert d.extra["role"].value == "decode"
+    assert d.has_shm and d.shm_size.origin == "default" and "8Gi" in str(d.shm_size.value)
+    assert all(r.plan is not None for r in result.deployments)
+    assert result.findings == [], [f.message for f in result.findings]  # --is-decode-worker is Dynamo's
+
+
+def test_dynamo_tp_above_the_pod_gpus_is_kv201():
+    result = run(STACKS / "dynamo" / "bad-sglang-tp-above-gpus.yaml")
+    assert rules(result) == {"KV201"}
+    (f,) = result.findings
+    assert f.where.line == 31 and "SGLang" in f.message
+
+
+def test_dynamo_real_sglang_multinode_spans_two_pods():
+    result = run(corpus2("ai-dynamo__dynamo__examples__backends__sglang__deploy__disagg-multinode.yaml"))
+    found = deps(result)
+    assert set(found) == {"sglang-disagg-multinode/decode", "sglang-disagg-multinode/prefill"}
+    for d in found.values():
+        assert d.engine.value == "sglang" and d.model.value == "Qwen/Qwen3-0.6B"
+        assert (d.tensor_parallel.value, d.gpus_per_pod.value, d.pods.value, d.gpus.value) == (8, 4, 2, 8)
+        assert float(d.extra["mem_fraction_static"].value) == 0.82
+    assert "KV201" not in rules(result) and "KV005" not in rules(result)
+
+
+def test_dynamo_real_trtllm_is_said_with_its_model():
+    result = run(corpus2("ai-dynamo__dynamo__recipes__gpt-oss-120b__trtllm__agg__deploy.yaml"))
+    (d,) = deps(result).values()
+    assert d.engine.value == "trtllm" and "gpt-oss-120b" in str(d.model.value)
+    assert d.gpus_per_pod.value == 4 and d.shm_size.value == "80Gi"
+    assert [f.rule for f in result.findings] == ["KV004"]
+
+
+def test_dynamo_shell_exports_feed_the_engine_flags():
+    name = "vllm-project__aibrix__brixbench__benchmark__testdata__deployments__dynamo__qwen3-8b-round-robin-4p4d-multinode.yaml"
+    result = run(corpus2(name))
+    found = deps(result)
+    assert set(found) == {"vllm-dynamo/VllmDecodeWorker", "vllm-dynamo/VllmPrefillWorker"}
+    d = found["vllm-dynamo/VllmDecodeWorker"]
+    assert d.model.value == "/models/Qwen3-8B" and d.max_context.value == 16384
+    assert d.gpu_memory_utilization.value == 0.9 and d.extra["replicas"].value == 4
+
+
+# --- llm-d-modelservice -----------------------------------------------------------------------
+
+
+def test_llmd_chart_renders_model_tp_and_gpus():
+    result = run(STACKS / "llm-d" / "good-pd.yaml")
+    found = deps(result)
+    assert set(found) == {"decode", "prefill"}
+    d = found["decode"]
+    assert d.model.value == "Qwen/Qwen3-8B" and d.tensor_parallel.value == 2
+    assert d.gpus_per_pod.value == 2 and d.gpus_per_pod.origin == "inferred"
+    assert "dataLocal" in d.gpus_per_pod.note and d.gpu.value == "l4"
+    assert found["prefill"].gpus_per_pod.value == 1
+    assert result.findings == [], [f.message for f in result.findings]
+
+
+def test_llmd_written_gpu_limit_wins_and_tp_above_it_is_kv201():
+    result = run(STACKS / "llm-d" / "bad-tp-above-limit.yaml")
+    assert "KV201" in rules(result)
+    assert deps(result)["decode"].gpus_per_pod.origin == "stated"
+
+
+def test_llmd_real_values_files():
+    pd = run(corpus2("llm-d-incubation__llm-d-modelservice__examples__values-pd.yaml"))
+    found = deps(pd)
+    assert {d.model.value for d in found.values()} == {"facebook/opt-125m"}
+    assert all(d.gpus_per_pod.value == 1 for d in found.values())
+    assert "KV004" not in rules(pd)  # the uri's {{ .Values… }} is rendered by the chart, not unrendered YAML
+    xpu = run(corpus2("llm-d-incubation__llm-d-modelservice__examples__values-xpu-pd.yaml"))
+    assert [f.rule for f in xpu.findings] == ["KV004", "KV004"]
+    default = run(corpus2("llm-d-incubation__llm-d-modelservice__charts__llm-d-modelservice__values.yaml"))
+    assert default.deployments == [] and default.findings == []  # the simulator image serves no model
+
+
+# --- Ray Serve LLM ----------------------------------------------------------------------------
+
+
+def test_ray_serve_plain_llm_config():
+    result = run(STACKS / "ray-serve" / "good-llm-config.yaml")
+    (d,) = deps(result).values()
+    assert d.model.value == "Qwen/Qwen3-8B" and d.gpu.value == "L4" and d.max_sequences.value == 2
+    assert d.extra["replicas"].value == 2 and result.deployments[0].plan is not None
+    assert result.findings == []
+
+
+def test_ray_serve_prefill_decode_and_unknown_engine_kwarg():
+    result = run(STACKS / "ray-serve" / "bad-pd-unknown-kwarg.yaml")
+    assert set(deps(result)) == {"Qwen/Qwen3-8B/prefill", "Qwen/Qwen3-8B/decode"}
+    kv005 = [f for f in result.findings if f.rule == "KV005"]
+    assert len(kv005) == 1 and "--max-seqs" in kv005[0].message and kv005[0].where.line == 20
+
+
+def test_ray_serve_real_configs():
+    dp = run(
+        corpus2("ray-project__ray__release__llm_tests__serve__configs__serve_phi_tiny_moe_dp4_gang.yaml")
+    )
+    (d,) = deps(dp).values()
+    assert (d.data_parallel.value, d.max_context.value, d.max_sequences.value) == (4, 1024, 32)
+    assert d.enforce_eager.value is True and d.extra["replicas"].value == 2
+    one = run(
+        corpus2(
+            "ray-project__ray__release__llm_tests__serve__configs__model_config__llama_3dot1_8b_quantized_tp1.yaml"
+        )
+    )
+    (d,) = deps(one).values()
+    assert d.gpu.value == "A10G" and d.max_context.value == 8192 and d.extra["VLLM_USE_V1"].value == "1"
+
+
+def test_rayservice_whose_model_is_chosen_in_code_is_kv004():
+    result = lint(
+        """
+apiVersion: ray.io/v1
+kind: RayService
+metadata: {name: llm}
+spec:
+  serveConfigV2: |
+    applications:
+      - name: llm
+        import_path: my_app.serve:deployment
+  rayClusterConfig:
+    headGroupSpec:
+      template:
+        spec:
+          containers: [{name: head, image: rayproject/ray:2.49.0}]
+    workerGroupSpecs:
+      - groupName: gpu
+        template:
+          spec:
+            containers:
+              - name: worker
+                image: rayproject/ray:2.49.0
+                resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    )
+    (f,) = [f for f in result.findings if f.rule == "KV004"]
+    assert "application code" in f.message and "my_app.serve:deployment" in f.message and f.where.line == 9
+
+
+# --- docker compose ---------------------------------------------------------------------------
+
+
+def test_compose_tgi_service_read_with_defaults_interpolated():
+    result = run(STACKS / "compose" / "good-tgi.yaml")
+    (d,) = deps(result).values()
+    assert d.engine.value == "tgi" and d.model.value == "Qwen/Qwen3-8B"
+    assert d.gpus_per_pod.value == 1 and d.max_context.value == 8192 and d.max_sequences.value == 2
+    assert d.has_shm and d.shm_size.value == "1g"
+    assert rules(result) == {"KV002"}  # compose cannot say which GPU
+
+
+def test_compose_count_all_and_docker_default_shm():
+    result = run(STACKS / "compose" / "bad-vllm-count-all.yaml")
+    assert {"KV005", "KV207"} <= rules(result)
+    kv005 = next(f for f in result.findings if f.rule == "KV005")
+    assert kv005.where.line == 14 and "count: all" in kv005.message
+
+
+def test_compose_unset_variable_is_said_not_read_as_a_model():
+    result = run(
+        corpus2("opea-project__GenAIExamples__ChatQnA__docker_compose__intel__hpu__gaudi__compose.yaml")
+    )
+    messages = [f.message for f in result.findings if f.rule == "KV005"]
+    assert any("LLM_MODEL_ID" in m for m in messages)
+    assert all(
+        d.deployment.model is None or "$" not in str(d.deployment.model.value) for d in result.deployments
+    )
+
+
+def test_compose_dev_shells_and_monitoring_are_quiet():
+    for name in (
+        "sgl-project__sglang__docker__docker-compose.envs.yaml",
+        "vllm-project__vllm__examples__online_serving__prometheus_grafana__docker-compose.yaml",
+    ):
+        result = run(corpus2(name))
+        assert result.deployments == [] and result.findings == [], name
+
+
+@pytest.mark.parametrize("path", sorted(STACKS.glob("*/*.yaml")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_stack_fixtures_are_read(path):
+    result = run(path)
+    assert result.deployments, f"{path.name}: no workload read"
+    if path.name.startswith("bad"):
+        assert result.findings
