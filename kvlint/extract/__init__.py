@@ -38,13 +38,8 @@ def _extract(
         from kvlint.extract import spec  # pydantic: imported only when a spec is present
 
         return spec.extract(root, path, base_dir)
+    from kvlint.extract import registry
+
     if isinstance(root.value("apiVersion"), str) and isinstance(root.value("kind"), str):
-        from kvlint.extract import kubernetes
-
-        return kubernetes.extract(root, path, base_dir, lines), []
-    from kvlint.extract.registry import DOCUMENT_KINDS, resolve
-
-    for _name, detector, reader in DOCUMENT_KINDS:
-        if resolve(detector)(root):
-            return resolve(reader)(root, path, base_dir, lines), []
-    return [], []
+        return registry.extract_object(root, path, base_dir, lines), []
+    return registry.extract_other(root, path, base_dir, lines), []

@@ -6,13 +6,13 @@ outside the container (KServe, KubeAI, NIM). Documents that serve no model give 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import pods
 from kvlint.extract.argv import scalar_tokens
-from kvlint.extract.kubeai import kubeai_model
 from kvlint.extract.production_stack import production_stack_entry
 from kvlint.extract.workloads import pod_workloads
 from kvlint.findings import Issue
@@ -72,14 +72,18 @@ def context(root: Mapping, path: str, lines: list[str], base_dir: str) -> ct.Obj
     )
 
 
-def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
+def extract(
+    root: Mapping,
+    path: str,
+    base_dir: str,
+    lines: list[str],
+    handler: Callable[[ct.ObjectContext], list[Deployment]] | None = None,
+) -> list[Deployment]:
+    """One object, read by its kind's reader (extract/registry.py) or as pod templates."""
     kind = root.value("kind")
     if not isinstance(kind, str) or kind in NOT_WORKLOADS or kind.endswith("List"):
         return []
     ctx = context(root, path, lines, base_dir)
-    from kvlint.extract.registry import kubernetes_reader
-
-    handler = kubernetes_reader(kind)
     found = handler(ctx) if handler else pod_workloads(ctx)
     for d in found:
         ct.finish(d)
@@ -235,4 +239,3 @@ def vllm_runtime(ctx: ct.ObjectContext) -> list[Deployment]:
     if spec is None:
         return []
     return production_stack_entry(ctx, spec, ctx.name)
-
