@@ -124,6 +124,7 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
                     fix=f"make it known exactly: `kvlint models pull {model_catalog.strip_ref(ref)}`",
                 )
             )
+        _apply_overrides(d, r)
         return
     if d.architecture:
         arch, problem = arch_from_declared(d.architecture, ref)
@@ -152,6 +153,26 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
     )
     r.issues.append(Issue(UNKNOWN_MODEL, message, _loc(d, d.model), fix=fix))
     r.unknown.add("model")
+
+
+def _apply_overrides(d: Deployment, r: Resolved) -> None:
+    """Engine options that change the model (--hf-overrides, --rope-scaling …) before any check."""
+    if "model_overrides" in d.unreadable:
+        r.model = None  # KV005 said which override could not be read: the model the engine runs is unknown
+        r.unknown.add("model")
+        return
+    over = d.extra.get("model_overrides")
+    if over is None or r.model is None or not isinstance(over.value, dict):
+        return
+    from kvlint.catalog import overrides
+
+    how = over.note or "engine overrides"
+    arch, why = overrides.apply(r.model, over.value, how)
+    if arch is None:
+        r.issues.append(Issue("KV005", f"{how} could not be applied to {r.model.id}: {why}", _loc(d, over)))
+        r.unknown.add("settings")
+        return
+    r.model, r.model_how = arch, f"{r.model_how}, with {how}"
 
 
 def engine_settings(

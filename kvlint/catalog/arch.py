@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from kvlint.record import field, record
 
 # Layer kinds, as vLLM sizes their KV cache (vllm/v1/kv_cache_interface.py spec classes).
@@ -74,6 +76,9 @@ class ModelArch:
     gated_mlp: bool = True
     notes: tuple[str, ...] = ()
     facts: dict[str, str] = field(default_factory=dict, compare=False)  # fact -> where it came from
+    # what parse_config read (config, id, source, hf_quant, checkpoint bytes, their source), so engine
+    # options that change the model (--hf-overrides …) can be applied to the same config
+    parsed_from: tuple[Any, ...] | None = field(default=None, compare=False)
 
     @property
     def params(self) -> int:

@@ -145,6 +145,7 @@ def parse_config(
         gated_mlp=gated,
         notes=_notes(cfg, family, mla, head_dim),
         facts={"kv_heads_query_heads": f"{nkv} KV heads, {nq} query heads"},
+        parsed_from=(config, model_id, source, hf_quant, checkpoint_bytes, checkpoint_source),
         **mla_fields,
     )
 

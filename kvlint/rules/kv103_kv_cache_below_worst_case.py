@@ -12,12 +12,15 @@ class KvCacheBelowWorstCase(PlanRule):
     """max_sequences sequences of max_context tokens do not fit the KV-cache pool together.
 
     ## What it does
-    When the author sets `max_sequences` or `max_context` (either may be the engine default, not
-    both), compares the KV cache that `max_sequences` (vLLM `max_num_seqs`, SGLang
+    Compares the KV cache that `max_sequences` (vLLM `max_num_seqs`, SGLang
     `max_running_requests`, TGI `max_concurrent_requests`) sequences of `max_context` tokens need
     with the pool the engine allocates, and gives the real concurrency at `max_context` and the
     longest context every one of `max_sequences` sequences can have. A `fragmentation` allowance
     and a headroom margin from the configuration can make the test stricter.
+
+    It warns when the author stated `max_sequences` or `max_context` (the other may be the engine
+    default, named in the message). When both are engine defaults the same figures are an info: the
+    engine queues by design, and nothing the author wrote is wrong.
 
     ## Why is this bad?
     The engine starts, but under load it cannot hold the sequences it admits: requests queue, or
@@ -59,8 +62,6 @@ class KvCacheBelowWorstCase(PlanRule):
         if seqs <= 0:
             return
         configured = [v for v in (d.max_sequences, d.max_context) if v is not None and v.origin != "default"]
-        if not configured:
-            return  # both are the engine's own defaults: nothing the author configured to hold against the pool
         frag = ctx.thresholds.fragmentation
         if d.fragmentation is not None:
             frag = float(d.fragmentation.value)
@@ -73,12 +74,27 @@ class KvCacheBelowWorstCase(PlanRule):
         where = where_of(d, d.max_sequences, d.max_context)
         allowance = f" after {frag:.0%} fragmentation" if frag else ""
         fits = max(1, math.floor(real))
+        message = (
+            f"{shown(d.max_sequences)} sequences of {shown(d.max_context)} tokens need {gib(need)} of KV cache per GPU "
+            f"but the pool holds {gib(p.kv_pool)}: only {real:.2f} run at full length at once{allowance}; "
+            f"{seqs:,} sequences get {tokens(p.context_at_max_seqs)} tokens each"
+        )
+        if not configured:
+            # Both limits are the engine's own defaults: the engine queues what does not fit by design.
+            # The worst case is worth knowing, not a warning about something the author wrote.
+            yield ctx.finding(
+                self,
+                where,
+                message + " (both limits are engine defaults; the engine queues the rest)",
+                details=p.lines,
+                fix=f"state the concurrency you plan for: {seq_key} {fits}",
+                severity=Severity.INFO,
+            )
+            return
         yield ctx.finding(
             self,
             where,
-            f"{shown(d.max_sequences)} sequences of {shown(d.max_context)} tokens need {gib(need)} of KV cache per GPU "
-            f"but the pool holds {gib(p.kv_pool)}: only {real:.2f} run at full length at once{allowance}; "
-            f"{seqs:,} sequences get {tokens(p.context_at_max_seqs)} tokens each",
+            message,
             details=p.lines,
             fix=f"set {seq_key} {fits} to admit only what fits, or shorten the context, use fp8 KV cache, or add GPUs",
             fixes=[set_setting(d, d.max_sequences, "max_sequences", fits, f"set {seq_key} {fits}", UNSAFE)],

@@ -14,7 +14,10 @@ class ContextBeyondModel(ModelRule):
     model's maximum the way vLLM derives it (`_get_and_verify_max_len`): the smallest of
     `max_position_embeddings` and the other length keys, multiplied by the rope-scaling factor
     unless the rope type (llama3, longrope) already states the extended length, yarn as
-    `original_max_position_embeddings x factor`.
+    `original_max_position_embeddings x factor`. Engine options that change the model are applied
+    first: vLLM `--hf-overrides` (and `--rope-scaling` / `--rope-theta`), SGLang
+    `--json-model-override-args`, TGI `--rope-scaling` / `--rope-factor` (a YaRN factor 4 over
+    Qwen3's 32,768 original positions is its documented 131,072-token recipe, not an error).
 
     ## Why is this bad?
     vLLM refuses to start: "User-specified max_model_len (N) is greater than the derived

@@ -136,3 +136,51 @@ def env_value(env: dict, name: str) -> Token | None:
     if var is None or var.value is None:
         return None
     return Token(var.value, var.where, f"env {name}")
+
+
+def override_model(
+    d: Deployment, parsed: Parsed, engine_label: str, json_options: tuple[str, ...], keyed: dict[str, str]
+) -> None:
+    """Options that change the model's config: JSON objects (`--hf-overrides '{"rope_scaling": …}'`)
+    and single keys (`--rope-theta 1e6` -> rope_theta). Kept on the deployment as `model_overrides`,
+    applied to the model before the capacity rules run; JSON that does not parse is a KV005."""
+    import json
+
+    found: dict = {}
+    names: list[str] = []
+    where = None
+    for option in json_options:
+        hit = parsed.get(option)
+        if hit is None or hit[1] is None:
+            continue
+        value = hit[1]
+        try:
+            data = json.loads(value.text)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            d.issues.append(
+                Issue(
+                    "KV005",
+                    f"{engine_label}: {option} expects a JSON object, got {value.text!r}; the model it changes is unknown",
+                    value.where or d.where,
+                )
+            )
+            d.unreadable.append("model_overrides")
+            continue
+        found.update(data)
+        names.append(option)
+        where = where or value.where
+    for option, key in keyed.items():
+        hit = parsed.get(option)
+        if hit is None or hit[1] is None:
+            continue
+        text = hit[1].text
+        try:
+            found[key] = json.loads(text)
+        except ValueError:
+            found[key] = text
+        names.append(option)
+        where = where or hit[1].where
+    if found:
+        d.extra["model_overrides"] = stated(found, where or d.where, f"{engine_label} {', '.join(names)}")

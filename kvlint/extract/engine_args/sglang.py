@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kvlint.deployment import Deployment
 from kvlint.extract.argv import EnvVar, Token
-from kvlint.extract.engine_args.apply import apply, report_unknown
+from kvlint.extract.engine_args.apply import apply, override_model, report_unknown
 from kvlint.extract.engine_args.options import load_table
 
 MAPPING: dict[str, tuple[str, str]] = {
@@ -38,6 +38,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
     if not strict:
         parsed.unknown.clear()  # a launcher with options of its own (Dynamo)
     apply(d, parsed, MAPPING, "SGLang", NEEDED)
+    override_model(d, parsed, "SGLang", ("--json-model-override-args",), {})
     report_unknown(
         d,
         parsed,

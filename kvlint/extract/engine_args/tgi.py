@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from kvlint.deployment import Deployment
+from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
 from kvlint.extract.engine_args.options import Parsed, load_table
+from kvlint.findings import Issue
 
 # launcher/src/main.rs: every `#[clap(long, env)]` field reads --field-name or FIELD_NAME.
 MAPPING: dict[str, tuple[str, str]] = {
@@ -39,7 +40,29 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
     if cuda is not None and "--cuda-memory-fraction" not in parsed.values:
         parsed.values["--cuda-memory-fraction"] = (Token("CUDA_MEMORY_FRACTION", cuda.where), cuda, False)
     apply(d, parsed, MAPPING, "TGI", NEEDED)
+    _rope(d, parsed, env)
     report_unknown(d, parsed, "TGI's launcher has no option {name}")
+
+
+def _rope(d: Deployment, parsed: Parsed, env: dict[str, EnvVar]) -> None:
+    """TGI's --rope-scaling {linear,dynamic} and --rope-factor (or ROPE_SCALING / ROPE_FACTOR) set the
+    model's rope_scaling (launcher/src/main.rs)."""
+    kind = parsed.get("--rope-scaling")
+    factor = parsed.get("--rope-factor")
+    kind_tok = kind[1] if kind else env_value(env, "ROPE_SCALING")
+    factor_tok = factor[1] if factor else env_value(env, "ROPE_FACTOR")
+    if kind_tok is None and factor_tok is None:
+        return
+    try:
+        value = float(factor_tok.text) if factor_tok is not None else 1.0
+    except ValueError:
+        d.issues.append(
+            Issue("KV005", f"TGI: cannot read --rope-factor {factor_tok.text!r}", factor_tok.where or d.where)
+        )
+        return
+    scaling = {"type": kind_tok.text if kind_tok is not None else "linear", "factor": value}
+    where = (factor_tok or kind_tok).where or d.where  # type: ignore[union-attr]
+    d.extra["model_overrides"] = stated({"rope_scaling": scaling}, where, "TGI --rope-scaling/--rope-factor")
 
 
 __all__ = ["Parsed", "read"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import EnvVar, Token
-from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
+from kvlint.extract.engine_args.apply import apply, env_value, override_model, report_unknown
 from kvlint.extract.engine_args.options import load_table
 from kvlint.findings import Issue
 
@@ -80,6 +80,14 @@ def read(
         d.extra["max_model_len_auto"] = stated(True, max_len[1].where)
         del parsed.values["--max-model-len"]
     apply(d, parsed, MAPPING, "vLLM", NEEDED)
+    # vLLM's --rope-scaling / --rope-theta (older releases) are hf_overrides of one key each
+    override_model(
+        d,
+        parsed,
+        "vLLM",
+        ("--hf-overrides",),
+        {"--rope-scaling": "rope_scaling", "--rope-theta": "rope_theta"},
+    )
     report_unknown(
         d,
         parsed,
