@@ -163,5 +163,7 @@ def human_bytes(n: int) -> str:
 
 
 def tokens(n: int) -> str:
-    """A token count with thousands separators: 131072 -> '131,072'."""
+    """A token count with thousands separators: 131072 -> '131,072' (never a 4,300-digit conversion)."""
+    if isinstance(n, int) and abs(n) >= 10**30:
+        return f"a number of about {int(n.bit_length() * 0.30103) + 1:,} digits"
     return f"{n:,}"

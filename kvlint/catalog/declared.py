@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.bounds import TOKENS_MAX
 from kvlint.catalog.arch import FULL, SLIDING, LayerParams, ModelArch
 from kvlint.deployment import Value
 
@@ -36,7 +37,8 @@ def arch_from_declared(facts: dict[str, Value[Any]], model_id: str) -> tuple[Mod
         kv_heads=int(f["kv_heads"]),
         head_dim=head_dim,
         vocab_size=vocab,
-        max_positions=int(f.get("max_positions") or 0) or 1 << 62,
+        max_positions=int(f.get("max_positions") or 0)
+        or TOKENS_MAX,  # not declared: no limit inside the bounds
         max_positions_note="architecture.max_positions" if f.get("max_positions") else "not declared",
         layer_kinds=kinds,
         sliding_window=int(window) if window else None,

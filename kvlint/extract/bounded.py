@@ -48,6 +48,7 @@ def check(d: Deployment) -> None:
                 d.unreadable.append(key)
             continue
         _refuse(d, code, key, v, r, v.value, why)
+        d.suffixes.pop(key, None)  # "9…9k" as written: nothing reads it once the value is refused
         if holder is not None:
             del holder[key]
         else:
