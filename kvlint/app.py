@@ -17,7 +17,7 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
 
     settings, error = build_settings(opts)
     if settings is None:
-        print(f"kvlint: {plain(error)}", file=sys.stderr)
+        print(f"kvlint: {plain(error or '')}", file=sys.stderr)
         return 2
     if not paths:
         print(

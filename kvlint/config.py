@@ -166,7 +166,7 @@ def _read(path: str) -> tuple[dict, Any]:
                 nxt = node.items[step]
             if nxt is None:
                 break
-            node = nxt
+            node = nxt  # type: ignore[assignment]
         return f"{path}:{node.line + 1}:{node.col + 1}"
 
     return to_plain(root) or {}, locate_yaml

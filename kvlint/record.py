@@ -20,11 +20,12 @@ try:
     from typing import dataclass_transform  # tells type checkers a record is a dataclass-like class
 except ImportError:  # Python 3.10: the decorator only informs type checkers
 
-    def dataclass_transform(**_: Any):
+    def dataclass_transform(**_: Any) -> Callable[[Any], Any]:  # type: ignore[misc]
         return lambda decorated: decorated
 
 
 C = TypeVar("C", bound=type)
+R = TypeVar("R")
 
 _MISSING: Any = object()
 _set = object.__setattr__
@@ -176,11 +177,12 @@ def fields(obj_or_cls: Any) -> tuple[str, ...]:
     return obj_or_cls.__record_fields__
 
 
-def replace(obj: C, /, **changes: Any) -> C:
+def replace(obj: R, /, **changes: Any) -> R:
     """A copy of `obj` with some fields changed."""
-    unknown = [k for k in changes if k not in obj.__record_fields__]
+    names: tuple[str, ...] = getattr(obj, "__record_fields__")  # noqa: B009 - set by @record, unknown to checkers
+    unknown = [k for k in changes if k not in names]
     if unknown:
         raise TypeError(f"{type(obj).__name__} has no field {unknown[0]!r}")
-    values = {n: getattr(obj, n) for n in obj.__record_fields__}
+    values = {n: getattr(obj, n) for n in names}
     values.update(changes)
     return type(obj)(**values)

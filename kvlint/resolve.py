@@ -169,7 +169,9 @@ def _apply_overrides(d: Deployment, r: Resolved) -> None:
     how = over.note or "engine overrides"
     arch, why = overrides.apply(r.model, over.value, how)
     if arch is None:
-        r.issues.append(Issue("KV005", f"{how} could not be applied to {r.model.id}: {why}", _loc(d, over)))
+        r.issues.append(
+            Issue(UNPARSED_SETTING, f"{how} could not be applied to {r.model.id}: {why}", _loc(d, over))
+        )
         r.unknown.add("settings")
         return
     r.model, r.model_how = arch, f"{r.model_how}, with {how}"

@@ -99,7 +99,7 @@ def compare(budget: dict[str, object], f: Facts, tolerance: float = 0.05) -> lis
         if key not in computed:
             continue
         target, explain = computed[key]
-        declared = float(value.bytes) if isinstance(value, Size) else float(value)
+        declared = float(value.bytes) if isinstance(value, Size) else float(value)  # type: ignore[arg-type]
         hit = [q for q in query_forms.get(key, []) if _close(declared, q, UNIT_TOLERANCE)]
         if hit and not _close(declared, computed_kv(key, f), UNIT_TOLERANCE):
             out.append(Check(key, declared, target, "query-heads", explain, float(hit[0])))

@@ -18,7 +18,7 @@ from kvlint.units import Size
 
 
 def _refuse(
-    d: Deployment, code: str, key: str, v: Value, r: Range, value: object, why: str, label: str = ""
+    d: Deployment, code: IssueCode, key: str, v: Value, r: Range, value: object, why: str, label: str = ""
 ) -> None:
     d.issues.append(
         Issue(
@@ -54,7 +54,7 @@ def check(d: Deployment) -> None:
         else:
             setattr(d, key, None)
     for key, v in list(d.architecture.items()):
-        r = ARCHITECTURE.get(key)
+        r = ARCHITECTURE.get(key)  # type: ignore[assignment]
         why = r.problem(v.value) if r is not None else None
         if r is not None and why is not None:
             _refuse(d, code, f"architecture.{key}", v, r, v.value, why)

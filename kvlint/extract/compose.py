@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, stated
 from kvlint.extract import container as ct
 from kvlint.extract import synthetic as syn
@@ -41,7 +42,7 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
     out: list[Deployment] = []
     for name, svc in services.items() if services is not None else ():
         if isinstance(svc, Mapping):
-            d = _service(root, name, services.keys[name], svc, path, base_dir, lines)
+            d = _service(root, name, services.keys[name], svc, path, base_dir, lines)  # type: ignore[union-attr]
             if d is not None:
                 out.append(d)
     return out
@@ -99,7 +100,7 @@ def _gpus(svc: Mapping, path: str) -> tuple[Scalar | None, Issue | None]:
             return count, None
         if count is not None and str(count.value).lower() == "all":
             return None, Issue(
-                "KV005",
+                UNPARSED_SETTING,
                 "count: all reserves every GPU of the host; the file does not say how many that is",
                 count.where(path),
                 fix="write the count (count: N) or the ids (device_ids: [...])",

@@ -31,7 +31,8 @@ class ObjectContext:
     @property
     def where(self) -> Location:
         meta = self.root.map("metadata")
-        node = meta.scalar("name") if meta is not None and meta.scalar("name") is not None else self.root
+        name = meta.scalar("name") if meta is not None else None
+        node: Scalar | Mapping = name if name is not None else self.root
         return node.where(self.file)
 
 
@@ -158,7 +159,7 @@ def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar]) -> None:
         tgi.read(d, launch.tokens, env)
     else:
         _model_of_unmodelled(d, launch)
-        mark_unsupported(d, launch.engine, d.engine.where if d.engine else d.where)
+        mark_unsupported(d, launch.engine, d.engine.where if d.engine else d.where)  # type: ignore[arg-type]
 
 
 def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
@@ -251,7 +252,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
     if s.present:
         d.shm_size = stated(s.size or "", s.where)
         if s.size:
-            d.memory_quantities.append(("/dev/shm sizeLimit", s.size, s.where))
+            d.memory_quantities.append(("/dev/shm sizeLimit", s.size, s.where))  # type: ignore[arg-type]
     labels = pods.node_labels(pod, path)
     apply_labels(d, labels)
     gpu_sharing.apply(d, ctx.root, pod, container, labels, path)

@@ -14,6 +14,7 @@ Injection"): every component gets an 8Gi memory-backed /dev/shm unless `sharedMe
 
 from __future__ import annotations
 
+from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, stated
 from kvlint.extract import container as ct
 from kvlint.extract import pods
@@ -36,7 +37,7 @@ def extract(ctx: ct.ObjectContext) -> list[Deployment]:
     services = spec.map("services")
     for name, svc in services.items() if services is not None else ():
         if isinstance(svc, Mapping):
-            d = _service(ctx, name, services.keys[name], svc, shared_env)
+            d = _service(ctx, name, services.keys[name], svc, shared_env)  # type: ignore[union-attr]
             if d is not None:
                 out.append(d)
     components = spec.seq("components")
@@ -169,7 +170,9 @@ def _component(ctx: ct.ObjectContext, comp: Mapping, shared_env: dict[str, EnvVa
         break
     if not out and _claims_devices(pod):
         d = Deployment(ctx.file, comp.where(ctx.file), ctx.kind, f"{ctx.name}/{label}", ctx.base_dir)
-        d.issues.append(Issue("KV004", f"{d.label()}: a worker whose command kvlint cannot read", d.where))
+        d.issues.append(
+            Issue(NOT_CHECKABLE, f"{d.label()}: a worker whose command kvlint cannot read", d.where)
+        )
         d.extra["unsupported"] = stated("other", d.where)
         out.append(d)
     return out

@@ -72,8 +72,8 @@ def choose(labels: list[tuple[str, list[str], Location]]) -> tuple[GpuChoice | N
     known = [c for c in candidates if c.spec is not None and c.spec.engine_bytes]
     if known:
         # Several allowed node types: the smallest card decides what is guaranteed to fit.
-        best = min(known, key=lambda c: c.spec.engine_bytes)
-        if len({c.spec.id for c in known}) > 1:
+        best = min(known, key=lambda c: c.spec.engine_bytes)  # type: ignore[arg-type, return-value, union-attr]
+        if len({c.spec.id for c in known}) > 1:  # type: ignore[union-attr]
             best.note += f" (smallest of {len(known)} allowed GPU types)"
         return best, None
     return candidates[0], None

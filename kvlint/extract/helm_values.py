@@ -109,7 +109,7 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
         from kvlint.extract.engine_args import vllm
 
         entries = [(opt, root.scalar(key)) for key, opt in PS_CONFIG.items() if root.scalar(key) is not None]
-        vllm.read(d, list(launch.tokens) + option_tokens(entries, path), env)
+        vllm.read(d, list(launch.tokens) + option_tokens(entries, path), env)  # type: ignore[arg-type]
     elif launch.engine in ("sglang", "tgi"):
         ct.read_engine(d, launch, env)
     else:

@@ -161,7 +161,7 @@ def llm_isvc(ctx: ct.ObjectContext) -> list[Deployment]:
         return []
     roles = [("", spec)]
     if isinstance(spec.get("prefill"), Mapping):
-        roles.append(("prefill", spec.map("prefill")))
+        roles.append(("prefill", spec.map("prefill")))  # type: ignore[arg-type]
     out: list[Deployment] = []
     for role, body in roles:
         d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name + (f"/{role}" if role else ""), ctx.base_dir)

@@ -20,6 +20,7 @@ values.yaml and templates/_helpers.tpl), applied here:
 
 from __future__ import annotations
 
+from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import synthetic as syn
@@ -146,8 +147,8 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
     accel_node = root.at("accelerator", "type")
     accel = str(accel_node.value) if isinstance(accel_node, Scalar) and accel_node.value else "nvidia"
     resource = RESOURCES.get(accel)
-    values["resources"], auto = _resources(c, resource, dp_local * tp, anchor)
-    container = syn.mapping(c, values)
+    values["resources"], auto = _resources(c, resource, dp_local * tp, anchor)  # type: ignore[assignment]
+    container = syn.mapping(c, values)  # type: ignore[arg-type]
     pod_keys = ("volumes", "nodeSelector", "affinity", "tolerations")
     pod = syn.mapping(section, {k: v for k, v in section.values.items() if k in pod_keys})
     d = ct.build(ctx, pod, container)
@@ -168,7 +169,7 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
         message = (
             f"{d.label()}: runs on {NOT_GPU[accel]} (accelerator.type {accel}); kvlint models GPU memory"
         )
-        d.issues.append(Issue("KV004", message, where))
+        d.issues.append(Issue(NOT_CHECKABLE, message, where))
         d.extra["unsupported"] = stated(accel, where)
     if root.value("multinode") is True:
         n = workers or 1
@@ -189,7 +190,7 @@ def _resources(c: Mapping, resource: str | None, gpus: int, anchor: Node) -> tup
         return res, False
     merged = {**(limits.values if limits is not None else {}), resource: syn.scalar(anchor, gpus)}
     rest = res.values if res is not None else {}
-    return syn.mapping(res or c, {**rest, "limits": syn.mapping(limits or c, merged)}), True
+    return syn.mapping(res or c, {**rest, "limits": syn.mapping(limits or c, merged)}), True  # type: ignore[arg-type]
 
 
 def _labels(d: Deployment, section: Mapping, path: str) -> None:

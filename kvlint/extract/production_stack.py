@@ -56,13 +56,13 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
                 entries.append((option, node))
     tokens = option_tokens(entries, path)
     extra = cfg.seq("extraArgs") if cfg is not None else None
-    for node in extra or ():
+    for node in extra or ():  # type: ignore[assignment]
         if isinstance(node, Scalar) and node.value is not None:
             tokens.extend(Token(w, scalar_where(node, path)) for w in str(node.value).split())
     vllm.read(d, tokens, {}, positional_model=False)
     gpu = spec.scalar("requestGPU")
     if ctx.kind == "VLLMRuntime":
-        gpu = spec.at("deploymentConfig", "resources", "gpu")
+        gpu = spec.at("deploymentConfig", "resources", "gpu")  # type: ignore[assignment]
     if isinstance(gpu, Scalar) and gpu.value is not None:
         with contextlib.suppress(ValueError):
             d.gpus_per_pod = stated(int(str(gpu.value)), gpu.where(path), "requestGPU")

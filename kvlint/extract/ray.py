@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import pods
@@ -231,7 +232,9 @@ def _model_in_code(ctx: ct.ObjectContext, app: Mapping, gpu_pods: tuple[Deployme
     else:
         why = f"model set in application code ({app.value('import_path') or 'import_path not given'}), not in this file"
     d.engine = inferred("other", why, node.where(path))
-    d.issues.append(Issue("KV004", f"{d.label()}: {why}; its memory cannot be checked", node.where(path)))
+    d.issues.append(
+        Issue(NOT_CHECKABLE, f"{d.label()}: {why}; its memory cannot be checked", node.where(path))
+    )
     d.extra["unsupported"] = stated("app-code", node.where(path))
     _copy_gpus(d, gpu_pods)
     return d
@@ -304,7 +307,7 @@ def engine_kwargs_tokens(kwargs: Mapping | None, path: str) -> list[Token]:
     tokens: list[Token] = []
     for key, n in kwargs.items() if kwargs is not None else ():
         option = "--" + key.replace("_", "-")
-        where = kwargs.keys[key].where(path) if key in kwargs.keys else n.where(path)
+        where = kwargs.keys[key].where(path) if key in kwargs.keys else n.where(path)  # type: ignore[union-attr]
         if isinstance(n, Scalar):
             if n.value is None:
                 continue

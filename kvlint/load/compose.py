@@ -111,15 +111,17 @@ class _Builder:
         if depth > MAX_DEPTH:
             raise _TooDeep(rnode)
         kind = type(rnode).__name__
+        out: Node
         if kind == "MappingNode":
             out, size = self._mapping(rnode, depth)
         elif kind == "SequenceNode":
-            out = Sequence(_marks(rnode))
+            seq = Sequence(_marks(rnode))
             size = 1
             for item in rnode.value:
                 child, csize = self.build(item, depth + 1)
-                out.items.append(child)
+                seq.items.append(child)
                 size += csize
+            out = seq
         else:
             text = rnode.value if isinstance(rnode.value, str) else str(rnode.value)
             quoted = rnode.style in ("'", '"', "|", ">")

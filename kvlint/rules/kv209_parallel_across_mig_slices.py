@@ -51,7 +51,9 @@ class ParallelAcrossMigSlices(GpuRule):
         if tp * pp > 1:
             what.append(f"TP {tp} x PP {pp} = {tp * pp} workers")
         if slices > 1:
-            what.append(f"{slices} slices per replica ({d.gpus.note or 'requested'})")
+            what.append(
+                f"{slices} slices per replica ({(d.gpus.note if d.gpus is not None else '') or 'requested'})"
+            )
         yield ctx.finding(
             self,
             where_of(d, d.tensor_parallel, d.pipeline_parallel, d.gpus, d.gpu),

@@ -56,7 +56,7 @@ class GibGbMixup(PlanRule):
                     v.where,
                     f"budget.{c.key} {text} is {gib(c.declared)} ({c.declared / GB:,.2f} GB), but {c.explain} is "
                     f"{gib(c.computed)} ({c.computed / GB:,.2f} GB): the number matches only with its unit swapped",
-                    details=[f"{text} read in the other unit system = {c.alt / GB:,.2f} GB = {gib(c.alt)}"],
+                    details=[f"{text} read in the other unit system = {c.alt / GB:,.2f} GB = {gib(c.alt)}"],  # type: ignore[arg-type, operator]
                     fix=f"write {c.computed / GB:,.2f}GB or {c.computed / (1 << 30):,.2f}GiB",
                 )
             elif c.verdict == "marketed":

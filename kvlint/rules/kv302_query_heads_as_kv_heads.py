@@ -82,7 +82,7 @@ class QueryHeadsAsKvHeads(ModelRule):
                 v.where,
                 f"budget.{c.key} {text} is what {what}",
                 details=[
-                    f"with {arch.query_heads} query heads: {human_bytes(int(c.alt))} per token-equivalent figure",
+                    f"with {arch.query_heads} query heads: {human_bytes(int(c.alt))} per token-equivalent figure",  # type: ignore[arg-type]
                     f"2 x {arch.attention_layers} layers x {arch.kv_heads} heads x {arch.head_dim} x bytes = {human_bytes(facts.kv_per_token)} per token (KV heads)",
                 ],
                 fix=f"use {arch.kv_heads} KV heads: {human_bytes(correct)}",

@@ -72,14 +72,18 @@ class AmbiguousSizeSuffix(DeploymentRule):
             except ValueError:
                 continue
             if size.system == "decimal" and size.unit in ("G", "M", "T", "GB", "MB", "TB", "k", "K"):
-                binary = size.unit[0].upper() + "i"
+                binary_unit = size.unit[0].upper() + "i"
                 yield ctx.finding(
                     self,
                     where,
-                    f"{what} {text} is {size.bytes:,} bytes ({size.bytes / 2**30:,.2f} GiB), not {size.number}{binary} "
-                    f"({float(size.number) * parse_size('1' + binary).bytes / 2**30:,.2f} GiB)",
-                    fix=f"{size.number}{binary}",
+                    f"{what} {text} is {size.bytes:,} bytes ({size.bytes / 2**30:,.2f} GiB), not {size.number}{binary_unit} "
+                    f"({float(size.number) * parse_size('1' + binary_unit).bytes / 2**30:,.2f} GiB)",
+                    fix=f"{size.number}{binary_unit}",
                     fixes=[
-                        Fix(f"write {size.number}{binary}", UNSAFE, (Edit(where, f"{size.number}{binary}"),))
+                        Fix(
+                            f"write {size.number}{binary_unit}",
+                            UNSAFE,
+                            (Edit(where, f"{size.number}{binary_unit}"),),
+                        )
                     ],
                 )

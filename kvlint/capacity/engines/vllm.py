@@ -144,7 +144,7 @@ def activation_bytes(
     moe = 0
     if arch.num_experts and arch.moe_layers:
         i = arch.moe_intermediate_size // tp
-        moe = t * max(1, arch.experts_per_token) * (max(2 * i, h) + i) * act_bytes
+        moe = t * max(1, arch.experts_per_token) * (max(2 * i, h) + i) * act_bytes  # type: ignore[assignment]
     if s.generation == "V0":
         rows = min(s.max_num_seqs, t)
         peak = max(forward, moe) + rows * arch.vocab_size * 4

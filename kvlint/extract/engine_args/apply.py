@@ -74,7 +74,7 @@ def apply(
                 d.issues.append(
                     Issue(
                         UNPARSED_SETTING,
-                        f"{engine_label}: {option} expects true or false, got {show(value.text, 60)!r}",
+                        f"{engine_label}: {option} expects true or false, got {show(value.text, 60)!r}",  # type: ignore[union-attr]
                         where,
                     )
                 )
@@ -161,7 +161,7 @@ def override_model(
         if not isinstance(data, dict):
             d.issues.append(
                 Issue(
-                    "KV005",
+                    UNPARSED_SETTING,
                     f"{engine_label}: {option} expects a JSON object, got {value.text!r}; the model it changes is unknown",
                     value.where or d.where,
                 )

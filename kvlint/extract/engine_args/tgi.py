@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
@@ -57,7 +58,11 @@ def _rope(d: Deployment, parsed: Parsed, env: dict[str, EnvVar]) -> None:
         value = float(factor_tok.text) if factor_tok is not None else 1.0
     except ValueError:
         d.issues.append(
-            Issue("KV005", f"TGI: cannot read --rope-factor {factor_tok.text!r}", factor_tok.where or d.where)
+            Issue(
+                UNPARSED_SETTING,
+                f"TGI: cannot read --rope-factor {factor_tok.text!r}",  # type: ignore[union-attr]
+                factor_tok.where or d.where,  # type: ignore[union-attr]
+            )
         )
         return
     scaling = {"type": kind_tok.text if kind_tok is not None else "linear", "factor": value}
