@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml_free_loader
-from conftest import ROOT, shared
+from conftest import ROOT, SHARED, shared
 
 from kvlint.catalog.gpus import label_gpu, lookup
 from kvlint.extract.gpu_selectors import kubeai_profile
@@ -48,7 +48,7 @@ def lint(name: str):
 
 
 def all_files() -> list[str]:
-    folder = Path(ROOT.parent / "shared" / "corpus" / "manifests")
+    folder = SHARED / "corpus" / "manifests"
     return sorted(p.name for p in folder.glob("*.y*ml")) if folder.is_dir() else []
 
 

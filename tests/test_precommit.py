@@ -13,6 +13,7 @@ def _git(*args, cwd):
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
 
 
+@pytest.mark.slow
 def test_pre_commit_try_repo(tmp_path):
     pytest.importorskip("pre_commit", reason="pre-commit is not installed (pip install -e '.[test]')")
     work = tmp_path / "work"
