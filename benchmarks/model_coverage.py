@@ -1,0 +1,125 @@
+"""How many of the models real deployments name kvlint resolves offline (a script, not a test).
+
+    python benchmarks/model_coverage.py [--list-resolved]
+
+Collects the distinct model ids named in ../shared/corpus/manifests/, ../shared/corpus/manifests2/ and
+../shared/calibration/: the models kvlint's own extractors find in each workload, plus every value of a
+model-naming key or flag (`model:`, `hfModelId:`, `--model`, `--model-path`, `MODEL_ID=`, `hf://...`) in the
+files' text, since catalogues such as a platform's model list name models no workload runs yet. Local paths
+(`/models/x`, `./x`, `s3://`, `pvc://`, `gs://`, `oci://`) and templated or private references (`$VAR`,
+`{{ }}`, `<...>`) are set aside and counted separately. Each id is resolved with no network, as
+`kvlint deploy.yaml` would: the catalog (an encoder-only model counts as resolved: no KV cache), a local
+pulled copy, or a name rule (shown). Prints the share resolved and every unresolved id with the reason.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+sys.path.insert(0, str(ROOT))
+
+from kvlint.catalog import models  # noqa: E402
+
+_KEY = re.compile(
+    r"""(?:hfModelId|modelId|model_id|modelName|model_name|MODEL_ID|MODEL_NAME|MODEL|model|modelPath|--model|"""
+    r"""--model-path|--model-id|--model_name_or_path|--tokenizer)["']?\s*[:= ]\s*["']?"""
+    r"""((?:hf://)?[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*)(?![A-Za-z0-9_./-])"""
+)
+_HF = re.compile(r"(?:hf://|huggingface\.co/)([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)")
+_LOCAL = ("/", "./", "../", "~", "s3://", "gs://", "pvc://", "oci://", "file://")
+_TEMPLATE = re.compile(r"[$<>{}]")
+# Not model repositories: Hub datasets/docs/spaces paths, container registries, and label keys (an
+# organisation name on the Hub has no dot).
+_NOT_MODELS = re.compile(r"^(?:datasets|docs|spaces|vllm|lmsysorg|registry)/|^[^/]*\.[^/]*/", re.IGNORECASE)
+
+
+def _extracted(folder: Path) -> set[str]:
+    """Model references kvlint's extractors find in the folder's workloads (its JSON report)."""
+    cmd = [sys.executable, "-m", "kvlint", "--isolated", "--format", "json", str(folder)]
+    out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False).stdout
+    return {str(d["model"]) for d in json.loads(out)["deployments"] if d.get("model")}
+
+
+def _named(folder: Path) -> set[str]:
+    found: set[str] = set()
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.name == "INDEX.yaml" or path.stat().st_size > 4_000_000:
+            continue
+        text = path.read_text(errors="replace")
+        found.update(m.group(1) for m in _KEY.finditer(text))
+        found.update(m.group(1) for m in _HF.finditer(text))
+    return {f for f in found if not _NOT_MODELS.match(f)}
+
+
+def _calibration() -> set[str]:
+    out: set[str] = set()
+    for path in sorted((SHARED / "calibration").glob("*.yaml")):
+        for line in path.read_text().splitlines():
+            m = re.match(r"\s+model:\s*(.+?)\s*$", line)
+            if m:
+                out.add(m.group(1).split(" (")[0].strip().strip("'\""))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--list-resolved", action="store_true", help="also list every resolved id and how")
+    args = ap.parse_args()
+    if not SHARED.is_dir():
+        sys.exit(f"{SHARED} is absent: nothing to measure")
+    refs: set[str] = set()
+    for name in ("manifests", "manifests2"):
+        folder = SHARED / "corpus" / name
+        refs |= _extracted(folder) | _named(folder)
+    refs |= _calibration()
+    ids, local, templated, ollama = set(), set(), set(), set()
+    for ref in refs:
+        ref = models.strip_ref(ref)
+        if _NOT_MODELS.match(ref):
+            continue
+        if ":" in ref:  # an Ollama tag (gemma2:27b), not a Hugging Face id
+            ollama.add(ref)
+        elif _TEMPLATE.search(ref):
+            templated.add(ref)
+        elif ref.startswith(_LOCAL) or ref.count("/") > 1 or os.path.sep + "models" in ref:
+            local.add(ref)
+        else:
+            ids.add(ref)
+    # one id spelled in two cases is one model
+    distinct = {i.lower(): i for i in sorted(ids)}
+    resolved, by_name, unresolved = [], [], []
+    for ident in sorted(distinct.values(), key=str.lower):
+        res = models.resolve(ident)
+        if res.arch is None and not getattr(res, "no_kv_cache", False):
+            unresolved.append((ident, res.how))
+        elif res.derived:
+            by_name.append((ident, res.how))
+        else:
+            resolved.append((ident, res.how))
+    total = len(distinct)
+    ok = len(resolved) + len(by_name)
+    print(
+        f"distinct model ids: {total} (set aside: {len(local)} local paths, {len(templated)} templated refs, "
+        f"{len(ollama)} Ollama tags)"
+    )
+    print(f"resolved offline:   {ok} = {100 * ok / max(total, 1):.1f} %")
+    print(f"  catalog / exact:  {len(resolved)}")
+    print(f"  by a name rule:   {len(by_name)}")
+    print(f"unresolved:         {len(unresolved)}")
+    for ident, how in unresolved:
+        print(f"  {ident}: {how}")
+    if args.list_resolved:
+        for ident, how in by_name + resolved:
+            print(f"  + {ident}: {how}")
+
+
+if __name__ == "__main__":
+    main()
