@@ -181,5 +181,38 @@ def config_cmd(config_path, isolated) -> None:
     sys.exit(code)
 
 
+@main.group()
+def models() -> None:
+    """Models kvlint knows: fetch Hub models into the project's catalog (.kvlint/models/)."""
+
+
+@models.command("pull")
+@click.argument("refs", nargs=-1, required=True)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False),
+    help="Where to write (default: $KVLINT_MODELS_DIR or .kvlint/models).",
+)
+def models_pull(refs, directory) -> None:
+    """Fetch ID[@REVISION]'s config and safetensors headers from the Hub (needs kvlint[hub]).
+
+    Honours HF_TOKEN (or the huggingface-cli login token), HF_ENDPOINT and HF_HUB_OFFLINE.
+    Every later `kvlint` run resolves the model from the written file, with no network.
+    """
+    from kvlint.hub import HubError, pull
+
+    failed = 0
+    for ref in refs:
+        try:
+            path, summary = pull(ref, directory)
+        except HubError as exc:
+            failed += 1
+            click.echo(f"kvlint models pull: {ref}: {exc}\n  fix: {exc.fix}", err=True)
+            continue
+        click.echo(f"{path}: {summary}")
+    sys.exit(1 if failed else 0)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
-COMMANDS = ("check", "rules", "explain", "plan", "config")
+COMMANDS = ("check", "rules", "explain", "plan", "config", "models")
 
 # What `kvlint check PATHS…` receives from click when no option is given (besides paths, --format
 # and --output, which run_check takes separately).

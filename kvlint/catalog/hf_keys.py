@@ -215,7 +215,12 @@ def need(cfg: dict[str, Any], *keys: str) -> int:
     value = first(cfg, *keys)
     if value is None:
         raise ConfigError(f"config has no {' / '.join(keys)}")
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not value > 0
+        or value == float("inf")
+    ):
         raise ConfigError(f"config {keys[0]} is {value!r}, expected a positive number")
     return int(value)
 
@@ -312,3 +317,45 @@ def dtype_of(cfg: dict[str, Any]) -> str:
     """The checkpoint's torch_dtype, spelled as torch spells it."""
     dtype = str(first(cfg, "torch_dtype", "dtype", default="bfloat16"))
     return {"float": "float32", "half": "float16", "bf16": "bfloat16", "fp16": "float16"}.get(dtype, dtype)
+
+
+# Mistral's own checkpoint format (params.json, read by vLLM's MistralConfigParser / mistral-inference):
+# its keys -> the Hugging Face config keys kvlint reads.
+_MISTRAL_KEYS = {
+    "dim": "hidden_size",
+    "n_layers": "num_hidden_layers",
+    "n_heads": "num_attention_heads",
+    "n_kv_heads": "num_key_value_heads",
+    "head_dim": "head_dim",
+    "hidden_dim": "intermediate_size",
+    "vocab_size": "vocab_size",
+    "sliding_window": "sliding_window",
+    "max_seq_len": "max_position_embeddings",
+    "max_position_embeddings": "max_position_embeddings",
+    "tied_embeddings": "tie_word_embeddings",
+}
+
+
+def from_mistral_params(params: dict[str, Any]) -> dict[str, Any]:
+    """A config.json-shaped dict from a Mistral-format params.json (dense, MoE, and its vision encoder)."""
+    if not isinstance(params, dict):
+        raise ConfigError("params.json is not a JSON object")
+    moe = params.get("moe") if isinstance(params.get("moe"), dict) else {}
+    config: dict[str, Any] = {"model_type": "mixtral" if moe else "mistral", "torch_dtype": "bfloat16"}
+    for key, target in _MISTRAL_KEYS.items():
+        if params.get(key) is not None:
+            config[target] = params[key]
+    if moe:
+        config["num_local_experts"] = moe.get("num_experts")
+        config["num_experts_per_tok"] = moe.get("num_experts_per_tok")
+    vision = params.get("vision_encoder")
+    if isinstance(vision, dict):
+        config["vision_config"] = {
+            "hidden_size": vision.get("hidden_size"),
+            "num_hidden_layers": vision.get("num_hidden_layers"),
+            "intermediate_size": vision.get("intermediate_size"),
+            "patch_size": vision.get("patch_size"),
+            "image_size": vision.get("image_size"),
+            "num_channels": vision.get("num_channels"),
+        }
+    return config

@@ -11,8 +11,10 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from kvlint.catalog import pulled, safetensors
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
+from kvlint.catalog.hf_keys import from_mistral_params
 from kvlint.catalog.name_rules import NameIndex
 from kvlint.record import record, replace
 
@@ -149,10 +151,17 @@ def _read_json(path: str, limit: int | None = MAX_CONFIG_BYTES) -> Any:
 def from_directory(directory: str, model_id: str) -> ModelArch:
     """A model directory (or the directory of a config.json): config + optional index and ModelOpt file."""
     config_path = os.path.join(directory, "config.json")
-    config = _read_json(config_path)
+    params_path = os.path.join(directory, "params.json")
+    if not os.path.isfile(config_path) and os.path.isfile(params_path):
+        config_path, config = params_path, from_mistral_params(_read_json(params_path))
+    else:
+        config = _read_json(config_path)
     total, total_source = None, ""
+    exact = safetensors.checkpoint_bytes(directory)  # headers only: exact, preferred
     index = os.path.join(directory, "model.safetensors.index.json")
-    if os.path.isfile(index):
+    if exact is not None:
+        total, total_source = exact
+    elif os.path.isfile(index):
         meta = (_read_json(index) or {}).get("metadata") or {}
         if isinstance(meta.get("total_size"), int):
             total, total_source = meta["total_size"], f"{index} metadata.total_size"
@@ -200,13 +209,21 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     try:
         if os.path.isfile(candidate) and candidate.endswith(".json"):
             return Resolution(from_directory(os.path.dirname(candidate), raw), f"local file {candidate}")
-        if os.path.isdir(candidate) and os.path.isfile(os.path.join(candidate, "config.json")):
+        if os.path.isdir(candidate) and any(
+            os.path.isfile(os.path.join(candidate, f)) for f in ("config.json", "params.json")
+        ):
             return Resolution(from_directory(candidate, raw), f"local directory {candidate}")
     except (OSError, ValueError, ConfigError) as exc:
         return Resolution(None, f"could not read {candidate}: {exc}")
 
-    idx = _index()
     ident = strip_ref(raw)
+    try:  # the project's pulled models come first (kvlint models pull)
+        found = pulled.find(ident)
+    except (OSError, ValueError, ConfigError) as exc:
+        return Resolution(None, f"pulled copy of {ident} is unreadable: {exc}")
+    if found is not None:
+        return Resolution(found[0], found[1])
+    idx = _index()
     key = _norm(ident)
     key = idx.aliases.get(key, key)
     if key in idx.rows:

@@ -1,0 +1,137 @@
+"""Exact weight bytes from safetensors headers: an 8-byte little-endian length, then a JSON header.
+
+Only the header is read, never a tensor. Each tensor is priced by the bytes it occupies in the file
+(`data_offsets`), which is its stored dtype times its element count: packed int4/fp4 weights stored
+as U8/I32, scales, zero points and global scales are all counted as stored. The header is checked
+against itself (offsets inside the data, size = dtype x shape) so a damaged file is reported, not summed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from typing import Any
+
+from kvlint.catalog.hf_keys import ConfigError
+
+MAX_HEADER_BYTES = 64 * 1024 * 1024  # real headers are well under 10 MB; more is not a safetensors file
+# safetensors dtype names -> bytes per element (safetensors/src/tensor.rs Dtype::bitsize / 8)
+DTYPE_BYTES = {
+    "BOOL": 1,
+    "U8": 1,
+    "I8": 1,
+    "F8_E5M2": 1,
+    "F8_E4M3": 1,
+    "F8_E8M0": 1,
+    "I16": 2,
+    "U16": 2,
+    "F16": 2,
+    "BF16": 2,
+    "I32": 4,
+    "U32": 4,
+    "F32": 4,
+    "I64": 8,
+    "U64": 8,
+    "F64": 8,
+}
+
+
+def parse_header(raw: bytes, name: str) -> dict[str, Any]:
+    """The JSON header from the first bytes of a safetensors file (the 8-byte length included)."""
+    if len(raw) < 8:
+        raise ConfigError(f"{name}: shorter than a safetensors header")
+    (length,) = struct.unpack("<Q", raw[:8])
+    if length > MAX_HEADER_BYTES:
+        raise ConfigError(
+            f"{name}: header length {length:,} B is over {MAX_HEADER_BYTES:,} B; not a safetensors file"
+        )
+    if len(raw) < 8 + length:
+        raise ConfigError(f"{name}: header is cut short ({len(raw) - 8:,} of {length:,} B)")
+    try:
+        header = json.loads(raw[8 : 8 + length].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{name}: header is not JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise ConfigError(f"{name}: header is not a JSON object")
+    return header
+
+
+def header_length(first8: bytes) -> int:
+    """How many bytes to fetch after the first 8 to have the whole header."""
+    (length,) = struct.unpack("<Q", first8[:8])
+    return int(length)
+
+
+def tensor_bytes(header: dict[str, Any], name: str, data_size: int | None = None) -> int:
+    """Bytes of every tensor as stored, checked against dtype x shape and the data that follows."""
+    total = 0
+    for tensor, info in header.items():
+        if tensor == "__metadata__":
+            continue
+        if not isinstance(info, dict):
+            raise ConfigError(f"{name}: tensor {tensor!r} has no description")
+        offsets, shape, dtype = info.get("data_offsets"), info.get("shape"), info.get("dtype")
+        ok = isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets)
+        if not ok or offsets[0] < 0 or offsets[1] < offsets[0]:
+            raise ConfigError(f"{name}: tensor {tensor!r} has unreadable data_offsets {offsets!r}")
+        size = offsets[1] - offsets[0]
+        if (
+            dtype in DTYPE_BYTES
+            and isinstance(shape, list)
+            and all(isinstance(d, int) and d >= 0 for d in shape)
+        ):
+            count = 1
+            for dim in shape:
+                count *= dim
+            if count * DTYPE_BYTES[dtype] != size:
+                raise ConfigError(
+                    f"{name}: tensor {tensor!r} is {size:,} B but {dtype} x {shape} is {count * DTYPE_BYTES[dtype]:,} B"
+                )
+        if data_size is not None and offsets[1] > data_size:
+            raise ConfigError(f"{name}: tensor {tensor!r} ends past the end of the file")
+        total += size
+    return total
+
+
+def read_file_header(path: str) -> tuple[dict[str, Any], int]:
+    """(header, bytes of data after it) of a local safetensors file; only the header is read."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        first = fh.read(8)
+        if len(first) < 8:
+            raise ConfigError(f"{path}: shorter than a safetensors header")
+        length = header_length(first)
+        if length > MAX_HEADER_BYTES or length > size - 8:
+            raise ConfigError(f"{path}: header length {length:,} B does not fit the file ({size:,} B)")
+        raw = first + fh.read(length)
+    return parse_header(raw, path), size - 8 - length
+
+
+def shard_names(directory: str) -> list[str] | None:
+    """The checkpoint's safetensors files: the index's weight_map, or the lone model.safetensors."""
+    index = os.path.join(directory, "model.safetensors.index.json")
+    if os.path.isfile(index):
+        with open(index, encoding="utf-8") as fh:
+            weight_map = (json.load(fh) or {}).get("weight_map")
+        if not isinstance(weight_map, dict):
+            return None
+        return sorted({str(v) for v in weight_map.values()})
+    single = os.path.join(directory, "model.safetensors")
+    return ["model.safetensors"] if os.path.isfile(single) else None
+
+
+def checkpoint_bytes(directory: str) -> tuple[int, str] | None:
+    """Exact stored weight bytes of a local checkpoint from its headers; None when a shard is absent."""
+    names = shard_names(directory)
+    if not names:
+        return None
+    total = 0
+    for name in names:
+        path = os.path.join(directory, name)
+        if os.path.dirname(os.path.normpath(name)) or not os.path.isfile(path):
+            return None  # a shard kvlint cannot read locally (not downloaded, or outside the directory)
+        header, data = read_file_header(path)
+        total += tensor_bytes(header, path, data)
+    what = "model.safetensors" if names == ["model.safetensors"] else f"{len(names)} safetensors shards"
+    return total, f"safetensors headers of {what} in {directory} (every tensor at its stored dtype)"
