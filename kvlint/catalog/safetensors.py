@@ -72,10 +72,12 @@ def tensor_bytes(header: dict[str, Any], name: str, data_size: int | None = None
         if not isinstance(info, dict):
             raise ConfigError(f"{name}: tensor {tensor!r} has no description")
         offsets, shape, dtype = info.get("data_offsets"), info.get("shape"), info.get("dtype")
-        ok = isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets)
-        if not ok or offsets[0] < 0 or offsets[1] < offsets[0]:
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(o, int) for o in offsets)):
             raise ConfigError(f"{name}: tensor {tensor!r} has unreadable data_offsets {offsets!r}")
-        size = offsets[1] - offsets[0]
+        start, end = int(offsets[0]), int(offsets[1])
+        if start < 0 or end < start:
+            raise ConfigError(f"{name}: tensor {tensor!r} has unreadable data_offsets {offsets!r}")
+        size = end - start
         if (
             dtype in DTYPE_BYTES
             and isinstance(shape, list)
@@ -88,7 +90,7 @@ def tensor_bytes(header: dict[str, Any], name: str, data_size: int | None = None
                 raise ConfigError(
                     f"{name}: tensor {tensor!r} is {size:,} B but {dtype} x {shape} is {count * DTYPE_BYTES[dtype]:,} B"
                 )
-        if data_size is not None and offsets[1] > data_size:
+        if data_size is not None and end > data_size:
             raise ConfigError(f"{name}: tensor {tensor!r} ends past the end of the file")
         total += size
     return total
