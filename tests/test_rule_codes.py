@@ -97,3 +97,27 @@ def test_each_issue_rule_reports_its_own_issues_only(code):
     issues = [Issue(c, f"message {c}", where) for c in codes.ISSUE_CODES]
     found = list(rule.check(IssueContext("f.yaml", issues, Thresholds())))
     assert [f.message for f in found] == [f"message {code}"]
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang", "tgi"])
+def test_fix_flags_come_from_the_engines_own_option_tables(engine):
+    """facts.flag is the reverse of the engine's MAPPING: every flag a fix names is one the
+    extractor reads for the same field."""
+    from importlib import import_module
+
+    from kvlint.rules.facts import flag
+
+    mapping = import_module(f"kvlint.extract.engine_args.{engine}").MAPPING
+    for setting in (
+        "max_context",
+        "max_sequences",
+        "tensor_parallel",
+        "kv_cache_dtype",
+        "quantization",
+        "utilization",
+    ):
+        spelled = flag(engine, setting)
+        assert spelled in mapping, (engine, setting, spelled)
+        field = mapping[spelled][0]
+        assert field == setting or setting == "utilization", (engine, setting, field)
+    assert flag("tgi", "utilization") == "--cuda-memory-fraction"  # an option, not the environment name
