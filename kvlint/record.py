@@ -8,7 +8,8 @@ kvlint's own arithmetic, parsing and reporting together, on every pre-commit run
 the same kind of class from the annotations with shared, already-compiled methods, so defining
 a class costs microseconds. What it supports is only what kvlint uses: annotated fields with
 defaults or `field(default_factory=..., compare=...)`, `frozen=True` (no assignment after construction,
-hashable), `replace()` and `fields()`.
+hashable), `replace()` and `fields()`. As with dataclasses, a mutable default (a list, a dict, an
+unhashable object) is refused at class definition, and a record subclass keeps its parent's fields.
 """
 
 from __future__ import annotations
@@ -75,27 +76,40 @@ def record(cls: C | None = None, /, *, frozen: bool = False) -> Any:
 
 def _build(cls: C, frozen: bool) -> C:
     own = cls.__dict__
-    names: list[str] = []
-    compared: list[str] = []
-    defaults: dict[str, Any] = {}
+    parent = next((b for b in cls.__mro__[1:] if "__record_fields__" in b.__dict__), None)
+    inherited: tuple[str, ...] = parent.__dict__["__record_fields__"] if parent is not None else ()
+    names: list[str] = list(inherited)  # a record subclass keeps its parent's fields, in order, first
+    compared: list[str] = list(parent.__dict__["__record_compared__"]) if parent is not None else []
+    defaults: dict[str, Any] = dict(parent.__dict__["__record_defaults__"]) if parent is not None else {}
     for name, annotation in own.get("__annotations__", {}).items():
         if _is_classvar(annotation):
             continue
-        names.append(name)
+        if name not in names:
+            names.append(name)
         spec = own.get(name, _MISSING)
         if type(spec) is _Field:
-            if spec.compare:
+            if not spec.compare and name in compared:
+                compared.remove(name)
+            elif spec.compare and name not in compared:
                 compared.append(name)
             spec = spec.default
-        else:
+        elif name not in compared:
             compared.append(name)
+        if spec is not _MISSING and type(spec) is not _Factory and type(spec).__hash__ is None:
+            raise ValueError(
+                f"{cls.__name__}.{name}: mutable default {type(spec).__name__} would be shared by every "
+                "instance; use field(default_factory=...)"
+            )
         if spec is not _MISSING:
             defaults[name] = spec
+        else:
+            defaults.pop(name, None)
     fields_ = tuple(names)
     namespace = {k: v for k, v in own.items() if k not in names and k not in ("__dict__", "__weakref__")}
-    namespace["__slots__"] = fields_
+    namespace["__slots__"] = tuple(n for n in fields_ if n not in inherited)
     namespace["__record_fields__"] = fields_
-    namespace["__record_compared__"] = tuple(compared)
+    namespace["__record_compared__"] = tuple(n for n in fields_ if n in compared)
+    namespace["__record_defaults__"] = defaults
     namespace["__init__"] = _make_init(cls.__name__, fields_, defaults)
     namespace.setdefault("__repr__", _repr)
     namespace.setdefault("__eq__", _eq)

@@ -90,3 +90,53 @@ def test_kvlint_value_types_are_records():
     v = Value(5, "stated", where)
     assert v == Value(5, "stated", Location("f.yaml", 3, 4)) and hash(v) == hash(Value(5, "stated", where))
     assert pickle.loads(pickle.dumps(v)) == v
+
+
+@pytest.mark.parametrize("default", [[], {}, set(), Box("a", 1)])
+def test_a_mutable_default_is_refused_at_definition(default):
+    with pytest.raises(ValueError, match="mutable default .* use field\\(default_factory"):
+
+        @record
+        class Shared:
+            xs: object = default
+
+    with pytest.raises(ValueError, match="mutable default"):
+
+        @record
+        class SharedByField:
+            xs: object = field(default=default)
+
+
+def test_immutable_defaults_and_factories_are_fine():
+    @record
+    class Fine:
+        t: tuple = ()
+        s: frozenset = frozenset()
+        p: Point = Point(0, 0)  # frozen records are hashable
+        xs: list = field(default_factory=list)
+
+    a, b = Fine(), Fine()
+    assert a.xs is not b.xs and a.p is b.p
+
+
+def test_a_record_subclass_keeps_its_parents_fields():
+    @record
+    class Parent:
+        x: int
+        tags: list = field(default_factory=list)
+        note: str = field(default="", compare=False)
+
+    @record
+    class Child(Parent):
+        y: int = 7
+        note: str = "child"  # redeclared: keeps its place, takes the new default (and is compared)
+
+    c = Child(1)
+    assert fields(Child) == ("x", "tags", "note", "y")
+    assert (c.x, c.tags, c.note, c.y) == (1, [], "child", 7)
+    assert Child(1, note="a") != Child(1, note="b")
+    assert Parent(1, note="a") == Parent(1, note="b")
+    assert replace(c, y=8) == Child(1, [], "child", 8)
+    assert copy.deepcopy(c) == c and isinstance(c, Parent)
+    with pytest.raises(TypeError, match="missing field 'x'"):
+        Child()
