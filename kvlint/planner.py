@@ -67,5 +67,6 @@ def plan_command(model: str, gpu: str, fmt: str, opts: dict[str, Any]) -> tuple[
             )
             if v is not None and v.origin == "default"
         },
+        model_how=r.model_how,
     )
     return (render_json(report) if fmt == "json" else render_text(report)), 0

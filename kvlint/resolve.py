@@ -9,6 +9,7 @@ from __future__ import annotations
 from kvlint.capacity.engines import engine_module
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog import gpus as gpu_catalog
+from kvlint.catalog import how
 from kvlint.catalog import models as model_catalog
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.declared import arch_from_declared
@@ -103,7 +104,7 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
         if d.architecture:
             arch, problem = arch_from_declared(d.architecture, d.name or "declared model")
             if arch is not None:
-                r.model, r.model_how = arch, "declared architecture"
+                r.model, r.model_how = arch, how.DECLARED
                 return
         r.unknown.add("model")
         r.issues.append(
@@ -129,7 +130,7 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
     if d.architecture:
         arch, problem = arch_from_declared(d.architecture, ref)
         if arch is not None:
-            r.model, r.model_how = arch, "declared architecture (model not in the catalog)"
+            r.model, r.model_how = arch, f"{how.DECLARED} (model not in the catalog)"
             return
         r.issues.append(
             Issue(

@@ -155,3 +155,15 @@ def test_what_cannot_be_planned_exits_2_with_a_reason(args, message):
         assert r.returncode == 2
         assert (r.stdout + r.stderr).startswith(message), r.stdout + r.stderr
         assert "Traceback" not in r.stdout + r.stderr
+
+
+def test_how_the_model_was_found_is_named():
+    """An exact catalog id is said in JSON only; a model found another way is named in the text too."""
+    exact = json.loads(plan("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100", "-f", "json").stdout)
+    assert exact["model_resolution"] == "kvlint catalog"
+    assert "model facts:" not in plan("meta-llama/Llama-3.1-8B-Instruct", "--gpu", "H100").stdout
+    ref = "casperhansen/llama-3-8b-instruct-awq"
+    derived = json.loads(plan(ref, "--gpu", "L4", "-f", "json").stdout)
+    assert derived["model_resolution"].startswith("matched by name: ")
+    text = plan(ref, "--gpu", "L4").stdout
+    assert f"  (model facts: {derived['model_resolution']})" in text.splitlines()

@@ -72,3 +72,48 @@ def test_defaults_are_named_in_messages():
     (f,) = [f for f in r.findings if f.rule == "KV102"]
     assert "max_model_len derived from the model config (max_position_embeddings=131,072)" in f.message
     assert f.where.line == 2  # the default comes from the model, so the model line is blamed
+
+
+def test_findings_name_a_model_not_found_by_its_exact_id(tmp_path):
+    """A capacity finding on a model found another way than its exact catalog id says how (text
+    detail line); the JSON deployment carries `model_resolution` either way."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    config = tmp_path / "config.json"
+    config.write_text(
+        json.dumps(
+            {
+                "architectures": ["LlamaForCausalLM"],
+                "model_type": "llama",
+                "hidden_size": 4096,
+                "intermediate_size": 14336,
+                "num_hidden_layers": 32,
+                "num_attention_heads": 32,
+                "num_key_value_heads": 8,
+                "max_position_embeddings": 131072,
+                "vocab_size": 128256,
+                "torch_dtype": "bfloat16",
+                "rope_theta": 500000.0,
+            }
+        )
+    )
+    spec = tmp_path / "d.yaml"
+    spec.write_text(f"kind: ServingSpec\nname: local\nmodel: {config}\ngpu: L4\nmax_context: 131072\n")
+    text = CliRunner().invoke(main, ["--isolated", str(spec)]).output
+    assert "KV102" in text and f"model facts: local file {config}" in text
+    data = json.loads(CliRunner().invoke(main, ["--isolated", "--format", "json", str(spec)]).output)
+    (dep,) = data["deployments"]
+    assert dep["model_resolution"] == f"local file {config}"
+    exact = json.loads(
+        CliRunner()
+        .invoke(
+            main, ["--isolated", "--format", "json", str(FIXTURES / "KV102" / "bad-llama-8b-l4-128k.yaml")]
+        )
+        .output
+    )
+    assert exact["deployments"][0]["model_resolution"] == "kvlint catalog"
+    assert not any("model facts:" in d for f in exact["findings"] for d in f["details"])

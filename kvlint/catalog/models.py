@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from kvlint.catalog import pulled, safetensors
+from kvlint.catalog import how, pulled, safetensors
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hf_keys import from_mistral_params
@@ -208,11 +208,13 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     candidate = os.path.join(base_dir, os.path.expanduser(raw))  # an absolute path stays as it is
     try:
         if os.path.isfile(candidate) and candidate.endswith(".json"):
-            return Resolution(from_directory(os.path.dirname(candidate), raw), f"local file {candidate}")
+            return Resolution(
+                from_directory(os.path.dirname(candidate), raw), f"{how.LOCAL_FILE} {candidate}"
+            )
         if os.path.isdir(candidate) and any(
             os.path.isfile(os.path.join(candidate, f)) for f in ("config.json", "params.json")
         ):
-            return Resolution(from_directory(candidate, raw), f"local directory {candidate}")
+            return Resolution(from_directory(candidate, raw), f"{how.LOCAL_DIRECTORY} {candidate}")
     except (OSError, ValueError, ConfigError) as exc:
         return Resolution(None, f"could not read {candidate}: {exc}")
 
@@ -231,13 +233,13 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
         if row.get("kv_cache") == "none":
             why = row.get("kv_cache_note") or "the catalog records no KV cache for it"
             return Resolution(None, f"kvlint catalog: {row['id']} is {why}", no_kv_cache=True)
-        return Resolution(arch_for_entry(key), "kvlint catalog")
+        return Resolution(arch_for_entry(key), how.EXACT)
     try:
         cached = from_hf_cache(ident)
     except (OSError, ValueError, ConfigError) as exc:
         return Resolution(None, f"Hugging Face cache copy of {ident} is unreadable: {exc}")
     if cached is not None:
-        return Resolution(cached, "local Hugging Face cache")
+        return Resolution(cached, how.HF_CACHE)
     # Not catalogued: the name rules (kvlint/catalog/name_rules.py), e.g. /models/Qwen3-8B or a quantized copy.
     has_org = not (looks_like_path or "/" not in ident or ident.count("/") > 1)
     return _by_name(ident, has_org)

@@ -45,6 +45,7 @@ def deployment_dict(r) -> dict:
         "engine_version": _value(d.engine_version),
         "model": _value(d.model),
         "model_source": r.model.source if r.model else None,
+        "model_resolution": r.model_how or None,  # how the model was found (catalog/how.py)
         "gpu": r.gpu.id if r.gpu else _value(d.gpu),
         "gpus": _value(d.gpus) if d.gpus else (r.settings.tp * r.settings.pp if r.settings else None),
         "tensor_parallel": _value(d.tensor_parallel),

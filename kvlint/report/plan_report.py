@@ -9,6 +9,7 @@ from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.capacity.sizing import ContextRow, SmallestFit, fits
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.catalog.how import shown as shown_how
 from kvlint.deployment import ENGINE_NAMES
 from kvlint.record import record
 from kvlint.units import gib, human_bytes
@@ -26,7 +27,7 @@ class PlanReport:
     smallest: SmallestFit | None
     shares: dict[str, float]
     defaults: dict[str, str]  # setting -> the note naming the default applied
-    model_source: str = ""  # how the model was resolved (exact id, matched by name, local config …)
+    model_how: str = ""  # how the model was resolved (catalog/how.py)
 
 
 def bar(shares: dict[str, float], width: int = 40) -> str:
@@ -40,6 +41,7 @@ def as_data(r: PlanReport) -> dict[str, Any]:
     return {
         "model": arch.id,
         "model_source": arch.source,
+        "model_resolution": r.model_how or None,
         "gpu": g.id,
         "gpu_memory_bytes": p.gpu_total,
         "engine": s.engine,
@@ -128,4 +130,6 @@ def render_text(r: PlanReport) -> str:
         out.append(f"  does not fit on up to 16 x {g.name}")
     for key, note in r.defaults.items():
         out.append(f"  ({key}: {note})")
+    if shown_how(r.model_how):
+        out.append(f"  ({shown_how(r.model_how)})")
     return "\n".join(out) + "\n"

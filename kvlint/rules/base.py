@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.catalog.how import shown as shown_how
 from kvlint.deployment import Deployment
 from kvlint.findings import Finding, Fix, Issue, Location, Severity
 from kvlint.record import record
@@ -64,6 +65,7 @@ class _Finds:
     __slots__ = ()
     file: str
     deployment: Deployment | None
+    model_how: str  # how the model was resolved (catalog/how.py); "" where no model is involved
 
     def finding(
         self,
@@ -77,6 +79,9 @@ class _Finds:
     ) -> Finding:
         d = self.deployment
         loc = where or (d.where if d is not None else Location(self.file, 1, 1))
+        how = shown_how(self.model_how)
+        if how and how not in details:
+            details = (*details, how)
         return Finding(
             rule=rule.id,
             name=rule.name,
@@ -99,6 +104,7 @@ class IssueContext(_Finds):
     thresholds: Thresholds
     deployment: Deployment | None = None
     skipped: tuple[str, ...] = ()
+    model_how: str = ""  # not shown: these rules do not use the model's facts
 
 
 @record
@@ -110,6 +116,7 @@ class DeploymentContext(_Finds):
     gpu: GpuSpec | None = None
     settings: EngineSettings | None = None
     plan: Plan | None = None
+    model_how: str = ""  # not shown: these rules do not use the model's facts
 
 
 @record
@@ -121,6 +128,7 @@ class GpuContext(_Finds):
     model: ModelArch | None = None
     settings: EngineSettings | None = None
     plan: Plan | None = None
+    model_how: str = ""  # not shown: these rules do not use the model's facts
 
 
 @record
@@ -132,6 +140,7 @@ class ModelContext(_Finds):
     gpu: GpuSpec | None = None
     settings: EngineSettings | None = None
     plan: Plan | None = None
+    model_how: str = ""
 
 
 @record
@@ -141,6 +150,7 @@ class ModelGpuContext(_Finds):
     thresholds: Thresholds
     model: ModelArch
     gpu: GpuSpec
+    model_how: str = ""
 
 
 @record
@@ -151,6 +161,7 @@ class SettingsContext(_Finds):
     model: ModelArch
     settings: EngineSettings
     gpu: GpuSpec | None = None
+    model_how: str = ""
 
 
 @record
@@ -162,6 +173,7 @@ class PlanContext(_Finds):
     gpu: GpuSpec
     settings: EngineSettings
     plan: Plan
+    model_how: str = ""
 
 
 Context = (
@@ -269,6 +281,7 @@ def contexts(
 ) -> dict[Need, Context]:
     """The context of every need this resolved deployment meets (a missing key: the need is not met)."""
     d, model, gpu, s, p = r.deployment, r.model, r.gpu, r.settings, r.plan
+    how = r.model_how
     out: dict[Need, Context] = {
         Need.NOTHING: IssueContext(file, r.issues, thresholds, d, skipped),
         Need.DEPLOYMENT: DeploymentContext(file, d, thresholds, model, gpu, s, p),
@@ -276,11 +289,11 @@ def contexts(
     if gpu is not None:
         out[Need.GPU] = GpuContext(file, d, thresholds, gpu, model, s, p)
     if model is not None:
-        out[Need.MODEL] = ModelContext(file, d, thresholds, model, gpu, s, p)
+        out[Need.MODEL] = ModelContext(file, d, thresholds, model, gpu, s, p, how)
         if gpu is not None:
-            out[Need.MODEL_GPU] = ModelGpuContext(file, d, thresholds, model, gpu)
+            out[Need.MODEL_GPU] = ModelGpuContext(file, d, thresholds, model, gpu, how)
         if s is not None:
-            out[Need.SETTINGS] = SettingsContext(file, d, thresholds, model, s, gpu)
+            out[Need.SETTINGS] = SettingsContext(file, d, thresholds, model, s, gpu, how)
         if gpu is not None and s is not None and p is not None:
-            out[Need.PLAN] = PlanContext(file, d, thresholds, model, gpu, s, p)
+            out[Need.PLAN] = PlanContext(file, d, thresholds, model, gpu, s, p, how)
     return out
