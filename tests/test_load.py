@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from kvlint.load import load_bytes
 from kvlint.load.tree import Mapping, Scalar
 
@@ -120,3 +122,78 @@ def test_helm_template_detected_but_jinja_chat_templates_are_not():
     assert jinja.source.helm_template is None and not jinja.issues
     comment = load("# replicas: {{ .Values.replicas }}\na: 1\n")
     assert comment.source.helm_template is None
+
+
+SCALARS_11 = [
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "y",
+    "n",
+    "true",
+    "False",
+    "~",
+    "null",
+    "",
+    "0",
+    "-17",
+    "0x1F",
+    "0o17",
+    "017",
+    "0b101",
+    "1_000",
+    "190:20:30",
+    "1.5",
+    "-.5e3",
+    "1e3",
+    ".inf",
+    "-.Inf",
+    ".nan",
+    "2024-01-31",
+    "2024-01-31T10:00:00Z",
+    "8Gi",
+    "32k",
+    "=",
+    "<<",
+    "hello",
+    "1.0.2",
+    "3.14.",
+    "+12",
+]
+
+
+@pytest.mark.parametrize("text", SCALARS_11)
+def test_rebuilt_yaml11_resolver_agrees_with_ruamels_own(text):
+    """load/compose.py rebuilds ruamel.yaml's YAML 1.1 resolver from its internals
+    (resolver.implicit_resolvers, tag.Tag) for speed. pyproject pins the ruamel.yaml range this was
+    checked against; this test fails if a release changes those internals' meaning."""
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    from ruamel.yaml.resolver import VersionedResolver
+
+    from kvlint.load.compose import _yaml11_resolver
+
+    ours = _yaml11_resolver()()
+    stock = VersionedResolver(version=(1, 1))
+    for implicit in ((True, False), (False, True)):
+        assert str(ours.resolve(ScalarNode, text, implicit)) == str(stock.resolve(ScalarNode, text, implicit))
+    assert str(ours.resolve(SequenceNode, None, (True, False))) == str(
+        stock.resolve(SequenceNode, None, (True, False))
+    )
+    assert str(ours.resolve(MappingNode, None, (True, False))) == str(
+        stock.resolve(MappingNode, None, (True, False))
+    )
+
+
+def test_ruamel_release_is_in_the_pinned_range():
+    import re
+    from importlib.metadata import version
+
+    from conftest import ROOT
+
+    deps = (ROOT / "pyproject.toml").read_text()
+    pin = re.search(r'"ruamel\.yaml>=([\d.]+),<([\d.]+)"', deps)
+    assert pin, "pyproject pins ruamel.yaml to a tested range"
+    low, high = (tuple(int(x) for x in v.split(".")) for v in pin.groups())
+    installed = tuple(int(p) for p in version("ruamel.yaml").split(".")[:2])
+    assert low <= installed < high

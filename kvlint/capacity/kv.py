@@ -29,20 +29,6 @@ DTYPE_BYTES = {
     "fp8_per_token_head": 1.0,
     "nvfp4": 0.5625,  # 4-bit values + one fp8 scale per 16 (head/2 + head/16 bytes per head)
 }
-KV_CACHE_DTYPES = (
-    "auto",
-    "bfloat16",
-    "float16",
-    "float32",
-    "fp8",
-    "fp8_e4m3",
-    "fp8_e5m2",
-    "fp8_inc",
-    "fp8_ds_mla",
-    "int8_per_token_head",
-    "fp8_per_token_head",
-    "nvfp4",
-)
 
 
 def kv_dtype_bytes(kv_cache_dtype: str | None, model_dtype: str) -> float:

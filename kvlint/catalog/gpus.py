@@ -223,10 +223,6 @@ def instance(instance_type: str) -> tuple[GpuSpec, int, str] | None:
     return None
 
 
-def all_gpus() -> list[GpuSpec]:
-    return list(_index()[0].values())
-
-
 def label_gpu(key: str, value: str) -> GpuSpec | None:
     """A GPU from one node label (key, value)."""
     ids, _, labels = _index()

@@ -150,9 +150,4 @@ def parse_config(
     )
 
 
-def total_params_b(arch: ModelArch) -> str:
-    """Parameters in billions, for messages."""
-    return f"{arch.params / 1e9:.2f}B" if arch.params >= 1e9 else f"{arch.params / 1e6:.0f}M"
-
-
 __all__ = ["ConfigError", "KEEP_KEYS", "compact", "parse_config", "read_quant", "text_part"]

@@ -306,7 +306,3 @@ def finish(d: Deployment) -> None:
         d.issues.append(
             Issue(NOT_CHECKABLE, f"{d.label()}: {gpu_sharing.NOT_MODELLED[d.accelerator]}", d.where)
         )
-
-
-def scalar_text(node) -> str | None:
-    return str(node.value) if isinstance(node, Scalar) and node.value is not None else None
