@@ -6,7 +6,14 @@
     fits(budget, lengths, per_token)
     longest_context(budget, n_sequences, per_token)
 
-and `plan_go`, the memory-planning notes' plan.go planner (weights + 10 % overhead), kept so its
+The capacity rules decide with these: KV102 asks `fits` whether one request of max_model_len
+fits, KV103 applies `usable_budget` (fragmentation) and asks `fits` for max_num_seqs requests and
+`max_concurrent` for how many to admit, and SGLang's and TGI's plans take their longest equal
+context from `longest_context`. They count in the engine's unit of allocation (Plan.pool_units and
+Plan.request_units: vLLM KV blocks, SGLang/TGI token slots, with per_token 1), so the engine's own
+pool arithmetic (blocks, sliding windows, the null block) stays in capacity/engines/.
+
+And `plan_go`, the memory-planning notes' plan.go planner (weights + 10 % overhead), kept so its
 eight scenarios can be reproduced and compared with the engine-exact plan.
 """
 

@@ -70,6 +70,12 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)  # the arithmetic, ready to print
 
+    # the pool and one max_model_len request in the engine's unit of allocation (vLLM: KV blocks, the
+    # null block left out; SGLang and TGI: token slots): what the course API (capacity/course.py)
+    # counts concurrency and fit in
+    pool_units: int = 0
+    request_units: int = 0
+
     @property
     def weights_limit(self) -> int:
         """The memory the weights must fit in: vLLM and SGLang load under their cap; TGI loads into the

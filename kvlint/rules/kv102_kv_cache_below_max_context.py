@@ -1,5 +1,7 @@
 from collections.abc import Iterator
 
+from kvlint.capacity.course import fits
+from kvlint.capacity.plan import Plan
 from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.deployment import ENGINE_NAMES
 from kvlint.findings import Finding, Severity
@@ -9,8 +11,9 @@ from kvlint.rules.fixes import UNSAFE, display, set_setting
 from kvlint.units import gib, tokens
 
 
-def fits_one(p) -> bool:
-    return p.kv_pool > 0 and p.max_concurrency >= 1
+def fits_one(p: Plan) -> bool:
+    """One request of max_model_len fits the pool (the course's `fits`, in the engine's allocation units)."""
+    return p.kv_pool > 0 and p.request_units > 0 and fits(p.pool_units, [p.request_units], 1)
 
 
 class KvCacheBelowMaxContext(PlanRule):

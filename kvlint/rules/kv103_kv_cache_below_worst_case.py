@@ -1,6 +1,6 @@
-import math
 from collections.abc import Iterator
 
+from kvlint.capacity.course import fits, max_concurrent, usable_budget
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import shown, spec_key, where_of
@@ -66,14 +66,16 @@ class KvCacheBelowWorstCase(PlanRule):
         if d.fragmentation is not None:
             frag = float(d.fragmentation.value)
         margin = ctx.thresholds.kv103_margin
-        real = p.max_concurrency * (1 - frag)
-        if real >= seqs * (1 + margin):
+        real = p.max_concurrency * (1 - frag)  # for the message; the decisions below are the course API's
+        usable = usable_budget(p.pool_units, frag)  # in the engine's allocation units (blocks or tokens)
+        lengths = [p.request_units] * seqs  # max_num_seqs requests of max_model_len
+        if fits(usable, lengths, 1) and (not margin or usable >= sum(lengths) * (1 + margin)):
             return
         need = seqs * p.request_bytes
         seq_key = spec_key(d, "max_sequences", s.engine)
         where = where_of(d, d.max_sequences, d.max_context)
         allowance = f" after {frag:.0%} fragmentation" if frag else ""
-        fits = max(1, math.floor(real))
+        admit = max(1, max_concurrent(usable, p.request_units, 1)) if p.request_units else 1
         message = (
             f"{shown(d.max_sequences)} sequences of {shown(d.max_context)} tokens need {gib(need)} of KV cache per GPU "
             f"but the pool holds {gib(p.kv_pool)}: only {real:.2f} run at full length at once{allowance}; "
@@ -87,7 +89,7 @@ class KvCacheBelowWorstCase(PlanRule):
                 where,
                 message + " (both limits are engine defaults; the engine queues the rest)",
                 details=p.lines,
-                fix=f"state the concurrency you plan for: {seq_key} {fits}",
+                fix=f"state the concurrency you plan for: {seq_key} {admit}",
                 severity=Severity.INFO,
             )
             return
@@ -96,6 +98,6 @@ class KvCacheBelowWorstCase(PlanRule):
             where,
             message,
             details=p.lines,
-            fix=f"set {seq_key} {fits} to admit only what fits, or shorten the context, use fp8 KV cache, or add GPUs",
-            fixes=[set_setting(d, d.max_sequences, "max_sequences", fits, f"set {seq_key} {fits}", UNSAFE)],
+            fix=f"set {seq_key} {admit} to admit only what fits, or shorten the context, use fp8 KV cache, or add GPUs",
+            fixes=[set_setting(d, d.max_sequences, "max_sequences", admit, f"set {seq_key} {admit}", UNSAFE)],
         )

@@ -16,6 +16,7 @@ what SGLang reports. The defaults by release are in sglang_defaults.py.
 
 from __future__ import annotations
 
+from kvlint.capacity.course import longest_context
 from kvlint.capacity.engines import sglang_defaults as sd
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions
 from kvlint.capacity.plan import EngineSettings, Plan, Term
@@ -210,7 +211,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         request_bytes=ctx * pool // kv_tokens if kv_tokens else ctx * cell,
         max_concurrency=kv_tokens / ctx if ctx else 0.0,
         max_len_that_fits=kv_tokens,
-        context_at_max_seqs=kv_tokens // max_running if max_running else 0,
+        context_at_max_seqs=longest_context(kv_tokens, max_running, 1) if max_running else 0,
+        pool_units=kv_tokens,
+        request_units=ctx,
         weights_per_gpu=stage_weights,
         weights_total=w.total,
         weights_source=w.source,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint.capacity.course import longest_context
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.weights import weights as weight_bytes
@@ -256,7 +257,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         request_bytes=-(-ctx // block) * block * per_token,
         max_concurrency=kv_tokens / ctx if ctx else 0.0,
         max_len_that_fits=kv_tokens,
-        context_at_max_seqs=kv_tokens // s.max_num_seqs if s.max_num_seqs else 0,
+        context_at_max_seqs=longest_context(kv_tokens, s.max_num_seqs, 1) if s.max_num_seqs else 0,
+        pool_units=kv_tokens,
+        request_units=ctx,
         weights_per_gpu=w.per_gpu_max,
         weights_total=w.total,
         weights_source=w.source,

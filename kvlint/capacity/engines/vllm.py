@@ -269,6 +269,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             max_concurrency=conc,
             max_len_that_fits=fit_len,
             context_at_max_seqs=per_seq_ctx,
+            pool_units=usable_blocks,
+            request_units=need_blocks,
             weights_per_gpu=stage_weights,
             weights_total=w.total,
             weights_source=w.source,
