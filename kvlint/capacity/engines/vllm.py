@@ -12,6 +12,13 @@ The tightest pipeline stage binds (num_blocks is the minimum over workers).
 
 from __future__ import annotations
 
+from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use vllm.default_batching etc.
+    default_batching,
+    default_utilization,
+    generation,
+    parse_version,
+    subtracts_cuda_graphs,
+)
 from kvlint.capacity.kv import (
     FULL,
     blocks_per_request,
@@ -28,79 +35,6 @@ from kvlint.catalog.gpus import GpuSpec
 from kvlint.units import GIB, gib, tokens
 
 MIB = 1 << 20
-
-# --- version facts -----------------------------------------------------------------------------
-
-
-def parse_version(text: str | None) -> tuple[int, ...] | None:
-    """'v0.10.1.post1' -> (0, 10, 1); None for 'latest', 'nightly' or anything unreadable."""
-    if not text:
-        return None
-    import re
-
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(text).strip())
-    if not m:
-        return None
-    return tuple(int(p) for p in m.groups() if p is not None)
-
-
-def generation(version: tuple[int, ...] | None, use_v1_env: str | None = None) -> str:
-    """V1 became the default engine in 0.8.0; V0 was removed in 0.11. VLLM_USE_V1=0 selects V0 before that."""
-    if version is not None and version < (0, 8):
-        return "V0"
-    if use_v1_env == "0" and (version is None or version < (0, 11)):
-        return "V0"
-    return "V1"
-
-
-def default_utilization(version: tuple[int, ...] | None) -> tuple[float, str]:
-    """From the version table (vllm_versions.py): 0.9 for the releases kvlint has logs of; the
-    current docs' 0.92 for newer or unstated versions."""
-    from kvlint.capacity.engines.vllm_versions import describe, lookup
-
-    value = float(lookup("gpu_memory_utilization", version).value)  # type: ignore[arg-type]
-    return (
-        value,
-        f"vLLM default gpu_memory_utilization {value:g} ({describe('gpu_memory_utilization', version)})",
-    )
-
-
-def default_batching(
-    gpu: GpuSpec | None, version: tuple[int, ...] | None, gen: str, max_model_len: int
-) -> tuple[int, int, str]:
-    """(max_num_seqs, max_num_batched_tokens, note) as EngineArgs.get_batch_defaults sets them for
-    the OpenAI server: GPUs with >= 70 GiB that are not A100s get 1024 / 8192, others 256 / 2048.
-    Releases before 0.9 used 256 sequences everywhere; V0 batched max(max_model_len, 2048) tokens."""
-    if gen == "V0":
-        return (
-            256,
-            max(max_model_len, 2048),
-            "vLLM V0 defaults (256 sequences, max(max_model_len, 2048) tokens)",
-        )
-    if version is not None and version < (0, 9):
-        return 256, 2048 if not _big(gpu) else 8192, "vLLM 0.8 defaults (256 sequences)"
-    if _big(gpu):
-        return (
-            1024,
-            8192,
-            "vLLM default for GPUs with >= 70 GiB that are not A100s (1024 sequences, 8,192 tokens)",
-        )
-    return 256, 2048, "vLLM default for GPUs under 70 GiB or A100s (256 sequences, 2,048 tokens)"
-
-
-def _big(gpu: GpuSpec | None) -> bool:
-    if gpu is None or gpu.engine_bytes is None:
-        return False
-    return gpu.engine_bytes >= 70 * GIB and "a100" not in gpu.id
-
-
-def subtracts_cuda_graphs(version: tuple[int, ...] | None) -> bool:
-    """CUDA-graph memory profiling is on by default since v0.21.0 (its start-up log says so); the
-    version table (vllm_versions.py, key cudagraph_memory) holds the rows."""
-    from kvlint.capacity.engines.vllm_versions import lookup
-
-    return lookup("cudagraph_memory", version).value == "estimated"
-
 
 # --- the working-memory terms ------------------------------------------------------------------
 
