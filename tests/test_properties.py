@@ -371,6 +371,9 @@ _CHEAP = hsettings(
 @_CHEAP
 @example(workload("vllm", ["--gpu-memory-utilization=nan"]))
 @example(workload("vllm", ["--block-size=0", "--pipeline-parallel-size=" + "9" * 30]))
+@example(
+    workload("sglang", ["--page-size=0", "--mem-fraction-static=7.804740879917955e+297"])
+)  # found by the campaign
 def test_hostile_numbers_in_engine_arguments(text):
     lint_case(text)
 
@@ -402,6 +405,9 @@ def test_hostile_strings_in_workloads_reach_every_format_inert(text):
 
 @given(hostile_strings_spec(), HOSTILE_TEXTS)
 @_CHEAP
+@example(
+    "kind: ServingSpec\nmodel: x\ngpu: L4\n", "x\ud800"
+)  # found by the campaign: SARIF URI of a lone surrogate
 def test_hostile_strings_in_spec_and_file_name_reach_every_format_inert(text, file_name):
     lint_case(text, file_name or "x")
 

@@ -16,6 +16,10 @@ from kvlint.deployment import Deployment, Value
 from kvlint.findings import Issue
 from kvlint.units import Size
 
+# Fractions a rule reports itself (KV208) stay on the deployment only while arithmetic on them is
+# harmless; 7.8e297 x the GPU's bytes overflows, so beyond this they are refused like any value.
+OWNED_SPAN = 1e6
+
 
 def _refuse(
     d: Deployment, code: IssueCode, key: str, v: Value, r: Range, value: object, why: str, label: str = ""
@@ -43,7 +47,9 @@ def check(d: Deployment) -> None:
         why = r.problem(v.value)
         if why is None:
             continue
-        if r.owner and why == "is out of range":  # KV208 says it the engine's way
+        if (
+            r.owner and why == "is out of range" and abs(v.value) <= OWNED_SPAN
+        ):  # KV208 says it the engine's way
             if key not in d.unreadable:
                 d.unreadable.append(key)
             continue

@@ -22,7 +22,6 @@ Every function also caps the length (`LIMIT`), saying how much was cut.
 
 from __future__ import annotations
 
-import os
 import re
 
 LIMIT = 2000  # characters of one input-derived string in a report (a message is far shorter)
@@ -74,7 +73,10 @@ def mermaid(text: str, limit: int = 200) -> str:
 def uri(file: str) -> str:
     from urllib.parse import quote
 
-    raw = os.fsencode(file) if isinstance(file, str) else file
+    try:  # a name read from disk that is not UTF-8 carries its bytes as surrogateescape characters
+        raw = file.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # any other lone surrogate (a YAML escape, --stdin-filename)
+        raw = data(file).encode("utf-8")
     return quote(raw, safe="/-._~")
 
 

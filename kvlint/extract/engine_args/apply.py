@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kvlint.bounds import show
+from kvlint.bounds import FINDINGS_PER_RULE_MAX, show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.extract.argv import OVERSIZE, Token
@@ -125,10 +125,23 @@ def apply(
 
 
 def report_unknown(d: Deployment, parsed: Parsed, message: str, fix: str | None = None) -> None:
-    """A KV005 for every option the engine does not have; `message` names it as `{name}`."""
-    for tok in parsed.unknown:
+    """A KV005 for every option the engine does not have; `message` names it as `{name}`. Past
+    FINDINGS_PER_RULE_MAX, one issue counts the rest (an args list of 80,000 made-up flags)."""
+    for tok in parsed.unknown[:FINDINGS_PER_RULE_MAX]:
         name = tok.text.split("=", 1)[0]
-        d.issues.append(Issue(UNPARSED_SETTING, message.format(name=name), tok.where or d.where, fix=fix))
+        d.issues.append(
+            Issue(UNPARSED_SETTING, message.format(name=show(name, 80)), tok.where or d.where, fix=fix)
+        )
+    more = len(parsed.unknown) - FINDINGS_PER_RULE_MAX
+    if more > 0:
+        tok = parsed.unknown[FINDINGS_PER_RULE_MAX]
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"{more:,} more options the engine does not have, not listed",
+                tok.where or d.where,
+            )
+        )
 
 
 def env_value(env: dict, name: str) -> Token | None:

@@ -43,6 +43,7 @@ class OptionTable:
         self.underscores = underscores
         self.options = {o.name: o for o in options}
         self.names: dict[str, tuple[str, bool]] = {}  # spelling -> (canonical, negated)
+        self._sorted: list[str] | None = None
         for o in options:
             self.names[o.name] = (o.name, False)
             if o.kind == "negatable":
@@ -60,7 +61,18 @@ class OptionTable:
             return self.names[key]
         if not self.abbrev or not key.startswith("--"):
             return None
-        hits = sorted({n for n in self.names if n.startswith(key)})
+        if self._sorted is None:
+            self._sorted = sorted(self.names)
+        from bisect import bisect_left
+
+        # names sharing the prefix are contiguous in sorted order: O(log n) per flag, not a scan of
+        # every name (83,000 unknown flags in one args list took seconds)
+        start = bisect_left(self._sorted, key)
+        hits = []
+        for name in self._sorted[start:]:
+            if not name.startswith(key):
+                break
+            hits.append(name)
         targets = {self.names[h] for h in hits}
         if len(targets) == 1:
             return next(iter(targets))

@@ -1,0 +1,145 @@
+"""Hostile inputs of up to 1 MB: time and memory of one kvlint run each (issue 10).
+
+    python benchmarks/hostile.py [--formats text,json] [--only NAME] [--limit-s 2] [--limit-mb 200]
+
+Every case of the security review that scales with input size, grown to about 1 MB (never
+more), plus the single-value cases. Each runs `kvlint --isolated --format FMT FILE` in a fresh
+process; the table gives wall time, CPU time (user + sys, which other load on the machine
+inflates less) and peak RSS from wait4(). A case over the limits is marked; the exit status is
+1 when any case is over (by CPU time and RSS; wall time is reported as measured).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MB = 1_000_000
+SPEC = "kind: ServingSpec\nmodel: meta-llama/Llama-3.1-8B-Instruct\ngpu: L4\nmax_context: 131072\n"
+
+
+def _fill(unit: str, head: str = "", tail: str = "") -> str:
+    n = max(1, (MB - len(head) - len(tail)) // len(unit))
+    return head + unit * n + tail
+
+
+def _pod(
+    args: list[str], env: list[dict] | None = None, command: list[str] | None = None, extra: str = ""
+) -> str:
+    cmd = command or ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n      containers:\n"
+        f"        - name: vllm\n          image: vllm/vllm-openai:v0.10.1\n          command: {json.dumps(cmd)}\n"
+        f"          args: {json.dumps(args)}\n          env: {json.dumps(env or [])}\n"
+        f'          resources: {{limits: {{nvidia.com/gpu: "1"{extra}}}}}\n'
+    )
+
+
+def _deployments() -> str:
+    one = _pod(["--max-model-len=131072"])
+    return _fill("---\n" + one)
+
+
+def _expansion_bomb() -> str:
+    a = "x" * 10_000
+    head = _pod(["--max-model-len="], [{"name": "A", "value": a}])
+    refs = (MB - len(head)) // 4
+    return _pod(["--max-model-len=" + "$(A)" * refs], [{"name": "A", "value": a}])[:MB]
+
+
+def _shell_positions() -> str:
+    head = 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec: {template: {spec: {containers: [{name: v, image: vllm/vllm-openai:v0.10.1, command: ["sh", "-c"], args: ['
+    body = _fill('e "a"b\\n', head=head + '"', tail='vllm serve x"]}]}}}\n')
+    return body
+
+
+CASES: dict[str, object] = {
+    # F12: findings and documents
+    "duplicate keys (200k)": lambda: _fill("a: 1\n"),
+    "documents (110k)": lambda: _fill("a: 1\n---\n"),
+    "empty documents (250k)": lambda: _fill("---\n"),
+    "ServingSpec documents (11k)": lambda: _fill("---\n" + SPEC),
+    "Deployments (1 MB)": _deployments,
+    "unused suppressions (33k)": lambda: _fill("a: 1  # kvlint: disable=KV103\n"),
+    # F6: expansion bomb
+    "$(VAR) expansion bomb": _expansion_bomb,
+    # F5/F8: single hostile values
+    "layers: 1000000": lambda: (
+        "kind: ServingSpec\nmodel: acme/x\ngpu: L4\narchitecture: {layers: 1000000, kv_heads: 8, params: 8B, head_dim: 128}\n"
+    ),
+    "pipeline_parallel: 10000000": lambda: SPEC + "pipeline_parallel: 10000000\n",
+    "max_context: 0x + 900k hex": lambda: (
+        "kind: ServingSpec\nmodel: meta-llama/Llama-3.1-8B-Instruct\ngpu: L4\nmax_context: 0x"
+        + "f" * 900_000
+        + "\n"
+    ),
+    "--tensor-parallel-size 4,000 digits": lambda: _pod(["--tensor-parallel-size=" + "9" * 4000]),
+    # sizes of one value
+    "args list (1 MB)": lambda: _pod([f"--x{i}=1" for i in range(MB // 12)])[:MB],
+    "one 1 MB line": lambda: "a: " + "x" * (MB - 10) + "\n",
+    "1 MB metadata.name with escapes": lambda: _pod(["--max-model-len=131072"]).replace(
+        "name: m}", 'name: "' + "\\e[2J\\u202e\\n::error::x" * (MB // 30) + '"}'
+    ),
+    # input side (issue 10, helper secin): text parsers on adversarial strings
+    "suppression comment, 1 MB of spaces": lambda: SPEC.replace(
+        "131072", "131072  # kvlint: disable=" + " " * (MB - 200) + "!"
+    ),
+    "memory limit, 1 MB of spaces": lambda: _pod([], extra=', memory: "1' + " " * (MB - 700) + '!"'),
+    "shell script words (F11)": _shell_positions,
+}
+
+
+def measure(path: Path, fmt: str) -> tuple[float, float, float, int]:
+    cmd = [sys.executable, "-m", "kvlint", "--isolated", "--no-color", "--format", fmt, str(path)]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out_bytes = 0
+    assert proc.stdout is not None
+    while chunk := proc.stdout.read(1 << 16):
+        out_bytes += len(chunk)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out_bytes
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--formats", default="text,json")
+    ap.add_argument("--only", default="")
+    ap.add_argument("--limit-s", type=float, default=2.0)
+    ap.add_argument("--limit-mb", type=float, default=200.0)
+    args = ap.parse_args()
+    over = 0
+    print(f"{'case':40} {'fmt':5} {'size':>9} {'wall s':>7} {'cpu s':>6} {'RSS MB':>7} {'out B':>9}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, make in CASES.items():
+            if args.only and args.only not in name:
+                continue
+            text = make()  # type: ignore[operator]
+            data = text.encode("utf-8")
+            assert len(data) <= MB + 1000, (name, len(data))
+            path = Path(tmp) / "case.yaml"
+            path.write_bytes(data)
+            for fmt in args.formats.split(","):
+                wall, cpu, rss, out = measure(path, fmt)
+                bad = cpu > args.limit_s or rss > args.limit_mb
+                over += bad
+                flag = "  OVER" if bad else ""
+                print(
+                    f"{name:40} {fmt:5} {len(data):>9,} {wall:>7.2f} {cpu:>6.2f} {rss:>7.0f} {out:>9,}{flag}",
+                    flush=True,
+                )
+    print(f"{over} case(s) over {args.limit_s} s CPU or {args.limit_mb} MB")
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
