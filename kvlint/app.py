@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING, TextIO
 
 from kvlint.report.safe import plain
+
+if TYPE_CHECKING:
+    from kvlint.lint import RunResult
+    from kvlint.settings import Settings
 
 
 def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts: dict) -> int:
     from kvlint.discover import discover
     from kvlint.flags import build_settings
-    from kvlint.lint import RunResult, exit_code, lint_text
+    from kvlint.lint import RunResult, exit_code
     from kvlint.report import render
     from kvlint.workers import lint_files
 
@@ -25,39 +30,20 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
             file=sys.stderr,
         )
         return 2
-    if fmt is None:
-        fmt = settings.sources.get("format-value") or (
-            "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-        )
+    fmt = fmt or _default_format(settings)
     run = RunResult()
     file_paths = [p for p in paths if p != "-"]
     found = discover(file_paths, settings.exclude, settings.respect_gitignore)
     run.errors.extend(found.errors)
-    cwd = os.getcwd()
-    shown = [
-        (p, (os.path.relpath(p) if not os.path.isabs(p) or p.startswith(cwd) else p).replace(os.sep, "/"))
-        for p in found.files
-    ]
+    shown = _displayed(found.files)
     fixing = opts.get("fix") or opts.get("unsafe_fixes") or opts.get("diff")
-    report_stream = sys.stdout
+    report_stream: TextIO = sys.stdout
     if "-" in paths:
-        display = opts.get("stdin_filename") or "<stdin>"
-        data = sys.stdin.buffer.read(settings.max_file_size + 1)
-        base = os.path.dirname(os.path.abspath(display)) if opts.get("stdin_filename") else os.getcwd()
-        if fixing:
-            data, report_stream = _fix_stdin(data, display, settings, base, opts), sys.stderr
-        run.files.append(lint_text(data, display, settings, base))
+        report_stream = _lint_stdin(run, settings, opts, bool(fixing))
     if fixing and shown:
-        from kvlint.fix.files import fix_files, summary
-
-        fixed = fix_files(shown, settings, bool(opts.get("unsafe_fixes")), write=not opts.get("diff"))
-        run.errors.extend(fixed.errors)
-        if opts.get("diff"):
-            sys.stdout.write(fixed.diff)
-            for err in run.errors:
-                print(f"kvlint: {err}", file=sys.stderr, flush=True)
-            return 2 if run.errors else (1 if fixed.diff else 0)
-        sys.stderr.write(summary(fixed, bool(opts.get("show_fixes"))))
+        done = _fix_files(shown, settings, opts, run.errors)
+        if done is not None:
+            return done
     keep = fmt in ("json", "markdown")
     for result in lint_files(shown, settings, opts, int(opts.get("jobs") or 1), keep):
         if isinstance(result, str):
@@ -72,14 +58,63 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
     )
     for err in run.errors:  # diagnostics first, on stderr; the report alone goes to stdout
         print(f"kvlint: {plain(err)}", file=sys.stderr, flush=True)
-    if output:
-        with open(output, "w", encoding="utf-8") as stream:
-            stream.write(text)
-    else:
-        report_stream.write(text)
+    _write(text, output, report_stream)
     if opts.get("exit_zero") and not run.errors and not any(r.crashed for r in run.files):
         return 0
     return exit_code(run, settings)
+
+
+def _lint_stdin(run: RunResult, settings: Settings, opts: dict, fixing: bool) -> TextIO:
+    """Lint (and, when fixing, fix) stdin into `run`; the stream the report then goes to."""
+    from kvlint.lint import lint_text
+
+    display = opts.get("stdin_filename") or "<stdin>"
+    data = sys.stdin.buffer.read(settings.max_file_size + 1)
+    base = os.path.dirname(os.path.abspath(display)) if opts.get("stdin_filename") else os.getcwd()
+    stream: TextIO = sys.stdout
+    if fixing:
+        data, stream = _fix_stdin(data, display, settings, base, opts), sys.stderr
+    run.files.append(lint_text(data, display, settings, base))
+    return stream
+
+
+def _default_format(settings: Settings) -> str:
+    """The configured format, else `github` under GitHub Actions, else `text`."""
+    return settings.sources.get("format-value") or (
+        "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    )
+
+
+def _displayed(files: list[str]) -> list[tuple[str, str]]:
+    """(path, how the report shows it): relative to the working directory where it lies inside it."""
+    cwd = os.getcwd()
+    return [
+        (p, (os.path.relpath(p) if not os.path.isabs(p) or p.startswith(cwd) else p).replace(os.sep, "/"))
+        for p in files
+    ]
+
+
+def _fix_files(shown: list[tuple[str, str]], settings: Settings, opts: dict, errors: list[str]) -> int | None:
+    """Apply (or, with --diff, show) the fixes; the exit code when --diff ends the run, else None."""
+    from kvlint.fix.files import fix_files, summary
+
+    fixed = fix_files(shown, settings, bool(opts.get("unsafe_fixes")), write=not opts.get("diff"))
+    errors.extend(fixed.errors)
+    if opts.get("diff"):
+        sys.stdout.write(fixed.diff)
+        for err in errors:
+            print(f"kvlint: {err}", file=sys.stderr, flush=True)
+        return 2 if errors else (1 if fixed.diff else 0)
+    sys.stderr.write(summary(fixed, bool(opts.get("show_fixes"))))
+    return None
+
+
+def _write(text: str, output: str | None, stream: TextIO) -> None:
+    if output:
+        with open(output, "w", encoding="utf-8") as out:
+            out.write(text)
+    else:
+        stream.write(text)
 
 
 def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict) -> bytes:

@@ -74,11 +74,13 @@ def record(cls: C | None = None, /, *, frozen: bool = False) -> Any:
     return wrap if cls is None else wrap(cls)
 
 
-def _build(cls: C, frozen: bool) -> C:
+def _fields_of(cls: type) -> tuple[list[str], list[str], dict[str, Any], tuple[str, ...]]:
+    """(field names, compared names, defaults, inherited names): the nearest record base's fields
+    first, in order, then the class's own annotated fields (a redeclared one keeps its place)."""
     own = cls.__dict__
     parent = next((b for b in cls.__mro__[1:] if "__record_fields__" in b.__dict__), None)
     inherited: tuple[str, ...] = parent.__dict__["__record_fields__"] if parent is not None else ()
-    names: list[str] = list(inherited)  # a record subclass keeps its parent's fields, in order, first
+    names: list[str] = list(inherited)
     compared: list[str] = list(parent.__dict__["__record_compared__"]) if parent is not None else []
     defaults: dict[str, Any] = dict(parent.__dict__["__record_defaults__"]) if parent is not None else {}
     for name, annotation in own.get("__annotations__", {}).items():
@@ -87,23 +89,32 @@ def _build(cls: C, frozen: bool) -> C:
         if name not in names:
             names.append(name)
         spec = own.get(name, _MISSING)
+        keep = spec.compare if type(spec) is _Field else True
         if type(spec) is _Field:
-            if not spec.compare and name in compared:
-                compared.remove(name)
-            elif spec.compare and name not in compared:
-                compared.append(name)
             spec = spec.default
-        elif name not in compared:
+        if keep and name not in compared:
             compared.append(name)
-        if spec is not _MISSING and type(spec) is not _Factory and type(spec).__hash__ is None:
-            raise ValueError(
-                f"{cls.__name__}.{name}: mutable default {type(spec).__name__} would be shared by every "
-                "instance; use field(default_factory=...)"
-            )
+        elif not keep and name in compared:
+            compared.remove(name)
+        _refuse_mutable(cls, name, spec)
         if spec is not _MISSING:
             defaults[name] = spec
         else:
             defaults.pop(name, None)
+    return names, compared, defaults, inherited
+
+
+def _refuse_mutable(cls: type, name: str, spec: Any) -> None:
+    if spec is not _MISSING and type(spec) is not _Factory and type(spec).__hash__ is None:
+        raise ValueError(
+            f"{cls.__name__}.{name}: mutable default {type(spec).__name__} would be shared by every "
+            "instance; use field(default_factory=...)"
+        )
+
+
+def _build(cls: C, frozen: bool) -> C:
+    own = cls.__dict__
+    names, compared, defaults, inherited = _fields_of(cls)
     fields_ = tuple(names)
     namespace = {k: v for k, v in own.items() if k not in names and k not in ("__dict__", "__weakref__")}
     namespace["__slots__"] = tuple(n for n in fields_ if n not in inherited)
