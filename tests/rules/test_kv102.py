@@ -1,0 +1,69 @@
+"""KV102 kv-cache-below-max-context: one sequence of max_context does not fit the pool."""
+
+from __future__ import annotations
+
+import pytest
+from rulecase import findings, plan, run
+
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+@pytest.mark.parametrize(
+    ("engine", "version"), [("vllm", "0.10.1"), ("sglang", "0.4.6.post1"), ("tgi", "3.0.0")]
+)
+def test_boundary_is_the_longest_context_the_pool_holds(engine, version):
+    """The engine's own largest fitting length passes; one block more fails (each engine)."""
+    probe = run(
+        engine=engine, engine_version=version, model=LLAMA, gpu="L4", max_context=131072, max_sequences=1
+    )
+    p = plan(probe)
+    if engine == "tgi":  # TGI caps an unset/oversized max_total_tokens to what fits instead of refusing
+        pytest.skip("TGI sizes max_total_tokens to the pool; KV102 has no TGI boundary")
+    assert findings(probe, "KV102"), "128k on an L4 must not fit"
+    fit = p.max_len_that_fits
+    assert 0 < fit < 131072
+    ok = run(engine=engine, engine_version=version, model=LLAMA, gpu="L4", max_context=fit, max_sequences=1)
+    assert not findings(ok, "KV102"), [f.message for f in ok.findings]
+    over = run(
+        engine=engine,
+        engine_version=version,
+        model=LLAMA,
+        gpu="L4",
+        max_context=fit + p.block_size,
+        max_sequences=1,
+    )
+    (f,) = findings(over, "KV102")
+    assert (
+        f"{fit}" in (f.fix or "")
+        or str(fit) in " ".join(f.details)
+        or f"{fit:,}" in f.message + (f.fix or "")
+    )
+
+
+def test_message_states_need_pool_and_what_the_engine_does():
+    r = run(model=LLAMA, gpu="L4", max_context=131072, max_sequences=4)
+    (f,) = findings(r, "KV102")
+    assert "one sequence of 131,072 tokens needs 16.00 GiB of KV cache" in f.message
+    assert f.message.endswith("vLLM refuses to start")
+    assert any(line.startswith("GPU memory the engine sees") for line in f.details)
+
+
+def test_fp8_kv_is_offered_only_when_it_would_fit():
+    """fp8 halves KV per token: offered for a context within 2x of the pool, not for one far beyond."""
+    near = run(model=LLAMA, gpu="L4", max_context=40000, max_sequences=1)
+    (f,) = findings(near, "KV102")
+    assert "fp8" in (f.fix or "")
+    far = run(model=LLAMA, gpu="L4", max_context=131072, max_sequences=1)
+    (g,) = findings(far, "KV102")
+    assert "fp8 (halves" not in (g.fix or "")
+
+
+def test_weights_that_do_not_fit_are_kv101s_not_kv102s():
+    r = run(model="meta-llama/Llama-3.1-70B-Instruct", gpu="L4", max_context=8192)
+    assert findings(r, "KV101") and not findings(r, "KV102")
+
+
+def test_already_fp8_kv_cache_is_not_told_to_use_fp8():
+    r = run(model=LLAMA, gpu="L4", max_context=131072, kv_cache_dtype="fp8", max_sequences=1)
+    (f,) = findings(r, "KV102")
+    assert "kv_cache_dtype fp8" not in (f.fix or "")
