@@ -41,25 +41,13 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
     if url is not None and url.value:
         d.model = stated(str(url.value), url.where(path))
     if repo is not None:
-        tag = spec.scalar("tag")
-        image = f"{repo.value}:{tag.value if tag is not None else 'latest'}"
-        d.image = stated(image, repo.where(path))
-        version = ct.image_version(image, "vllm")
-        if version:
-            d.engine_version = inferred(version, f"from the image tag {image}", (tag or repo).where(path))
-    cfg = spec.map("vllmConfig")
-    entries: list[tuple[str, Scalar]] = []
-    for box in (cfg, model_box if ctx.kind == "VLLMRuntime" else None):
-        for key, option in PS_CONFIG.items():
-            node = box.scalar(key) if box is not None else None
-            if node is not None:
-                entries.append((option, node))
-    tokens = option_tokens(entries, path)
-    extra = cfg.seq("extraArgs") if cfg is not None else None
-    for node in extra or ():  # type: ignore[assignment]
-        if isinstance(node, Scalar) and node.value is not None:
-            tokens.extend(Token(w, scalar_where(node, path)) for w in str(node.value).split())
-    vllm.read(d, tokens, {}, positional_model=False)
+        _image(d, spec, repo, path)
+    vllm.read(
+        d,
+        _engine_tokens(spec, model_box if ctx.kind == "VLLMRuntime" else None, path),
+        {},
+        positional_model=False,
+    )
     gpu = spec.scalar("requestGPU")
     if ctx.kind == "VLLMRuntime":
         gpu = spec.at("deploymentConfig", "resources", "gpu")  # type: ignore[assignment]
@@ -68,33 +56,10 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
             d.gpus_per_pod = stated(int(str(gpu.value)), gpu.where(path), "requestGPU")
     ray = spec.map("raySpec")
     if ray is not None and ray.value("enabled") is True:
-        workers = spec.scalar("replicaCount")
-        head = ray.at("headNode", "requestGPU")
-        n_workers = int(workers.value) if workers is not None and isinstance(workers.value, int) else 1
-        d.pods = inferred(
-            1 + n_workers,
-            "raySpec: a head pod plus replicaCount worker pods serve one model",
-            (workers or ray).where(path),
-        )
-        head_gpus = int(head.value) if isinstance(head, Scalar) and isinstance(head.value, int) else 0
-        per = int(d.gpus_per_pod.value) if d.gpus_per_pod else 0
-        d.gpus = inferred(
-            head_gpus + n_workers * per,
-            f"{head_gpus} on the Ray head + {n_workers} x {per} on workers",
-            ray.where(path),
-        )
+        _ray_group(d, spec, ray, path)
     terms = spec.get("nodeSelectorTerms")
     if isinstance(terms, Sequence):
-        fake = Mapping((terms.line, terms.col, terms.end_line, terms.end_col))
-        aff = {
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
-                }
-            }
-        }
-        fake.values = _wrap(aff, terms)
-        ct.apply_labels(d, pods.node_labels(fake, path))
+        _selector_terms(d, terms, path)
     shm = spec.scalar("shmSize")
     d.has_shm = True if shm is not None else None
     if shm is not None:
@@ -104,6 +69,63 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
     if mem is not None and mem.value is not None:
         d.memory_quantities.append(("requestMemory", str(mem.value), mem.where(path)))
     return [d]
+
+
+def _image(d: Deployment, spec: Mapping, repo: Scalar, path: str) -> None:
+    tag = spec.scalar("tag")
+    image = f"{repo.value}:{tag.value if tag is not None else 'latest'}"
+    d.image = stated(image, repo.where(path))
+    version = ct.image_version(image, "vllm")
+    if version:
+        d.engine_version = inferred(version, f"from the image tag {image}", (tag or repo).where(path))
+
+
+def _engine_tokens(spec: Mapping, model_box: Mapping | None, path: str) -> list[Token]:
+    """vllmConfig keys (and, for VLLMRuntime, spec.model's) as vLLM options, then extraArgs."""
+    cfg = spec.map("vllmConfig")
+    entries: list[tuple[str, Scalar]] = []
+    for box in (cfg, model_box):
+        for key, option in PS_CONFIG.items():
+            node = box.scalar(key) if box is not None else None
+            if node is not None:
+                entries.append((option, node))
+    tokens = option_tokens(entries, path)
+    extra = cfg.seq("extraArgs") if cfg is not None else None
+    for node in extra or ():  # type: ignore[assignment]
+        if isinstance(node, Scalar) and node.value is not None:
+            tokens.extend(Token(w, scalar_where(node, path)) for w in str(node.value).split())
+    return tokens
+
+
+def _ray_group(d: Deployment, spec: Mapping, ray: Mapping, path: str) -> None:
+    """raySpec: a head pod plus replicaCount worker pods serve one model."""
+    workers = spec.scalar("replicaCount")
+    head = ray.at("headNode", "requestGPU")
+    n_workers = int(workers.value) if workers is not None and isinstance(workers.value, int) else 1
+    d.pods = inferred(
+        1 + n_workers,
+        "raySpec: a head pod plus replicaCount worker pods serve one model",
+        (workers or ray).where(path),
+    )
+    head_gpus = int(head.value) if isinstance(head, Scalar) and isinstance(head.value, int) else 0
+    per = int(d.gpus_per_pod.value) if d.gpus_per_pod else 0
+    d.gpus = inferred(
+        head_gpus + n_workers * per,
+        f"{head_gpus} on the Ray head + {n_workers} x {per} on workers",
+        ray.where(path),
+    )
+
+
+def _selector_terms(d: Deployment, terms: Sequence, path: str) -> None:
+    """nodeSelectorTerms read with the pod-spec label reader (wrapped as a required node affinity)."""
+    fake = Mapping((terms.line, terms.col, terms.end_line, terms.end_col))
+    aff = {
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+        }
+    }
+    fake.values = _wrap(aff, terms)
+    ct.apply_labels(d, pods.node_labels(fake, path))
 
 
 def _wrap(data, leaf):
