@@ -9,6 +9,7 @@ One pydantic model validates it; a bad file is a located error (exit 2). Flags o
     severity: {KV103: error}
     fail-on: warning
     gpu: H100                     # assumed where a workload does not say
+    fleet: [L4, A100-80GB, H100]  # or: the cluster's GPU types; capacity is checked on each
     engine-version: "0.10.1"
     headroom-margin: 0.1          # KV103 asks for 10 % spare
     fragmentation: 0.05
@@ -91,6 +92,7 @@ def _model():
         severity: dict[str, Literal["error", "warning", "info"]] = {}
         fail_on: Literal["error", "warning", "info"] | None = None
         gpu: str | None = None
+        fleet: list[str] = []
         engine: Literal["vllm", "sglang", "tgi"] | None = None
         engine_version: str | None = None
         headroom_margin: float | None = Field(default=None, ge=0, le=10)
@@ -106,6 +108,34 @@ def _model():
         models: list[ModelEntry] = []
 
     return KvlintConfig
+
+
+def _fleet(names: list[str], s: Settings, origin: str) -> None:
+    """`fleet: [L4, A100-80GB, H100]`: every name must be a card kvlint knows with its memory."""
+    from kvlint.catalog.gpus import ambiguous, lookup, suggest
+
+    for name in names:
+        spec = lookup(name)
+        if spec is None:
+            amb = ambiguous(name)
+            hint = (
+                f"it is sold as {', '.join(amb)}"
+                if amb
+                else (
+                    "did you mean " + ", ".join(suggest(name)) + "?"
+                    if suggest(name)
+                    else "declare it under gpus:"
+                )
+            )
+            raise ConfigError(f"{origin}: fleet: GPU {name!r} is not one card kvlint knows ({hint})")
+        if not spec.engine_bytes:
+            raise ConfigError(
+                f"{origin}: fleet: the memory of {spec.name} is not known; declare it under gpus:"
+            )
+    if s.defaults.gpu:
+        raise ConfigError(f"{origin}: set either gpu (one type) or fleet (several), not both")
+    s.defaults.fleet = tuple(names)
+    s.defaults.fleet_source = f"fleet in {os.path.basename(origin)}"
 
 
 def _read(path: str) -> tuple[dict, Any]:
@@ -291,6 +321,8 @@ def _apply(cfg: dict[str, Any], stated: list[str], s: Settings, origin: str) -> 
                 }
             )
         register_gpus(entries)
+    if cfg.get("fleet"):
+        _fleet(cfg["fleet"], s, origin)
     if cfg["models"]:
         from kvlint.catalog.models import register_models
 
@@ -322,6 +354,7 @@ def describe(s: Settings) -> str:
         ("severity", ", ".join(f"{k}={v.label}" for k, v in s.severity.items()) or "-", src("severity")),
         ("fail-on", s.fail_on.label, src("fail-on")),
         ("gpu", s.defaults.gpu or "-", src("gpu")),
+        ("fleet", ", ".join(s.defaults.fleet) or "-", src("fleet")),
         ("engine", s.defaults.engine or "vllm", src("engine")),
         ("engine-version", s.defaults.engine_version or "latest modelled", src("engine-version")),
         ("headroom-margin", f"{s.thresholds.kv103_margin:g}", src("headroom-margin")),

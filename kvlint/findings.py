@@ -87,6 +87,7 @@ class Issue:
     where: Location
     details: tuple[str, ...] = ()
     fix: str | None = None
+    severity: Severity | None = None  # None: the owning rule's default
 
 
 @record

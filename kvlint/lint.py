@@ -7,7 +7,7 @@ import stat
 from collections.abc import Sequence
 from typing import Any
 
-from kvlint import suppress
+from kvlint import fleet, suppress
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
 from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE
 from kvlint.extract import extract_document
@@ -93,7 +93,7 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
         for d in deployments:
             r = resolve(d, settings.defaults)
             result.deployments.append(r)
-            found = check_deployment(path, r, settings, rules)
+            found = fleet.findings(path, r, settings, rules, check_deployment)
             findings.extend(found)
             owners.extend([r] * len(found))
     found = check_file_issues(path, file_issues, settings, rules)

@@ -17,7 +17,7 @@ from kvlint.catalog.gpus import GpuSpec
 from kvlint.codes import MATCHED_BY_NAME, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, default, inferred
 from kvlint.findings import Issue, Location
-from kvlint.record import field, record
+from kvlint.record import field, record, replace
 
 
 @record
@@ -26,6 +26,8 @@ class Defaults:
 
     gpu: str | None = None
     gpu_source: str = ""
+    fleet: tuple[str, ...] = ()  # the cluster's GPU types: capacity is checked on each (kvlint/fleet.py)
+    fleet_source: str = ""
     engine: str | None = None
     engine_version: str | None = None
 
@@ -40,6 +42,9 @@ class Resolved:
     plan: Plan | None = None
     issues: list[Issue] = field(default_factory=list)
     unknown: set[str] = field(default_factory=set)  # "model", "gpu", "gpu-memory", "engine"
+    # the deployment as extracted, before defaults were filled, when it states no GPU: kvlint/fleet.py
+    # re-resolves it on each fleet (or common) GPU type
+    pristine: Deployment | None = field(default=None, compare=False)
 
 
 def _loc(d: Deployment, *values: Value | None) -> Location:
@@ -192,11 +197,18 @@ def engine_settings(
     return engine_module(engine).settings(d, arch, gpu, version_text)
 
 
+def with_gpu(d: Deployment, name: str, note: str) -> Deployment:
+    """A copy of an extracted deployment placed on one GPU type (engine defaults are filled per copy)."""
+    return replace(d, gpu=inferred(name, note), extra=dict(d.extra), issues=[], unreadable=list(d.unreadable))
+
+
 def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     r = Resolved(d)
     r.issues.extend(d.issues)
     if d.accelerator != "gpu" or "unsupported" in d.extra:
         return r  # the extractor said what it cannot check (KV004)
+    if d.gpu is None and not defaults.gpu:
+        r.pristine = replace(d, extra=dict(d.extra))
     _resolve_gpu(d, r, defaults)
     _resolve_model(d, r)
     if r.model is None:

@@ -229,7 +229,7 @@ class IssueRule(Rule[IssueContext]):
             if issue.code == self.id:
                 note = self.note(ctx)
                 details = (*issue.details, note) if note else issue.details
-                yield ctx.finding(self, issue.where, issue.message, details, issue.fix)
+                yield ctx.finding(self, issue.where, issue.message, details, issue.fix, issue.severity)
 
     def note(self, ctx: IssueContext) -> str:
         """A last detail line added to each finding (none by default)."""

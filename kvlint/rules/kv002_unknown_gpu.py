@@ -4,22 +4,35 @@ from kvlint.rules.base import IssueContext, IssueRule, skipped_note
 
 
 class UnknownGpu(IssueRule):
-    """The GPU type is missing, not in the catalog, ambiguous, or of unknown memory.
+    """The GPU type is missing, not in the catalog, ambiguous, of unknown memory, or a slice the card lacks.
 
     ## What it does
-    Reports a serving workload whose GPU kvlint cannot identify: no GPU stated (no `gpu:`, no
-    GPU node label, no instance type), a name not in the catalog, a name that several cards share
-    (`A100` is sold with 40 GB and 80 GB), or a card whose memory is not known. The message lists
-    the checks that were skipped because of it.
+    Reports a serving workload whose GPU kvlint cannot identify: a name not in the catalog, a name
+    that several cards share (`A100` is sold with 40 GB and 80 GB), a card whose memory is not
+    known, or a MIG profile the selected card does not have (`nvidia.com/mig-1g.5gb` on an H100:
+    no node offers it and the pod stays Pending). The message lists the checks that were skipped.
+
+    When the file names no GPU at all (no `gpu:`, no GPU node label, no instance type, no MIG
+    profile, no DRA claim — the cluster decides):
+    - with a `fleet: [L4, A100-80GB, H100]` in the configuration, every capacity rule runs once on
+      each fleet type; KV002 is an info saying on which types the deployment fits and on which it
+      does not. A capacity finding that holds on some types only names them and is at most a
+      warning (the pod may land where it fits); one that holds on every type keeps its severity.
+    - without configuration, KV002 is an info naming the smallest of the usual cloud GPUs on which
+      the deployment fits at its GPU count (L4, A10G, L40S, A100-40GB, A100-80GB, H100, H200, B200:
+      `common_cloud_gpus` in the GPU catalog), and an error when its weights exceed what even the
+      largest of them gives the engine at that count. A deployment whose weights load on the largest
+      but whose KV cache holds no full-length request anywhere is a warning.
 
     ## Why is this bad?
     Every capacity check needs the memory the engine sees on the card. Without it kvlint would
-    have to guess, and a guess is a wrong number.
+    have to guess, and a guess is a wrong number; a weight set larger than any card at the GPU
+    count cannot run wherever the scheduler puts it.
 
     ## How to fix
     Select the GPU explicitly (`gpu: H100`, a `nodeSelector` on `nvidia.com/gpu.product` or
-    `cloud.google.com/gke-accelerator`), pass `--gpu NAME`, set `gpu` in the configuration, or
-    declare a new card under `gpus:` in the configuration.
+    `cloud.google.com/gke-accelerator`), pass `--gpu NAME`, set `gpu` or `fleet` in the
+    configuration, or declare a new card under `gpus:` in the configuration.
 
     ## Suppress
     `# kvlint: disable=KV002 -- reason` on the workload's line, or `kvlint.io/ignore: "KV002=reason"`.

@@ -1,0 +1,174 @@
+"""A deployment that names no GPU: check it on the cluster's fleet, or on the usual cloud cards.
+
+With `fleet: [L4, A100-80GB, H100]` in the configuration, every capacity rule runs once per type
+(the deployment re-resolved on that card, engine defaults filled for it) and the findings are
+merged: a finding that holds on every type keeps its severity; one that holds on some types only
+says on which, and an error there becomes a warning (the pod may land on a type where it fits).
+KV002 (info) says on which types the deployment fits and on which it does not.
+
+With no fleet and no `gpu`, the GPU-independent rules run as always, and KV002 says on which of
+the usual cloud cards (catalog `common_cloud_gpus`) the deployment fits at its GPU count: an info
+naming the smallest, or an error when the weights exceed even the largest of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kvlint.catalog import gpus as catalog
+from kvlint.catalog.gpus import GpuSpec
+from kvlint.codes import UNKNOWN_GPU
+from kvlint.findings import Finding, Issue, Severity
+from kvlint.resolve import Resolved, resolve, with_gpu
+from kvlint.units import gib
+
+RunRules = Callable[..., list[Finding]]
+NOT_STATED = "GPU type is not stated"
+CAPACITY_NEEDS = ("gpu", "plan")
+
+
+def findings(path: str, r: Resolved, settings, rules, run_rules: RunRules) -> list[Finding]:
+    """The rules' findings for one resolved deployment, fleet-aware."""
+    base = _not_stated(r)
+    if base is None or r.pristine is None or r.model is None:
+        return run_rules(path, r, settings, rules)
+    if settings.defaults.fleet:
+        return _on_fleet(path, r, base, settings, rules, run_rules)
+    _common_fit(r, base, settings.defaults)
+    return run_rules(path, r, settings, rules)
+
+
+def _not_stated(r: Resolved) -> Issue | None:
+    for issue in r.issues:
+        if issue.code == UNKNOWN_GPU and issue.message.startswith(NOT_STATED):
+            return issue
+    return None
+
+
+def _sub(r: Resolved, name: str, note: str, defaults) -> Resolved:
+    from kvlint.record import replace
+
+    assert r.pristine is not None
+    return resolve(with_gpu(r.pristine, name, note), replace(defaults, fleet=(), gpu=None))
+
+
+def _fits(sub: Resolved) -> bool | None:
+    """Weights fit and one request of the context length fits the KV pool; None when not planned."""
+    p = sub.plan
+    if p is None:
+        return None
+    return p.weights_per_gpu <= p.weights_limit and p.max_concurrency >= 1
+
+
+def _count(r: Resolved) -> str:
+    d, s = r.deployment, r.settings
+    if d.gpus is not None:
+        n = int(d.gpus.value)
+    else:
+        n = (s.tp * s.pp) if s is not None else 1
+    return f"{n} GPU{'s' if n != 1 else ''}"
+
+
+def _common_fit(r: Resolved, base: Issue, defaults) -> None:
+    from kvlint.record import replace
+
+    table = catalog.table("common_cloud_gpus")
+    cards: list[GpuSpec] = [s for s in (catalog.by_id(i) for i in table.get("ids", [])) if s is not None]
+    cards.sort(key=lambda s: s.engine_bytes or 0)
+    if not cards:
+        return
+    results = [
+        (spec, _sub(r, spec.id, f"common cloud GPU {spec.name} (tried by kvlint)", defaults))
+        for spec in cards
+    ]
+    planned = [(spec, sub) for spec, sub in results if sub.plan is not None]
+    if not planned:
+        return
+    count = _count(r)
+    fit = next((spec for spec, sub in planned if _fits(sub)), None)
+    largest, big = planned[-1]
+    idx = r.issues.index(base)
+    if fit is not None:
+        r.issues[idx] = replace(
+            base,
+            message=f"{NOT_STATED}: at {count} it fits on a {fit.name} or larger (the smallest of the usual cloud GPUs it fits)",
+            details=(*base.details, "tried: " + ", ".join(s.name for s in cards)),
+            severity=Severity.INFO,
+        )
+    elif big.plan.weights_per_gpu > big.plan.weights_limit:
+        r.issues[idx] = replace(
+            base,
+            message=f"{NOT_STATED}, and at {count} the weights ({gib(big.plan.weights_per_gpu)} per GPU) exceed "
+            f"what even a {largest.name} gives the engine ({gib(big.plan.weights_limit)}): it fits on none of the usual cloud GPUs",
+            details=(*base.details, *big.plan.lines),
+            fix="more GPUs with tensor parallelism, or a quantized checkpoint",
+            severity=Severity.ERROR,
+        )
+    else:
+        r.issues[idx] = replace(
+            base,
+            message=f"{NOT_STATED}: at {count} the weights load on a {largest.name}, but not one request of "
+            f"{big.plan.max_model_len:,} tokens fits its KV cache (nor on any smaller usual cloud GPU)",
+            fix="name the GPU (--gpu or a node label), shorten the context, or use more GPUs",
+        )
+
+
+def _on_fleet(path: str, r: Resolved, base: Issue, settings, rules, run_rules: RunRules) -> list[Finding]:
+    from kvlint.record import replace
+
+    fleet = settings.defaults.fleet
+    source = settings.defaults.fleet_source or "configuration"
+    general = [rule for rule in rules if not any(n in CAPACITY_NEEDS for n in rule.needs.facts)]
+    capacity = [rule for rule in rules if any(n in CAPACITY_NEEDS for n in rule.needs.facts)]
+    per_type: list[tuple[str, Resolved, list[Finding]]] = []
+    for name in fleet:
+        sub = _sub(r, name, f"fleet GPU {name} ({source})", settings.defaults)
+        spec = sub.gpu
+        label = spec.name if spec is not None else name
+        per_type.append((label, sub, run_rules(path, sub, settings, capacity)))
+    fits = [label for label, sub, found in per_type if sub.plan is not None and not _errors(found)]
+    fails = [label for label, sub, found in per_type if sub.plan is not None and _errors(found)]
+    unplanned = [label for label, sub, _ in per_type if sub.plan is None]
+    summary = f"{NOT_STATED}: checked on each GPU of the fleet ({source})"
+    if fits:
+        summary += f"; fits on {', '.join(fits)}"
+    if fails:
+        summary += f"; does not fit on {', '.join(fails)}"
+    if unplanned:
+        summary += f"; not checked on {', '.join(unplanned)} (unknown GPU or memory)"
+    r.issues[r.issues.index(base)] = replace(base, message=summary, severity=Severity.INFO)
+    out = run_rules(path, r, settings, general)
+    out.extend(_merge(per_type, fits))
+    return out
+
+
+def _errors(found: list[Finding]) -> bool:
+    return any(f.severity >= Severity.ERROR for f in found)
+
+
+def _merge(per_type: list[tuple[str, Resolved, list[Finding]]], fits: list[str]) -> list[Finding]:
+    """One finding per rule: on every type it keeps its severity; on some, it names them and an
+    error becomes a warning."""
+    from kvlint.record import replace
+
+    labels = [label for label, sub, _ in per_type if sub.plan is not None]
+    by_rule: dict[str, list[tuple[str, Finding]]] = {}
+    for label, _sub_r, found in per_type:
+        for f in found:
+            by_rule.setdefault(f.rule, []).append((label, f))
+    out: list[Finding] = []
+    for hits in by_rule.values():
+        where = [label for label, _ in hits]
+        # the finding of the largest card that still fails: the best case, when it fails everywhere
+        label, f = hits[-1]
+        if set(where) >= set(labels):
+            message = f"on every fleet GPU ({', '.join(where)}); on {label}: {f.message}"
+            severity = f.severity
+        else:
+            ok = [x for x in fits if x not in where]
+            also = f" (not on {', '.join(ok)})" if ok else ""
+            message = f"on {', '.join(where)}{also}; on {label}: {f.message}"
+            severity = min(f.severity, Severity.WARNING)
+        details = (*f.details, *(f"on {lab}: {g.message}" for lab, g in hits[:-1]))
+        out.append(replace(f, message=message, severity=severity, details=details))
+    return out
