@@ -72,8 +72,17 @@ def _count(r: Resolved) -> str:
 def _common_fit(r: Resolved, base: Issue, defaults) -> None:
     from kvlint.record import replace
 
+    d = r.deployment
+    if (
+        (d.expert_parallel is not None and d.expert_parallel.value)
+        or (d.data_parallel is not None and int(d.data_parallel.value) > 1)
+        or any(i.code == "KV005" for i in r.issues)
+    ):
+        return  # expert / data parallel weight placement or an unread setting: no verdict on a guess
     table = catalog.table("common_cloud_gpus")
-    cards: list[GpuSpec] = [s for s in (catalog.by_id(i) for i in table.get("ids", [])) if s is not None]
+    vendor = "amd" if d.gpus_per_pod is not None and d.gpus_per_pod.note == "amd.com/gpu" else "nvidia"
+    ids = table.get("amd_ids" if vendor == "amd" else "ids", [])
+    cards: list[GpuSpec] = [s for s in (catalog.by_id(i) for i in ids) if s is not None and s.engine_bytes]
     cards.sort(key=lambda s: s.engine_bytes or 0)
     if not cards:
         return
