@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from kvlint.catalog import gpus as catalog
 from kvlint.catalog.gpus import GpuSpec
-from kvlint.codes import UNKNOWN_GPU
+from kvlint.codes import UNKNOWN_GPU, UNPARSED_SETTING
 from kvlint.findings import Finding, Issue, Severity
 from kvlint.resolve import Resolved, resolve, with_gpu
 from kvlint.units import gib
@@ -76,7 +76,7 @@ def _common_fit(r: Resolved, base: Issue, defaults) -> None:
     if (
         (d.expert_parallel is not None and d.expert_parallel.value)
         or (d.data_parallel is not None and int(d.data_parallel.value) > 1)
-        or any(i.code == "KV005" for i in r.issues)
+        or any(i.code == UNPARSED_SETTING for i in r.issues)
     ):
         return  # expert / data parallel weight placement or an unread setting: no verdict on a guess
     table = catalog.table("common_cloud_gpus")
