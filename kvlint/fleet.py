@@ -96,6 +96,8 @@ def _common_fit(r: Resolved, base: Issue, defaults) -> None:
     count = _count(r)
     fit = next((spec for spec, sub in planned if _fits(sub)), None)
     largest, big = planned[-1]
+    big_plan = big.plan
+    assert big_plan is not None  # `planned` keeps only cards with a plan
     idx = r.issues.index(base)
     if fit is not None:
         r.issues[idx] = replace(
@@ -104,12 +106,12 @@ def _common_fit(r: Resolved, base: Issue, defaults) -> None:
             details=(*base.details, "tried: " + ", ".join(s.name for s in cards)),
             severity=Severity.INFO,
         )
-    elif big.plan.weights_per_gpu > big.plan.weights_limit:
+    elif big_plan.weights_per_gpu > big_plan.weights_limit:
         r.issues[idx] = replace(
             base,
-            message=f"{NOT_STATED}, and at {count} the weights ({gib(big.plan.weights_per_gpu)} per GPU) exceed "
-            f"what even a {largest.name} gives the engine ({gib(big.plan.weights_limit)}): it fits on none of the usual cloud GPUs",
-            details=(*base.details, *big.plan.lines),
+            message=f"{NOT_STATED}, and at {count} the weights ({gib(big_plan.weights_per_gpu)} per GPU) exceed "
+            f"what even a {largest.name} gives the engine ({gib(big_plan.weights_limit)}): it fits on none of the usual cloud GPUs",
+            details=(*base.details, *big_plan.lines),
             fix="more GPUs with tensor parallelism, or a quantized checkpoint",
             severity=Severity.ERROR,
         )
@@ -117,7 +119,7 @@ def _common_fit(r: Resolved, base: Issue, defaults) -> None:
         r.issues[idx] = replace(
             base,
             message=f"{NOT_STATED}: at {count} the weights load on a {largest.name}, but not one request of "
-            f"{big.plan.max_model_len:,} tokens fits its KV cache (nor on any smaller usual cloud GPU)",
+            f"{big_plan.max_model_len:,} tokens fits its KV cache (nor on any smaller usual cloud GPU)",
             fix="name the GPU (--gpu or a node label), shorten the context, or use more GPUs",
         )
 
