@@ -89,3 +89,19 @@ def test_gaudi_is_named_not_modelled():
     r = deploy("", "habana.ai/gaudi: 1")
     (f,) = [f for f in r.findings if f.rule == "KV004"]
     assert "Intel Gaudi" in f.message and "HPU" in f.message
+
+
+def test_amd_mi300x_and_b200_instance_fixtures_name_their_cards():
+    from conftest import FIXTURES
+
+    from kvlint.lint import read_and_lint
+    from kvlint.settings import Settings
+
+    for name, gpu, count in (
+        ("good-mi300x-llama-70b.yaml", "mi300x", 1),
+        ("bad-b200-instance-235b.yaml", "b200", 1),
+        ("good-b200-instance-tp4.yaml", "b200", 4),
+    ):
+        r = read_and_lint(str(FIXTURES / "KV101" / name), Settings(), name)
+        (d,) = r.deployments
+        assert d.gpu is not None and d.gpu.id == gpu and d.deployment.gpus.value == count, name
