@@ -62,21 +62,23 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
             d.model = stated(text, url.where(ctx.file))
     profile = spec.scalar("resourceProfile")
     if profile is not None and profile.value:
-        text = str(profile.value)
-        if text.startswith(("cpu", "google-tpu")):
-            d.accelerator = "cpu" if text.startswith("cpu") else "tpu"
-            if d.accelerator == "cpu":
-                d.issues.append(
-                    Issue(
-                        NOT_CHECKABLE,
-                        f"{d.label()}: runs on CPUs; kvlint models GPU memory",
-                        profile.where(ctx.file),
-                    )
-                )
-                d.extra["unsupported"] = stated("cpu", profile.where(ctx.file))
-        else:
-            gpu, count, note = gpu_selectors.kubeai_profile(text)
-            d.gpu = inferred(gpu.id if gpu else text.partition(":")[0], note, profile.where(ctx.file))
-            if count is not None:
-                d.gpus_per_pod = inferred(count, note, profile.where(ctx.file))
+        _profile(d, profile, ctx.file)
     return d
+
+
+def _profile(d: Deployment, profile: Scalar, file: str) -> None:
+    """resourceProfile: `cpu…` and `google-tpu…` are not GPUs; otherwise the GPU and count it names."""
+    text = str(profile.value)
+    where = profile.where(file)
+    if text.startswith(("cpu", "google-tpu")):
+        d.accelerator = "cpu" if text.startswith("cpu") else "tpu"
+        if d.accelerator == "cpu":
+            d.issues.append(
+                Issue(NOT_CHECKABLE, f"{d.label()}: runs on CPUs; kvlint models GPU memory", where)
+            )
+            d.extra["unsupported"] = stated("cpu", where)
+        return
+    gpu, count, note = gpu_selectors.kubeai_profile(text)
+    d.gpu = inferred(gpu.id if gpu else text.partition(":")[0], note, where)
+    if count is not None:
+        d.gpus_per_pod = inferred(count, note, where)
