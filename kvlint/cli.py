@@ -86,6 +86,12 @@ def main() -> None:
 )
 @click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
 @click.option(
+    "--hub",
+    is_flag=True,
+    default=None,
+    help="Fetch models no local source knows from the Hugging Face Hub (needs kvlint[hub]); cached.",
+)
+@click.option(
     "--color/--no-color",
     default=None,
     help="Colour the text report (default: on a terminal, honouring NO_COLOR and FORCE_COLOR).",
@@ -200,7 +206,7 @@ def models_pull(refs, directory) -> None:
     Honours HF_TOKEN (or the huggingface-cli login token), HF_ENDPOINT and HF_HUB_OFFLINE.
     Every later `kvlint` run resolves the model from the written file, with no network.
     """
-    from kvlint.hub import HubError, pull
+    from kvlint.catalog.hub import HubError, pull
 
     failed = 0
     for ref in refs:

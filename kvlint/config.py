@@ -100,6 +100,7 @@ def _model():
         declared_tolerance: float | None = Field(default=None, gt=0, lt=1)
         max_file_size: int | None = Field(default=None, gt=0)
         strict: bool | None = None
+        hub: bool | None = None
         inline_suppressions: bool | None = None
         exclude: list[str] = []
         respect_gitignore: bool | None = None
@@ -288,6 +289,8 @@ def _apply(cfg: dict[str, Any], stated: list[str], s: Settings, origin: str) -> 
         s.max_file_size = cfg["max_file_size"]
     if cfg["strict"] is not None:
         s.strict = cfg["strict"]
+    if cfg.get("hub"):
+        s.defaults.hub = True
     if cfg["inline_suppressions"] is not None:
         s.inline_suppressions = cfg["inline_suppressions"]
     s.exclude = list(cfg["exclude"])

@@ -32,6 +32,7 @@ DEFAULTS: dict[str, object] = {
     "ignore": None,
     "fail_on": None,
     "strict": None,
+    "hub": None,
     "no_inline_suppressions": False,
     "show_suppressed": False,
     "exclude": (),

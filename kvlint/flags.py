@@ -48,6 +48,9 @@ def build_settings(opts: dict[str, Any]) -> tuple[Settings | None, str | None]:
     if opts.get("fail_on"):
         settings.fail_on = Severity.parse(opts["fail_on"])
         settings.sources["fail-on"] = "--fail-on"
+    if opts.get("hub"):
+        settings.defaults.hub = True
+        settings.sources["hub"] = "--hub"
     if opts.get("strict"):
         settings.strict = True
         settings.sources["strict"] = "--strict"

@@ -30,6 +30,7 @@ class Defaults:
     fleet_source: str = ""
     engine: str | None = None
     engine_version: str | None = None
+    hub: bool = False  # --hub / `hub: true`: fetch a model no local source knows from the Hub
 
 
 @record
@@ -104,7 +105,7 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
     r.gpu = spec
 
 
-def _resolve_model(d: Deployment, r: Resolved) -> None:
+def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:
     if d.model is None or not str(d.model.value).strip():
         if d.architecture:
             arch, problem = arch_from_declared(d.architecture, d.name or "declared model")
@@ -118,6 +119,14 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
         return
     ref = str(d.model.value)
     res = model_catalog.resolve(ref, d.base_dir)
+    ident = model_catalog.strip_ref(ref)
+    hub_failure = None
+    if hub and (res.arch is None or res.derived) and not res.no_kv_cache and model_catalog.is_hub_id(ident):
+        fetched = model_catalog.from_hub(ident)  # the exact config beats a name rule's guess
+        if fetched.arch is not None:
+            res = fetched
+        else:
+            hub_failure = fetched
     if res.arch is not None:
         r.model, r.model_how = res.arch, res.how
         if res.derived:
@@ -147,8 +156,13 @@ def _resolve_model(d: Deployment, r: Resolved) -> None:
         r.unknown.add("model")
         return
     close = model_catalog.suggest(ref)
-    ident = model_catalog.strip_ref(ref)
     message = f"model {ref!r}: {res.how}"
+    if hub_failure is not None:
+        message += f"; {hub_failure.how}"
+        if hub_failure.fix:
+            r.issues.append(Issue(UNKNOWN_MODEL, message, _loc(d, d.model), fix=hub_failure.fix))
+            r.unknown.add("model")
+            return
     if model_catalog.is_hub_id(ident):
         message += f"; `kvlint models pull {ident}` makes it known"
     fix = (
@@ -210,7 +224,7 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     if d.gpu is None and not defaults.gpu:
         r.pristine = replace(d, extra=dict(d.extra))
     _resolve_gpu(d, r, defaults)
-    _resolve_model(d, r)
+    _resolve_model(d, r, defaults.hub)
     if r.model is None:
         return r
     try:

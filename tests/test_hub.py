@@ -22,7 +22,7 @@ import pytest
 pytest.importorskip("huggingface_hub", reason="kvlint[hub] (huggingface_hub) is not installed")
 
 from kvlint.catalog import models, pulled  # noqa: E402
-from kvlint.hub import HubError, pull  # noqa: E402
+from kvlint.catalog.hub import HubError, pull  # noqa: E402
 
 LLAMA = {
     "architectures": ["LlamaForCausalLM"],
@@ -277,3 +277,36 @@ def test_pulled_entry_that_is_damaged_is_reported(tmp_path, monkeypatch):
     pulled._index.cache_clear()
     res = models.resolve("acme/broken")
     assert res.arch is None and "pulled copy of acme/broken is unreadable" in res.how
+
+
+def _lint(tmp_path, env, model, *flags):
+    spec = tmp_path / "deploy.yaml"
+    spec.write_text(
+        f"kind: ServingSpec\nname: m\nmodel: {model}\ngpu: L4\nmax_context: 4096\nmax_sequences: 4\n"
+    )
+    cmd = [sys.executable, "-m", "kvlint", "--isolated", *flags, "--format", "json", "deploy.yaml"]
+    done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    return json.loads(done.stdout)
+
+
+def test_hub_flag_fetches_on_the_fly_into_a_cache_and_reports_failures_as_kv003(hub_url, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "KVLINT_", "XDG_"))}
+    env.update(HF_ENDPOINT=hub_url, HF_HOME=str(tmp_path / "hf-home"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    plain = _lint(tmp_path, env, "acme/dense-1b")
+    assert [f["rule"] for f in plain["findings"]] == ["KV003"]  # offline by default
+    report = _lint(tmp_path, env, "acme/dense-1b", "--hub")
+    assert (
+        report["findings"] == []
+        and (tmp_path / "cache" / "kvlint" / "models" / "acme--dense-1b.json").is_file()
+    )
+    gated = _lint(tmp_path, env, "acme/gated-7b", "--hub")
+    (finding,) = gated["findings"]
+    assert finding["rule"] == "KV003" and "gated" in finding["message"] and "HF_TOKEN" in finding["fix"]
+    assert finding["line"] == 3  # located at the model's line
+    env["HF_HUB_OFFLINE"] = "1"
+    offline = _lint(tmp_path, env, "acme/sharded-awq", "--hub")
+    assert [f["rule"] for f in offline["findings"]] == ["KV003"] and "unset HF_HUB_OFFLINE" in offline[
+        "findings"
+    ][0]["fix"]
+    cached = _lint(tmp_path, env, "acme/dense-1b", "--hub")  # fetched before: read from the cache offline
+    assert cached["findings"] == []

@@ -29,6 +29,7 @@ class Resolution:
     no_kv_cache: bool = False  # a catalogued model that keeps no KV cache (encoder-only); arch is None
     derived: str = ""  # the name rules that matched (KV007 names them); empty for an exact find
     derived_from: str = ""  # where the base's facts come from
+    fix: str = ""  # the exact step that makes an unknown model known, when kvlint knows it
 
 
 def _norm(ref: str) -> str:
@@ -243,6 +244,25 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     # Not catalogued: the name rules (kvlint/catalog/name_rules.py), e.g. /models/Qwen3-8B or a quantized copy.
     has_org = not (looks_like_path or "/" not in ident or ident.count("/") > 1)
     return _by_name(ident, has_org)
+
+
+def from_hub(ident: str) -> Resolution:
+    """`kvlint --hub`: the model's Hub config and safetensors headers, fetched once into a cache."""
+    from kvlint.catalog import hub
+
+    cache = hub.cache_dir()
+    try:
+        found = pulled.find(ident, cache)
+        if found is None:
+            hub.pull(ident, cache)
+            found = pulled.find(ident, cache)
+    except hub.HubError as exc:
+        return Resolution(None, f"--hub: {exc}", fix=exc.fix)
+    except (OSError, ValueError, ConfigError) as exc:
+        return Resolution(None, f"--hub: cached copy of {ident} is unreadable: {exc}")
+    if found is None:
+        return Resolution(None, f"--hub: {ident} was fetched but not written to {cache}")
+    return Resolution(found[0], f"Hub copy fetched by --hub, cached in {cache}")
 
 
 @lru_cache(maxsize=1)

@@ -21,6 +21,12 @@ from kvlint.catalog.hf_keys import ConfigError, compact, from_mistral_params
 MAX_JSON_BYTES = 16 * 1024 * 1024
 
 
+def cache_dir() -> str:
+    """Where `kvlint --hub` keeps what it fetched on the fly ($XDG_CACHE_HOME/kvlint/models)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "kvlint", "models")
+
+
 class HubError(Exception):
     """A pull that failed; `fix` is the exact step that makes it work."""
 
