@@ -35,6 +35,8 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
     file_paths = [p for p in paths if p != "-"]
     found = discover(file_paths, settings.exclude, settings.respect_gitignore)
     run.errors.extend(found.errors)
+    run.notes = found.notes[:10] + ([f"…and {len(found.notes) - 10} more"] if len(found.notes) > 10 else [])
+    run.skipped = found.summary()
     shown = _displayed(found.files)
     fixing = opts.get("fix") or opts.get("unsafe_fixes") or opts.get("diff")
     report_stream: TextIO = sys.stdout
@@ -56,7 +58,7 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         settings,
         color=fmt == "text" and not output and color_wanted(opts.get("color"), report_stream),
     )
-    for err in run.errors:  # diagnostics first, on stderr; the report alone goes to stdout
+    for err in run.errors + run.notes:  # diagnostics first, on stderr; the report alone goes to stdout
         print(f"kvlint: {plain(err)}", file=sys.stderr, flush=True)
     _write(text, output, report_stream)
     if opts.get("exit_zero") and not run.errors and not any(r.crashed for r in run.files):

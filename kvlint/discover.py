@@ -1,15 +1,26 @@
 """Which files a run lints: explicit files, directories walked for *.yaml/*.yml/*.json, minus
-excludes (gitignore-style globs) and what .gitignore lists. Symlink loops are walked once."""
+excludes (gitignore-style globs) and what .gitignore lists.
+
+- Patterns are matched by `wildmatch` (linear; no regular expression built from input).
+- A .gitignore is read only if it is a regular file of at most MAX_GITIGNORE_BYTES; a larger one
+  (or a FIFO, device or directory) is not read and the run says so.
+- Walks do not follow directory symlinks, nor file symlinks that lead out of the directory
+  being walked; each one skipped is counted and named.
+- Nothing is skipped silently: the run counts what .gitignore and excludes skipped, a path given
+  explicitly is linted even if .gitignore lists it, and a named directory that yields no file
+  because ignore rules skipped them all is an error.
+"""
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 
+from kvlint.fileio import read_regular
 from kvlint.record import field, record
+from kvlint.wildmatch import Pattern, compile_pattern, normalize
 
 SUFFIXES = (".yaml", ".yml", ".json")
+MAX_GITIGNORE_BYTES = 256 * 1024
 SKIP_DIRS = {
     ".git",
     ".hg",
@@ -28,128 +39,154 @@ SKIP_DIRS = {
 class Found:
     files: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was not read or not followed, and why
+    skipped_gitignore: int = 0  # paths (files or whole directories) .gitignore made the walk skip
+    skipped_exclude: int = 0  # paths excludes made the run skip
+    skipped_links: int = 0  # symlinks not followed
 
-
-def _glob_to_regex(pattern: str) -> re.Pattern:
-    """A gitignore-style glob: `*` within a segment, `**` across segments, leading `/` anchors."""
-    anchored = pattern.startswith("/") or "/" in pattern.rstrip("/")
-    pat = pattern.strip("/")
-    parts = []
-    i = 0
-    while i < len(pat):
-        if pat.startswith("**/", i):
-            parts.append("(?:.*/)?")
-            i += 3
-        elif pat.startswith("**", i):
-            parts.append(".*")
-            i += 2
-        elif pat[i] == "*":
-            parts.append("[^/]*")
-            i += 1
-        elif pat[i] == "?":
-            parts.append("[^/]")
-            i += 1
-        else:
-            parts.append(re.escape(pat[i]))
-            i += 1
-    body = "".join(parts)
-    prefix = "^" if anchored else "^(?:.*/)?"
-    return re.compile(prefix + body + "(?:/.*)?$")
+    def summary(self) -> str:
+        """`3 paths skipped by .gitignore, 1 by exclude, 2 symbolic links not followed`, or ""."""
+        parts = []
+        if self.skipped_gitignore:
+            parts.append(f"{self.skipped_gitignore} by .gitignore")
+        if self.skipped_exclude:
+            parts.append(f"{self.skipped_exclude} by exclude patterns")
+        if self.skipped_links:
+            parts.append(
+                f"{self.skipped_links} symbolic link{'s' if self.skipped_links != 1 else ''} not followed"
+            )
+        return "skipped: " + ", ".join(parts) if parts else ""
 
 
 class Ignorer:
-    def __init__(self, patterns: list[str]) -> None:
-        self.rules: list[tuple[bool, re.Pattern]] = []
-        for p in patterns:
-            p = p.strip()
-            if not p or p.startswith("#"):
-                continue
-            negate = p.startswith("!")
-            self.rules.append((negate, _glob_to_regex(p[1:] if negate else p)))
+    """Ordered gitignore rules relative to one base directory; the last rule that matches wins."""
 
-    def ignored(self, rel: str) -> bool:
-        rel = rel.replace(os.sep, "/").lstrip("./")
+    def __init__(self, patterns: list[str]) -> None:
+        self.rules: list[Pattern] = [p for p in (compile_pattern(line) for line in patterns) if p is not None]
+
+    def ignored(self, rel: str, is_dir: bool = False) -> bool:
+        """The path itself (not its parents): walks prune ignored directories as they go."""
+        rel = normalize(rel)
         out = False
-        for negate, rx in self.rules:
-            if rx.match(rel):
-                out = not negate
+        for rule in self.rules:
+            if out != (not rule.negate) and rule.matches(rel, is_dir):
+                out = not rule.negate
         return out
 
+    def ignored_with_parents(self, rel: str, is_dir: bool = False) -> bool:
+        """The path or any directory above it (git cannot re-include a file of an ignored directory)."""
+        names = normalize(rel).split("/")
+        for depth in range(1, len(names)):
+            if self.ignored("/".join(names[:depth]), True):
+                return True
+        return self.ignored("/".join(names), is_dir)
 
-def _gitignore_patterns(root: str) -> list[str]:
-    pats: list[str] = []
-    path = os.path.join(root, ".gitignore")
+
+def gitignore_patterns(directory: str, notes: list[str] | None = None) -> list[str]:
+    """The lines of `directory/.gitignore` if it is a regular file within the size cap."""
+    path = os.path.join(directory, ".gitignore")
+    if not os.path.lexists(path):
+        return []
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            pats = [line.rstrip("\n") for line in fh]
-    except OSError:
-        pass
-    return pats
+        data = read_regular(path, MAX_GITIGNORE_BYTES)
+    except OSError as exc:
+        if notes is not None:
+            notes.append(f"{path}: not read ({exc.strerror or exc}); its patterns are not applied")
+        return []
+    return data.decode("utf-8", "replace").splitlines()
 
 
 def discover(paths: list[str], exclude: list[str], respect_gitignore: bool = True) -> Found:
     found = Found()
     cwd = os.getcwd()
-    ignorer = Ignorer(list(exclude) + (_gitignore_patterns(cwd) if respect_gitignore else []))
+    excluder = Ignorer(list(exclude))
+    root_ignore = Ignorer(gitignore_patterns(cwd, found.notes) if respect_gitignore else [])
     for path in paths:
         if not os.path.lexists(path):
             found.errors.append(f"{path}: no such file or directory")
             continue
         if os.path.isdir(path):
-            _walk(path, ignorer, found, cwd, respect_gitignore)
+            before = len(found.files), found.skipped_gitignore + found.skipped_exclude
+            _walk(path, excluder, root_ignore, found, cwd, respect_gitignore)
+            skipped = found.skipped_gitignore + found.skipped_exclude - before[1]
+            if len(found.files) == before[0] and skipped:
+                found.errors.append(
+                    f"{path}: every manifest under it is skipped by .gitignore or exclude patterns "
+                    f"({skipped} path{'s' if skipped != 1 else ''}); nothing was checked "
+                    "(--no-gitignore lints what .gitignore lists)"
+                )
         elif os.path.exists(path):
-            # explicit files are linted whatever their suffix (pre-commit passes them by type), but excludes apply
-            rel = os.path.relpath(path, cwd)
-            if not (exclude and Ignorer(list(exclude)).ignored(rel)):
+            # explicit files are linted whatever their suffix (pre-commit passes them by type) and
+            # whatever .gitignore says (the user named them), but excludes apply
+            if exclude and excluder.ignored_with_parents(os.path.relpath(path, cwd)):
+                found.skipped_exclude += 1
+            else:
                 found.files.append(path)
         else:
             found.errors.append(f"{path}: broken symbolic link")
     return found
 
 
-def _walk(top: str, ignorer: Ignorer, found: Found, cwd: str, respect_gitignore: bool) -> None:
-    seen: set[tuple[int, int]] = set()
-    local_ignores: dict[str, Ignorer] = {}
+def _inside(real: str, top_real: str) -> bool:
+    return real == top_real or real.startswith(top_real.rstrip(os.sep) + os.sep)
+
+
+def _walk(
+    top: str, excluder: Ignorer, root_ignore: Ignorer, found: Found, cwd: str, respect_gitignore: bool
+) -> None:
+    top_real = os.path.realpath(top)
+    local: list[tuple[str, Ignorer]] = []  # (directory, its .gitignore), the named one included
+    cwd_real = os.path.realpath(cwd)
     for dirpath, dirnames, filenames in os.walk(
         top,
-        followlinks=True,
+        followlinks=False,
         onerror=lambda e: found.errors.append(f"{e.filename}: cannot read directory: {e.strerror}"),
     ):
-        try:
-            st = os.stat(dirpath)
-        except OSError:
-            dirnames[:] = []
-            continue
-        key = (st.st_dev, st.st_ino)
-        if key in seen:  # a symlink loop or a second link to the same directory
-            dirnames[:] = []
-            continue
-        seen.add(key)
-        if respect_gitignore and dirpath != top and os.path.isfile(os.path.join(dirpath, ".gitignore")):
-            local_ignores[dirpath] = Ignorer(_gitignore_patterns(dirpath))
+        local = [(base, ign) for base, ign in local if dirpath == base or dirpath.startswith(base + os.sep)]
+        if respect_gitignore and os.path.realpath(dirpath) != cwd_real:
+            pats = gitignore_patterns(dirpath, found.notes)
+            if pats:
+                local.append((dirpath, Ignorer(pats)))
         rel_dir = os.path.relpath(dirpath, cwd)
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if d not in SKIP_DIRS
-            and not ignorer.ignored(os.path.join(rel_dir, d) + "/")
-            and not _locally_ignored(local_ignores, dirpath, d)
-        )
+        keep_dirs = []
+        for d in sorted(dirnames):
+            full = os.path.join(dirpath, d)
+            if d in SKIP_DIRS:
+                continue
+            if os.path.islink(full):
+                found.skipped_links += 1
+                found.notes.append(f"{full}: a symbolic link to a directory; not followed")
+                continue
+            if _skipped(found, excluder, root_ignore, local, os.path.join(rel_dir, d), full, True):
+                continue
+            keep_dirs.append(d)
+        dirnames[:] = keep_dirs
         for name in sorted(filenames):
             if not name.endswith(SUFFIXES):
                 continue
-            rel = os.path.join(rel_dir, name)
-            if ignorer.ignored(rel) or _locally_ignored(local_ignores, dirpath, name):
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full) and not _inside(os.path.realpath(full), top_real):
+                found.skipped_links += 1
+                found.notes.append(f"{full}: a symbolic link out of {top}; not followed")
                 continue
-            found.files.append(os.path.join(dirpath, name))
+            if _skipped(found, excluder, root_ignore, local, os.path.join(rel_dir, name), full, False):
+                continue
+            found.files.append(full)
 
 
-def _locally_ignored(local: dict[str, Ignorer], dirpath: str, name: str) -> bool:
-    for base, ign in local.items():
-        if dirpath == base or dirpath.startswith(base + os.sep):
-            if ign.ignored(os.path.relpath(os.path.join(dirpath, name), base)):
-                return True
+def _skipped(
+    found: Found, excluder: Ignorer, root_ignore: Ignorer, local, rel: str, full: str, is_dir: bool
+) -> bool:
+    if excluder.ignored(rel, is_dir):
+        found.skipped_exclude += 1
+        return True
+    outside = rel == ".." or rel.startswith(".." + os.sep)  # the root .gitignore covers only its tree
+    if (not outside and root_ignore.ignored(rel, is_dir)) or any(
+        ign.ignored(os.path.relpath(full, base), is_dir) for base, ign in local
+    ):
+        found.skipped_gitignore += 1
+        return True
     return False
 
 
-__all__ = ["Found", "Ignorer", "discover", "fnmatch"]
+__all__ = ["Found", "Ignorer", "discover", "gitignore_patterns"]

@@ -35,6 +35,8 @@ class FileResult:
 class RunResult:
     files: list[FileResult] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # paths that could not be read (exit 2)
+    notes: list[str] = field(default_factory=list)  # what discovery did not read or follow (stderr)
+    skipped: str = ""  # what discovery skipped, for the summary: "3 paths skipped by .gitignore"
 
     @property
     def findings(self) -> list[Finding]:

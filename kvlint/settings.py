@@ -6,7 +6,6 @@ job (pydantic, loaded only when a configuration file exists).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 
 from kvlint.codes import MATCHED_BY_NAME, NOT_CHECKABLE, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
@@ -64,11 +63,9 @@ class Settings:
         if rule_id in self._codes(self.ignore):
             return False
         if self.per_file_ignores:
-            rel = os.path.relpath(os.path.abspath(path), self.config_dir) if self.config_dir else path
+            rel = os.path.relpath(os.path.abspath(path), self.config_dir or os.getcwd())
             for pattern, codes in self.per_file_ignores.items():
-                if (_path_matches(rel, pattern) or _path_matches(path, pattern)) and rule_id in self._codes(
-                    codes
-                ):
+                if _path_matches(rel, pattern) and rule_id in self._codes(codes):
                     return False
         return True
 
@@ -80,11 +77,21 @@ class Settings:
         return default
 
 
-def _path_matches(path: str, pattern: str) -> bool:
-    norm = path.replace("\\", "/").lstrip("./")
-    pat = pattern.replace("\\", "/").lstrip("./")
-    return (
-        fnmatch.fnmatch(norm, pat)
-        or fnmatch.fnmatch(norm, f"*/{pat}")
-        or fnmatch.fnmatch(norm.rsplit("/", 1)[-1], pat)
-    )
+def _path_matches(rel: str, pattern: str) -> bool:
+    """gitignore-style, relative to the configuration's directory (the same matcher as --exclude):
+    `examples/*` is `<config dir>/examples/*`, never `prod/examples/…` nor a file outside that
+    directory; `*.yaml` (no slash) matches a name at any depth below it."""
+    from kvlint.wildmatch import compile_pattern, normalize
+
+    rel = normalize(rel)
+    if not rel or rel == ".." or rel.startswith("../") or os.path.isabs(rel):
+        return False
+    text = pattern.replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    compiled = compile_pattern(text)
+    if compiled is None:
+        return False
+    names = rel.split("/")
+    parents = ("/".join(names[:depth]) for depth in range(1, len(names)))
+    return any(compiled.matches(p, True) for p in parents) or compiled.matches(rel, False)

@@ -53,7 +53,8 @@ def test_symlink_loop_is_walked_once(tree):
     os.symlink(tree / "a", tree / "a" / "loop")
     r = run("a")
     assert r.exit_code == 1
-    assert sorted(line.split(":")[0] for line in r.output.splitlines()) == ["a/bad.yaml", "a/bad.yml"]
+    assert sorted(line.split(":")[0] for line in r.stdout.splitlines()) == ["a/bad.yaml", "a/bad.yml"]
+    assert "a/loop: a symbolic link to a directory; not followed" in r.stderr  # F9: walks stay inside
 
 
 def test_missing_path_and_unreadable_file_exit_2_after_linting_the_rest(tree):

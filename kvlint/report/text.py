@@ -79,6 +79,10 @@ def render(run, settings, color: bool = False) -> str:
     if suppressed.shown(settings):
         out += suppressed.lines(run) + ([""] if run.suppressed else [])
     line = summary(run.findings) + fixable(run.findings)
+    if not run.files:  # nothing was linted: "no problems found" would be a claim about nothing
+        line = "kvlint: no files linted"
+    if getattr(run, "skipped", ""):
+        line += f" ({len(run.files)} file{'s' if len(run.files) != 1 else ''} linted; {run.skipped})"
     if suppressed.summary(run):
         line += "; " + suppressed.summary(run)
     if run.errors:  # the reasons went to stderr as they happened; the summary does not hide them
