@@ -165,6 +165,9 @@ def _walk(
             if not name.endswith(SUFFIXES):
                 continue
             full = os.path.join(dirpath, name)
+            if os.path.islink(full) and not os.path.exists(full):
+                found.errors.append(f"{full}: broken symbolic link")
+                continue
             if os.path.islink(full) and not _inside(os.path.realpath(full), top_real):
                 found.skipped_links += 1
                 found.notes.append(f"{full}: a symbolic link out of {top}; not followed")
