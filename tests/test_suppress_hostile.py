@@ -94,33 +94,6 @@ def test_f22_an_annotation_suppresses_only_its_own_object():
     assert result.suppressed == []
 
 
-def test_f14_suppression_matching_is_linear():
-    """Findings x directives: indexed by line, so 4x the input costs about 4x, not 16x."""
-    from kvlint import suppress
-    from kvlint.findings import Finding, Location, Severity
-    from kvlint.load import LoadedFile
-    from kvlint.load.directives import Directive
-    from kvlint.load.source import SourceText
-    from kvlint.settings import Settings
-
-    def case(n: int) -> float:
-        findings = [
-            Finding("KV103", "x", Severity.WARNING, "m", Location("f", i, 1)) for i in range(1, n + 1)
-        ]
-        directives = [Directive("line", ("KV102",), "", Location("f", i, 5), i) for i in range(1, 4 * n + 1)]
-        loaded = LoadedFile(SourceText("f", ""), directives=directives)
-        start = time.process_time()
-        out = suppress.apply(findings, [None] * n, [], loaded, Settings())
-        elapsed = time.process_time() - start
-        assert len(out.kept) == n + 4 * n  # every finding kept, every directive unused
-        return elapsed
-
-    case(500)  # warm-up
-    small = min(case(2000) for _ in range(3))
-    large = min(case(8000) for _ in range(3))
-    assert large / small < 8, (small, large)  # quadratic would be ~16
-
-
 @pytest.mark.parametrize("fmt", ["text", "concise", "github", "markdown", "json", "sarif"])
 def test_every_report_states_what_was_suppressed(tmp_path, fmt):
     path = tmp_path / "s.yaml"
