@@ -4,8 +4,8 @@ excludes (gitignore-style globs) and what .gitignore lists.
 - Patterns are matched by `wildmatch` (linear; no regular expression built from input).
 - A .gitignore is read only if it is a regular file of at most MAX_GITIGNORE_BYTES; a larger one
   (or a FIFO, device or directory) is not read and the run says so.
-- Walks do not follow directory symlinks, nor file symlinks that lead out of the directory
-  being walked; each one skipped is counted and named.
+- Walks do not follow directory symlinks (each is named on stderr), nor file symlinks that lead
+  out of the directory being walked (each is an error: a manifest named but not checked).
 - Nothing is skipped silently: the run counts what .gitignore and excludes skipped, a path given
   explicitly is linted even if .gitignore lists it, and a named directory that yields no file
   because ignore rules skipped them all is an error.
@@ -170,7 +170,8 @@ def _walk(
                 continue
             if os.path.islink(full) and not _inside(os.path.realpath(full), top_real):
                 found.skipped_links += 1
-                found.notes.append(f"{full}: a symbolic link out of {top}; not followed")
+                # a manifest kvlint was pointed at but does not check: fail closed (exit 2)
+                found.errors.append(f"{full}: a symbolic link out of {top}; not followed")
                 continue
             if _skipped(found, excluder, root_ignore, local, os.path.join(rel_dir, name), full, False):
                 continue

@@ -90,6 +90,7 @@ def test_f9_directory_symlinks_out_of_the_tree_are_not_followed(repo, tmp_path_f
     start = time.perf_counter()
     r = CliRunner().invoke(main, ["--isolated", "deploy"])
     assert time.perf_counter() - start < 10
+    assert r.exit_code == 2  # a file link out of the tree is a manifest not checked: fail closed
     assert "again" not in r.output and "db.yaml" not in r.stdout
     assert "deploy/root: a symbolic link to a directory; not followed" in r.stderr
     assert "deploy/db.yaml: a symbolic link out of deploy; not followed" in r.stderr
