@@ -105,3 +105,20 @@ def test_amd_mi300x_and_b200_instance_fixtures_name_their_cards():
         r = read_and_lint(str(FIXTURES / "KV101" / name), Settings(), name)
         (d,) = r.deployments
         assert d.gpu is not None and d.gpu.id == gpu and d.deployment.gpus.value == count, name
+
+
+def test_a_label_value_no_node_carries_is_a_warning_with_the_closest_real_value():
+    r = deploy("nvidia.com/gpu.product: NVIDIA-H100-SXM4-80GB")
+    (f,) = [f for f in r.findings if f.rule == "KV002"]
+    assert (
+        "no node carries nvidia.com/gpu.product=NVIDIA-H100-SXM4-80GB" in f.message and "Pending" in f.message
+    )
+    assert f.fix == "use NVIDIA-H100-80GB-HBM3"
+    r = deploy("cloud.google.com/gke-accelerator: nvidia-L4")  # labels match exactly, case included
+    (f,) = [f for f in r.findings if f.rule == "KV002"]
+    assert "closest real value: nvidia-l4" in f.message and "checks capacity on NVIDIA L4" in f.message
+    for ok in (
+        "nvidia.com/gpu.product: NVIDIA-A10G-SHARED",
+        "nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-1g.10gb",
+    ):
+        assert not [f for f in deploy(ok).findings if f.rule == "KV002"], ok

@@ -230,3 +230,39 @@ def label_gpu(key: str, value: str) -> GpuSpec | None:
     if gid and "-mig-" not in value.lower():
         return ids.get(gid)
     return lookup(value)
+
+
+REAL_LABEL_KEYS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
+
+
+@lru_cache(maxsize=4)
+def real_label_values(key: str) -> frozenset[str]:
+    """Values of a node label that real nodes carry: sourced label values, and for
+    nvidia.com/gpu.product the nvidia-smi name with spaces as '-' (GPU feature discovery)."""
+    data = _data()
+    out: set[str] = set()
+    for entry in data["gpus"]:
+        out.update((entry.get("labels") or {}).get(key) or [])
+        if key == "nvidia.com/gpu.product" and entry.get("nvidia_smi_name"):
+            out.add(str(entry["nvidia_smi_name"]).replace(" ", "-"))
+    out.update(lv["value"] for lv in data.get("label_values", []) if lv.get("key") == key)
+    return frozenset(out)
+
+
+def label_carried(key: str, value: str) -> bool:
+    """True when some real node carries key=value (GFD adds -SHARED and -MIG-<profile> suffixes)."""
+    real = real_label_values(key)
+    base = re.sub(r"-(SHARED|MIG-\dg\.\d+gb(\+me)?)$", "", value.strip())
+    return value.strip() in real or base in real
+
+
+def closest_label_values(key: str, value: str, limit: int = 2) -> list[str]:
+    """The real values nearest to a value no node carries, preferring the same GPU model (H100, L4)."""
+    import difflib
+
+    real = sorted(real_label_values(key))
+    model = re.search(r"[a-z]{1,2}\d{1,4}[a-z]?", value.lower().replace("nvidia", "").replace("tesla", ""))
+    same = [v for v in real if model and model.group(0) in v.lower()]
+    pool = same or real
+    close = difflib.get_close_matches(value, pool, n=limit, cutoff=0.0 if same else 0.6)
+    return close

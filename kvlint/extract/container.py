@@ -259,6 +259,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
 
 
 def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -> None:
+    d.issues.extend(gpu_selectors.labels_no_node_carries(labels))
     choice, accel = gpu_selectors.choose(labels)
     if accel is not None:
         d.accelerator = accel

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from kvlint.catalog import gpus as catalog
 from kvlint.catalog.gpus import GpuSpec
-from kvlint.findings import Location
+from kvlint.codes import UNKNOWN_GPU
+from kvlint.findings import Issue, Location, Severity
 from kvlint.record import record
 
 GPU_KEYS = (
@@ -99,3 +100,36 @@ def kubeai_profile(profile: str) -> tuple[GpuSpec | None, int | None, str]:
     except ValueError:
         n = None
     return spec, n, f"KubeAI resourceProfile {profile}"
+
+
+def labels_no_node_carries(labels: list[tuple[str, list[str], Location]]) -> list[Issue]:
+    """A GPU node-label value no real node carries: the pod stays Pending. A warning naming the
+    closest real values, never a silent alias."""
+    out: list[Issue] = []
+    for key, values, where in labels:
+        if key not in catalog.REAL_LABEL_KEYS:
+            continue
+        for value in values:
+            if catalog.label_carried(key, value):
+                continue
+            close = catalog.closest_label_values(key, value)
+            spec = catalog.lookup(value)
+            assumed = f"; kvlint checks capacity on {spec.name}, as if the label named it" if spec else ""
+            out.append(
+                Issue(
+                    UNKNOWN_GPU,
+                    f"no node carries {key}={value}: the pod stays Pending"
+                    + (
+                        f" (closest real value{'s' if len(close) > 1 else ''}: {', '.join(close)})"
+                        if close
+                        else ""
+                    )
+                    + assumed,
+                    where,
+                    fix=f"use {close[0]}"
+                    if close
+                    else "use the value the node's labels show (kubectl get nodes --show-labels)",
+                    severity=Severity.WARNING,
+                )
+            )
+    return out

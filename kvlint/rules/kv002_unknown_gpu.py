@@ -10,7 +10,10 @@ class UnknownGpu(IssueRule):
     Reports a serving workload whose GPU kvlint cannot identify: a name not in the catalog, a name
     that several cards share (`A100` is sold with 40 GB and 80 GB), a card whose memory is not
     known, or a MIG profile the selected card does not have (`nvidia.com/mig-1g.5gb` on an H100:
-    no node offers it and the pod stays Pending). The message lists the checks that were skipped.
+    no node offers it and the pod stays Pending), or a GPU node-label value no real node carries
+    (`nvidia.com/gpu.product: NVIDIA-H100-SXM4-80GB`, a GKE accelerator spelt differently): a warning
+    naming the closest real values, since the pod would stay Pending. The message lists the checks
+    that were skipped.
 
     When the file names no GPU at all (no `gpu:`, no GPU node label, no instance type, no MIG
     profile, no DRA claim — the cluster decides):
