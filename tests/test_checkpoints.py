@@ -117,3 +117,21 @@ def test_non_standard_json_numbers_are_refused_with_the_key(tmp_path, value):
     )
     res = models.resolve(str(tmp_path))
     assert res.arch is None and "num_hidden_layers" in res.how
+
+
+def test_llm_config_nesting_reads_the_text_model(tmp_path):
+    vlm = {
+        "model_type": "internvl_chat",
+        "torch_dtype": "bfloat16",
+        "llm_config": dict(CONFIG, num_key_value_heads=2),
+        "vision_config": {
+            "hidden_size": 64,
+            "num_hidden_layers": 2,
+            "intermediate_size": 128,
+            "patch_size": 14,
+        },
+    }
+    (tmp_path / "config.json").write_text(json.dumps(vlm))
+    arch = models.resolve(str(tmp_path)).arch
+    assert arch is not None and (arch.layers, arch.kv_heads, arch.family) == (2, 2, "llama")
+    assert arch.vision_params > 0  # the vision tower's weights are counted, the KV comes from the text model

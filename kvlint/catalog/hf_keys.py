@@ -90,6 +90,7 @@ KEEP_KEYS = frozenset(
         "bias",
         "num_kv_shared_layers",
         "text_config",
+        "llm_config",
         "vision_config",
         "audio_config",
         "word_embed_proj_dim",
@@ -191,7 +192,7 @@ def compact(config: dict[str, Any]) -> dict[str, Any]:
     for key, value in config.items():
         if key not in KEEP_KEYS:
             continue
-        if key == "text_config" and isinstance(value, dict):
+        if key in ("text_config", "llm_config") and isinstance(value, dict):
             value = compact(value)
         elif key in ("vision_config", "audio_config") and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k in VISION_KEEP}
@@ -226,10 +227,12 @@ def need(cfg: dict[str, Any], *keys: str) -> int:
 
 
 def text_part(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The text model's config (multimodal configs nest it under text_config) and its family."""
+    """The text model's config (multimodal configs nest it under text_config or llm_config) and its family."""
     arch_names = config.get("architectures") or []
     outer = config.get("model_type") or (ARCH_FAMILY.get(arch_names[0]) if arch_names else None) or ""
     text = config.get("text_config")
+    if not isinstance(text, dict) or not text:
+        text = config.get("llm_config")  # InternVL-style multimodal configs
     if isinstance(text, dict) and text:
         merged = dict(text)
         for key in ("quantization_config", "compression_config", "tie_word_embeddings"):
