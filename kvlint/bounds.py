@@ -198,3 +198,4 @@ DOCUMENTS_MAX = 2_000  # YAML documents read from one file
 WORKLOADS_MAX = 300  # serving workloads checked in one file (each is resolved and planned)
 FINDINGS_PER_RULE_MAX = 100  # findings of one rule listed for one file; then one "N more"
 ISSUES_PER_FILE_MAX = 200  # loader problems (duplicate keys …) listed for one file
+NODES_PER_DOCUMENT_MAX = 150_000  # distinct YAML values in one document (a large CRD has ~20,000)

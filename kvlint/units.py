@@ -110,6 +110,8 @@ def parse_size(value: object) -> Size:
             "KiB, MiB, GiB, TiB / Ki, Mi, Gi, Ti (powers of 1024)"
         )
     try:  # "1e999999999GB": Decimal refuses an exponent beyond its context (decimal.Overflow)
+        if number and number.adjusted() > 40:  # past any byte count; int() of 1e99999 takes seconds
+            raise ArithmeticError
         exact = (number * mult).to_integral_value(rounding=ROUND_HALF_EVEN)
     except ArithmeticError:
         raise ValueError(f"size {text.strip()[:40]!r} is too large") from None

@@ -203,3 +203,12 @@ def test_f12_workloads_per_file_are_capped():
         f.rule == "KV004" and f"more than {WORKLOADS_MAX:,} serving workloads" in f.message
         for f in r.findings
     )
+
+
+def test_f12_values_per_document_are_capped():
+    from conftest import lint
+
+    from kvlint.bounds import NODES_PER_DOCUMENT_MAX
+
+    r = lint("a: [" + "1," * (NODES_PER_DOCUMENT_MAX + 10) + "1]\n---\nb: 1\n")
+    assert any(f"holds more than {NODES_PER_DOCUMENT_MAX:,} values" in f.message for f in r.findings)

@@ -7,7 +7,7 @@ expanded. Time and memory stay linear in the size of the text, whatever the alia
 
 from __future__ import annotations
 
-from kvlint.bounds import DOCUMENTS_MAX, ISSUES_PER_FILE_MAX
+from kvlint.bounds import DOCUMENTS_MAX, ISSUES_PER_FILE_MAX, NODES_PER_DOCUMENT_MAX
 from kvlint.codes import INVALID_INPUT
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import TAG_PREFIX, Mapping, Node, Scalar, Sequence, scalar_value
@@ -22,6 +22,10 @@ _MERGE = TAG_PREFIX + "merge"
 class Document:
     index: int  # 0-based position in the stream
     root: Node | None
+
+
+class _TooBig(Exception):
+    pass
 
 
 class _TooDeep(Exception):
@@ -101,6 +105,7 @@ class _Builder:
         self.issues = issues
         self.memo: dict[int, tuple[Node, int]] = {}
         self.found = 0
+        self.nodes = 0  # distinct nodes built for the current document
 
     def build(self, rnode, depth: int = 0) -> tuple[Node, int]:
         """Return (node, expanded size); shared ruamel nodes (aliases) map to shared tree nodes."""
@@ -110,6 +115,9 @@ class _Builder:
             return hit
         if depth > MAX_DEPTH:
             raise _TooDeep(rnode)
+        self.nodes += 1
+        if self.nodes > NODES_PER_DOCUMENT_MAX:
+            raise _TooBig(rnode)
         kind = type(rnode).__name__
         out: Node
         if kind == "MappingNode":
@@ -263,8 +271,22 @@ def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issu
             docs.append(Document(index, None))
             index += 1
             continue
+        builder.nodes = 0
         try:
             root, size = builder.build(rnode)
+        except _TooBig:
+            issues.append(
+                Issue(
+                    INVALID_INPUT,
+                    f"document {index + 1} holds more than {NODES_PER_DOCUMENT_MAX:,} values; not checked",
+                    Location(path, rnode.start_mark.line + 1, rnode.start_mark.column + 1),
+                    fix="split it; no serving manifest comes near this size",
+                )
+            )
+            builder.memo.clear()
+            docs.append(Document(index, None))
+            index += 1
+            continue
         except (_TooDeep, RecursionError):
             issues.append(
                 Issue(

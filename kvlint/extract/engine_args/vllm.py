@@ -43,6 +43,9 @@ NEEDED = {
     "--max-num-batched-tokens",
     "--kv-cache-dtype",
     "--quantization",
+    "--kv-cache-memory-bytes",  # these three change the KV pool: unreadable, no plan is made from a guess
+    "--block-size",
+    "--cpu-offload-gb",
 }
 ENV = {
     "VLLM_USE_V1": "VLLM_USE_V1",
