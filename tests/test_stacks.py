@@ -228,3 +228,51 @@ def test_stack_fixtures_are_read(path):
     assert result.deployments, f"{path.name}: no workload read"
     if path.name.startswith("bad"):
         assert result.findings
+
+
+# --- KServe LLMInferenceService ---------------------------------------------------------------
+
+
+def test_llmisvc_reads_vllm_additional_args_parallelism_and_the_preset_shm():
+    result = run(STACKS / "kserve-llm" / "good-pd.yaml")
+    found = deps(result)
+    d = found["qwen3-8b-pd"]
+    assert (d.tensor_parallel.value, d.gpus_per_pod.value, d.max_context.value, d.max_sequences.value) == (
+        2,
+        2,
+        8192,
+        4,
+    )
+    assert d.max_context.where.line == 23  # inside the VLLM_ADDITIONAL_ARGS string
+    assert d.has_shm and d.shm_size.origin == "default" and "config-llm-template" in d.shm_size.note
+    p = found["qwen3-8b-pd/prefill"]
+    assert p.tensor_parallel.origin == "default" and p.gpus_per_pod.value == 1 and p.max_sequences.value == 2
+    assert result.findings == [], [f.message for f in result.findings]
+
+
+def test_llmisvc_data_parallel_pods_and_kv201():
+    result = run(STACKS / "kserve-llm" / "bad-dp-above-gpus.yaml")
+    (d,) = deps(result).values()
+    assert (d.data_parallel.value, d.pods.value, d.gpus.value) == (
+        16,
+        2,
+        8,
+    ) and d.expert_parallel.value is True
+    assert rules(result) == {"KV201"}
+
+
+def test_llmisvc_real_files():
+    dp = run(
+        corpus2(
+            "kserve__kserve__docs__samples__llmisvc__dp-ep__deepseek-r1-gpu-rdma-roce__llm-inference-service-dp-ep-deepseek-r1-gpu-deepep-ht.yaml"
+        )
+    )
+    (d,) = deps(dp).values()
+    assert (d.data_parallel.value, d.gpus.value, d.max_context.value) == (32, 32, 8192)
+    assert d.gpu_memory_utilization.value == 0.95 and d.enforce_eager.value is True
+    cpu = run(
+        corpus2(
+            "kserve__kserve__docs__samples__llmisvc__opt-125m-cpu__llm-inference-service-pd-facebook-opt-125m-cpu.yaml"
+        )
+    )
+    assert [f.rule for f in cpu.findings] == ["KV004", "KV004"]

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
-from kvlint.extract import pods
 from kvlint.extract.argv import scalar_tokens
 from kvlint.extract.production_stack import production_stack_entry
 from kvlint.extract.workloads import pod_workloads
@@ -152,45 +151,6 @@ def kserve_runtime(ctx: ct.ObjectContext) -> list[Deployment]:
             )
             d.extra["unsupported"] = stated("runtime-template", d.where)
     return found
-
-
-def llm_isvc(ctx: ct.ObjectContext) -> list[Deployment]:
-    """KServe LLMInferenceService: vLLM (llm-d) with the model in spec.model and TP in spec.parallelism."""
-    spec = ctx.root.map("spec")
-    if spec is None:
-        return []
-    roles = [("", spec)]
-    if isinstance(spec.get("prefill"), Mapping):
-        roles.append(("prefill", spec.map("prefill")))  # type: ignore[arg-type]
-    out: list[Deployment] = []
-    for role, body in roles:
-        d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name + (f"/{role}" if role else ""), ctx.base_dir)
-        d.ignores = dict(ctx.ignores)
-        name = spec.at("model", "name")
-        uri = spec.at("model", "uri")
-        d.engine = inferred("vllm", "KServe LLMInferenceService runs vLLM")
-        if isinstance(name, Scalar) and name.value:
-            d.model = stated(str(name.value), name.where(ctx.file))
-        elif isinstance(uri, Scalar) and str(uri.value).startswith("hf://"):
-            d.model = stated(str(uri.value)[5:], uri.where(ctx.file))
-        tp = body.at("parallelism", "tensor")
-        if isinstance(tp, Scalar) and isinstance(tp.value, int):
-            d.tensor_parallel = stated(tp.value, tp.where(ctx.file))
-        pp = body.at("parallelism", "pipeline")
-        if isinstance(pp, Scalar) and isinstance(pp.value, int):
-            d.pipeline_parallel = stated(pp.value, pp.where(ctx.file))
-        template = body.map("template")
-        if template is not None:
-            for c in pods.containers(template):
-                ct.add_container_facts(d, ctx, template, c)
-                args = c.seq("args")
-                if args is not None:
-                    from kvlint.extract.engine_args import vllm
-
-                    vllm.read(d, scalar_tokens(args, ctx.file), {}, positional_model=False)
-                break
-        out.append(d)
-    return out
 
 
 # --- NIM -----------------------------------------------------------------------------------------
