@@ -13,6 +13,8 @@ as the wildcard, so the cost is at most (pattern length x path length), never ex
 
 from __future__ import annotations
 
+from typing import cast
+
 from kvlint.record import record
 
 # A segment is a tuple of tokens: "*" (any run), "?" (any one character), or a tuple
@@ -75,7 +77,7 @@ def _one(tok: Token, ch: str) -> bool:
         return True
     if isinstance(tok, str):
         return tok[1] == ch
-    negated, chars, ranges = tok  # type: ignore[misc]
+    negated, chars, ranges = cast("tuple[bool, frozenset[str], tuple[tuple[str, str], ...]]", tok)
     hit = ch in chars or any(lo <= ch <= hi for lo, hi in ranges)
     return hit != negated
 
