@@ -60,6 +60,13 @@ def _fits(sub: Resolved) -> bool | None:
     return p.weights_per_gpu <= p.weights_limit and p.max_concurrency >= 1
 
 
+def _spread(r: Resolved, p) -> float:
+    """Weights per GPU if spread evenly over every GPU of the replica (the most favourable placement)."""
+    d, s = r.deployment, r.settings
+    n = int(d.gpus.value) if d.gpus is not None else ((s.tp * s.pp) if s is not None else 1)
+    return p.weights_total / max(1, n)
+
+
 def _count(r: Resolved) -> str:
     d, s = r.deployment, r.settings
     if d.gpus is not None:
@@ -106,10 +113,19 @@ def _common_fit(r: Resolved, base: Issue, defaults) -> None:
             details=(*base.details, "tried: " + ", ".join(s.name for s in cards)),
             severity=Severity.INFO,
         )
+    elif big_plan.weights_per_gpu > big_plan.weights_limit and _spread(r, big_plan) <= big_plan.weights_limit:
+        r.issues[idx] = replace(
+            base,
+            message=f"{NOT_STATED}, and with the parallelism kvlint read the weights ({gib(big_plan.weights_per_gpu)} "
+            f"per GPU) exceed what even a {largest.name} gives the engine ({gib(big_plan.weights_limit)}); spread over "
+            f"all {count} (tensor or expert parallelism) they would fit",
+            fix="check the tensor / expert parallelism, or name the GPU",
+        )
     elif big_plan.weights_per_gpu > big_plan.weights_limit:
         r.issues[idx] = replace(
             base,
-            message=f"{NOT_STATED}, and at {count} the weights ({gib(big_plan.weights_per_gpu)} per GPU) exceed "
+            message=f"{NOT_STATED}, and at {count} the weights ({gib(big_plan.weights_per_gpu)} per GPU, even "
+            f"spread over all of them) exceed "
             f"what even a {largest.name} gives the engine ({gib(big_plan.weights_limit)}): it fits on none of the usual cloud GPUs",
             details=(*base.details, *big_plan.lines),
             fix="more GPUs with tensor parallelism, or a quantized checkpoint",
