@@ -143,10 +143,36 @@ def is_hub_id(ident: str) -> bool:
 
 
 def _read_json(path: str, limit: int | None = MAX_CONFIG_BYTES) -> Any:
-    if limit is not None and os.stat(path).st_size > limit:
-        raise ConfigError(f"{path} is larger than {limit:,} bytes")
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+    """JSON from a file: the shipped catalog (limit None) as it is; anything else only if it is a
+    regular file (never a FIFO, device or directory), read capped by bytes read, not by st_size."""
+    if limit is None:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    from kvlint.fileio import TooLarge, read_regular
+
+    try:
+        data = read_regular(path, limit)
+    except TooLarge:
+        raise ConfigError(f"{path} is larger than {limit:,} bytes") from None
+    try:
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ConfigError(f"{path}: JSON nested too deeply to read") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from None
+
+
+def from_file(path: str, model_id: str) -> ModelArch:
+    """Exactly the named JSON file. Its directory's checkpoint and quantization files are read only
+    when it is that directory's config.json: beside `llama70b.json` they describe another model."""
+    if os.path.basename(path) == "config.json":
+        return from_directory(os.path.dirname(path) or ".", model_id)
+    config = _read_json(path)
+    if os.path.basename(path) == "params.json":
+        config = from_mistral_params(config)
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: not a JSON object of config.json keys")
+    return parse_config(config, model_id, path, None, None, "")
 
 
 def from_directory(directory: str, model_id: str) -> ModelArch:
@@ -206,12 +232,12 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     if not raw:
         return Resolution(None, "no model named")
     looks_like_path = raw.startswith(("/", "./", "../", "~")) or raw.endswith(".json")
-    candidate = os.path.join(base_dir, os.path.expanduser(raw))  # an absolute path stays as it is
+    # `~` is not expanded: a manifest's home directory is the container's, not the linting user's
+    # (expanding it let `model: ~/.docker` probe which files exist in the runner's home)
+    candidate = os.path.join(base_dir, raw)  # an absolute path stays as it is
     try:
-        if os.path.isfile(candidate) and candidate.endswith(".json"):
-            return Resolution(
-                from_directory(os.path.dirname(candidate), raw), f"{how.LOCAL_FILE} {candidate}"
-            )
+        if candidate.endswith(".json") and os.path.lexists(candidate):
+            return Resolution(from_file(candidate, raw), f"{how.LOCAL_FILE} {candidate}")
         if os.path.isdir(candidate) and any(
             os.path.isfile(os.path.join(candidate, f)) for f in ("config.json", "params.json")
         ):
