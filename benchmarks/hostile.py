@@ -93,6 +93,18 @@ CASES: dict[str, object] = {
     ),
     "memory limit, 1 MB of spaces": lambda: _pod([], extra=', memory: "1' + " " * (MB - 700) + '!"'),
     "shell script words (F11)": _shell_positions,
+    "findings x line suppressions (F14)": lambda: _fill(
+        "---\n" + SPEC.replace("131072", "131072  # kvlint: disable=KV103") + "# kvlint: disable=KV201\n" * 4
+    ),
+    "kvlint comments inside strings (F21)": lambda: _fill(
+        "- 'x # kvlint: disable-file=KV102'\n", head=SPEC + "notes:\n"
+    )[:MB],
+    "suppression comment, 1 MB of tabs and hashes": lambda: SPEC.replace(
+        "131072", "131072  " + "#\t" * ((MB - 200) // 2) + "# kvlint: disable=KV102"
+    ),
+    "model: size text with 1 MB of digits (F13)": lambda: (
+        SPEC + "budget: {gpu_memory: '" + "1" * (MB - 200) + "!'}\n"
+    ),
 }
 
 
