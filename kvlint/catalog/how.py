@@ -15,6 +15,8 @@ LOCAL_FILE = "local file"  # + the path: a config.json the reference points at
 LOCAL_DIRECTORY = "local directory"  # + the path: a directory holding a config.json
 HF_CACHE = "local Hugging Face cache"
 MATCHED_BY_NAME = "matched by name"  # a derived id resolved to its catalogued base by name rules
+PULLED = "pulled copy"  # + the path: an entry `kvlint models pull` wrote to the project's models directory
+HUB = "Hub copy fetched by --hub"  # + the cache: fetched on the fly by `kvlint --hub`
 
 
 def is_exact(how: str) -> bool:

@@ -288,7 +288,7 @@ def from_hub(ident: str) -> Resolution:
         return Resolution(None, f"--hub: cached copy of {ident} is unreadable: {exc}")
     if found is None:
         return Resolution(None, f"--hub: {ident} was fetched but not written to {cache}")
-    return Resolution(found[0], f"Hub copy fetched by --hub, cached in {cache}")
+    return Resolution(found[0], f"{how.HUB}, cached in {cache}")
 
 
 @lru_cache(maxsize=1)
@@ -324,7 +324,7 @@ def _by_name(ident: str, has_org: bool) -> Resolution:
         why = row.get("kv_cache_note") or "the catalog records no KV cache for it"
         return Resolution(None, f"matched by name to {row['id']}, which is {why}", no_kv_cache=True)
     base = arch_for_entry(found.key)
-    source = f"matched by name: {base.id}"
+    source = f"{how.MATCHED_BY_NAME}: {base.id}"
     quant = base.quant
     if found.stated is not None:
         source += f" + {found.stated.label} (from the name)"

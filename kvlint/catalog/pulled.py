@@ -13,6 +13,7 @@ import os
 from functools import lru_cache
 from typing import Any
 
+from kvlint.catalog import how
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.hf_config import parse_config
 
@@ -61,7 +62,7 @@ def find(model_id: str, directory: str | None = None) -> tuple[ModelArch, str] |
         checkpoint_bytes=entry.get("checkpoint_bytes"),
         checkpoint_source=str(entry.get("checkpoint_bytes_source") or ""),
     )
-    return arch, f"pulled copy {path}"
+    return arch, f"{how.PULLED} {path}"
 
 
 def write(entry: dict[str, Any], directory: str | None = None) -> str:
