@@ -122,3 +122,17 @@ def test_a_label_value_no_node_carries_is_a_warning_with_the_closest_real_value(
         "nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-1g.10gb",
     ):
         assert not [f for f in deploy(ok).findings if f.rule == "KV002"], ok
+
+
+def test_plan_accepts_a_mig_profile_and_suggests_no_tp_over_slices():
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    ok = CliRunner().invoke(main, ["plan", "Qwen/Qwen2.5-7B-Instruct", "--gpu", "a100-80gb:3g.40gb"])
+    assert ok.exit_code == 0, ok.output
+    assert "MIG 3g.40gb (39.25 GiB as the engine sees it)" in ok.output
+    big = CliRunner().invoke(
+        main, ["plan", "meta-llama/Llama-3.3-70B-Instruct", "--gpu", "a100-80gb:3g.40gb"]
+    )
+    assert "x NVIDIA A100 80GB SXM4 MIG 3g.40gb (tensor_parallel" not in big.output

@@ -41,9 +41,10 @@ def concurrency_by_context(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> 
 
 def smallest_fit(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, sequences: int) -> SmallestFit | None:
     """The smallest valid tensor-parallel size whose weights fit and whose pool holds `sequences`
-    sequences of max_model_len at once (None: not up to TP 16)."""
+    sequences of max_model_len at once (None: not up to TP 16; on a MIG slice only TP 1 is tried,
+    since an engine cannot spread a model over MIG slices: KV209)."""
     for tp in TP_SIZES:
-        if not valid_tp(arch, tp):
+        if not valid_tp(arch, tp) or (gpu.mig_profile and tp > 1):
             continue
         q = replan(arch, gpu, s, tp=tp)
         if q.weights_per_gpu <= q.weights_limit and q.max_concurrency >= sequences:
