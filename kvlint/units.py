@@ -156,7 +156,7 @@ def parse_count(value: object) -> Count:
     try:
         return Count(int(text.replace("_", "")), "")
     except ValueError:
-        raise ValueError(f"expected a whole number such as 8192, 32k or 32K, got {text!r}") from None
+        raise ValueError(f"expected a whole number such as 8192, 32k or 32K, got {text[:40]!r}") from None
 
 
 def gib(n: int | float) -> str:

@@ -166,7 +166,7 @@ def test_f29_unicode_line_separators_do_not_shift_line_numbers():
 
 def test_safe_functions():
     assert safe.plain("a\nb\x1b\x9b\u2028\ud800") == "a\\nb\\x1b\\x9b\\u2028\ufffd"
-    assert safe.path("::error::x.yaml") == "./::error::x.yaml"
+    assert safe.path("::error::x.yaml") == "./::error::x.yaml" and safe.path(":") == "./:"
     assert safe.markdown("a|b`c`<i>&[x](y)\r\n") == "a\\|b\\`c\\`&lt;i&gt;&amp;\\[x\\](y)  "
     assert safe.mermaid('t"\n```x') == "t___x" or "`" not in safe.mermaid('t"\n```x')
     assert safe.uri("a b#c.yaml") == "a%20b%23c.yaml"

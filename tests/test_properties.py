@@ -408,6 +408,7 @@ def test_hostile_strings_in_workloads_reach_every_format_inert(text):
 @example(
     "kind: ServingSpec\nmodel: x\ngpu: L4\n", "x\ud800"
 )  # found by the campaign: SARIF URI of a lone surrogate
+@example("kind: ServingSpec\nmodel: x\ngpu: L4\nmax_context: 0\n", ":")  # campaign: ":" + ":7:14" starts "::"
 def test_hostile_strings_in_spec_and_file_name_reach_every_format_inert(text, file_name):
     lint_case(text, file_name or "x")
 

@@ -146,7 +146,18 @@ _INT_CLEAN = re.compile(r"[_]")
 
 
 def _int_value(text: str):
+    """The integer, or the text when it is not one or lies outside 64 bits (Kubernetes reads int64;
+    a 5,000-digit hex value kept as an int would break every message that prints it)."""
+    value = _int_of(text)
+    if isinstance(value, int) and not -(1 << 63) <= value < (1 << 64):
+        return text
+    return value
+
+
+def _int_of(text: str):
     t = _INT_CLEAN.sub("", text)
+    if len(t) > 100:  # no 64-bit integer is written longer; sexagesimal parts would multiply on
+        return text
     sign = -1 if t.startswith("-") else 1
     if t[:1] in "+-":
         t = t[1:]

@@ -8,7 +8,7 @@ applied where the format writes a string, so no input can act as markup or as a 
   CR, LF, BEL …), DEL, Unicode line and paragraph separators, bidi overrides and BOM become
   visible escapes (`\\x1b`, `\\n`, `\\u202e`), so no input can move the cursor, set a title, clear
   the screen or start a line — a line that starts with `::` is a GitHub workflow command.
-- `path`: `plain`, and a path that would start a line with `::` is written `./::…`.
+- `path`: `plain`, and a path starting with `:` (which `:LINE` after it would turn into `::`) is written `./:…`.
 - `markdown`: `plain`'s line breaks become spaces, `& < >` are HTML-escaped and Markdown's
   punctuation is backslash-escaped, so a cell cannot close its table, open a code block, a link,
   an image or raw HTML; `mermaid` keeps a conservative character set for chart titles.
@@ -57,7 +57,7 @@ def plain(text: str, limit: int = LIMIT) -> str:
 
 def path(text: str) -> str:
     out = plain(text)
-    return "./" + out if out.startswith("::") else out
+    return "./" + out if out.startswith(":") else out  # ":" + ":12:3" would start a line with "::"
 
 
 def markdown(text: object, limit: int = LIMIT) -> str:
