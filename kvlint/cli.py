@@ -152,18 +152,59 @@ def explain(rule: str) -> None:
     click.echo(text, nl=False)
 
 
+def _positive_count(ctx, param, value):
+    """F28: plan inputs are validated: a count is a whole number from 1 to 2**40 (32k, 32K allowed)."""
+    if value is None:
+        return None
+    from kvlint.units import parse_count
+
+    try:
+        count = parse_count(value).value
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if not 1 <= count <= 1 << 40:
+        raise click.BadParameter(f"must be from 1 to {1 << 40:,}, got {value!r}")
+    return value
+
+
+def _finite(ctx, param, value):
+    if value is not None and value != value:  # nan passes FloatRange's comparisons
+        raise click.BadParameter("must be a number above 0 and at most 1, got nan")
+    return value
+
+
 @main.command()
 @click.argument("model")
 @click.option("--gpu", required=True, help="GPU type (H100, L4, A100-80GB, …).")
-@click.option("--gpus", type=int, help="GPUs per replica (tensor parallel; default: the fewest that fit).")
 @click.option(
-    "--context", help="Tokens per sequence (default: the model's maximum). 32k = 32,000; 32K = 32,768."
+    "--gpus",
+    type=click.IntRange(1, 4096),
+    help="GPUs per replica (tensor parallel; default: the fewest that fit).",
 )
-@click.option("--sequences", help="Concurrent sequences to plan for (default: the engine's max_num_seqs).")
-@click.option("--kv-cache-dtype", default="auto", help="auto, fp8, fp8_e4m3, fp8_e5m2.")
+@click.option(
+    "--context",
+    callback=_positive_count,
+    help="Tokens per sequence (default: the model's maximum). 32k = 32,000; 32K = 32,768.",
+)
+@click.option(
+    "--sequences",
+    callback=_positive_count,
+    help="Concurrent sequences to plan for (default: the engine's max_num_seqs).",
+)
+@click.option(
+    "--kv-cache-dtype",
+    type=click.Choice(["auto", "fp8", "fp8_e4m3", "fp8_e5m2"]),
+    default="auto",
+    help="auto, fp8, fp8_e4m3, fp8_e5m2.",
+)
 @click.option("--engine", type=click.Choice(list(ENGINE_NAMES)), default="vllm")
 @click.option("--engine-version", help="Engine version (defaults differ by version).")
-@click.option("--utilization", type=float, help="gpu_memory_utilization (default: the engine's).")
+@click.option(
+    "--utilization",
+    type=click.FloatRange(0, 1, min_open=True),
+    callback=_finite,
+    help="gpu_memory_utilization, above 0 and at most 1 (default: the engine's).",
+)
 @click.option("--quantization", help="Weight quantization applied at load (e.g. fp8).")
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def plan(model, gpu, fmt, **opts) -> None:
