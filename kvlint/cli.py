@@ -160,8 +160,8 @@ def _positive_count(ctx, param, value):
 
     try:
         count = parse_count(value).value
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
+    except ValueError:
+        return value  # the planner reports text it cannot read, with the accepted forms
     if not 1 <= count <= 1 << 40:
         raise click.BadParameter(f"must be from 1 to {1 << 40:,}, got {value!r}")
     return value
