@@ -7,6 +7,7 @@ engine's entry point in the container's commands.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from kvlint.extract.argv import Token
 from kvlint.record import record
@@ -44,43 +45,122 @@ def _base(text: str) -> str:
 
 def find_launch(commands: list[list[Token]], image: str) -> Launch | None:
     """The engine a container starts, from its commands or, failing that, its image."""
-    img = image.lower()
     for tokens in commands:
         texts = [t.text for t in tokens]
         for i, text in enumerate(texts):
-            base = _base(text)
-            nxt = texts[i + 1] if i + 1 < len(texts) else ""
-            if base == "vllm" and nxt == "serve":
-                return Launch("vllm", tokens[i + 2 :], tokens[i], "vllm serve")
-            if text == "-m" and nxt.startswith("vllm.entrypoints"):
-                return Launch("vllm", tokens[i + 2 :], tokens[i + 1], f"python -m {nxt}")
-            if text == "-m" and nxt in DYNAMO_WORKERS:
-                return Launch(
-                    DYNAMO_WORKERS[nxt],
-                    tokens[i + 2 :],
-                    tokens[i + 1],
-                    f"python -m {nxt} (NVIDIA Dynamo worker)",
-                    wrapper="dynamo",
-                )
-            if text == "-m" and nxt.startswith("sglang.launch_server"):
-                return Launch("sglang", tokens[i + 2 :], tokens[i + 1], "python -m sglang.launch_server")
-            if base == "sglang" and nxt in ("serve", "launch_server"):
-                return Launch("sglang", tokens[i + 2 :], tokens[i], "sglang serve")
-            if base == "text-generation-launcher":
-                return Launch("tgi", tokens[i + 1 :], tokens[i], "text-generation-launcher")
-            if (
-                base in ("trtllm-serve", "tritonserver", "trtllm-llmapi-launch")
-                or "tensorrt_llm" in text
-                or "tensorrtllm" in text
-            ):
-                return Launch("trtllm", tokens[i + 1 :], tokens[i], base)
-            if base in ("llama-server", "llama-cli") or "llama.cpp" in text:
-                return Launch("llamacpp", tokens[i + 1 :], tokens[i], base)
-            if base == "ollama" and nxt == "serve":
-                return Launch("ollama", [], tokens[i], "ollama serve")
-            if base.endswith(".py") and "vllm" in text.lower() and i + 1 < len(tokens):
-                # a wrapper script that passes vLLM's own options on (e.g. KAITO's inference_api.py)
-                return Launch("vllm", tokens[i + 1 :], tokens[i], f"vLLM wrapper script {base}")
+            at = _At(tokens, i, text, _base(text), texts[i + 1] if i + 1 < len(texts) else "")
+            for recognise in ENTRY_POINTS:
+                launch = recognise(at)
+                if launch is not None:
+                    return launch
+    return _from_image(commands, image)
+
+
+@record(frozen=True)
+class _At:
+    """One token of a command, as the entry-point recognisers see it."""
+
+    tokens: list[Token]
+    i: int
+    text: str
+    base: str  # the token's file name (a path's last part)
+    nxt: str  # the next token's text, "" at the end
+
+
+def _vllm_serve(at: _At) -> Launch | None:
+    if at.base == "vllm" and at.nxt == "serve":
+        return Launch("vllm", at.tokens[at.i + 2 :], at.tokens[at.i], "vllm serve")
+    return None
+
+
+def _vllm_module(at: _At) -> Launch | None:
+    if at.text == "-m" and at.nxt.startswith("vllm.entrypoints"):
+        return Launch("vllm", at.tokens[at.i + 2 :], at.tokens[at.i + 1], f"python -m {at.nxt}")
+    return None
+
+
+def _dynamo_worker(at: _At) -> Launch | None:
+    if at.text == "-m" and at.nxt in DYNAMO_WORKERS:
+        return Launch(
+            DYNAMO_WORKERS[at.nxt],
+            at.tokens[at.i + 2 :],
+            at.tokens[at.i + 1],
+            f"python -m {at.nxt} (NVIDIA Dynamo worker)",
+            wrapper="dynamo",
+        )
+    return None
+
+
+def _sglang_module(at: _At) -> Launch | None:
+    if at.text == "-m" and at.nxt.startswith("sglang.launch_server"):
+        return Launch("sglang", at.tokens[at.i + 2 :], at.tokens[at.i + 1], "python -m sglang.launch_server")
+    return None
+
+
+def _sglang_serve(at: _At) -> Launch | None:
+    if at.base == "sglang" and at.nxt in ("serve", "launch_server"):
+        return Launch("sglang", at.tokens[at.i + 2 :], at.tokens[at.i], "sglang serve")
+    return None
+
+
+def _tgi_launcher(at: _At) -> Launch | None:
+    if at.base == "text-generation-launcher":
+        return Launch("tgi", at.tokens[at.i + 1 :], at.tokens[at.i], "text-generation-launcher")
+    return None
+
+
+def _trtllm_program(at: _At) -> Launch | None:
+    if (
+        at.base in ("trtllm-serve", "tritonserver", "trtllm-llmapi-launch")
+        or "tensorrt_llm" in at.text
+        or "tensorrtllm" in at.text
+    ):
+        return Launch("trtllm", at.tokens[at.i + 1 :], at.tokens[at.i], at.base)
+    return None
+
+
+def _llamacpp_program(at: _At) -> Launch | None:
+    if at.base in ("llama-server", "llama-cli") or "llama.cpp" in at.text:
+        return Launch("llamacpp", at.tokens[at.i + 1 :], at.tokens[at.i], at.base)
+    return None
+
+
+def _ollama_serve(at: _At) -> Launch | None:
+    if at.base == "ollama" and at.nxt == "serve":
+        return Launch("ollama", [], at.tokens[at.i], "ollama serve")
+    return None
+
+
+def _vllm_wrapper_script(at: _At) -> Launch | None:
+    # a wrapper script that passes vLLM's own options on (e.g. KAITO's inference_api.py)
+    if at.base.endswith(".py") and "vllm" in at.text.lower() and at.i + 1 < len(at.tokens):
+        return Launch("vllm", at.tokens[at.i + 1 :], at.tokens[at.i], f"vLLM wrapper script {at.base}")
+    return None
+
+
+# Entry points on a command line, one recogniser per engine or launcher, tried in this order at
+# each token (the first that matches names the engine).
+ENTRY_POINTS: tuple[Callable[[_At], Launch | None], ...] = (
+    _vllm_serve,
+    _vllm_module,
+    _dynamo_worker,
+    _sglang_module,
+    _sglang_serve,
+    _tgi_launcher,
+    _trtllm_program,
+    _llamacpp_program,
+    _ollama_serve,
+    _vllm_wrapper_script,
+)
+
+
+def _trtllm_image(img: str) -> bool:
+    return "tensorrt" in img or "trtllm" in img or "tritonserver" in img
+
+
+def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
+    """No entry point on the command line: the engine an image implies, if any."""
+    img = image.lower()
     first = commands[0] if commands else []
     args_only = not first or first[0].text.startswith("-")
     if "nvcr.io/nim/" in img or "/nim/" in img:
@@ -91,22 +171,33 @@ def find_launch(commands: list[list[Token]], image: str) -> Launch | None:
         return Launch("ollama", first, None, f"image {image}")
     if "llama.cpp" in img or "llama-cpp" in img or "llamacpp" in img:
         return Launch("llamacpp", first, None, f"image {image}")
-    if ("tensorrt" in img or "trtllm" in img or "tritonserver" in img) and args_only:
+    if _trtllm_image(img) and args_only:
         return Launch("trtllm", first, None, f"image {image}")
     if args_only:
-        if "text-generation-inference" in img:
-            return Launch("tgi", first, None, f"image {image} (entrypoint text-generation-launcher)")
-        if "sglang" in img:
-            return Launch("sglang", first, None, f"image {image}")
-        if "vllm" in img:
-            return Launch("vllm", first, None, f"image {image} (entrypoint: the vLLM OpenAI server)")
-    elif not _runs_something_else(commands):
-        # a start script inside an engine image: the engine is known, its options are not on the
-        # command line (what kvlint then cannot check is said, never passed over)
-        if "vllm" in img:
-            return Launch("vllm", [], None, f"start script in the vLLM image {image}")
-        if "tensorrt" in img or "trtllm" in img or "tritonserver" in img:
-            return Launch("trtllm", [], None, f"start script in the TensorRT-LLM/Triton image {image}")
+        return _image_entrypoint(first, image, img)
+    if not _runs_something_else(commands):
+        return _start_script(image, img)
+    return None
+
+
+def _image_entrypoint(first: list[Token], image: str, img: str) -> Launch | None:
+    """Only options on the command line: the image's own entrypoint is the engine."""
+    if "text-generation-inference" in img:
+        return Launch("tgi", first, None, f"image {image} (entrypoint text-generation-launcher)")
+    if "sglang" in img:
+        return Launch("sglang", first, None, f"image {image}")
+    if "vllm" in img:
+        return Launch("vllm", first, None, f"image {image} (entrypoint: the vLLM OpenAI server)")
+    return None
+
+
+def _start_script(image: str, img: str) -> Launch | None:
+    """A start script inside an engine image: the engine is known, its options are not on the
+    command line (what kvlint then cannot check is said, never passed over)."""
+    if "vllm" in img:
+        return Launch("vllm", [], None, f"start script in the vLLM image {image}")
+    if _trtllm_image(img):
+        return Launch("trtllm", [], None, f"start script in the TensorRT-LLM/Triton image {image}")
     return None
 
 
