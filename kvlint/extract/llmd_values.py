@@ -26,6 +26,7 @@ from kvlint.extract import container as ct
 from kvlint.extract import synthetic as syn
 from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.record import record
 
 SOURCE = "llm-d-modelservice chart (templates/_helpers.tpl)"
 RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
@@ -108,11 +109,21 @@ def _engine_container(section: Mapping) -> Mapping | None:
     return boxes[0] if boxes else None
 
 
-def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> Deployment | None:
-    path = ctx.file
-    c = _engine_container(section)
-    if c is None or "llm-d-inference-sim" in str(c.value("image") or ""):
-        return None
+@record
+class _Parallelism:
+    """`parallelism`: the values the chart uses (filled in as it fills them) and the nodes that said them."""
+
+    tp: int
+    tp_node: Scalar | None
+    dp_local: int
+    dpl_node: Scalar | None
+    data: int
+    data_node: Scalar | None
+    workers: int
+    workers_node: Scalar | None
+
+
+def _parallelism(section: Mapping) -> _Parallelism:
     par = section.map("parallelism")
     tp, tp_node = _int(par, "tensor", 1)
     dp_local, dpl_node = _int(par, "dataLocal", 0)
@@ -122,21 +133,28 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
         dp_local = data // workers if data and workers and data % workers == 0 else (data or 1)
     if not data:
         data = dp_local * (workers or 1)
-    command_kind = str(c.value("modelCommand") or "custom")
-    model = model_node(root, path)
-    anchor = c.scalar("modelCommand") or c
+    return _Parallelism(tp, tp_node, dp_local, dpl_node, data, data_node, workers, workers_node)
+
+
+def _generated_args(command_kind: str, model: Scalar | None, par: _Parallelism, anchor: Node) -> list[Node]:
+    """The arguments `vllmServe` / `imageDefault` put before the container's own args."""
     generated: list[Node] = []
     if command_kind in ("vllmServe", "imageDefault") and model is not None:
         if command_kind == "imageDefault":
             generated.append(syn.scalar(model, "--model"))
         generated.append(model)
         for flag, value, node in (
-            ("--tensor-parallel-size", tp, tp_node),
-            ("--data-parallel-size", data, data_node),
-            ("--data-parallel-size-local", dp_local, dpl_node),
+            ("--tensor-parallel-size", par.tp, par.tp_node),
+            ("--data-parallel-size", par.data, par.data_node),
+            ("--data-parallel-size-local", par.dp_local, par.dpl_node),
         ):
             if value > 1:
                 generated += [syn.scalar(node or anchor, flag), syn.scalar(node or anchor, str(value))]
+    return generated
+
+
+def _command_values(c: Mapping, command_kind: str, generated: list[Node], anchor: Node) -> dict[str, Node]:
+    """The container's keys with the command and args the chart renders for `modelCommand`."""
     args = c.get("args")
     user_args = list(args.items) if isinstance(args, Sequence) else []
     values = dict(c.values)
@@ -144,10 +162,23 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
         values["command"] = syn.sequence(anchor, [syn.scalar(anchor, "vllm"), syn.scalar(anchor, "serve")])
     if command_kind != "custom":
         values["args"] = syn.sequence(anchor, generated + user_args)
+    return values
+
+
+def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> Deployment | None:
+    path = ctx.file
+    c = _engine_container(section)
+    if c is None or "llm-d-inference-sim" in str(c.value("image") or ""):
+        return None
+    par = _parallelism(section)
+    command_kind = str(c.value("modelCommand") or "custom")
+    anchor = c.scalar("modelCommand") or c
+    generated = _generated_args(command_kind, model_node(root, ctx.file), par, anchor)
+    values = _command_values(c, command_kind, generated, anchor)
     accel_node = root.at("accelerator", "type")
     accel = str(accel_node.value) if isinstance(accel_node, Scalar) and accel_node.value else "nvidia"
     resource = RESOURCES.get(accel)
-    values["resources"], auto = _resources(c, resource, dp_local * tp, anchor)  # type: ignore[assignment]
+    values["resources"], auto = _resources(c, resource, par.dp_local * par.tp, anchor)  # type: ignore[assignment]
     container = syn.mapping(c, values)  # type: ignore[arg-type]
     pod_keys = ("volumes", "nodeSelector", "affinity", "tolerations")
     pod = syn.mapping(section, {k: v for k, v in section.values.items() if k in pod_keys})
@@ -159,27 +190,34 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
     if auto and d.gpus_per_pod is not None:
         d.gpus_per_pod = inferred(
             d.gpus_per_pod.value,
-            f"{SOURCE}: parallelism.dataLocal {dp_local} x tensor {tp} when resources.limits leaves {resource} out",
-            (tp_node or dpl_node or anchor).where(path),
+            f"{SOURCE}: parallelism.dataLocal {par.dp_local} x tensor {par.tp} when resources.limits leaves {resource} out",
+            (par.tp_node or par.dpl_node or anchor).where(path),
         )
     d.where = root.keys[role].where(path)
     if accel in NOT_GPU:
-        where = (root.at("accelerator", "type") or root.keys[role]).where(path)
-        d.accelerator = "cpu" if accel == "cpu" else "other"
-        message = (
-            f"{d.label()}: runs on {NOT_GPU[accel]} (accelerator.type {accel}); kvlint models GPU memory"
-        )
-        d.issues.append(Issue(NOT_CHECKABLE, message, where))
-        d.extra["unsupported"] = stated(accel, where)
+        _not_a_gpu(d, root, role, accel, path)
     if root.value("multinode") is True:
-        n = workers or 1
-        d.pods = (
-            stated(n, workers_node.where(path), "parallelism.workers: pods per replica (LeaderWorkerSet)")
-            if workers_node is not None
-            else inferred(n, f"{SOURCE}: pods per replica = data / dataLocal")
-        )
+        _multinode_pods(d, par, path)
     _labels(d, section, path)
     return d
+
+
+def _not_a_gpu(d: Deployment, root: Mapping, role: str, accel: str, path: str) -> None:
+    where = (root.at("accelerator", "type") or root.keys[role]).where(path)
+    d.accelerator = "cpu" if accel == "cpu" else "other"
+    message = f"{d.label()}: runs on {NOT_GPU[accel]} (accelerator.type {accel}); kvlint models GPU memory"
+    d.issues.append(Issue(NOT_CHECKABLE, message, where))
+    d.extra["unsupported"] = stated(accel, where)
+
+
+def _multinode_pods(d: Deployment, par: _Parallelism, path: str) -> None:
+    """`multinode: true`: a LeaderWorkerSet of `parallelism.workers` pods per replica."""
+    n = par.workers or 1
+    d.pods = (
+        stated(n, par.workers_node.where(path), "parallelism.workers: pods per replica (LeaderWorkerSet)")
+        if par.workers_node is not None
+        else inferred(n, f"{SOURCE}: pods per replica = data / dataLocal")
+    )
 
 
 def _resources(c: Mapping, resource: str | None, gpus: int, anchor: Node) -> tuple[Mapping | None, bool]:
