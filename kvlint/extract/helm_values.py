@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvlint.codes import UNKNOWN_MODEL
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
@@ -16,7 +18,11 @@ from kvlint.extract.argv import option_tokens
 from kvlint.extract.kubeai import kubeai_spec
 from kvlint.extract.production_stack import PS_CONFIG, production_stack_entry
 from kvlint.findings import Issue
-from kvlint.load.tree import Mapping, Scalar, Sequence
+from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+
+if TYPE_CHECKING:
+    from kvlint.extract.argv import EnvVar
+    from kvlint.extract.engine_args import Launch
 
 
 def _ctx(root: Mapping, path: str, lines: list[str], base_dir: str, kind: str = "values") -> ct.ObjectContext:
@@ -65,20 +71,18 @@ def _is_nim_chart(root: Mapping) -> bool:
     return model is not None and any(k in model for k in ("ngcAPISecret", "ngcAPIKey", "nimCache"))
 
 
-def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
-    """Values in the shape of the vLLM Helm chart (image + command/model + resources + nodeSelector)."""
-    path = ctx.file
+def _image_repository(root: Mapping) -> Scalar | None:
+    """`image.repository`, or `inference.modelServer.image.repository`."""
     image = root.map("image")
     repo = image.scalar("repository") if image is not None else None
     if repo is None or repo.value is None:
         inference = root.at("inference", "modelServer", "image", "repository")
-        if isinstance(inference, Scalar):
-            repo = inference
-        else:
-            return None
-    text = str(repo.value)
-    tag = image.scalar("tag") if image is not None else None
-    full = f"{text}:{tag.value}" if tag is not None else text
+        return inference if isinstance(inference, Scalar) else None
+    return repo
+
+
+def _chart_container(root: Mapping, image: Mapping | None, repo: Scalar) -> Mapping:
+    """The container the chart renders: image.command, the image, resources."""
     cmd = image.seq("command") if image is not None else None
     fake = Mapping((root.line, root.col, root.end_line, root.end_col))
     if cmd is not None:
@@ -87,17 +91,32 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
     for key in ("resources",):
         if key in root:
             fake.values[key] = root.values[key]
+    return fake
+
+
+def _chart_model(root: Mapping) -> Node | None:
+    return (
+        root.at("model", "id") or root.at("model", "name") or root.scalar("model") or root.scalar("modelId")
+    )
+
+
+def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
+    """Values in the shape of the vLLM Helm chart (image + command/model + resources + nodeSelector)."""
+    path = ctx.file
+    repo = _image_repository(root)
+    if repo is None:
+        return None
+    image = root.map("image")
+    text = str(repo.value)
+    tag = image.scalar("tag") if image is not None else None
+    full = f"{text}:{tag.value}" if tag is not None else text
+    fake = _chart_container(root, image, repo)
     from kvlint.extract.argv import container_commands, read_env
     from kvlint.extract.engine_args import find_launch
 
     env = read_env(fake, path)
     launch = find_launch(container_commands(fake, path, ctx.lines, env), full)
-    model_node = (
-        root.at("model", "id") or root.at("model", "name") or root.scalar("model") or root.scalar("modelId")
-    )
     if launch is None:
-        if not isinstance(model_node, Scalar):
-            return None
         return None
     d = Deployment(path, root.where(path), "values", "(root)", ctx.base_dir)
     d.engine = stated(launch.engine, repo.where(path), launch.how)
@@ -105,6 +124,26 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
     version = ct.image_version(full, launch.engine)
     if version:
         d.engine_version = inferred(version, f"from the image tag {full}", (tag or repo).where(path))
+    _read_chart_engine(d, launch, root, env, repo, path)
+    model_node = _chart_model(root)
+    if (
+        d.model is None
+        and isinstance(model_node, Scalar)
+        and model_node.value
+        and "${" not in str(model_node.value)
+    ):
+        d.model = stated(str(model_node.value), model_node.where(path))
+    ct.add_container_facts(d, ctx, root, fake)
+    _gpu_models(d, root, path)
+    if d.model is None:
+        d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
+    return d
+
+
+def _read_chart_engine(
+    d: Deployment, launch: Launch, root: Mapping, env: dict[str, EnvVar], repo: Scalar, path: str
+) -> None:
+    """The engine's options: vLLM's command line plus the chart's own keys (PS_CONFIG), or the other engines'."""
     if launch.engine == "vllm":
         from kvlint.extract.engine_args import vllm
 
@@ -114,19 +153,12 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
         ct.read_engine(d, launch, env)
     else:
         ct.mark_unsupported(d, launch.engine, repo.where(path))
-    if (
-        d.model is None
-        and isinstance(model_node, Scalar)
-        and model_node.value
-        and "${" not in str(model_node.value)
-    ):
-        d.model = stated(str(model_node.value), model_node.where(path))
-    ct.add_container_facts(d, ctx, root, fake)
+
+
+def _gpu_models(d: Deployment, root: Mapping, path: str) -> None:
+    """`gpuModels[0]` names the GPU when nothing else did (a TYPE_GPU placeholder names none)."""
     gpu_models = root.seq("gpuModels")
     if d.gpu is None and gpu_models is not None and gpu_models.items:
         first = gpu_models.items[0]
         if isinstance(first, Scalar) and first.value and "TYPE_GPU" not in str(first.value):
             d.gpu = stated(str(first.value), first.where(path), "gpuModels")
-    if d.model is None:
-        d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
-    return d
