@@ -90,55 +90,72 @@ class OptionTable:
             if not tok.text.startswith("-") or tok.text == "-" or _is_number(tok.text):
                 out.positionals.append(tok)
                 continue
-            name, inline = split_flag(tok)
-            if self.engine == "vllm" and len(name) > 2 and name[:2] == "-O" and name[2:].isdigit():
-                name, inline = (
-                    "-O",
-                    type(tok)(name[2:], tok.where),
-                )  # vLLM rewrites -O3 to --optimization-level 3
-            if "." in name and name.startswith("--"):
-                head = self.lookup(
-                    name.split(".", 1)[0]
-                )  # --compilation-config.mode 3: a key of a JSON option
-                if isinstance(head, tuple):
-                    if inline is None and i < len(tokens):
-                        i += 1
-                    continue
-            found = self.lookup(name)
-            if isinstance(found, list):
-                out.problems.append(
-                    (
-                        tok,
-                        f"ambiguous option {name}: could be {', '.join(found[:4])}"
-                        + (" …" if len(found) > 4 else ""),
-                    )
-                )
-                continue
-            if found is None:
-                out.unknown.append(tok)
-                if inline is None and i < len(tokens) and not tokens[i].text.startswith("-"):
-                    i += 1  # an unknown option probably takes the next word as its value
-                continue
-            canonical, negated = found
-            kind = self.options[canonical].kind
-            value: Token | None = inline
-            if (
-                kind != "value"
-                and value is None
-                and i < len(tokens)
-                and tokens[i].text.lower() in ("true", "false")
-            ):
-                value = tokens[i]  # StoreBoolean-style `--flag false` (older vLLM)
-                i += 1
-            if kind == "value" and value is None:
-                if i < len(tokens):
-                    value = tokens[i]
-                    i += 1
-                else:
-                    out.problems.append((tok, f"{name} expects a value"))
-                    continue
-            out.values[canonical] = (tok, value, negated)
+            i = self._option(tokens, i, tok, out)
         return out
+
+    def _option(self, tokens: list[Token], i: int, tok: Token, out: Parsed) -> int:
+        """Reads the option `tok` (tokens[i] is the word after it) into `out`; the index past what it used."""
+        name, inline = self._spelled(tok)
+        if self._json_key(name):
+            return i + 1 if inline is None and i < len(tokens) else i
+        found = self.lookup(name)
+        if isinstance(found, list):
+            out.problems.append(
+                (
+                    tok,
+                    f"ambiguous option {name}: could be {', '.join(found[:4])}"
+                    + (" …" if len(found) > 4 else ""),
+                )
+            )
+            return i
+        if found is None:
+            out.unknown.append(tok)
+            if inline is None and i < len(tokens) and not tokens[i].text.startswith("-"):
+                return i + 1  # an unknown option probably takes the next word as its value
+            return i
+        return self._store(tokens, i, tok, name, inline, found, out)
+
+    def _spelled(self, tok: Token) -> tuple[str, Token | None]:
+        """The option's name and its `=value`, if any."""
+        name, inline = split_flag(tok)
+        if self.engine == "vllm" and len(name) > 2 and name[:2] == "-O" and name[2:].isdigit():
+            return "-O", type(tok)(name[2:], tok.where)  # vLLM rewrites -O3 to --optimization-level 3
+        return name, inline
+
+    def _json_key(self, name: str) -> bool:
+        """--compilation-config.mode 3: a key of a JSON option."""
+        return "." in name and name.startswith("--") and isinstance(self.lookup(name.split(".", 1)[0]), tuple)
+
+    def _store(
+        self,
+        tokens: list[Token],
+        i: int,
+        tok: Token,
+        name: str,
+        inline: Token | None,
+        found: tuple[str, bool],
+        out: Parsed,
+    ) -> int:
+        """Records a known option and its value (the next word if it takes one); the index past it."""
+        canonical, negated = found
+        kind = self.options[canonical].kind
+        value: Token | None = inline
+        if (
+            kind != "value"
+            and value is None
+            and i < len(tokens)
+            and tokens[i].text.lower() in ("true", "false")
+        ):
+            value = tokens[i]  # StoreBoolean-style `--flag false` (older vLLM)
+            i += 1
+        if kind == "value" and value is None:
+            if i >= len(tokens):
+                out.problems.append((tok, f"{name} expects a value"))
+                return i
+            value = tokens[i]
+            i += 1
+        out.values[canonical] = (tok, value, negated)
+        return i
 
 
 def _is_number(text: str) -> bool:
