@@ -9,7 +9,7 @@ from kvlint.extract import container as ct
 from kvlint.extract import gpu_selectors
 from kvlint.extract.argv import EnvVar, scalar_tokens
 from kvlint.extract.engine_args import vllm
-from kvlint.findings import Issue
+from kvlint.findings import Issue, Location
 from kvlint.load.tree import Mapping, Scalar
 
 
@@ -31,39 +31,57 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
     d.ignores = dict(ctx.ignores)
     url = spec.scalar("url")
     where = (engine_node or spec).where(ctx.file)
+    if not _engine(d, ctx, spec, engine, url, where):
+        return None
+    if url is not None and url.value:
+        _model_url(d, url, ctx.file)
+    profile = spec.scalar("resourceProfile")
+    if profile is not None and profile.value:
+        _profile(d, profile, ctx.file)
+    return d
+
+
+def _engine(
+    d: Deployment, ctx: ct.ObjectContext, spec: Mapping, engine: str, url: Scalar | None, where: Location
+) -> bool:
+    """The engine and, for vLLM, its args; False when the entry serves nothing kvlint checks."""
     if engine in ("vllm", ""):
         if engine == "" and url is None:
-            return None
+            return False
         d.engine = stated("vllm", where, "KubeAI engine VLLM")
         args = spec.seq("args")
         if args is not None:
-            env = {}
-            envmap = spec.map("env")
-            for k, v in envmap.items() if envmap else ():
-                if isinstance(v, Scalar):
-                    env[k] = EnvVar(str(v.value), v.where(ctx.file))
-            vllm.read(d, scalar_tokens(args, ctx.file), env, positional_model=False)
+            vllm.read(d, scalar_tokens(args, ctx.file), _env(spec, ctx.file), positional_model=False)
     elif engine in ("ollama", "infinity", "fasterwhisper"):
         if engine != "ollama":
-            return None  # embeddings / speech: not an LLM serving engine kvlint checks
+            return False  # embeddings / speech: not an LLM serving engine kvlint checks
         d.engine = stated("ollama", where)
         ct.mark_unsupported(d, "ollama", where)
     else:
         d.engine = stated(engine, where)
         ct.mark_unsupported(d, "other", where)
-    if url is not None and url.value:
-        text = str(url.value)
-        for prefix in ("hf://", "huggingface://", "ollama://"):
-            if text.startswith(prefix):
-                text = text[len(prefix) :]
-        if str(url.value).startswith(("ollama://", "s3://", "gs://", "oss://", "pvc://")):
-            d.model = stated(text, url.where(ctx.file), "not a Hugging Face id")
-        else:
-            d.model = stated(text, url.where(ctx.file))
-    profile = spec.scalar("resourceProfile")
-    if profile is not None and profile.value:
-        _profile(d, profile, ctx.file)
-    return d
+    return True
+
+
+def _env(spec: Mapping, file: str) -> dict[str, EnvVar]:
+    env: dict[str, EnvVar] = {}
+    envmap = spec.map("env")
+    for k, v in envmap.items() if envmap else ():
+        if isinstance(v, Scalar):
+            env[k] = EnvVar(str(v.value), v.where(file))
+    return env
+
+
+def _model_url(d: Deployment, url: Scalar, file: str) -> None:
+    """`url`: hf:// and huggingface:// name a Hub id; ollama://, s3://, gs://, oss://, pvc:// do not."""
+    text = str(url.value)
+    for prefix in ("hf://", "huggingface://", "ollama://"):
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+    if str(url.value).startswith(("ollama://", "s3://", "gs://", "oss://", "pvc://")):
+        d.model = stated(text, url.where(file), "not a Hugging Face id")
+    else:
+        d.model = stated(text, url.where(file))
 
 
 def _profile(d: Deployment, profile: Scalar, file: str) -> None:
