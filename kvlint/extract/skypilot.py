@@ -6,7 +6,8 @@ from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract.argv import EnvVar, _split_commands, _split_script
 from kvlint.extract.engine_args import find_launch
-from kvlint.load.tree import Mapping, Scalar
+from kvlint.findings import Location
+from kvlint.load.tree import Mapping, Node, Scalar
 
 
 def is_skypilot(root: Mapping) -> bool:
@@ -17,11 +18,7 @@ def is_skypilot(root: Mapping) -> bool:
 
 def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
     run = root.scalar("run")
-    env: dict[str, EnvVar] = {}
-    envs = root.map("envs")
-    for key, node in envs.items() if envs else ():
-        if isinstance(node, Scalar) and node.value is not None:
-            env[key] = EnvVar(str(node.value), node.where(path))
+    env = _envs(root, path)
     commands = _split_commands(_split_script(run, path, lines, env))  # type: ignore[arg-type]
     launch = find_launch(commands, "")
     if launch is None:
@@ -32,6 +29,24 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
     ct.read_engine(d, launch, env)
     acc = root.at("resources", "accelerators")
     where = acc.where(path) if acc is not None else None
+    choices = _accelerator_choices(acc)
+    if choices:
+        _gpu(d, choices, where)
+    ct.finish(d)
+    return [d]
+
+
+def _envs(root: Mapping, path: str) -> dict[str, EnvVar]:
+    env: dict[str, EnvVar] = {}
+    envs = root.map("envs")
+    for key, node in envs.items() if envs else ():
+        if isinstance(node, Scalar) and node.value is not None:
+            env[key] = EnvVar(str(node.value), node.where(path))
+    return env
+
+
+def _accelerator_choices(acc: Node | None) -> list[tuple[str, int]]:
+    """`resources.accelerators`: `H100:2`, or a mapping of allowed choices `{L4: 1, A100:1: ...}`."""
     choices: list[tuple[str, int]] = []
     if isinstance(acc, Scalar) and acc.value:
         name, _, count = str(acc.value).partition(":")
@@ -45,20 +60,22 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
                 else (int(count) if count.isdigit() else 1)
             )
             choices.append((base, n))
-    if choices:
-        from kvlint.catalog import gpus
+    return choices
 
-        known = [(gpus.lookup(n), n, c) for n, c in choices]
-        sized = [k for k in known if k[0] is not None and k[0].engine_bytes]
-        spec, name, count = min(sized, key=lambda k: k[0].engine_bytes) if sized else known[0]  # type: ignore[arg-type, assignment, return-value, union-attr]
-        note = f"SkyPilot accelerators {name}:{count}" + (
-            " (smallest of the allowed choices)" if len(choices) > 1 else ""
-        )
-        d.gpu = (
-            inferred(spec.id if spec else name, note, where)
-            if len(choices) > 1
-            else stated(spec.id if spec else name, where, note)
-        )
-        d.gpus_per_pod = stated(count, where, note)  # type: ignore[arg-type]
-    ct.finish(d)
-    return [d]
+
+def _gpu(d: Deployment, choices: list[tuple[str, int]], where: Location | None) -> None:
+    """The GPU and count: the one stated, or the smallest of the allowed choices (inferred)."""
+    from kvlint.catalog import gpus
+
+    known = [(gpus.lookup(n), n, c) for n, c in choices]
+    sized = [k for k in known if k[0] is not None and k[0].engine_bytes]
+    spec, name, count = min(sized, key=lambda k: k[0].engine_bytes) if sized else known[0]  # type: ignore[arg-type, assignment, return-value, union-attr]
+    note = f"SkyPilot accelerators {name}:{count}" + (
+        " (smallest of the allowed choices)" if len(choices) > 1 else ""
+    )
+    d.gpu = (
+        inferred(spec.id if spec else name, note, where)
+        if len(choices) > 1
+        else stated(spec.id if spec else name, where, note)
+    )
+    d.gpus_per_pod = stated(count, where, note)  # type: ignore[arg-type]
