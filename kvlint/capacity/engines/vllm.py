@@ -29,6 +29,7 @@ from kvlint.capacity.kv import (
     stage_kinds,
 )
 from kvlint.capacity.plan import EngineSettings, Plan, Term
+from kvlint.capacity.weights import Weights
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
@@ -119,7 +120,7 @@ def cuda_graph_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
 
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
-    kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype if not s.dtype or s.dtype == "auto" else s.dtype)
+    kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, _weights_dtype(arch, s))
     act_dtype_bytes = 2.0
     w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization)
     budget = int(total * s.utilization)
@@ -128,6 +129,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     graphs, graphs_note = cuda_graph_bytes(arch, s)
     if not s.subtract_cuda_graphs:
         graphs_note += "; not subtracted before v0.21 (graphs come out of the utilization headroom)"
+    graph_terms = [Term("CUDA graphs", graphs, graphs_note)] if s.subtract_cuda_graphs and graphs else []
 
     hybrid = s.hybrid_kv_cache_manager and s.generation == "V1"
     page_layer = bytes_per_token_layer(arch, s.tp, kv_bytes) * s.block_size
@@ -139,50 +141,24 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     )  # --cpu-offload-gb: GiB per GPU kept in CPU memory
     pools: list[int] = []
     for idx, kinds in enumerate(stages):
-        stage_weights = max(0, w.per_stage[idx] - offload)
         last = idx == len(stages) - 1
         stage_act, stage_act_note = (
             (act, act_note) if last else activation_bytes(arch, s, act_dtype_bytes, last_stage=False)
         )
+        weights = _weights_term(w, idx, offload)
         terms = [
-            Term(
-                "weights",
-                stage_weights,
-                w.source + (f"; minus {gib(offload)} offloaded to CPU (--cpu-offload-gb)" if offload else ""),
-            ),
+            weights,
             Term("activation peak", stage_act, stage_act_note),
             Term("non-torch", non_torch, non_torch_note),
+            *graph_terms,
         ]
-        if s.subtract_cuda_graphs and graphs:
-            terms.append(Term("CUDA graphs", graphs, graphs_note))
-        if s.kv_cache_memory_bytes:
-            pool = s.kv_cache_memory_bytes
-        else:
-            pool = budget - sum(t.bytes for t in terms)
+        pool = _pool(s, budget, terms)
         groups = group_layers(kinds, hybrid)
         per_block = page_layer * max(1, groups.group_size)
         num_blocks = max(0, pool) // per_block if per_block else 0
-        if groups.num_groups:
-            kv_tok = num_blocks // groups.num_groups * s.block_size
-        else:
-            kv_tok = 0
-        need_blocks = sum(
-            n
-            * blocks_per_request(
-                kind,
-                s.max_model_len,
-                s.block_size,
-                arch.sliding_window or arch.attention_chunk_size,
-                s.max_batched_tokens,
-            )
-            for kind, n in groups.groups
-        )
-        request = need_blocks * per_block
+        kv_tok = num_blocks // groups.num_groups * s.block_size if groups.num_groups else 0
+        need_blocks = _blocks_per_request(arch, s, groups)
         usable_blocks = max(0, num_blocks - 1) if s.generation == "V1" else num_blocks  # the null block
-        conc = usable_blocks / need_blocks if need_blocks else 0.0
-        fit_len = _largest_len(arch, s, groups, usable_blocks)
-        kv_per_token = len(kinds) * bytes_per_token_layer(arch, s.tp, kv_bytes)
-        per_seq_ctx = _context_for(arch, s, groups, usable_blocks, s.max_num_seqs)
         p = Plan(
             engine="vllm",
             generation=s.generation,
@@ -191,7 +167,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             budget=budget,
             terms=terms,
             kv_pool=pool,
-            kv_per_token=kv_per_token,
+            kv_per_token=len(kinds) * bytes_per_token_layer(arch, s.tp, kv_bytes),
             page_bytes=page_layer,
             block_size=s.block_size,
             layers_per_block=groups.group_size * groups.num_groups,
@@ -199,13 +175,13 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             kv_tokens=kv_tok,
             max_model_len=s.max_model_len,
             max_num_seqs=s.max_num_seqs,
-            request_bytes=request,
-            max_concurrency=conc,
-            max_len_that_fits=fit_len,
-            context_at_max_seqs=per_seq_ctx,
+            request_bytes=need_blocks * per_block,
+            max_concurrency=usable_blocks / need_blocks if need_blocks else 0.0,
+            max_len_that_fits=_largest_len(arch, s, groups, usable_blocks),
+            context_at_max_seqs=_context_for(arch, s, groups, usable_blocks, s.max_num_seqs),
             pool_units=usable_blocks,
             request_units=need_blocks,
-            weights_per_gpu=stage_weights,
+            weights_per_gpu=weights.bytes,
             weights_total=w.total,
             weights_source=w.source,
             stage=idx,
@@ -217,14 +193,55 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     assert best is not None
     p = best[2]
     p.stage_pools = pools
-    if hybrid and arch.has_sliding:
-        p.notes.append(
-            "hybrid KV cache manager: sliding-window layers hold only the window plus batched tokens"
-        )
-    elif arch.has_sliding:
-        p.notes.append("sliding-window layers are sized for the full context (V0 or hybrid manager disabled)")
+    note = _sliding_note(arch, hybrid)
+    if note:
+        p.notes.append(note)
     p.lines = _lines(p, arch, s, kv_bytes)
     return p
+
+
+def _weights_dtype(arch: ModelArch, s: EngineSettings) -> str:
+    """The dtype the model runs in: --dtype, or the model's own when auto or unset."""
+    return arch.dtype if not s.dtype or s.dtype == "auto" else s.dtype
+
+
+def _weights_term(w: Weights, idx: int, offload: int) -> Term:
+    """One pipeline stage's weights per GPU, less what --cpu-offload-gb keeps in CPU memory."""
+    return Term(
+        "weights",
+        max(0, w.per_stage[idx] - offload),
+        w.source + (f"; minus {gib(offload)} offloaded to CPU (--cpu-offload-gb)" if offload else ""),
+    )
+
+
+def _pool(s: EngineSettings, budget: int, terms: list[Term]) -> int:
+    """The KV-cache pool per GPU: --kv-cache-memory-bytes, else the budget less every term."""
+    if s.kv_cache_memory_bytes:
+        return s.kv_cache_memory_bytes
+    return budget - sum(t.bytes for t in terms)
+
+
+def _blocks_per_request(arch: ModelArch, s: EngineSettings, groups) -> int:
+    """Blocks one request of max_model_len tokens takes, over every KV-cache group."""
+    return sum(
+        n
+        * blocks_per_request(
+            kind,
+            s.max_model_len,
+            s.block_size,
+            arch.sliding_window or arch.attention_chunk_size,
+            s.max_batched_tokens,
+        )
+        for kind, n in groups.groups
+    )
+
+
+def _sliding_note(arch: ModelArch, hybrid: bool) -> str | None:
+    if hybrid and arch.has_sliding:
+        return "hybrid KV cache manager: sliding-window layers hold only the window plus batched tokens"
+    if arch.has_sliding:
+        return "sliding-window layers are sized for the full context (V0 or hybrid manager disabled)"
+    return None
 
 
 def _largest_len(arch: ModelArch, s: EngineSettings, groups, blocks: int) -> int:
@@ -292,12 +309,20 @@ __all__ = ["FULL", "cdiv", "default_batching", "default_utilization", "generatio
 
 def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
     """EngineSettings for vLLM; every default applied is written back on the deployment, named."""
-    from kvlint.deployment import default
-
     version = parse_version(version_text)
     use_v1 = d.extra.get("VLLM_USE_V1")
     gen = generation(version, str(use_v1.value) if use_v1 else None)
     vname = f"vLLM {version_text}" if version_text else "vLLM"
+    _default_shape(d, arch, vname)
+    _default_batching(d, gpu, version, gen)
+    _default_cache(d, version)
+    return _engine_settings(d, version, version_text, gen)
+
+
+def _default_shape(d, arch: ModelArch, vname: str) -> None:
+    """Parallelism and max_model_len, when the deployment leaves them out."""
+    from kvlint.deployment import default
+
     if d.tensor_parallel is None:
         d.tensor_parallel = default(1, f"{vname} default tensor_parallel_size 1")
     if d.pipeline_parallel is None:
@@ -306,6 +331,12 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         d.max_context = default(
             arch.max_positions, f"max_model_len derived from the model config ({arch.max_positions_note})"
         )
+
+
+def _default_batching(d, gpu: GpuSpec | None, version: tuple[int, ...] | None, gen: str) -> None:
+    """max_num_seqs and max_num_batched_tokens, when the deployment leaves them out."""
+    from kvlint.deployment import default
+
     seqs, batched, note = default_batching(gpu, version, gen, int(d.max_context.value))
     if d.max_sequences is None:
         d.max_sequences = default(seqs, note)
@@ -315,6 +346,12 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
             batched = max(batched, int(d.max_context.value))
             note = "vLLM default with chunked prefill off: max(max_model_len, default)"
         d.max_batched_tokens = default(batched, note)
+
+
+def _default_cache(d, version: tuple[int, ...] | None) -> None:
+    """gpu_memory_utilization, block_size and kv_cache_dtype, when the deployment leaves them out."""
+    from kvlint.deployment import default
+
     if d.gpu_memory_utilization is None:
         util, note = default_utilization(version)
         d.gpu_memory_utilization = default(util, note)
@@ -322,6 +359,11 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         d.block_size = default(16, "vLLM default block_size 16 on CUDA")
     if d.kv_cache_dtype is None:
         d.kv_cache_dtype = default("auto", "vLLM default kv_cache_dtype auto (the model's dtype)")
+
+
+def _engine_settings(
+    d, version: tuple[int, ...] | None, version_text: str | None, gen: str
+) -> EngineSettings:
     hybrid = d.hybrid_kv_cache_manager.value if d.hybrid_kv_cache_manager else gen == "V1"
     eager = bool(d.enforce_eager.value) if d.enforce_eager else False
     return EngineSettings(
