@@ -76,21 +76,33 @@ def _count(r: Resolved) -> str:
     return f"{n} GPU{'s' if n != 1 else ''}"
 
 
-def _common_fit(r: Resolved, base: Issue, defaults) -> None:
-    from kvlint.record import replace
-
+def _placement_guessed(r: Resolved) -> bool:
+    """Expert or data parallelism (weight placement kvlint does not model) or a setting it could not read."""
     d = r.deployment
-    if (
+    return bool(
         (d.expert_parallel is not None and d.expert_parallel.value)
         or (d.data_parallel is not None and int(d.data_parallel.value) > 1)
         or any(i.code == UNPARSED_SETTING for i in r.issues)
-    ):
-        return  # expert / data parallel weight placement or an unread setting: no verdict on a guess
+    )
+
+
+def _usual_cards(r: Resolved) -> list[GpuSpec]:
+    """The usual cloud GPUs of the deployment's vendor (amd.com/gpu: AMD), smallest first."""
+    d = r.deployment
     table = catalog.table("common_cloud_gpus")
     vendor = "amd" if d.gpus_per_pod is not None and d.gpus_per_pod.note == "amd.com/gpu" else "nvidia"
     ids = table.get("amd_ids" if vendor == "amd" else "ids", [])
     cards: list[GpuSpec] = [s for s in (catalog.by_id(i) for i in ids) if s is not None and s.engine_bytes]
     cards.sort(key=lambda s: s.engine_bytes or 0)
+    return cards
+
+
+def _common_fit(r: Resolved, base: Issue, defaults) -> None:
+    from kvlint.record import replace
+
+    if _placement_guessed(r):
+        return  # expert / data parallel weight placement or an unread setting: no verdict on a guess
+    cards = _usual_cards(r)
     if not cards:
         return
     results = [
