@@ -276,3 +276,27 @@ def test_llmisvc_real_files():
         )
     )
     assert [f.rule for f in cpu.findings] == ["KV004", "KV004"]
+
+
+# --- vLLM's Ray backend outside a Ray cluster; kthena pod groups ------------------------------
+
+
+def test_ray_backend_in_a_plain_deployment_adds_no_gpus():
+    result = run(FIXTURES / "KV201" / "bad-ray-backend-plain-deployment.yaml")
+    (d,) = deps(result).values()
+    assert d.pods is None and d.gpus.value == 2  # no pods inferred from the Ray backend
+    (f,) = result.findings
+    assert f.rule == "KV201" and "no Ray cluster" in f.message and f.where.line == 29
+    assert run(FIXTURES / "KV201" / "good-ray-backend-in-pod.yaml").findings == []
+
+
+def test_kthena_role_is_entry_pod_plus_worker_replicas():
+    result = run(
+        corpus2(
+            "volcano-sh__kthena__docs__kthena__docs__assets__examples__model-serving__vllm-pd-multinode.yaml"
+        )
+    )
+    for d in deps(result).values():
+        assert d.pods.value == 2 and "workerReplicas" in d.pods.note
+        assert d.pipeline_parallel.value == 2 and d.gpus.value == 2
+    assert "KV201" not in rules(result)

@@ -271,21 +271,27 @@ def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -
         d.gpus_per_pod = inferred(choice.count, choice.note, choice.where)
 
 
+RAY_KINDS = (
+    "RayService",
+    "RayCluster",
+    "RayJob",
+    "RayClusterFleet",
+)  # objects that make a Ray cluster of pods
+
+
 def finish(d: Deployment) -> None:
     """GPUs for one replica = GPUs per pod x pods; a non-GPU accelerator is said once (KV004)."""
     nnodes = d.extra.get("nnodes")
     if d.pods is None and nnodes is not None and str(nnodes.value).isdigit():
         d.pods = stated(int(str(nnodes.value)), nnodes.where, "SGLang --nnodes: pods per replica")
     backend = d.extra.get("distributed_executor_backend")
-    if (
-        d.pods is None
-        and d.gpus_per_pod is not None
-        and d.engine_name == "vllm"
-        and (
-            (backend is not None and backend.value == "ray")
-            or d.kind in ("RayService", "RayCluster", "RayJob", "RayClusterFleet")
-        )
-    ):
+    ray_backend = backend is not None and backend.value == "ray"
+    if d.pods is None and d.gpus_per_pod is not None and d.engine_name == "vllm" and ray_backend:
+        if d.kind not in RAY_KINDS:
+            # vLLM's Ray backend places workers on the Ray cluster it joins; a pod that is not part of
+            # one (no KubeRay object, no pod group) starts a one-node cluster of its own GPUs
+            d.extra["ray_without_cluster"] = stated(d.kind, backend.where, backend.note)
+    if d.pods is None and d.gpus_per_pod is not None and d.engine_name == "vllm" and d.kind in RAY_KINDS:
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
         per = max(1, int(d.gpus_per_pod.value))

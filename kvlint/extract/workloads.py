@@ -41,7 +41,7 @@ def pod_workloads(ctx: ct.ObjectContext) -> list[Deployment]:
     return found
 
 
-_GROUP_PARTS = {"leaderTemplate", "workerTemplate", "headGroupSpec", "template", "spec"}
+_GROUP_PARTS = {"leaderTemplate", "workerTemplate", "entryTemplate", "headGroupSpec", "template", "spec"}
 
 
 def _role(path: tuple[str, ...]) -> tuple[str, ...]:
@@ -81,7 +81,8 @@ def _role_name(root: Mapping, role: tuple[str, ...]) -> str:
 
 
 def _group_size(root: Mapping, path: tuple[str, ...], file: str):
-    """Pods per replica from the nearest `podGroupSize` (AIBrix) or leaderWorkerTemplate.size (LWS)."""
+    """Pods per replica from the nearest `podGroupSize` (AIBrix), leaderWorkerTemplate.size (LWS) or
+    entry pod + `workerReplicas` (kthena)."""
     node = root
     found = None
     for part in path:
@@ -89,6 +90,13 @@ def _group_size(root: Mapping, path: tuple[str, ...], file: str):
             group = node.scalar("podGroupSize")
             if group is not None and isinstance(group.value, int):
                 found = stated(group.value, group.where(file), "podGroupSize: pods per replica")
+            workers = node.scalar("workerReplicas")
+            if "entryTemplate" in node and workers is not None and isinstance(workers.value, int):
+                # kthena ModelServing role: one entry pod and workerReplicas worker pods (volcano-sh/kthena
+                # pkg/apis/workload/v1alpha1 Role)
+                found = stated(
+                    1 + workers.value, workers.where(file), "kthena role: 1 entry pod + workerReplicas"
+                )
             for key in ("leaderWorkerTemplate", "leaderWorkerPattern"):  # LWS; RoleBasedGroup v1alpha2
                 lwt = node.map(key)
                 size = lwt.scalar("size") if lwt is not None else None

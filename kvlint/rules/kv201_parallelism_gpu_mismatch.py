@@ -13,7 +13,9 @@ class ParallelismGpuMismatch(DeploymentRule):
     Compares `tensor_parallel x pipeline_parallel` (x `data_parallel` when set) with the GPUs
     available to one model replica: `resources.limits` `nvidia.com/gpu` (or `amd.com/gpu`) per
     pod, times the pods of the group for a LeaderWorkerSet, an AIBrix pod group or a multi-node
-    Ray cluster; an instance type's GPU count where no limit is set.
+    Ray cluster; an instance type's GPU count where no limit is set. vLLM's
+    `--distributed-executor-backend ray` in a plain Deployment (no KubeRay object, no pod group)
+    adds no GPUs: Ray starts a one-node cluster of the pod's own GPUs.
 
     ## Why is this bad?
     Fewer GPUs than the world size: the engine cannot start (vLLM: "World size (4) is larger
@@ -55,11 +57,18 @@ class ParallelismGpuMismatch(DeploymentRule):
         gpus = f"{have} GPU{'s' if have != 1 else ''} ({d.gpus.note or 'per replica'})"
         engine = ENGINE_NAMES[d.engine_name]
         if world > have:
+            ray = d.extra.get("ray_without_cluster")
+            why = (
+                f"; --distributed-executor-backend ray adds none: this {ray.value} is no Ray cluster "
+                "(no KubeRay object, no pod group), so Ray sees only the pod's own GPUs"
+                if ray is not None
+                else ""
+            )
             yield ctx.finding(
                 self,
                 where_of(d, d.tensor_parallel, d.pipeline_parallel, d.data_parallel, d.gpus),
                 f"{parts} = {world} GPUs, but one replica gets {gpus}: {engine} cannot start "
-                f'("World size ({world}) is larger than the number of available GPUs ({have})")',
+                f'("World size ({world}) is larger than the number of available GPUs ({have})"){why}',
                 fix=f"request {world} GPUs per replica, or set {spec_key(d, 'tensor_parallel', d.engine_name)} to fit {have}",
             )
         else:
