@@ -285,12 +285,10 @@ def finish(d: Deployment) -> None:
     if d.pods is None and nnodes is not None and str(nnodes.value).isdigit():
         d.pods = stated(int(str(nnodes.value)), nnodes.where, "SGLang --nnodes: pods per replica")
     backend = d.extra.get("distributed_executor_backend")
-    ray_backend = backend is not None and backend.value == "ray"
-    if d.pods is None and d.gpus_per_pod is not None and d.engine_name == "vllm" and ray_backend:
-        if d.kind not in RAY_KINDS:
-            # vLLM's Ray backend places workers on the Ray cluster it joins; a pod that is not part of
-            # one (no KubeRay object, no pod group) starts a one-node cluster of its own GPUs
-            d.extra["ray_without_cluster"] = stated(d.kind, backend.where, backend.note)
+    if backend is not None and backend.value == "ray" and d.pods is None and d.kind not in RAY_KINDS:
+        # vLLM's Ray backend places workers on the Ray cluster it joins; a pod that is not part of
+        # one (no KubeRay object, no pod group) starts a one-node cluster of its own GPUs
+        d.extra["ray_without_cluster"] = stated(d.kind, backend.where, backend.note)
     if d.pods is None and d.gpus_per_pod is not None and d.engine_name == "vllm" and d.kind in RAY_KINDS:
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
