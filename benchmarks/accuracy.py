@@ -42,6 +42,7 @@ LOGGED_REASON = {
     "config_validation_max_model_len": "context beyond the model",
 }
 STARTS = "starts"
+OFF = 0.05  # a case whose KV tokens are further off than the p90 target is named
 
 
 def predicted_reason(engine: str, errors: set[str], plan, context_stated: bool) -> str:
@@ -127,6 +128,9 @@ def report(engine: str, split: str, cases: list[dict], rows: list[dict]) -> None
             print(f"            skipped {r['id']}: {r['skipped']}")
         elif r["verdict"] != "ok":
             print(f"            {r['id']}: {r['verdict']}")
+        if "tokens" in r and abs(r["tokens"][2]) > OFF:
+            pred, real, err = r["tokens"]
+            print(f"            {r['id']}: KV tokens {pred:,.0f} vs {real:,.0f} logged ({err:+.1%})")
 
 
 def print_cases(rows: list[dict]) -> None:
@@ -147,9 +151,12 @@ def run_engine(engine: str, path: Path, args, rules, vllm_fit: set[str]) -> None
     data = load_yaml(path)
     spec = ENGINES[engine]
     cases = [c for c in data.get(spec["key"]) or [] if c.get("scorable", True)]
-    unscorable = len(data.get(spec["key"]) or []) - len(cases)
+    unscorable = [c for c in data.get(spec["key"]) or [] if not c.get("scorable", True)]
     if unscorable:
-        print(f"{engine:<7} {unscorable} case(s) marked scorable: false are left out")
+        print(f"{engine:<7} {len(unscorable)} case(s) marked scorable: false are left out")
+        for c in unscorable:
+            why = " ".join(str(c.get("scorable_reason") or c.get("notes") or "no reason given").split())
+            print(f"            {c['id']}: {why[:160]}")
     by_split: dict[str, list[dict]] = {}
     for case in cases:
         by_split.setdefault(split_of(engine, case, vllm_fit), []).append(case)

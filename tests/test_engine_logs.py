@@ -123,3 +123,62 @@ def test_untagged_sglang_gets_the_newest_defaults_and_says_so():
     # the July 2025 and 2026 logs quoted in sglang_defaults: 0.874 (PR #7054 era) and 0.835 (PR #10975 era) on an H100
     assert sglang_defaults.defaults(81559, 1, 1, (0, 4, 9)).mem_fraction_static == 0.874
     assert picked.mem_fraction_static == 0.835
+
+
+def _cases(engine):
+    name, key = {
+        "sglang": ("sglang_startup_logs.yaml", "sglang_cases"),
+        "tgi": ("tgi_startup_logs.yaml", "tgi_cases"),
+    }[engine]
+    return load_yaml(DATA / name)[key]
+
+
+TOKENS = {"sglang": "max_total_num_tokens", "tgi": "max_batch_total_tokens"}
+
+
+@pytest.mark.parametrize("engine", ["sglang", "tgi"])
+def test_every_logged_token_count_is_a_quoted_line(engine):
+    """The token count a case scores against is one of the lines quoted from its source, and each
+    case carries a link; a case left out of scoring says why."""
+    quoted = 0
+    for case in _cases(engine):
+        assert str(case["source"]["url"]).startswith("https://github.com/"), case["id"]
+        assert case["split"] in ("fit", "scored"), case["id"]
+        if not case.get("scorable", True):
+            assert str(case.get("scorable_reason") or "").strip(), case["id"]
+        if case.get("quotes"):
+            figure = str(case["measured"][TOKENS[engine]])
+            assert any(figure in str(q) for q in case["quotes"]), case["id"]
+            quoted += 1
+    assert quoted >= 1
+
+
+@pytest.mark.parametrize("engine", ["sglang", "tgi"])
+def test_split_is_fixed_by_source(engine):
+    """Every log of one thread / repository sits in one split (the split is the source's, not the case's)."""
+    by_source: dict[str, set[str]] = {}
+    for case in _cases(engine):
+        by_source.setdefault(case["source"]["url"].split("#")[0], set()).add(case["split"])
+    assert all(len(splits) == 1 for splits in by_source.values()), by_source
+
+
+def _tgi_plan(case):
+    from calibration_cases import build_tgi
+
+    d, why = build_tgi(case, case.get("engine_version"))
+    assert d is not None, why
+    return resolve(d, Defaults()).plan
+
+
+@pytest.mark.parametrize("case", [c for c in _cases("tgi") if c.get("scorable", True)], ids=lambda c: c["id"])
+def test_tgi_warmup_logits_term_moves_the_pool_toward_the_logged_batch(case):
+    """The warm-up requests ask for prefill logprobs, so the logits of every prefill token are still
+    held when TGI measures free memory (tgi.warmup_logits_bytes). Against the batch total the log
+    states, the pool with that term is closer than the pool without it."""
+    p = _tgi_plan(case)
+    logged = case["measured"]["max_batch_total_tokens"]
+    term = p.term("warm-up logits")
+    assert term > 0
+    per_token = p.kv_per_token
+    without = p.kv_tokens + term // per_token  # the same pool had the term not been held back
+    assert abs(p.kv_tokens - logged) < abs(without - logged)

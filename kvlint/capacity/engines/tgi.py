@@ -209,6 +209,21 @@ def prefill_bytes(arch: ModelArch, tokens_: int, tp: int) -> int:
     return int(max(forward, moe))
 
 
+def warmup_logits_bytes(arch: ModelArch, tokens_: int, tp: int, version: tuple[int, ...] | None) -> int:
+    """Logits the warm-up prefill keeps until free memory is measured. Every warm-up request sets
+    `prefill_logprobs: true` (router/client/src/client.rs `warmup` up to v2.3,
+    backends/v3/src/client/grpc_client.rs from v2.4), so before v3.0 the head runs over every
+    prefill token: the full-vocabulary logits and their log_softmax (flash_causal_lm.py
+    `generate_token`), 2 bytes each, plus the all-gathered copy TensorParallelHead builds when the
+    head is sharded. From v3.0 (PR #2797 "Auto max prefill") FlashCausalLMBatch.from_pb drops
+    prefill logprobs unless REQUEST_LOGPROBS is set ("This consumes so much memory on long
+    requests"), so the term is 0."""
+    if version is None or version >= (3, 0):
+        return 0
+    copies = 2 + (1 if tp > 1 else 0)
+    return int(tokens_) * arch.vocab_size * 2 * copies
+
+
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
     version = parse_version(s.version)
@@ -222,6 +237,11 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             "prefill warm-up",
             prefill,
             f"warm-up prefill of {tokens(s.max_batched_tokens)} tokens (activations)",
+        ),
+        Term(
+            "warm-up logits",
+            warmup_logits_bytes(arch, s.max_batched_tokens, s.tp, version),
+            "prefill_logprobs over every warm-up token (logits + log_softmax, full vocabulary)",
         ),
         Term("CUDA context", CONTEXT_BYTES, "CUDA context and communication buffers"),
     ]
