@@ -300,3 +300,59 @@ def test_kthena_role_is_entry_pod_plus_worker_replicas():
         assert d.pods.value == 2 and "workerReplicas" in d.pods.note
         assert d.pipeline_parallel.value == 2 and d.gpus.value == 2
     assert "KV201" not in rules(result)
+
+
+# --- Shell arithmetic and LeaderWorkerSet's own variables --------------------------------------
+
+WIDE_EP_LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: wide-ep
+spec:
+  replicas: 1
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        nodeSelector:
+          amd.com/gpu.product-name: AMD_Instinct_MI300X_OAM
+        containers:
+          - name: vllm
+            image: vllm/vllm-openai:v0.11.0
+            command: ["/bin/bash", "-c"]
+            args:
+              - |-
+                START_RANK=$(( ${LWS_WORKER_INDEX} * DP_SIZE_LOCAL ))
+                exec vllm serve \\
+                  deepseek-ai/DeepSeek-V3 \\
+                  --enable-expert-parallel \\
+                  --tensor-parallel-size $TP_SIZE \\
+                  --data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) \\
+                  --data-parallel-size-local $DP_SIZE_LOCAL \\
+                  --data-parallel-start-rank $START_RANK \\
+                  --max-model-len 32768
+            env:
+              - name: DP_SIZE_LOCAL
+                value: "8"
+              - name: TP_SIZE
+                value: "1"
+            resources:
+              limits:
+                amd.com/gpu: "8"
+"""
+
+
+def test_lws_group_size_and_shell_arithmetic_give_the_data_parallel_size():
+    """llm-d's wide-EP guide: DP = $((LWS_GROUP_SIZE * DP_SIZE_LOCAL)) = 2 pods x 8 = 16 ranks on 16
+    GPUs, each holding 1/16 of DeepSeek-V3's experts: no KV201 (idle GPUs), no KV101 on an MI300X."""
+    result = lint(WIDE_EP_LWS)
+    d = result.deployments[0].deployment
+    assert result.deployments[0].gpu is not None and result.deployments[0].plan is not None
+    assert d.data_parallel is not None and d.data_parallel.value == 16
+    assert d.data_parallel.where is not None and d.data_parallel.where.line == 24
+    assert not {"KV005", "KV201", "KV101"} & rules(result), [f.message for f in result.findings]
+    broken = WIDE_EP_LWS.replace(
+        'value: "8"\n              - name: TP_SIZE', "value: x\n              - name: TP_SIZE"
+    )
+    assert "KV005" in rules(lint(broken))  # a value that is not a number: unread, said so

@@ -80,3 +80,27 @@ def test_largest_len_is_the_one_that_fits():
         ).max_concurrency
         < 1
     )
+
+
+def test_moe_experts_are_shared_by_tp_times_dp_ranks_and_the_rest_only_by_tp():
+    """vLLM shards each MoE layer over TP x DP GPUs (FusedMoEParallelConfig.make flattens TP across
+    DP; with expert parallelism each rank holds ceil(experts / EP) whole experts); attention and
+    embeddings are split by TP only. DeepSeek-V3 (256 experts) at TP 1 x DP 16 with EP, as the
+    llm-d wide-EP guide runs it, holds about 1/16 of the experts per GPU, not all 671B parameters."""
+    a = resolve("deepseek-ai/DeepSeek-V3").arch
+    one = vllm.plan(a, lookup("mi300x"), settings()).weights_per_gpu
+    wide = vllm.plan(a, lookup("mi300x"), settings(dp=16, expert_parallel=True)).weights_per_gpu
+    flat = vllm.plan(a, lookup("mi300x"), settings(dp=16)).weights_per_gpu
+    tp16 = vllm.plan(a, lookup("mi300x"), settings(tp=16)).weights_per_gpu
+    assert one > 600 * GIB
+    assert 45 * GIB < wide < 65 * GIB  # 656B expert params / 16 in fp8 + ~17B others
+    assert abs(wide - flat) < 0.01 * wide  # 256 experts divide evenly: EP or TP-sliced, same bytes
+    assert tp16 < wide  # TP 16 also splits attention and embeddings
+    odd = vllm.plan(a, lookup("mi300x"), settings(dp=24, expert_parallel=True)).weights_per_gpu
+    sliced = vllm.plan(a, lookup("mi300x"), settings(dp=24)).weights_per_gpu
+    assert odd > sliced  # 256 experts over 24 ranks: some hold ceil(256 / 24) = 11, not 10.67
+    dense = resolve("meta-llama/Llama-3.1-8B-Instruct").arch
+    assert (
+        vllm.plan(dense, lookup("H100"), settings(dp=4)).weights_per_gpu
+        == vllm.plan(dense, lookup("H100"), settings()).weights_per_gpu
+    )  # no experts: DP replicates the whole model

@@ -30,6 +30,7 @@ class EngineSettings:
     chunked_prefill: bool
     kv_cache_memory_bytes: int | None = None
     subtract_cuda_graphs: bool = False
+    expert_parallel: bool = False  # vLLM --enable-expert-parallel: MoE layers hold whole experts per rank
     extra: dict = field(default_factory=dict)
 
 

@@ -95,8 +95,22 @@ def weights(
     dtype: str | None = None,
     quantization: str | None = None,
     engine: str = "vllm",
+    moe_ranks: int = 0,
+    expert_parallel: bool = False,
 ) -> Weights:
+    """Weights per pipeline stage on one GPU, and in all. `moe_ranks` (0: the TP size) is how many GPUs
+    share each MoE layer's experts: vLLM shards them over TP x DP whether or not expert parallelism is
+    on (FusedMoEParallelConfig.make flattens TP across DP; with --enable-expert-parallel each of the
+    TP x DP ranks holds whole experts, ceil(experts / EP) of them, instead of a slice of every one),
+    while attention, dense MLP and embeddings are split by TP only (vllm-project/vllm
+    vllm/model_executor/layers/fused_moe/config.py)."""
     tp, pp = max(1, tp), max(1, pp)
+    moe_ranks = max(tp, moe_ranks)
+    ep_share = (
+        cdiv(arch.num_experts, moe_ranks) / arch.num_experts
+        if expert_parallel and arch.num_experts and moe_ranks > 1
+        else 1 / moe_ranks
+    )
     wide = weight_dtype_bytes(dtype, arch.dtype)  # bytes of a 16-bit-class parameter
     quant = effective_quant(arch, quantization, engine)
 
@@ -121,9 +135,9 @@ def weights(
         total = float(rope)
         for lp in arch.layer_params[start : start + n]:
             if mxfp4 and lp.experts:
-                experts = _mxfp4_experts_per_gpu(arch, tp, wide)
+                experts = _mxfp4_experts_per_gpu(arch, moe_ranks, wide)
             else:
-                experts = linear_bytes(lp.experts, "experts") / tp
+                experts = linear_bytes(lp.experts, "experts") * ep_share
             total += (linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp")) / tp + experts
             total += lp.replicated * wide
         start += n

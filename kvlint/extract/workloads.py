@@ -7,6 +7,7 @@ from __future__ import annotations
 from kvlint.deployment import Deployment, stated
 from kvlint.extract import container as ct
 from kvlint.extract import pods
+from kvlint.extract.argv import EnvVar
 from kvlint.load.tree import Mapping, Sequence
 
 
@@ -19,8 +20,9 @@ def pod_workloads(ctx: ct.ObjectContext) -> list[Deployment]:
             continue  # RoleBasedGroup templates: each role that uses one is read with its patch
         role = _role(spec.path)
         size = _group_size(ctx.root, spec.path, ctx.file)
+        env = lws_env(size)
         for c in pods.containers(spec.node):
-            d = ct.build(ctx, spec.node, c)
+            d = ct.build(ctx, spec.node, c, env)
             if d is None:
                 continue
             if size is not None and d.pods is None:
@@ -78,6 +80,15 @@ def _role_name(root: Mapping, role: tuple[str, ...]) -> str:
         if part.isdigit() and isinstance(node, Mapping) and isinstance(node.value("name"), str):
             label = str(node.value("name"))
     return label
+
+
+def lws_env(size) -> dict[str, EnvVar]:
+    """LeaderWorkerSet adds LWS_GROUP_SIZE (the group's pod count) to every container of the group
+    (kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go: LwsGroupSize), so a
+    command may use it (`--data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL))`)."""
+    if size is None or not str(size.note).startswith("leaderWorkerTemplate"):
+        return {}
+    return {"LWS_GROUP_SIZE": EnvVar(str(size.value), size.where)}
 
 
 def _group_size(root: Mapping, path: tuple[str, ...], file: str):

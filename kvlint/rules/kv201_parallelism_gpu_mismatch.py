@@ -46,6 +46,8 @@ class ParallelismGpuMismatch(DeploymentRule):
         d = ctx.deployment
         if d.gpus is None or d.engine_name not in ENGINE_NAMES or d.accelerator != "gpu":
             return
+        if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
+            return  # a parallel size kvlint could not read (KV005 says which): no guess at idle GPUs
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
         dp = int(d.data_parallel.value) if d.data_parallel else 1

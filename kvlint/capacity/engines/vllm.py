@@ -122,7 +122,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
     kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, _weights_dtype(arch, s))
     act_dtype_bytes = 2.0
-    w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization)
+    w = weight_bytes(
+        arch, s.tp, s.pp, s.dtype, s.quantization, moe_ranks=s.tp * s.dp, expert_parallel=s.expert_parallel
+    )
     budget = int(total * s.utilization)
     non_torch, non_torch_note = non_torch_bytes(s.tp, s.pp)
     act, act_note = activation_bytes(arch, s, act_dtype_bytes)
@@ -373,6 +375,7 @@ def _engine_settings(
         tp=int(d.tensor_parallel.value),
         pp=int(d.pipeline_parallel.value),
         dp=int(d.data_parallel.value) if d.data_parallel else 1,
+        expert_parallel=bool(d.expert_parallel and d.expert_parallel.value),
         max_model_len=int(d.max_context.value),
         max_num_seqs=int(d.max_sequences.value),
         max_batched_tokens=int(d.max_batched_tokens.value),

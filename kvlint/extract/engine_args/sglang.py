@@ -30,7 +30,14 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--disable-hybrid-swa-memory": ("disable_hybrid_swa_memory", "bool"),
     "--attention-backend": ("attention_backend", "text"),
 }
-NEEDED = {"--model-path", "--tp-size", "--context-length", "--mem-fraction-static", "--max-running-requests"}
+NEEDED = {
+    "--model-path",
+    "--tp-size",
+    "--dp-size",
+    "--context-length",
+    "--mem-fraction-static",
+    "--max-running-requests",
+}
 
 
 def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: bool = True) -> None:

@@ -37,6 +37,7 @@ NEEDED = {
     "--model",
     "--tensor-parallel-size",
     "--pipeline-parallel-size",
+    "--data-parallel-size",  # the GPUs one replica uses (KV201) and how MoE experts are split
     "--max-model-len",
     "--max-num-seqs",
     "--gpu-memory-utilization",
