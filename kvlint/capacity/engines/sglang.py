@@ -37,6 +37,24 @@ DIST_INIT_CUSTOM_AR = int(2.0 * GIB)
 DIST_INIT_NCCL_ONLY = int(0.13 * GIB)
 PCIE_ONLY = ("a10", "a10g", "l4", "l40", "l40s", "t4", "rtx", "4090", "3090", "5090", "a6000", "pcie")
 SWA_FULL_TOKENS_RATIO = 0.8  # ServerArgs.swa_full_tokens_ratio default
+# SGLang splits the pool into full and sliding-window parts only for the architectures
+# python/sglang/srt/configs/model_config.py `is_hybrid_swa_model` lists (Llama4, DeepseekV4, GptOss,
+# MiMoV2, Step3p5/3p7, Gemma4, Laguna; read at sgl-project/sglang 001adf56); every other sliding-window
+# model (Gemma 2/3, Mistral) keeps every layer's KV for every token ("is_hybrid_swa = False, no separate
+# SWA pool is created, and every token allocates KV slots in all ... layers", sgl-project/sglang PR 39310).
+HYBRID_SWA_FAMILIES = (
+    "llama4",
+    "deepseek_v4",
+    "gpt_oss",
+    "mimo_v2",
+    "step3p5",
+    "step3p7",
+    "gemma4",
+    "laguna",
+)
+# v0.4.x model_runner: "Automatically reduce --mem-fraction-static to 0.665 because this is a multimodal
+# model" (0.7 x 0.95, the v0.4.3 log in sgl-project/sglang PR 3605); modelled for releases up to v0.4.6.
+MULTIMODAL_FRACTION = 0.95
 
 
 def _int(d, name: str, default: int) -> int:
@@ -108,10 +126,10 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         dtype=str(d.dtype.value) if d.dtype else None,
         quantization=str(d.quantization.value) if d.quantization else None,
         kv_cache_dtype=str(d.kv_cache_dtype.value),
-        utilization=float(d.extra["mem_fraction_static"].value),
+        utilization=_fraction(d, arch, version),
         block_size=int(d.block_size.value),
         enforce_eager=bool(_extra(d, "disable_cuda_graph")),
-        hybrid_kv_cache_manager=not bool(_extra(d, "disable_hybrid_swa_memory")),
+        hybrid_kv_cache_manager=hybrid_swa(arch) and not bool(_extra(d, "disable_hybrid_swa_memory")),
         chunked_prefill=int(d.extra["chunked_prefill_size"].value) > 0,
         extra=extra,
     )
@@ -122,6 +140,20 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
             "SGLang default max_running_requests = min(max_total_num_tokens // 2, request pool)",
         )
     return es
+
+
+def hybrid_swa(arch: ModelArch) -> bool:
+    """Whether SGLang gives this model a separate sliding-window pool (`is_hybrid_swa_model`)."""
+    return arch.family.startswith(HYBRID_SWA_FAMILIES)
+
+
+def _fraction(d, arch: ModelArch, version: tuple[int, ...] | None) -> float:
+    """The mem_fraction_static the model runner uses: the stated or default value, reduced for a
+    multimodal checkpoint (one with a vision tower) by releases up to v0.4.6."""
+    value = float(d.extra["mem_fraction_static"].value)
+    if arch.vision_params and sd.era(version) == sd.TP_TIERS:
+        return round(value * MULTIMODAL_FRACTION, 3)
+    return value
 
 
 def _page_size(d) -> tuple[int, str]:
