@@ -7,7 +7,10 @@ Collects the distinct model ids named in ../shared/corpus/manifests/, ../shared/
 model-naming key or flag (`model:`, `hfModelId:`, `--model`, `--model-path`, `MODEL_ID=`, `hf://...`) in the
 files' text, since catalogues such as a platform's model list name models no workload runs yet. Local paths
 (`/models/x`, `./x`, `s3://`, `pvc://`, `gs://`, `oci://`) and templated or private references (`$VAR`,
-`{{ }}`, `<...>`) are set aside and counted separately. Each id is resolved with no network, as
+`{{ }}`, `<...>`) are set aside and counted separately, and so are Ollama library names (`ollama://phi4`,
+`gemma2:27b`): Ollama's library is its own namespace of GGUF builds (quantization chosen by the tag), with no
+published mapping to Hugging Face repositories, so no rule can name the config.json they come from. Comment
+lines are prose, not model references, and are skipped. Each id is resolved with no network, as
 `kvlint deploy.yaml` would: the catalog (an encoder-only model counts as resolved: no KV cache), a local
 pulled copy, or a name rule (shown). Prints the share resolved and every unresolved id with the reason.
 """
@@ -48,15 +51,24 @@ def _extracted(folder: Path) -> set[str]:
     return {str(d["model"]) for d in json.loads(out)["deployments"] if d.get("model")}
 
 
-def _named(folder: Path) -> set[str]:
+_COMMENT = re.compile(r"^\s*(?:#|//)")  # a YAML / shell / JS comment line: prose, not a model a file names
+_OLLAMA = re.compile(r"ollama://([\w.:/-]+)")
+
+
+def _named(folder: Path) -> tuple[set[str], set[str]]:
+    """Model ids named by a model-naming key or URL (comment lines skipped), and `ollama://` names."""
     found: set[str] = set()
+    ollama: set[str] = set()
     for path in sorted(folder.rglob("*")):
         if not path.is_file() or path.name == "INDEX.yaml" or path.stat().st_size > 4_000_000:
             continue
-        text = path.read_text(errors="replace")
+        text = "\n".join(
+            line for line in path.read_text(errors="replace").splitlines() if not _COMMENT.match(line)
+        )
         found.update(m.group(1) for m in _KEY.finditer(text))
         found.update(m.group(1) for m in _HF.finditer(text))
-    return {f for f in found if not _NOT_MODELS.match(f)}
+        ollama.update(m.group(1) for m in _OLLAMA.finditer(text))
+    return {f for f in found if not _NOT_MODELS.match(f)}, ollama
 
 
 def _calibration() -> set[str]:
@@ -76,16 +88,21 @@ def main() -> None:
     if not SHARED.is_dir():
         sys.exit(f"{SHARED} is absent: nothing to measure")
     refs: set[str] = set()
+    ollama_names: set[str] = set()
     for name in ("manifests", "manifests2"):
         folder = SHARED / "corpus" / name
-        refs |= _extracted(folder) | _named(folder)
+        named, in_ollama_urls = _named(folder)
+        refs |= _extracted(folder) | named
+        ollama_names |= in_ollama_urls
     refs |= _calibration()
     ids, local, templated, ollama = set(), set(), set(), set()
     for ref in refs:
         ref = models.strip_ref(ref)
         if _NOT_MODELS.match(ref):
             continue
-        if ":" in ref:  # an Ollama tag (gemma2:27b), not a Hugging Face id
+        if (
+            ":" in ref or ref in ollama_names
+        ):  # an Ollama library name (gemma2:27b, ollama://phi4), not a Hub id
             ollama.add(ref)
         elif _TEMPLATE.search(ref):
             templated.add(ref)

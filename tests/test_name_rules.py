@@ -137,3 +137,33 @@ def _cfg(layers: int) -> dict:
         "vocab_size": 32000,
         "max_position_embeddings": 8192,
     }
+
+
+@pytest.mark.parametrize(
+    ("ident", "base", "rule"),
+    [
+        ("ZhipuAI/glm-4-9b", "THUDM/glm-4-9b", "organisation ZhipuAI"),  # ModelScope's name for THUDM
+        ("zai-org/glm-4-9b", "THUDM/glm-4-9b", "organisation zai-org"),  # THUDM's renamed Hub organisation
+        (
+            "meta/llama-3.1-8b-instruct",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "organisation meta",
+        ),  # NIM spelling
+        (
+            "nvidia/Llama-3.3-Nemotron-Super-49B-v1",
+            "nvidia/Llama-3_3-Nemotron-Super-49B-v1",
+            "3_3 read as 3.3",
+        ),
+    ],
+)
+def test_organisation_aliases_and_version_spelling(ident, base, rule):
+    got = models._by_name(ident, has_org=True)
+    assert got.arch is not None and got.how == f"matched by name: {base}"
+    assert rule in got.derived
+
+
+@pytest.mark.parametrize(
+    "ident", ["someone/glm-4-9b", "metaai/llama-3.1-8b-instruct", "nvidia/Llama-3.3-Nemotron-Super-49B"]
+)
+def test_other_organisations_and_names_do_not_match(ident):
+    assert models._by_name(ident, has_org=True).arch is None

@@ -34,6 +34,7 @@ KEEP_KEYS = frozenset(
         "n_embd",
         "d_model",
         "intermediate_size",
+        "ff_intermediate_size",
         "ffn_dim",
         "n_inner",
         "moe_intermediate_size",

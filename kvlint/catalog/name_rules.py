@@ -14,7 +14,14 @@ The rules, in the order they apply (README "Models kvlint derives by name" repea
 3. Variant. Names are compared without the variant words -Instruct, -Chat and -Base (anywhere),
    -it, -pt and -hf (at the end), a trailing date stamp (-2407, -2507, -0528, ...), and the
    Meta- prefix Meta dropped from its repository names: instruction-tuned, chat and base twins
-   share one architecture. A base whose name is the same without rule 3 is preferred.
+   share one architecture. An underscore between two digits reads as a dot (NVIDIA and OpenGVLab
+   spell versions Llama-3_3, InternVL2_5 in some repository names and 3.3, 2.5 in others).
+   A base whose name is the same without rule 3 is preferred.
+
+Organisations that publish the same weights under several names count as one for rule 2
+(_SAME_ORG): RedHatAI = neuralmagic (renamed); THUDM = zai-org (the Hub organisation was renamed)
+= ZhipuAI (its ModelScope organisation); MiniMax (ModelScope) = MiniMaxAI (Hub); meta (the NVIDIA
+NIM / NGC spelling, e.g. nvcr.io/nim/meta/llama-3.1-8b-instruct) = meta-llama.
 
 A name that fits bases with different architectures stays unknown, and the message names them.
 """
@@ -113,7 +120,13 @@ REPUBLISHERS = frozenset(
     }
 )
 # Organisations that are one publisher under two names.
-_SAME_ORG = {"redhatai": "neuralmagic"}
+_SAME_ORG = {
+    "redhatai": "neuralmagic",
+    "zai-org": "thudm",
+    "zhipuai": "thudm",
+    "minimax": "minimaxai",
+    "meta": "meta-llama",
+}
 
 _END_WORDS = frozenset({"it", "pt", "hf"})
 _ANY_WORDS = frozenset({"instruct", "chat", "base"})
@@ -129,9 +142,12 @@ def split_quant(name: str) -> tuple[str, NameQuant | None]:
     return name, None
 
 
+_DIGIT_UNDERSCORE = re.compile(r"(?<=\d)_(?=\d)")
+
+
 def _plain(name: str) -> str:
-    """Lower case, without the Meta- prefix Meta dropped from its repository names."""
-    low = name.lower()
+    """Lower case, without the Meta- prefix Meta dropped from its repository names; 3_3 reads 3.3."""
+    low = _DIGIT_UNDERSCORE.sub(".", name.lower())
     return low[len("meta-") :] if low.startswith("meta-llama-") else low
 
 
@@ -193,4 +209,11 @@ class NameIndex:
             by_arch.setdefault(self._identity(target), target)
         if len(by_arch) > 1:
             return Derived(None, stated, tuple(rules), tuple(sorted(set(by_arch.values()))))
-        return Derived(next(iter(by_arch.values())), stated, tuple(rules))
+        target = next(iter(by_arch.values()))
+        said, base_org = ident.split("/", 1)[0], target.split("/", 1)[0]
+        if org is not None and said.lower() != base_org and _org(target) == org:
+            rules.append(f"organisation {said} = {base_org}")
+        elif _DIGIT_UNDERSCORE.search(name) or _DIGIT_UNDERSCORE.search(target):
+            if _plain(name) != name.lower() or _plain(target) != target.lower():
+                rules.append("3_3 read as 3.3")
+        return Derived(target, stated, tuple(rules))

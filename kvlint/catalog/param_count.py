@@ -24,6 +24,7 @@ _TIED_BY_DEFAULT = {
     "gpt2",
     "gpt_bigcode",
     "bloom",
+    "phi3small",
 }
 # Families with four norms per decoder layer (pre/post attention and pre/post feed-forward).
 _FOUR_NORMS = {"gemma2", "gemma3", "gemma3_text"}
@@ -48,9 +49,12 @@ def mlp_sizes(cfg: dict[str, Any], family: str, h: int) -> tuple[int, int, int, 
     """(experts, experts per token, dense intermediate size, expert intermediate size)."""
     experts = int(first(cfg, "num_local_experts", "num_experts", "n_routed_experts", default=0) or 0)
     top_k = int(first(cfg, "num_experts_per_tok", "experts_per_token", default=0) or 0)
-    inter = int(first(cfg, "intermediate_size", "ffn_dim", "n_inner", default=0) or 0)
+    inter = int(first(cfg, "intermediate_size", "ff_intermediate_size", "ffn_dim", "n_inner", default=0) or 0)
     if not inter:
         inter = 4 * h
+    elif family == "qwen":
+        # Qwen (1.0) states both halves of its gated MLP: vLLM builds QWenMLP(hidden, intermediate_size // 2)
+        inter //= 2
     if family.startswith("llama4"):
         return experts, top_k, int(cfg.get("intermediate_size_mlp") or inter), inter
     return experts, top_k, inter, int(cfg.get("moe_intermediate_size") or inter)
@@ -174,7 +178,8 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
     v = config.get("vision_config")
     if not isinstance(v, dict) or not v:
         return 0, ""
-    h = v.get("hidden_size") or v.get("embed_dim")
+    # Qwen2-VL's vision_config states the tower's width as embed_dim; its hidden_size is the text model's
+    h = v.get("embed_dim") or v.get("hidden_size")
     layers = v.get("num_hidden_layers") or v.get("depth")
     if not isinstance(h, int) or not isinstance(layers, int):
         return 0, "vision tower present but its size is not in the config (not counted)"

@@ -173,6 +173,10 @@ def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
             if value is not None and value.text and not value.unresolved:
                 d.model = stated(value.text, value.where or d.where, value.note)
             return
+    if launch.how == "trtllm-serve" and tokens and tokens[0].text == "serve":
+        tokens = tokens[1:]  # `trtllm-serve serve MODEL`: serve is the (default) subcommand, not the model
+    if launch.how == "trtllm-serve" and tokens and tokens[0].text.startswith("disaggregated"):
+        return  # `trtllm-serve disaggregated -c FILE`: the router; its workers name the models
     if launch.how == "trtllm-serve" and tokens and not tokens[0].text.startswith("-"):
         if not tokens[0].unresolved:
             d.model = stated(tokens[0].text, tokens[0].where or d.where, tokens[0].note)
