@@ -13,6 +13,7 @@ from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE
 from kvlint.extract import extract_document
 from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.load import LoadedFile, load_bytes, physical
+from kvlint.load.nearby import Nearby
 from kvlint.record import field, record
 from kvlint.resolve import Resolved, resolve
 from kvlint.rules.base import IssueContext, Need, Rule, contexts
@@ -77,7 +78,9 @@ def check_file_issues(
     return [f for rule in rules if rule.needs is Need.NOTHING for f in rule.check(ctx)]
 
 
-def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileResult:
+def lint_loaded(
+    loaded: LoadedFile, settings: Settings, base_dir: str, real_path: str | None = None
+) -> FileResult:
     from kvlint.rules import all_rules
 
     rules = all_rules()
@@ -86,11 +89,13 @@ def lint_loaded(loaded: LoadedFile, settings: Settings, base_dir: str) -> FileRe
     file_issues = list(loaded.issues)
     findings: list[Finding] = []
     owners: list[Resolved | None] = []  # the workload whose rules produced each finding
+    # objects other documents define (a KServe runtime): this file's, then its directory's when on disk
+    nearby = Nearby(path, real_path, loaded.documents, settings.max_file_size)
     for doc in loaded.documents:
         if len(result.deployments) >= WORKLOADS_MAX:  # each is resolved and planned: the work is bounded
             file_issues.append(_too_many_workloads(doc, path))
             break
-        deployments, issues = extract_document(doc, path, base_dir, loaded.source.lines)
+        deployments, issues = extract_document(doc, path, base_dir, loaded.source.lines, nearby)
         file_issues.extend(issues)
         for d in deployments:
             r = resolve(d, settings.defaults)
@@ -222,15 +227,17 @@ def read_and_lint(path: str, settings: Settings, display: str | None = None) -> 
             data = fh.read(settings.max_file_size + 1)
     except OSError as exc:
         return f"{display or path}: cannot read: {exc.strerror or exc}"
-    return lint_text(data, display or path, settings, os.path.dirname(os.path.abspath(path)))
+    return lint_text(data, display or path, settings, os.path.dirname(os.path.abspath(path)), path)
 
 
-def lint_text(data: bytes, display: str, settings: Settings, base_dir: str = ".") -> FileResult:
-    """Lint one file's bytes. One bad file never costs the others: an unexpected exception (a
+def lint_text(
+    data: bytes, display: str, settings: Settings, base_dir: str = ".", real_path: str | None = None
+) -> FileResult:
+    """Lint one file's bytes (`real_path`: where it is on disk, so the files beside it can be read). One bad file never costs the others: an unexpected exception (a
     kvlint bug an input found) becomes a KV001 "internal error" finding for this file alone, the
     run goes on and exits 2."""
     try:
-        return lint_loaded(load_bytes(data, display, settings.max_file_size), settings, base_dir)
+        return lint_loaded(load_bytes(data, display, settings.max_file_size), settings, base_dir, real_path)
     except Exception as exc:  # noqa: BLE001 - isolation is the point; the error is reported, not hidden
         return internal_error(display, exc)
 

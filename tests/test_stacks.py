@@ -356,3 +356,128 @@ def test_lws_group_size_and_shell_arithmetic_give_the_data_parallel_size():
         'value: "8"\n              - name: TP_SIZE', "value: x\n              - name: TP_SIZE"
     )
     assert "KV005" in rules(lint(broken))  # a value that is not a number: unread, said so
+
+
+# --- KServe InferenceService on a ServingRuntime ----------------------------------------------
+
+KSERVE = STACKS / "kserve-isvc"
+
+
+def corpus1(name: str) -> Path:
+    return shared("corpus", "manifests", name)
+
+
+def test_kserve_runtime_in_the_same_file_merges_into_the_predictor():
+    result = run(KSERVE / "same-file" / "good-vllm-runtime.yaml")
+    (d,) = deps(result).values()  # the runtime is read as part of the InferenceService, not again
+    assert d.name == "qwen-7b" and d.engine.value == "vllm"
+    assert (
+        d.model.value == "Qwen/Qwen2.5-7B-Instruct" and "storageUri" in d.model.note
+    )  # --model /mnt/models/
+    assert d.max_context.value == 6144 and d.max_context.where.line == 19  # the runtime's arg
+    assert d.max_sequences.value == 4 and d.max_sequences.where.line == 53  # the predictor's, appended
+    assert d.shm_size.value == "2Gi" and d.shm_size.where.line == 37  # the runtime's volume
+    assert d.gpus.value == 1 and d.gpu.value == "l4" and d.memory_limit.value == "24Gi"
+    assert result.findings == [], [f.message for f in result.findings]
+
+
+def test_kserve_predictor_args_come_after_the_runtime_args():
+    result = run(KSERVE / "same-file" / "bad-tp-above-gpus.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV201" and f.where.line == 54
+
+
+def test_kserve_runtime_in_a_file_beside_is_merged():
+    result = run(KSERVE / "runtime-beside" / "isvc.yaml")
+    (d,) = deps(result).values()
+    assert d.model.value == "meta-llama/Llama-3.1-8B-Instruct" and d.tensor_parallel.value == 2
+    assert d.max_context.value == 8192 and d.max_sequences.value == 8  # from runtime.yaml
+    assert d.has_shm and d.shm_size.value == "2Gi"  # runtime.yaml's /dev/shm: no KV207
+    assert "runtime.yaml" in d.extra["runtime"].value
+    assert d.max_context.where.file == d.file  # shown at this file's reference, never in another file
+    assert result.findings == [], [f.message for f in result.findings]
+
+
+def test_kserve_runtime_beside_is_not_read_from_stdin():
+    from kvlint.lint import lint_text
+
+    data = (KSERVE / "runtime-beside" / "isvc.yaml").read_bytes()
+    result = lint_text(data, "<stdin>", Settings(), str(KSERVE / "runtime-beside"))
+    (d,) = [r.deployment for r in result.deployments]
+    assert "runtime" not in d.extra and {f.rule for f in result.findings} == {"KV004"}
+
+
+def test_kserve_runtime_not_found_is_said_and_shm_left_unknown():
+    result = run(KSERVE / "runtime-missing" / "isvc.yaml")
+    (d,) = deps(result).values()
+    assert d.has_shm is None  # not "no /dev/shm": the runtime usually mounts one
+    (f,) = result.findings
+    assert f.rule == "KV004" and "vllm-cluster-runtime is not in this file" in f.message
+    assert "could not be checked" in f.message and f.where.line == 14
+    assert (
+        d.tensor_parallel.value == 2 and result.deployments[0].plan is not None
+    )  # the predictor's part is checked
+
+
+def test_kserve_real_nim_isvc_merges_its_runtime_from_the_corpus_folder():
+    result = run(corpus1("NVIDIA__nim-deploy__kserve__nim-models__llama3-70b-instruct_4xa100_1.0.0.yaml"))
+    (d,) = deps(result).values()
+    assert d.shm_size.value == "16Gi" and d.gpus.value == 4  # the runtime's dshm, the predictor's GPUs
+    assert "nvidia-nim-llama3-70b-instruct-1.0.0" in d.extra["runtime"].value
+    assert [f.rule for f in result.findings] == ["KV004"]  # NIM is not modelled; no KV207
+
+
+def test_kserve_runtime_placeholders_are_not_a_helm_template():
+    result = run(corpus2("kserve__kserve__config__runtimes__kserve-huggingfaceserver-multinode.yaml"))
+    (f,) = result.findings
+    assert f.rule == "KV004" and "serving runtime template" in f.message
+
+
+def test_a_helm_template_beside_is_not_read_as_a_runtime(tmp_path):
+    (tmp_path / "runtime.yaml").write_text(
+        (KSERVE / "runtime-beside" / "runtime.yaml")
+        .read_text()
+        .replace("name: vllm", "name: {{ .Values.name }}")
+    )
+    (tmp_path / "isvc.yaml").write_text((KSERVE / "runtime-beside" / "isvc.yaml").read_text())
+    (d,) = deps(run(tmp_path / "isvc.yaml")).values()
+    assert "runtime" not in d.extra
+
+
+# --- KServe's Hugging Face server -------------------------------------------------------------
+
+HF = STACKS / "kserve-hf"
+
+
+def test_kserve_hf_server_flags_and_the_stock_runtime():
+    result = run(HF / "good-vllm-backend.yaml")
+    (d,) = deps(result).values()
+    assert d.engine.value == "vllm" and "--backend vllm" in d.engine.note
+    assert d.model.value == "meta-llama/Llama-3.1-8B-Instruct" and d.model.where.line == 18  # --model_id
+    assert d.max_context.value == 8192 and d.max_sequences.value == 3
+    assert d.shm_size.origin == "default" and "kserve-huggingfaceserver" in d.shm_size.note
+    assert result.findings == [], [f.message for f in result.findings]  # --model_name is the server's
+
+
+def test_kserve_hf_huggingface_backend_is_kv004_naming_why():
+    result = run(HF / "bad-huggingface-backend.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV004" and "transformers" in f.message and f.where.line == 17
+    (d,) = deps(result).values()
+    assert d.model.value == "meta-llama/Llama-2-7b-chat-hf"  # --model_dir /mnt/models holds the storageUri
+
+
+def test_kserve_hf_auto_backend_is_vllm_only_for_a_model_vllm_serves():
+    result = run(HF / "bad-misspelled-option.yaml")
+    (d,) = deps(result).values()
+    assert d.engine.value == "vllm" and d.engine.origin == "inferred" and "--backend auto" in d.engine.note
+    (f,) = result.findings
+    assert f.rule == "KV005" and "--max_model_length" in f.message and "ignores it" in f.message
+    unknown = lint(
+        (HF / "bad-misspelled-option.yaml")
+        .read_text()
+        .replace("meta-llama/Llama-2-7b-chat-hf", "acme/in-house-7b"),
+        "isvc.yaml",
+    )
+    (f,) = unknown.findings
+    assert f.rule == "KV004" and "--backend auto" in f.message and "acme/in-house-7b" in f.message

@@ -5,6 +5,7 @@ from __future__ import annotations
 from kvlint.deployment import Deployment
 from kvlint.findings import Issue
 from kvlint.load.compose import Document
+from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping
 
 
@@ -16,20 +17,20 @@ def is_spec(root: Mapping) -> bool:
 
 
 def extract_document(
-    doc: Document, path: str, base_dir: str, lines: list[str]
+    doc: Document, path: str, base_dir: str, lines: list[str], nearby: Nearby | None = None
 ) -> tuple[list[Deployment], list[Issue]]:
     """Every serving workload in one document, each number range-checked (extract/bounded.py).
     Documents that serve no model give nothing."""
     from kvlint.extract import bounded
 
-    deployments, issues = _extract(doc, path, base_dir, lines)
+    deployments, issues = _extract(doc, path, base_dir, lines, nearby)
     for d in deployments:
         bounded.check(d)
     return deployments, issues
 
 
 def _extract(
-    doc: Document, path: str, base_dir: str, lines: list[str]
+    doc: Document, path: str, base_dir: str, lines: list[str], nearby: Nearby | None
 ) -> tuple[list[Deployment], list[Issue]]:
     root = doc.root
     if not isinstance(root, Mapping):
@@ -41,5 +42,5 @@ def _extract(
     from kvlint.extract import registry
 
     if isinstance(root.value("apiVersion"), str) and isinstance(root.value("kind"), str):
-        return registry.extract_object(root, path, base_dir, lines), []
+        return registry.extract_object(root, path, base_dir, lines, nearby), []
     return registry.extract_other(root, path, base_dir, lines), []

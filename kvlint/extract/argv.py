@@ -224,9 +224,29 @@ def container_commands(
     script = raw[script_at]
     rest = raw[script_at + 1 :]
     commands = _split_commands(_split_script(script, path, lines, env))
-    if rest:  # `sh -c 'script' arg0 arg1`: positional parameters, rarely used for serving
-        commands.append([Token(str(n.value), n.where(path)) for n in rest])
+    if rest:  # `sh -c 'script' arg0 arg1 …`: the script's $0 and "$@"
+        positional = [Token(str(n.value), scalar_where(n, path)) for n in rest]
+        if any(t.text in _POSITIONAL for cmd in commands for t in cmd):
+            return [_positional(cmd, positional) for cmd in commands]
+        commands.append(positional)
     return commands
+
+
+_POSITIONAL = ("$@", "$*", "$0")
+
+
+def _positional(command: list[Token], positional: list[Token]) -> list[Token]:
+    """`$0` is the first word after the script, `$@` / `$*` the rest (runtime templates such as
+    KServe's pass the InferenceService's args this way)."""
+    out: list[Token] = []
+    for t in command:
+        if t.text == "$0":
+            out.extend(positional[:1])
+        elif t.text in ("$@", "$*"):
+            out.extend(positional[1:])
+        else:
+            out.append(t)
+    return out
 
 
 def _shell_script_index(texts: list[str]) -> int | None:

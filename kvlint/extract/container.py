@@ -7,9 +7,10 @@ import re
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import gpu_selectors, gpu_sharing, pods
-from kvlint.extract.argv import EnvVar, container_commands, read_env, split_flag
+from kvlint.extract.argv import EnvVar, Token, container_commands, read_env, split_flag
 from kvlint.extract.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, Location
+from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Scalar
 from kvlint.record import field, record
 
@@ -27,6 +28,7 @@ class ObjectContext:
     kind: str
     name: str
     ignores: dict[str, tuple[str, Location]] = field(default_factory=dict)
+    nearby: Nearby | None = None  # other documents' objects (a KServe runtime); None: none looked for
 
     @property
     def where(self) -> Location:
@@ -72,7 +74,11 @@ def image_version(image: str, engine: str) -> str | None:
 
 
 def build(
-    ctx: ObjectContext, pod: Mapping, container: Mapping, env_extra: dict[str, EnvVar] | None = None
+    ctx: ObjectContext,
+    pod: Mapping,
+    container: Mapping,
+    env_extra: dict[str, EnvVar] | None = None,
+    storage: Token | None = None,
 ) -> Deployment | None:
     """A Deployment for this container if it runs an LLM engine, else None."""
     path = ctx.file
@@ -107,7 +113,7 @@ def build(
     ) or container.where(path)
     written = [t for t in (launch.entry, *launch.tokens) if t is not None and t.where and not t.note]
     d.args_end = written[-1].where if written else None
-    read_engine(d, launch, env)
+    read_engine(d, launch, env, storage)
     add_container_facts(d, ctx, pod, container)
     return d
 
@@ -128,7 +134,8 @@ SCRIPT_SETTINGS_ENV = {
 }
 
 
-def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar]) -> None:
+def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar], storage: Token | None = None) -> None:
+    """`storage`: the model a KServe storage initializer puts at /mnt/models, for servers that default to it."""
     if launch.engine == "nim":
         _read_nim_env(d, env)
     if launch.engine == "vllm" and not launch.tokens:
@@ -157,6 +164,10 @@ def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar]) -> None:
         from kvlint.extract.engine_args import tgi
 
         tgi.read(d, launch.tokens, env)
+    elif launch.engine == "hfserver":
+        from kvlint.extract.engine_args import hfserver
+
+        hfserver.read(d, launch.tokens, env, storage)
     else:
         _model_of_unmodelled(d, launch)
         mark_unsupported(d, launch.engine, d.engine.where if d.engine else d.where)  # type: ignore[arg-type]

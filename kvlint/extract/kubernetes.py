@@ -8,13 +8,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
-from kvlint.extract.argv import scalar_tokens
 from kvlint.extract.production_stack import production_stack_entry
 from kvlint.extract.workloads import pod_workloads
-from kvlint.findings import Issue
+from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Scalar
 
 NOT_WORKLOADS = {
@@ -56,7 +54,9 @@ NOT_WORKLOADS = {
 }
 
 
-def context(root: Mapping, path: str, lines: list[str], base_dir: str) -> ct.ObjectContext:
+def context(
+    root: Mapping, path: str, lines: list[str], base_dir: str, nearby: Nearby | None = None
+) -> ct.ObjectContext:
     name = root.at("metadata", "name")
     return ct.ObjectContext(
         file=path,
@@ -68,6 +68,7 @@ def context(root: Mapping, path: str, lines: list[str], base_dir: str) -> ct.Obj
         if isinstance(name, Scalar) and name.value is not None
         else "",  # as written: `name: y` is no bool
         ignores=ct.read_ignores(root, path),
+        nearby=nearby,
     )
 
 
@@ -77,12 +78,13 @@ def extract(
     base_dir: str,
     lines: list[str],
     handler: Callable[[ct.ObjectContext], list[Deployment]] | None = None,
+    nearby: Nearby | None = None,
 ) -> list[Deployment]:
     """One object, read by its kind's reader (extract/registry.py) or as pod templates."""
     kind = root.value("kind")
     if not isinstance(kind, str) or kind in NOT_WORKLOADS or kind.endswith("List"):
         return []
-    ctx = context(root, path, lines, base_dir)
+    ctx = context(root, path, lines, base_dir, nearby)
     found = handler(ctx) if handler else pod_workloads(ctx)
     for d in found:
         ct.finish(d)
@@ -97,59 +99,6 @@ def lws(ctx: ct.ObjectContext) -> list[Deployment]:
     for d in found:
         if d.pods is None:
             d.pods = inferred(1, "LeaderWorkerSet without size: 1 pod")
-    return found
-
-
-# --- KServe ------------------------------------------------------------------------------------
-
-
-def kserve_isvc(ctx: ct.ObjectContext) -> list[Deployment]:
-    predictor = ctx.root.at("spec", "predictor")
-    if not isinstance(predictor, Mapping):
-        return []
-    found = pod_workloads(ctx)
-    if found:
-        return found
-    model = predictor.map("model")
-    if model is None:
-        return []
-    fmt = model.at("modelFormat", "name")
-    runtime = model.scalar("runtime")
-    text = " ".join(
-        str(n.value) for n in (fmt, runtime) if isinstance(n, Scalar) and n.value is not None
-    ).lower()
-    d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name, ctx.base_dir)
-    d.ignores = dict(ctx.ignores)
-    where = (runtime or fmt or model).where(ctx.file)
-    if "nim" in text:
-        d.engine = stated("nim", where, "KServe NIM runtime")
-        ct.mark_unsupported(d, "nim", where)
-    elif "vllm" in text or "huggingface" in text:
-        d.engine = stated("vllm", where, "KServe Hugging Face / vLLM runtime")
-        args = model.seq("args")
-        if args is not None:
-            ct.read_engine(d, ct.Launch("vllm", scalar_tokens(args, ctx.file), None, "KServe model args"), {})
-        uri = model.scalar("storageUri")
-        if uri is not None and d.model is None and str(uri.value).startswith("hf://"):
-            d.model = stated(str(uri.value)[5:], uri.where(ctx.file))
-    else:
-        return []
-    ct.add_container_facts(d, ctx, predictor, model)
-    return [d]
-
-
-def kserve_runtime(ctx: ct.ObjectContext) -> list[Deployment]:
-    found = pod_workloads(ctx)
-    for d in found:
-        if d.model is None:
-            d.issues.append(
-                Issue(
-                    NOT_CHECKABLE,
-                    f"{d.label()}: a serving runtime template; the model comes from each InferenceService",
-                    d.where,
-                )
-            )
-            d.extra["unsupported"] = stated("runtime-template", d.where)
     return found
 
 

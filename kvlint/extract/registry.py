@@ -15,6 +15,7 @@ from kvlint.extract import (
     container,
     dynamo,
     helm_values,
+    kserve,
     kserve_llm,
     kubeai,
     kubernetes,
@@ -24,6 +25,7 @@ from kvlint.extract import (
     skypilot,
     vllm_config,
 )
+from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping
 
 ObjectReader = Callable[[container.ObjectContext], list[Deployment]]
@@ -31,9 +33,9 @@ DocumentReader = Callable[[Mapping, str, str, list[str]], list[Deployment]]
 
 KUBERNETES_KINDS: dict[str, ObjectReader] = {
     "LeaderWorkerSet": kubernetes.lws,
-    "InferenceService": kubernetes.kserve_isvc,
-    "ServingRuntime": kubernetes.kserve_runtime,
-    "ClusterServingRuntime": kubernetes.kserve_runtime,
+    "InferenceService": kserve.isvc,
+    "ServingRuntime": kserve.runtime,
+    "ClusterServingRuntime": kserve.runtime,
     "LLMInferenceService": kserve_llm.extract,
     "Model": kubeai.kubeai_model,
     "RayService": ray.extract,
@@ -56,9 +58,11 @@ DOCUMENT_KINDS: list[tuple[str, Callable[[Mapping], bool], DocumentReader]] = [
 ]
 
 
-def extract_object(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
+def extract_object(
+    root: Mapping, path: str, base_dir: str, lines: list[str], nearby: Nearby | None = None
+) -> list[Deployment]:
     kind = root.value("kind")
-    return kubernetes.extract(root, path, base_dir, lines, KUBERNETES_KINDS.get(str(kind)))
+    return kubernetes.extract(root, path, base_dir, lines, KUBERNETES_KINDS.get(str(kind)), nearby)
 
 
 def extract_other(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:

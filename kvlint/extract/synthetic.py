@@ -47,3 +47,88 @@ def merged(*parts: Mapping | None) -> dict[str, Node]:
         if part is not None:
             out.update(part.values)
     return out
+
+
+# Kubernetes strategic merge patch: list fields merged item by item, by these keys (k8s.io/api core/v1)
+MERGE_KEYS = {"env": "name", "volumeMounts": "mountPath", "ports": "containerPort", "volumes": "name"}
+
+
+def strategic_merge(
+    base: Node | None, patch: Node | None, key: str = "", _memo: dict | None = None
+) -> Node | None:
+    """A strategic merge patch of `patch` onto `base`: maps merge key by key, lists with a merge
+    key merge item by item, anything else is replaced. Shared (aliased) nodes are merged once."""
+    if patch is None:
+        return base
+    if base is None:
+        return patch
+    memo: dict = {} if _memo is None else _memo
+    pair = (id(base), id(patch), key)
+    if pair in memo:
+        return memo[pair]
+    out: Node = patch
+    if isinstance(base, Mapping) and isinstance(patch, Mapping):
+        merged = Mapping((patch.line, patch.col, patch.end_line, patch.end_col))
+        for k, v in base.items():
+            merged.keys[k], merged.values[k] = base.keys[k], v
+        for k, v in patch.items():
+            merged.keys[k], merged.values[k] = patch.keys[k], strategic_merge(base.get(k), v, k, memo)  # type: ignore[assignment]
+        out = merged
+    elif MERGE_KEYS.get(key) and isinstance(base, Sequence) and isinstance(patch, Sequence):
+        out = sequence(patch, _merge_items(base, patch, MERGE_KEYS[key], memo))
+    memo[pair] = out
+    return out
+
+
+def _merge_items(base: Sequence, patch: Sequence, merge_key: str, memo: dict) -> list[Node]:
+    items = list(base.items)
+    for item in patch.items:
+        ident = item.value(merge_key) if isinstance(item, Mapping) else None
+        at = next(
+            (
+                i
+                for i, b in enumerate(items)
+                if ident is not None and isinstance(b, Mapping) and b.value(merge_key) == ident
+            ),
+            None,
+        )
+        if at is None:
+            items.append(item)
+        else:
+            items[at] = strategic_merge(items[at], item, "", memo)  # type: ignore[assignment]
+    return items
+
+
+def relocated(node: Node, anchor: Node, _memo: dict | None = None) -> Node:
+    """A copy of `node` with every position at `anchor` (values from another file, shown at this
+    file's reference to them). Shared (aliased) nodes stay shared: the copy is no larger."""
+    memo: dict = {} if _memo is None else _memo
+    if id(node) in memo:
+        return memo[id(node)]
+    marks = (anchor.line, anchor.col, anchor.end_line, anchor.end_col)
+    out: Node = node
+    if isinstance(node, Scalar):
+        out = Scalar(node.value, node.text, node.tag, node.quoted, marks)
+    elif isinstance(node, Mapping):
+        copy = Mapping(marks)
+        memo[id(node)] = copy
+        for key, child in node.items():
+            copy.keys[key] = scalar(anchor, key)
+            copy.values[key] = relocated(child, anchor, memo)
+        out = copy
+    elif isinstance(node, Sequence):
+        seq = sequence(anchor, [])
+        memo[id(node)] = seq
+        seq.items = [relocated(i, anchor, memo) for i in node.items]
+        out = seq
+    memo[id(node)] = out
+    return out
+
+
+def from_data(value, anchor: Node) -> Node:
+    """Python data (the stock runtime's facts) as nodes located at `anchor`."""
+    if isinstance(value, dict):
+        return mapping(anchor, {k: from_data(v, anchor) for k, v in value.items()})
+    if isinstance(value, list):
+        return sequence(anchor, [from_data(v, anchor) for v in value])
+    return scalar(anchor, value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.findings import Issue
 from kvlint.load.compose import Document, compose
@@ -29,6 +31,8 @@ def load_bytes(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Lo
     values: tuple[list[Document], list[Issue]] | None = None
     if source.helm_template is not None and not source.issues:
         values = _values_with_tpl(source, path)  # Helm values whose strings the chart renders (tpl)
+        if values == ([], []):
+            values = _kserve_placeholders(source, path)
     if source.helm_template is not None:
         loaded.issues.append(
             Issue(
@@ -83,6 +87,29 @@ def _values_with_tpl(source: SourceText, path: str) -> tuple[list[Document], lis
         root = doc.root
         if not isinstance(root, Mapping) or "apiVersion" in root or "kind" in root:
             return [], []
+    source.helm_template = None
+    return docs, issues
+
+
+# KServe fills `{{.Name}}`, `{{.Namespace}}`, `{{.Labels.x}}`, `{{.Annotations.x}}` in a serving
+# runtime's container from each InferenceService's metadata (kserve/kserve
+# pkg/controller/v1beta1/inferenceservice/utils/utils.go ReplacePlaceholders): not a Helm template.
+_ACTION = re.compile(r"\{\{.*?\}\}")
+_KSERVE_PLACEHOLDER = re.compile(r"\{\{-?\s*\.(?:Name|Namespace|Labels|Annotations)\b[^{}]*?-?\}\}")
+RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+
+
+def _kserve_placeholders(source: SourceText, path: str) -> tuple[list[Document], list[Issue]]:
+    """A KServe ServingRuntime / ClusterServingRuntime whose only `{{ … }}` are KServe's own
+    placeholders: read it (the placeholders stay as text) when it parses cleanly."""
+    if "ServingRuntime" not in source.text:
+        return [], []
+    if any(not _KSERVE_PLACEHOLDER.fullmatch(m.group(0)) for m in _ACTION.finditer(source.text)):
+        return [], []
+    docs, issues = compose(source.text, path)
+    kinds = {d.root.value("kind") for d in docs if isinstance(d.root, Mapping)}
+    if issues or not docs or not kinds & set(RUNTIME_KINDS):
+        return [], []
     source.helm_template = None
     return docs, issues
 

@@ -10,13 +10,19 @@ class NotCheckable(IssueRule):
     Reports, once per workload, inputs that serve a model with something kvlint does not model:
     KAITO presets, TensorRT-LLM, llama.cpp GGUF files, Ollama, TPU and AWS Neuron accelerators,
     engines other than vLLM, SGLang and TGI, and unrendered Helm templates (`{{ .Values… }}`).
+    Also a part of a workload kvlint cannot see: a KServe InferenceService whose ServingRuntime /
+    ClusterServingRuntime is neither in the same file nor in a YAML file beside it (the runtime's
+    command, args, env and /dev/shm are then unknown, not assumed empty), and KServe's Hugging Face
+    server when it runs the model on transformers (`--backend huggingface`, or `--backend auto` for a
+    model kvlint cannot tell vLLM supports).
 
     ## Why is this bad?
     It is not bad in itself: it tells you which workloads were not checked, instead of a silent
     pass or a wrong number.
 
     ## How to fix
-    Nothing to fix. Render Helm charts first (`helm template … | kvlint -`).
+    Nothing to fix. Render Helm charts first (`helm template … | kvlint -`); lint a KServe runtime's
+    file together with the InferenceService (same directory, or the same file).
 
     ## Suppress
     `# kvlint: disable=KV004` on the line, `ignore = ["KV004"]` in the configuration.

@@ -21,6 +21,7 @@ UNSUPPORTED = {
     "nim": "NVIDIA NIM picks its backend (TensorRT-LLM or vLLM) from a profile at start-up; memory not modelled",
     "kaito": "KAITO presets choose the engine and its settings inside the operator; not modelled",
     "other": "a custom serving program; kvlint models vLLM, SGLang and TGI",
+    "hfserver": "KServe's Hugging Face server on transformers; not modelled",
 }
 
 
@@ -91,6 +92,12 @@ def _dynamo_worker(at: _At) -> Launch | None:
     return None
 
 
+def _hf_server(at: _At) -> Launch | None:
+    if at.text == "-m" and at.nxt == "huggingfaceserver":
+        return Launch("hfserver", at.tokens[at.i + 2 :], at.tokens[at.i + 1], "python -m huggingfaceserver")
+    return None
+
+
 def _sglang_module(at: _At) -> Launch | None:
     if at.text == "-m" and at.nxt.startswith("sglang.launch_server"):
         return Launch("sglang", at.tokens[at.i + 2 :], at.tokens[at.i + 1], "python -m sglang.launch_server")
@@ -144,6 +151,7 @@ ENTRY_POINTS: tuple[Callable[[_At], Launch | None], ...] = (
     _vllm_serve,
     _vllm_module,
     _dynamo_worker,
+    _hf_server,
     _sglang_module,
     _sglang_serve,
     _tgi_launcher,
@@ -182,6 +190,8 @@ def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
 
 def _image_entrypoint(first: list[Token], image: str, img: str) -> Launch | None:
     """Only options on the command line: the image's own entrypoint is the engine."""
+    if "huggingfaceserver" in img:  # kserve/huggingfaceserver: ENTRYPOINT python3 -m huggingfaceserver
+        return Launch("hfserver", first, None, f"image {image} (entrypoint python -m huggingfaceserver)")
     if "text-generation-inference" in img:
         return Launch("tgi", first, None, f"image {image} (entrypoint text-generation-launcher)")
     if "sglang" in img:

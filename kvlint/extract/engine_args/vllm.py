@@ -61,8 +61,10 @@ def read(
     env: dict[str, EnvVar],
     positional_model: bool = True,
     strict: bool = True,
+    unknown: tuple[str, str] | None = None,
 ) -> None:
-    """`strict=False` under a launcher with options of its own (Dynamo): unknown options are its."""
+    """`strict=False` under a launcher with options of its own (Dynamo): unknown options are its.
+    `unknown`: (message, fix) for an option neither has, under a launcher that ignores them."""
     table = load_table("vllm")
     parsed = table.parse(tokens)
     if not strict:
@@ -92,12 +94,11 @@ def read(
         ("--hf-overrides",),
         {"--rope-scaling": "rope_scaling", "--rope-theta": "rope_theta"},
     )
-    report_unknown(
-        d,
-        parsed,
+    message, fix = unknown or (
         "vLLM has no option {name} (as of the versions kvlint knows); vLLM exits with 'unrecognized arguments'",
-        fix="remove it, or check the spelling against `vllm serve --help`",
+        "remove it, or check the spelling against `vllm serve --help`",
     )
+    report_unknown(d, parsed, message, fix=fix)
     for name in ENV:
         tok = env_value(env, name)
         if tok is not None:

@@ -1,0 +1,88 @@
+"""Objects a file's workloads use that other documents define: a KServe InferenceService runs on a
+ServingRuntime / ClusterServingRuntime that is usually its own document, in the same file or in a
+file beside it. The file's own documents are given; the YAML files of its directory are read on first
+use (regular files only, each at most the size cap, at most SIBLINGS_MAX of them, only those that
+name one of the kinds asked for), so a directory of unrelated files costs one listing."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from kvlint.fileio import read_regular
+from kvlint.load import load_bytes  # Helm templates and YAML that does not parse give no objects
+from kvlint.load.compose import Document
+from kvlint.load.tree import Mapping
+from kvlint.record import field, record
+
+SIBLINGS_MAX = 500  # files of one directory looked at; a larger directory is read up to this many
+SUFFIXES = (".yaml", ".yml")
+
+
+@record(frozen=True)
+class Found:
+    """One object another document defines, and where: `file` as findings show it, `same_file`
+    when it is a document of the file being linted (its positions are then this file's)."""
+
+    root: Mapping
+    file: str
+    same_file: bool
+
+
+@record
+class Nearby:
+    display: str  # the linted file as findings show it
+    real_path: str | None  # its path on disk; None for stdin (no directory is read)
+    documents: list[Document] = field(default_factory=list)
+    max_bytes: int = 8 * 1024 * 1024
+
+    def here(self, kinds: tuple[str, ...]) -> list[Found]:
+        """Objects of these kinds among this file's own documents."""
+        return [
+            Found(d.root, self.display, True)
+            for d in self.documents
+            if isinstance(d.root, Mapping) and d.root.value("kind") in kinds
+        ]
+
+    def objects(self, kinds: tuple[str, ...]) -> list[Found]:
+        """Objects of these kinds: this file's documents first, then its directory's files (by name)."""
+        out = self.here(kinds)
+        if self.real_path is None:
+            return out
+        directory = os.path.dirname(os.path.abspath(self.real_path))
+        shown = os.path.dirname(self.display)
+        for name, root in _siblings(directory, os.path.basename(self.real_path), kinds, self.max_bytes):
+            out.append(Found(root, os.path.join(shown, name) if shown else name, False))
+        return out
+
+
+def _siblings(directory: str, own: str, kinds: tuple[str, ...], cap: int) -> list[tuple[str, Mapping]]:
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(SUFFIXES) and n != own)
+    except OSError:
+        return []
+    out: list[tuple[str, Mapping]] = []
+    for name in names[:SIBLINGS_MAX]:
+        path = os.path.join(directory, name)
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        for root in _objects_of(path, st.st_mtime_ns, st.st_size, kinds, cap):
+            out.append((name, root))
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _objects_of(path: str, _mtime: int, _size: int, kinds: tuple[str, ...], cap: int) -> tuple[Mapping, ...]:
+    """The objects of these kinds in one file (cached while the file is unchanged)."""
+    try:
+        data = read_regular(path, cap)
+    except OSError:
+        return ()
+    if not any(k.encode() in data for k in kinds):
+        return ()
+    loaded = load_bytes(data, path, cap)
+    return tuple(
+        d.root for d in loaded.documents if isinstance(d.root, Mapping) and d.root.value("kind") in kinds
+    )
