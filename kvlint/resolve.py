@@ -113,6 +113,8 @@ def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:
                 r.model, r.model_how = arch, how.DECLARED
                 return
         r.unknown.add("model")
+        if "model" in d.unreadable or any(i.code == UNKNOWN_MODEL for i in d.issues):
+            return  # stated but unreadable (KV005 says where), or the reader already said it is missing
         r.issues.append(
             Issue(UNKNOWN_MODEL, "model is not stated", d.where, fix="name the model (--model / model:)")
         )

@@ -188,7 +188,8 @@ def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
         tokens = tokens[1:]  # `trtllm-serve serve MODEL`: serve is the (default) subcommand, not the model
     if launch.how == "trtllm-serve" and tokens and tokens[0].text.startswith("disaggregated"):
         return  # `trtllm-serve disaggregated -c FILE`: the router; its workers name the models
-    if launch.how == "trtllm-serve" and tokens and not tokens[0].text.startswith("-"):
+    positional = launch.how == "trtllm-serve" or launch.engine == "vllm-omni"  # `… serve MODEL`
+    if positional and tokens and not tokens[0].text.startswith("-"):
         if not tokens[0].unresolved:
             d.model = stated(tokens[0].text, tokens[0].where or d.where, tokens[0].note)
 
@@ -258,6 +259,8 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
             d.accelerator = "neuron"
         elif res.name in pods.GAUDI_RESOURCES:
             d.accelerator = "gaudi"
+        elif pods.is_ascend(res.name):
+            d.accelerator = "ascend"
     mem = pods.memory_limit(container, path)
     if mem is not None:
         d.memory_limit = stated(mem[0], mem[1])
@@ -322,6 +325,8 @@ def finish(d: Deployment) -> None:
             if d.gpus_per_pod.origin == "stated" and pods_n == 1
             else inferred(n, note, d.gpus_per_pod.where)
         )
+    if d.accelerator == "gpu" and d.gpus_per_pod is None and d.image is not None:
+        d.accelerator = gpu_sharing.accelerator_of_image(str(d.image.value)) or "gpu"
     if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra:
         d.issues.append(
             Issue(NOT_CHECKABLE, f"{d.label()}: {gpu_sharing.NOT_MODELLED[d.accelerator]}", d.where)

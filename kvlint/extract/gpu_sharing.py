@@ -27,7 +27,28 @@ NOT_MODELLED = {
     "(the Neuron SDK compiles the model with fixed batch and sequence buckets, not a CUDA KV pool)",
     "gaudi": "runs on Intel Gaudi (habana.ai/gaudi); kvlint models the memory of NVIDIA and AMD GPUs "
     "(vLLM on Gaudi, the HPU plugin, reserves memory for HPU graphs by its own rules, not modelled)",
+    "ascend": "runs on Huawei Ascend NPUs (huawei.com/Ascend*, vllm-ascend); kvlint models the memory of NVIDIA "
+    "and AMD GPUs (vllm-ascend sizes its KV cache on the NPU by its own rules, not modelled)",
 }
+# Engine builds for one accelerator, by the words in their image name (repository, not tag):
+# vllm-project/vllm-ascend, opea/vllm-gaudi, HabanaAI's vllm-fork (…-hpu), AWS Neuron DLCs.
+IMAGE_ACCELERATORS = (
+    ("ascend", "ascend"),
+    ("gaudi", "gaudi"),
+    ("habana", "gaudi"),
+    ("-hpu", "gaudi"),
+    ("neuron", "neuron"),
+)
+
+
+def accelerator_of_image(image: str) -> str | None:
+    """The non-GPU accelerator an engine image is built for, when the pod requests no GPU."""
+    from kvlint.extract.engine_args import image_repository
+
+    repo = image_repository(image)
+    return next((accel for word, accel in IMAGE_ACCELERATORS if word in repo), None)
+
+
 PARTITION_KEYS = ("cloud.google.com/gke-gpu-partition-size", "nvidia.com/mig.config")
 SHARING_KEY = "nvidia.com/gpu.sharing-strategy"
 

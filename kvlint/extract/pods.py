@@ -16,6 +16,11 @@ SHARED_GPU = "nvidia.com/gpu.shared"  # time-sliced / MPS replicas with the devi
 MIG_PREFIX = "nvidia.com/mig-"  # a MIG slice under the device plugin's mixed strategy
 
 
+def is_ascend(name: str) -> bool:
+    """Huawei's Ascend device plugin: huawei.com/Ascend910, huawei.com/Ascend910B3, huawei.com/Ascend310P …"""
+    return name.lower().startswith("huawei.com/ascend")
+
+
 def is_gpu(name: str) -> bool:
     """A resource that hands the container a GPU, a shared GPU or a MIG slice."""
     return name in GPU_RESOURCES or name == SHARED_GPU or name.startswith(MIG_PREFIX)
@@ -80,7 +85,9 @@ def device_resources(container: Mapping, path: str) -> list[Resource]:
         if table is None:
             continue
         for name, node in table.items():
-            known = is_gpu(name) or name in TPU_RESOURCES + NEURON_RESOURCES + GAUDI_RESOURCES
+            known = (
+                is_gpu(name) or is_ascend(name) or name in TPU_RESOURCES + NEURON_RESOURCES + GAUDI_RESOURCES
+            )
             if known and isinstance(node, Scalar):
                 text = str(node.value).strip().strip('"')
                 try:

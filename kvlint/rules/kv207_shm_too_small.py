@@ -44,7 +44,10 @@ class ShmTooSmall(DeploymentRule):
         per_pod = int(d.gpus_per_pod.value) if d.gpus_per_pod else 1
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
-        if not d.has_shm and (per_pod > 1 or tp * pp > 1):
+        pods = int(d.pods.value) if d.pods else 1
+        # one GPU per pod with TP/PP across pods: ranks talk over the network, not /dev/shm
+        local = per_pod > 1 or (d.gpus_per_pod is None and pods <= 1 and tp * pp > 1)
+        if not d.has_shm and local:
             where = (d.gpus_per_pod.where if d.gpus_per_pod and d.gpus_per_pod.where else None) or d.where
             what = f"{per_pod} GPU{'s' if per_pod != 1 else ''} per pod" + (
                 f", TP {tp} x PP {pp}," if tp * pp > 1 else ""

@@ -22,6 +22,8 @@ UNSUPPORTED = {
     "kaito": "KAITO presets choose the engine and its settings inside the operator; not modelled",
     "other": "a custom serving program; kvlint models vLLM, SGLang and TGI",
     "hfserver": "KServe's Hugging Face server on transformers; not modelled",
+    "vllm-omni": "vLLM-Omni (`--omni`) runs a multi-stage pipeline whose stages and their GPUs come from its "
+    "stage config, not vLLM's own options; not modelled",
 }
 
 
@@ -53,8 +55,18 @@ def find_launch(commands: list[list[Token]], image: str) -> Launch | None:
             for recognise in ENTRY_POINTS:
                 launch = recognise(at)
                 if launch is not None:
-                    return launch
-    return _from_image(commands, image)
+                    return _omni(launch, image)
+    launch = _from_image(commands, image)
+    return _omni(launch, image) if launch is not None else None
+
+
+def _omni(launch: Launch, image: str) -> Launch:
+    """vLLM-Omni (vllm-project/vllm-omni) is `vllm serve MODEL --omni` on its own image."""
+    if launch.engine == "vllm" and (
+        any(t.text == "--omni" for t in launch.tokens) or "vllm-omni" in image_repository(image)
+    ):
+        return Launch("vllm-omni", launch.tokens, launch.entry, f"{launch.how} with vLLM-Omni (--omni)")
+    return launch
 
 
 @record(frozen=True)
@@ -166,10 +178,23 @@ def _trtllm_image(img: str) -> bool:
     return "tensorrt" in img or "trtllm" in img or "tritonserver" in img
 
 
+def image_repository(image: str) -> str:
+    """The image without its tag or digest, lower-cased: `hiyouga/verl:…-vllm0.8.4-…` names verl, not
+    vLLM (a tag that lists the engine as a dependency does not make the image an engine image)."""
+    name = image.strip().lower().split("@", 1)[0]
+    head, sep, tail = name.rpartition(":")
+    return head if sep and "/" not in tail else name
+
+
 def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
     """No entry point on the command line: the engine an image implies, if any."""
-    img = image.lower()
+    img = image_repository(image)
     first = commands[0] if commands else []
+    if first and first[0].text == "serve" and "vllm" in img:
+        # args `serve MODEL --opt …` on a vLLM image: the image's `vllm` entry point runs `vllm serve`
+        return Launch(
+            "vllm", first[1:], first[0], f"`serve …` on the vLLM image {image}, read as `vllm serve`"
+        )
     args_only = not first or first[0].text.startswith("-")
     if "nvcr.io/nim/" in img or "/nim/" in img:
         return Launch("nim", first, None, f"NIM image {image}")

@@ -79,6 +79,7 @@ def read(
                     first.where or d.where,
                 )
             )
+            d.unreadable.append("model")
         else:
             d.model = stated(first.text, first.where or d.where, first.note)
     max_len = parsed.get("--max-model-len")

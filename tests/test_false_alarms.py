@@ -1,0 +1,124 @@
+"""Classes of false alarm found by hand-checking both corpus folders (tests/data/corpus_findings.yaml),
+each fixed at its class and held here on small inputs in the real files' layouts."""
+
+from __future__ import annotations
+
+from conftest import lint
+
+
+def rules(result) -> list[str]:
+    return sorted(f.rule for f in result.findings)
+
+
+def pod(container: str, volumes: str = "", replicas: str = "") -> str:
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: m\nspec:\n"
+        + replicas
+        + "  template:\n    spec:\n"
+        + "      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n"
+        + volumes
+        + "      containers:\n"
+        + container
+    )
+
+
+def test_serve_args_on_the_vllm_image_are_read_as_vllm_serve():
+    """vllm-project/vllm's k8s-monitoring example: `args: [serve, MODEL, --tensor-parallel-size=4]` on
+    vllm/vllm-openai. Read as `vllm serve`: the model and TP 4 count (it was 'model is not stated'
+    and '3 GPUs sit idle'); Qwen3-235B in bf16 then really does not fit 4 x H100 (KV101)."""
+    text = pod(
+        "        - name: vllm\n          image: vllm/vllm-openai:latest\n"
+        '          args: ["serve", "Qwen/Qwen3-235B-A22B", "--tensor-parallel-size=4"]\n'
+        '          resources:\n            limits:\n              nvidia.com/gpu: "4"\n',
+        "      volumes:\n        - name: shm\n          emptyDir: {medium: Memory}\n",
+    )
+    result = lint(text)
+    d = result.deployments[0].deployment
+    assert d.model is not None and d.model.value == "Qwen/Qwen3-235B-A22B"
+    assert d.tensor_parallel is not None and d.tensor_parallel.value == 4
+    assert "KV201" not in rules(result) and "KV003" not in rules(result)
+    assert "KV101" in rules(result)
+
+
+def test_an_engine_named_in_an_image_tag_is_not_an_engine_image():
+    """KubeRay's verl sample runs `hiyouga/verl:ngc-…-vllm0.8.4-…`: an RL training image that bundles
+    vLLM, with no engine command. It was read as a vLLM server ('model is not stated', '3 GPUs idle')."""
+    text = pod(
+        "        - name: ray-head\n          image: hiyouga/verl:ngc-th2.6.0-cu126-vllm0.8.4-flashinfer0.2.2\n"
+        '          resources:\n            limits:\n              nvidia.com/gpu: "4"\n'
+    )
+    assert lint(text).deployments == []
+    served = text.replace(
+        "hiyouga/verl:ngc-th2.6.0-cu126-vllm0.8.4-flashinfer0.2.2", "vllm/vllm-openai:v0.8.4"
+    )
+    assert len(lint(served).deployments) == 1  # the vLLM image itself still is one
+
+
+def test_vllm_omni_is_reported_as_not_modelled_not_as_a_bad_vllm_flag():
+    """AIBrix's vLLM-Omni sample: `vllm serve Qwen/Qwen2.5-Omni-7B --omni` on vllm/vllm-omni with 2 GPUs.
+    vLLM-Omni places its stages by its own config: KV004, not 'vLLM has no option --omni' + idle GPUs."""
+    text = pod(
+        "        - name: vllm-omni\n          image: vllm/vllm-omni:v0.20.0\n"
+        "          command: [vllm, serve, Qwen/Qwen2.5-Omni-7B, --port, '8000', --omni]\n"
+        '          resources:\n            limits:\n              nvidia.com/gpu: "2"\n',
+    )
+    result = lint(text)
+    assert "KV005" not in rules(result) and "KV201" not in rules(result)
+    (kv004,) = [f for f in result.findings if f.rule == "KV004"]
+    assert "vLLM-Omni" in kv004.message
+    assert result.deployments[0].deployment.model.value == "Qwen/Qwen2.5-Omni-7B"
+
+
+def test_ascend_gaudi_and_neuron_builds_are_not_gpus_of_unknown_type():
+    """vllm-ascend on huawei.com/Ascend910, and engine images built for Gaudi or Neuron on pods that
+    request no GPU: KV004 naming the accelerator, not 'GPU type is not stated'."""
+    ascend = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: vllm\n          image: quay.io/ascend/vllm-ascend:v0.11.0rc1-a3\n"
+        "          command: [vllm, serve, Qwen/Qwen2.5-0.5B-Instruct]\n"
+        '          resources:\n            limits:\n              huawei.com/Ascend910: "1"\n'
+    )
+    result = lint(ascend)
+    assert rules(result) == ["KV004"] and "Ascend" in result.findings[0].message
+    gaudi = ascend.replace("quay.io/ascend/vllm-ascend:v0.11.0rc1-a3", "opea/vllm-gaudi:1.22.0").replace(
+        '              huawei.com/Ascend910: "1"\n', "              cpu: '8'\n"
+    )
+    result = lint(gaudi)
+    assert rules(result) == ["KV004"] and "Gaudi" in result.findings[0].message
+    neuron = gaudi.replace(
+        "opea/vllm-gaudi:1.22.0", "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9"
+    )
+    assert "Neuron" in lint(neuron).findings[0].message
+    cuda = gaudi.replace("opea/vllm-gaudi:1.22.0", "vllm/vllm-openai:v0.11.0")
+    assert "KV002" in rules(lint(cuda))  # a CUDA image without a GPU request is still a GPU workload
+
+
+def test_shm_is_asked_of_pods_that_hold_several_gpus_not_of_one_gpu_per_pod():
+    """AIBrix's two-node fleet: TP 2 over two pods of one GPU each (Ray). The ranks talk over the
+    network; a pod with one GPU needs no memory-backed /dev/shm for NCCL."""
+    text = (
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: two\nspec:\n"
+        "  leaderWorkerTemplate:\n    size: 2\n    workerTemplate:\n      spec:\n"
+        "        nodeSelector:\n          nvidia.com/gpu.product: NVIDIA-L4\n"
+        "        containers:\n          - name: vllm\n            image: vllm/vllm-openai:v0.11.0\n"
+        "            command: [vllm, serve, Qwen/Qwen2.5-1.5B-Instruct, --tensor-parallel-size, '2',"
+        " --distributed-executor-backend, ray]\n"
+        "            resources:\n              limits:\n                nvidia.com/gpu: 1\n"
+    )
+    assert "KV207" not in rules(lint(text))
+    two = text.replace("size: 2", "size: 1").replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2")
+    assert "KV207" in rules(lint(two))
+
+
+def test_a_model_named_by_an_unset_variable_is_said_once():
+    """OPEA's compose files: `--model ${LLM_MODEL_ID}` with the variable from the host's environment.
+    KV005 says the model is unknown and why; a second warning 'model is not stated' was wrong."""
+    text = (
+        "services:\n  vllm-service:\n    image: vllm/vllm-openai:v0.11.0\n"
+        "    command: --model ${LLM_MODEL_ID} --tensor-parallel-size 1\n"
+        "    deploy:\n      resources:\n        reservations:\n          devices:\n"
+        "            - driver: nvidia\n              count: 1\n              capabilities: [gpu]\n"
+    )
+    result = lint(text, path="compose.yaml")
+    assert "KV005" in rules(result)
+    assert "KV003" not in rules(result)
