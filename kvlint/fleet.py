@@ -32,8 +32,12 @@ def findings(path: str, r: Resolved, settings, rules, run_rules: RunRules) -> li
     base = _not_stated(r)
     if base is None or r.pristine is None or r.model is None:
         return run_rules(path, r, settings, rules)
+    candidates = r.deployment.extra.get("gpu_candidates")
+    if candidates is not None:  # a DRA selector that admits several types: each is checked
+        return _on_fleet(path, r, base, settings, rules, run_rules, tuple(candidates.value), candidates.note)
     if settings.defaults.fleet:
-        return _on_fleet(path, r, base, settings, rules, run_rules)
+        source = settings.defaults.fleet_source or "configuration"
+        return _on_fleet(path, r, base, settings, rules, run_rules, settings.defaults.fleet, source)
     _common_fit(r, base, settings.defaults)
     return run_rules(path, r, settings, rules)
 
@@ -152,23 +156,37 @@ def _common_fit(r: Resolved, base: Issue, defaults) -> None:
         )
 
 
-def _on_fleet(path: str, r: Resolved, base: Issue, settings, rules, run_rules: RunRules) -> list[Finding]:
+def _on_fleet(
+    path: str,
+    r: Resolved,
+    base: Issue,
+    settings,
+    rules,
+    run_rules: RunRules,
+    fleet: tuple[str, ...],
+    source: str,
+) -> list[Finding]:
     from kvlint.record import replace
 
-    fleet = settings.defaults.fleet
-    source = settings.defaults.fleet_source or "configuration"
+    claim = "gpu_candidates" in r.deployment.extra
     general = [rule for rule in rules if not any(n in CAPACITY_NEEDS for n in rule.needs.facts)]
     capacity = [rule for rule in rules if any(n in CAPACITY_NEEDS for n in rule.needs.facts)]
     per_type: list[tuple[str, Resolved, list[Finding]]] = []
     for name in fleet:
-        sub = _sub(r, name, f"fleet GPU {name} ({source})", settings.defaults)
+        sub = _sub(
+            r, name, f"{'one of the GPUs' if claim else 'fleet GPU'} {name} ({source})", settings.defaults
+        )
         spec = sub.gpu
         label = spec.name if spec is not None else name
         per_type.append((label, sub, run_rules(path, sub, settings, capacity)))
     fits = [label for label, sub, found in per_type if sub.plan is not None and not _errors(found)]
     fails = [label for label, sub, found in per_type if sub.plan is not None and _errors(found)]
     unplanned = [label for label, sub, _ in per_type if sub.plan is None]
-    summary = f"{NOT_STATED}: checked on each GPU of the fleet ({source})"
+    summary = (
+        f"{source} admits {len(fleet)} GPU types: checked on each"
+        if claim
+        else f"{NOT_STATED}: checked on each GPU of the fleet ({source})"
+    )
     if fits:
         summary += f"; fits on {', '.join(fits)}"
     if fails:
@@ -177,7 +195,7 @@ def _on_fleet(path: str, r: Resolved, base: Issue, settings, rules, run_rules: R
         summary += f"; not checked on {', '.join(unplanned)} (unknown GPU or memory)"
     r.issues[r.issues.index(base)] = replace(base, message=summary, severity=Severity.INFO)
     out = run_rules(path, r, settings, general)
-    out.extend(_merge(per_type, fits))
+    out.extend(_merge(per_type, fits, "GPU the claim admits" if claim else "fleet GPU"))
     return out
 
 
@@ -185,7 +203,7 @@ def _errors(found: list[Finding]) -> bool:
     return any(f.severity >= Severity.ERROR for f in found)
 
 
-def _merge(per_type: list[tuple[str, Resolved, list[Finding]]], fits: list[str]) -> list[Finding]:
+def _merge(per_type: list[tuple[str, Resolved, list[Finding]]], fits: list[str], every: str) -> list[Finding]:
     """One finding per rule: on every type it keeps its severity; on some, it names them and an
     error becomes a warning."""
     from kvlint.record import replace
@@ -201,7 +219,7 @@ def _merge(per_type: list[tuple[str, Resolved, list[Finding]]], fits: list[str])
         # the finding of the largest card that still fails: the best case, when it fails everywhere
         label, f = hits[-1]
         if set(where) >= set(labels):
-            message = f"on every fleet GPU ({', '.join(where)}); on {label}: {f.message}"
+            message = f"on every {every} ({', '.join(where)}); on {label}: {f.message}"
             severity = f.severity
         else:
             ok = [x for x in fits if x not in where]

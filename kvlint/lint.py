@@ -7,10 +7,11 @@ import stat
 from collections.abc import Sequence
 from typing import Any
 
-from kvlint import fleet, suppress
+from kvlint import fleet, sharing, suppress
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
 from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE
-from kvlint.extract import extract_document
+from kvlint.deployment import Deployment
+from kvlint.extract import dra, extract_document
 from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.load import LoadedFile, load_bytes, physical
 from kvlint.load.nearby import Nearby
@@ -91,18 +92,23 @@ def lint_loaded(
     owners: list[Resolved | None] = []  # the workload whose rules produced each finding
     # objects other documents define (a KServe runtime): this file's, then its directory's when on disk
     nearby = Nearby(path, real_path, loaded.documents, settings.max_file_size)
+    extracted: list[Deployment] = []
     for doc in loaded.documents:
-        if len(result.deployments) >= WORKLOADS_MAX:  # each is resolved and planned: the work is bounded
+        if len(extracted) >= WORKLOADS_MAX:  # each is resolved and planned: the work is bounded
             file_issues.append(_too_many_workloads(doc, path))
             break
         deployments, issues = extract_document(doc, path, base_dir, loaded.source.lines, nearby)
         file_issues.extend(issues)
-        for d in deployments:
-            r = resolve(d, settings.defaults)
-            result.deployments.append(r)
-            found = fleet.findings(path, r, settings, rules, check_deployment)
-            findings.extend(found)
-            owners.extend([r] * len(found))
+        extracted.extend(deployments)
+    beside = Beside.of(nearby) if extracted else Beside()
+    for d in extracted:
+        dra.attach(d, beside.dra)
+    result.deployments = [resolve(d, settings.defaults) for d in extracted]
+    sharing.annotate(result.deployments, beside.sharing)
+    for r in result.deployments:
+        found = fleet.findings(path, r, settings, rules, check_deployment)
+        findings.extend(found)
+        owners.extend([r] * len(found))
     found = check_file_issues(path, file_issues, settings, rules)
     findings.extend(found)
     owners.extend([None] * len(found))
@@ -134,6 +140,25 @@ def lint_loaded(
         n: source[n - 1] for n in sorted(cited) if 1 <= n <= len(source)
     }
     return result
+
+
+@record
+class Beside:
+    """What workloads refer to by name, from the file and the YAML files of its directory: DRA
+    claims and device classes, and the GPU device plugin's time-slicing / MPS replicas."""
+
+    dra: dra.Known = field(default_factory=dra.Known)
+    sharing: list[sharing.Replicas] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, nearby: Nearby) -> Beside:
+        out = cls()
+        for found in nearby.objects((*dra.KINDS, "ConfigMap")):
+            if dra.is_dra(found.root):
+                out.dra.add(found.root, found.file)
+            else:
+                out.sharing.extend(sharing.replicas(found.root, found.file))
+        return out
 
 
 def _enabled(findings: list[Finding], settings: Settings, path: str) -> list[Finding]:

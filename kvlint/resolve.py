@@ -56,16 +56,24 @@ def _loc(d: Deployment, *values: Value | None) -> Location:
 
 
 def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
-    if d.gpu is None and defaults.gpu:
+    candidates = d.extra.get("gpu_candidates")
+    if d.gpu is None and defaults.gpu and candidates is None:
         d.gpu = inferred(defaults.gpu, defaults.gpu_source or "GPU from --gpu / configuration default")
     if d.gpu is None:
         r.unknown.add("gpu")
         r.issues.append(
             Issue(
                 UNKNOWN_GPU,
-                "GPU type is not stated",
-                d.where,
-                fix="select the GPU with a node label, or pass --gpu NAME",
+                "GPU type is not stated"
+                + (
+                    f": {candidates.note} admits {len(candidates.value)} types"
+                    if candidates is not None
+                    else ""
+                ),
+                candidates.where or d.where if candidates is not None else d.where,
+                fix="narrow the claim's selector to the card it runs on (productName)"
+                if candidates is not None
+                else "select the GPU with a node label, or pass --gpu NAME",
             )
         )
         return
@@ -223,7 +231,7 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     r.issues.extend(d.issues)
     if d.accelerator != "gpu" or "unsupported" in d.extra:
         return r  # the extractor said what it cannot check (KV004)
-    if d.gpu is None and not defaults.gpu:
+    if d.gpu is None and (not defaults.gpu or "gpu_candidates" in d.extra):
         r.pristine = replace(d, extra=dict(d.extra))
     _resolve_gpu(d, r, defaults)
     _resolve_model(d, r, defaults.hub)

@@ -6,7 +6,7 @@ import re
 
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract import gpu_selectors, gpu_sharing, pods
+from kvlint.extract import dra, gpu_selectors, gpu_sharing, pods
 from kvlint.extract.argv import EnvVar, Token, container_commands, read_env, split_flag
 from kvlint.extract.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, Location
@@ -274,6 +274,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
     labels = pods.node_labels(pod, path)
     apply_labels(d, labels)
     gpu_sharing.apply(d, ctx.root, pod, container, labels, path)
+    dra.read_refs(d, pod, container, path)
 
 
 def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -> None:

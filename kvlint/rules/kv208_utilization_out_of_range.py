@@ -25,16 +25,28 @@ class UtilizationOutOfRange(DeploymentRule):
     desired GPU memory utilization". Above 0.95 any other process, a second engine or a driver
     update can stop the pod from starting.
 
+    On a shared GPU (time-slicing or MPS: `nvidia.com/gpu.shared`, a `-SHARED` product label,
+    `nvidia.com/gpu.sharing-strategy`) several pods use one card's memory, with no limit per pod
+    under time-slicing: the fractions of the pods that can land on one card must add up to less
+    than 1. Up to `replicas` pods share a card when the device plugin's sharing config (a ConfigMap
+    with `sharing.timeSlicing` / `sharing.mps`) is in the file or its directory; without it, every
+    shared-GPU pod of the file may. Each deployment's pods count (`spec.replicas`), the largest
+    fractions first.
+
     ## Formula
-    error if `u <= 0` or `u > 1`; warning if `u > 0.95`.
+    error if `u <= 0` or `u > 1`; warning if `u > 0.95`; on a shared GPU, error if
+    `sum of the N largest u >= 1` (N = the sharing replicas, or every shared-GPU pod of the file).
 
     ## Example
     `--gpu-memory-utilization=0.99`.
 
     Use instead: 0.9-0.95, and fix capacity by other means.
 
+    Two time-sliced vLLM pods, each `--gpu-memory-utilization 0.6`, on a card shared two ways:
+    0.6 + 0.6 = 1.2. Use instead: 0.45 each (0.9 together).
+
     ## How to fix
-    Keep it at 0.95 or below.
+    Keep it at 0.95 or below. On a shared GPU, divide: about 0.9 / (pods per card) each.
 
     A value outside (0, 1] cannot start, so `--fix` writes 0.9 in its place (safe: nothing that
     worked changes). Above 0.95 the engine may start, and lowering it shrinks the KV pool, so that
@@ -74,3 +86,12 @@ class UtilizationOutOfRange(DeploymentRule):
                     severity=Severity.WARNING,
                     fixes=[replace_text(v, "0.95", f"lower {flag} to 0.95", UNSAFE)],
                 )
+        shared = d.extra.get("gpu_sharing")
+        if shared is not None:
+            yield ctx.finding(
+                self,
+                shared.where,
+                shared.note,
+                fix="lower each engine's fraction so the pods of one card add up to less than 1 "
+                "(about 0.9 / pods per card), or give each engine a whole GPU",
+            )

@@ -1,0 +1,116 @@
+"""Shared GPUs: several pods on one card's memory (time-slicing or MPS).
+
+The NVIDIA device plugin advertises each card `replicas` times when its config says so
+(`sharing: {timeSlicing: {resources: [{name: nvidia.com/gpu, replicas: N}]}}`, or `mps:`; kept in a
+ConfigMap the GPU operator's ClusterPolicy points at), as `nvidia.com/gpu.shared` with
+renameByDefault. Time-slicing shares the memory without any limit, so each engine must take a
+fraction that leaves room for the others: vLLM V1 refuses to start when less than
+`gpu_memory_utilization` x total is free ("Free memory on device … is less than desired GPU memory
+utilization"). Up to N pods can land on one card (N unknown: every shared-GPU pod of the file), and
+the scheduler may put the most demanding ones together, so the fractions of the N largest must add
+up to less than 1. The sum is written on each deployment that takes part (extra `gpu_sharing`);
+KV208 reports it at the fraction's value.
+"""
+
+from __future__ import annotations
+
+from kvlint.deployment import Value, inferred
+from kvlint.findings import Location
+from kvlint.load.compose import compose
+from kvlint.load.tree import Mapping, Scalar, Sequence
+from kvlint.record import record
+from kvlint.resolve import Resolved
+
+SHARED_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu.shared")
+
+
+@record
+class Replicas:
+    strategy: str  # "time-slicing" | "mps"
+    replicas: int
+    where: Location
+    file: str
+
+
+def replicas(root: Mapping, file: str) -> list[Replicas]:
+    """Sharing replicas from a ConfigMap holding a device-plugin config (any of its data values)."""
+    if root.value("kind") != "ConfigMap":
+        return []
+    data = root.map("data")
+    out: list[Replicas] = []
+    for _key, node in data.items() if data is not None else ():
+        if not isinstance(node, Scalar) or not isinstance(node.value, str) or "sharing" not in node.value:
+            continue
+        docs, issues = compose(node.value, file)
+        if issues:
+            continue
+        for doc in docs:
+            sharing = doc.root.map("sharing") if isinstance(doc.root, Mapping) else None
+            for key, strategy in (("timeSlicing", "time-slicing"), ("mps", "mps")):
+                block = sharing.map(key) if sharing is not None else None
+                res = block.seq("resources") if block is not None else None
+                for item in res.items if isinstance(res, Sequence) else ():
+                    if not isinstance(item, Mapping):
+                        continue
+                    n = item.value("replicas")
+                    if item.value("name") in SHARED_RESOURCES and isinstance(n, int) and n > 1:
+                        out.append(Replicas(strategy, n, node.where(file), file))
+    return out
+
+
+def annotate(resolved: list[Resolved], configs: list[Replicas]) -> None:
+    """Put the shared-card arithmetic on each deployment whose fraction takes part in an overcommit."""
+    groups: dict[str, list[Resolved]] = {}
+    for r in resolved:
+        if "gpu_shared" in r.deployment.extra and _fraction(r) is not None:
+            groups.setdefault(r.gpu.id if r.gpu is not None else "", []).append(r)
+    cap = min((c.replicas for c in configs), default=None)
+    for group in groups.values():
+        pods: list[tuple[float, Resolved]] = []
+        for r in group:
+            count = r.deployment.extra.get("pod_replicas")
+            n = int(count.value) if count is not None else 1
+            pods.extend([(_fraction(r) or 0.0, r)] * n)
+        if len(pods) < 2:
+            continue
+        pods.sort(key=lambda p: -p[0])
+        together = pods[: cap or len(pods)]
+        total = sum(u for u, _ in together)
+        if len(together) < 2 or total < 1:
+            continue
+        terms = " + ".join(f"{u:g} ({_name(r)})" for u, r in together)
+        how = (
+            f"the device plugin's {configs[0].strategy} config shares each card {cap} ways ({configs[0].file})"
+            if cap
+            else "no device-plugin sharing config beside the file: every shared-GPU pod here may land on one card"
+        )
+        text = (
+            f"{len(together)} pods on one shared GPU take {terms} = {total:.2f} of its memory (>= 1); {how}"
+        )
+        for r in {id(r): r for _u, r in together}.values():
+            r.deployment.extra["gpu_sharing"] = inferred(total, text, _where(r))
+
+
+def _fraction(r: Resolved) -> float | None:
+    """The engine's memory fraction: as resolved (defaults filled), else as stated."""
+    if r.settings is not None:
+        return r.settings.utilization
+    v = r.deployment.gpu_memory_utilization
+    return float(v.value) if v is not None and isinstance(v.value, (int, float)) else None
+
+
+def _name(r: Resolved) -> str:
+    d = r.deployment
+    v = d.gpu_memory_utilization or d.extra.get("mem_fraction_static") or d.extra.get("cuda_memory_fraction")
+    named = d.name or d.kind
+    if v is None or v.origin == "default":
+        return f"{named}, the {d.engine_name} default"
+    return named
+
+
+def _where(r: Resolved) -> Location:
+    d = r.deployment
+    for v in (d.gpu_memory_utilization, d.extra.get("mem_fraction_static"), d.extra.get("gpu_shared")):
+        if isinstance(v, Value) and v.where is not None and v.origin != "default":
+            return v.where
+    return d.where
