@@ -47,7 +47,7 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         if done is not None:
             return done
     keep = fmt in ("json", "markdown")
-    for result in lint_files(shown, settings, opts, int(opts.get("jobs") or 1), keep):
+    for result in lint_files(shown, settings, int(opts.get("jobs") or 1), keep):
         if isinstance(result, str):
             run.errors.append(result)
         else:
@@ -199,10 +199,11 @@ def run_plan(model: str, gpu: str, fmt: str, opts: dict) -> tuple[str, int]:
 
 
 def show_config(config_path: str | None, isolated: bool) -> tuple[str, int]:
-    from kvlint.config import ConfigError, describe, load_settings
+    from kvlint.config import ConfigError, load_settings
+    from kvlint.report import config_report
 
     try:
         settings = load_settings(config_path, isolated)
     except ConfigError as exc:
         return f"kvlint: {plain(str(exc))}\n", 2
-    return describe(settings), 0
+    return config_report.render(settings), 0

@@ -23,7 +23,7 @@ import os
 from typing import Any
 
 from kvlint.findings import Severity
-from kvlint.settings import Settings
+from kvlint.settings import Override, Settings
 
 CONFIG_NAMES = (".kvlint.yaml", ".kvlint.yml")
 
@@ -32,15 +32,21 @@ class ConfigError(Exception):
     """A configuration problem, with file:line where known."""
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a configuration file is read only up to this (a real one is ~1 KB)
+
+
 def find_config(start: str | None = None) -> str | None:
+    """The closest configuration file upward. A name that exists but is not a regular file (a
+    FIFO, a device, a link to /dev/zero) is returned too: reading it is then a clear error, never
+    a hang and never a silent fall back to the defaults."""
     directory = os.path.realpath(start or os.getcwd())
     while True:
         for name in CONFIG_NAMES:
             candidate = os.path.join(directory, name)
-            if os.path.isfile(candidate):
+            if os.path.lexists(candidate):
                 return candidate
         pyproject = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(pyproject) and _has_tool_table(pyproject):
+        if os.path.lexists(pyproject) and _has_tool_table(pyproject):
             return pyproject
         parent = os.path.dirname(directory)
         if parent == directory:
@@ -49,12 +55,26 @@ def find_config(start: str | None = None) -> str | None:
 
 
 def _has_tool_table(path: str) -> bool:
+    """Whether pyproject.toml may configure kvlint; True when it cannot be read (the reader says why)."""
+    from kvlint.fileio import read_regular
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
+        data = read_regular(path, MAX_CONFIG_BYTES)
     except OSError:
-        return False
-    return "[tool.kvlint" in text
+        return os.path.exists(path)  # a dangling link configures nothing; anything else is reported
+    return b"[tool.kvlint" in data
+
+
+def _read_text(path: str) -> str:
+    """The configuration file's text: only a regular file, read capped by bytes read."""
+    from kvlint.fileio import NotRegular, TooLarge, read_text
+
+    try:
+        return read_text(path, MAX_CONFIG_BYTES)
+    except NotRegular:
+        raise ConfigError(f"{path}: not a regular file (a directory, pipe or device); not read") from None
+    except TooLarge:
+        raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES:,} bytes; not read") from None
 
 
 def _model():
@@ -141,8 +161,7 @@ def _fleet(names: list[str], s: Settings, origin: str) -> None:
 
 def _read(path: str) -> tuple[dict, Any]:
     """(data, locator) where locator(loc tuple) -> 'file:line' for error messages."""
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
+    text = _read_text(path)
     if os.path.basename(path) == "pyproject.toml":
         try:
             import tomllib  # type: ignore[import-not-found]
@@ -152,7 +171,8 @@ def _read(path: str) -> tuple[dict, Any]:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-        table = data.get("tool", {}).get("kvlint", {})
+        tool = data.get("tool", {})
+        table = tool.get("kvlint", {}) if isinstance(tool, dict) else {}
         lines = text.splitlines()
 
         def locate(loc: tuple) -> str:
@@ -205,12 +225,15 @@ def _read(path: str) -> tuple[dict, Any]:
 
 def load_settings(explicit: str | None = None, isolated: bool = False) -> Settings:
     settings = Settings()
+    settings.register_catalog()  # the shipped catalogs alone, whatever an earlier run registered
     if isolated:
         return settings
     path = explicit or find_config()
     if path is None:
         return settings
-    if explicit and not os.path.isfile(path):
+    if not explicit:  # shown relative to the working directory: no runner's home in any message
+        path = os.path.relpath(path)
+    if explicit and not os.path.exists(path):
         raise ConfigError(f"{path}: configuration file not found")
     try:
         data, locate = _read(path)
@@ -221,7 +244,11 @@ def load_settings(explicit: str | None = None, isolated: bool = False) -> Settin
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the configuration must be a table of settings")
     values, stated = _validate(data, path, locate)
-    return _apply(values, stated, settings, path)
+    _apply(values, stated, settings, path)
+    _catalog_entries(values, settings, path, locate)
+    if values.get("fleet"):
+        _fleet(values["fleet"], settings, path)
+    return settings
 
 
 def _validate(data: dict, path: str, locate) -> tuple[dict[str, Any], list[str]]:
@@ -229,7 +256,7 @@ def _validate(data: dict, path: str, locate) -> tuple[dict[str, Any], list[str]]
     changed since kvlint last validated it (config_cache): importing it costs more than a lint run."""
     from kvlint import config_cache
 
-    hit = config_cache.lookup(path, data)
+    hit = config_cache.lookup(data)
     if hit is not None:
         return hit
     from pydantic import ValidationError
@@ -251,12 +278,11 @@ def _validate(data: dict, path: str, locate) -> tuple[dict[str, Any], list[str]]
             problems.append(f"{locate(loc)}: {key}: {msg}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
     values, stated = cfg.model_dump(), sorted(cfg.model_fields_set)
-    config_cache.store(path, data, values, stated)
+    config_cache.store(data, values, stated)
     return values, stated
 
 
 def _apply(cfg: dict[str, Any], stated: list[str], s: Settings, origin: str) -> Settings:
-    from kvlint.units import parse_size
 
     s.config_file = origin
     s.config_dir = os.path.dirname(os.path.abspath(origin))
@@ -300,74 +326,63 @@ def _apply(cfg: dict[str, Any], stated: list[str], s: Settings, origin: str) -> 
         s.sources["format-value"] = cfg["format"]
     for name in stated:
         s.sources[name.replace("_", "-")] = origin
-    if cfg["gpus"]:
-        from kvlint.catalog.gpus import register_gpus
-
-        entries = []
-        for g in cfg["gpus"]:
-            try:
-                memory = parse_size(g["memory"]).bytes
-            except ValueError as exc:
-                raise ConfigError(f"{origin}: gpus[{g['id']}].memory: {exc}") from None
-            entries.append(
-                {
-                    "id": g["id"],
-                    "name": g["name"] or g["id"],
-                    "vendor": "nvidia",
-                    "engine_bytes": memory,
-                    "engine_bytes_source": f"declared in {origin}",
-                    "compute_capability": g["compute_capability"],
-                    "bf16": g["bf16"],
-                    "fp8": g["fp8"],
-                    "aliases": g["aliases"],
-                    "labels": g["labels"],
-                }
-            )
-        register_gpus(entries)
-    if cfg.get("fleet"):
-        _fleet(cfg["fleet"], s, origin)
-    if cfg["models"]:
-        from kvlint.catalog.models import register_models
-
-        register_models(
-            [
-                {"id": m["id"], "aliases": m["aliases"], "source": m["source"], "config": m["config"]}
-                for m in cfg["models"]
-            ]
-        )
     return s
 
 
-def describe(s: Settings) -> str:
-    """`kvlint config`: every setting, its value and where it came from."""
+def _catalog_entries(cfg: dict[str, Any], s: Settings, origin: str, locate) -> None:
+    """Register the configuration's GPUs and models. One that replaces a card or model kvlint
+    ships (same id, or for models an id or alias the catalog already answers to) is not silent
+    (security review F20): it is recorded in `s.overrides`, located, for every report and
+    `kvlint config` to show."""
+    from kvlint.catalog import gpus, models
+    from kvlint.units import gib, parse_size
 
-    def src(key: str) -> str:
-        return s.sources.get(key, "default")
-
-    rows = [
-        ("config file", s.config_file or "(none found)", ""),
-        ("select", ", ".join(s.select) if s.select is not None else "all rules", src("select")),
-        ("extend-select", ", ".join(s.extend_select) or "-", src("extend-select")),
-        ("ignore", ", ".join(s.ignore) or "-", src("ignore")),
-        (
-            "per-file-ignores",
-            "; ".join(f"{k}: {', '.join(v)}" for k, v in s.per_file_ignores.items()) or "-",
-            src("per-file-ignores"),
-        ),
-        ("severity", ", ".join(f"{k}={v.label}" for k, v in s.severity.items()) or "-", src("severity")),
-        ("fail-on", s.fail_on.label, src("fail-on")),
-        ("gpu", s.defaults.gpu or "-", src("gpu")),
-        ("fleet", ", ".join(s.defaults.fleet) or "-", src("fleet")),
-        ("engine", s.defaults.engine or "vllm", src("engine")),
-        ("engine-version", s.defaults.engine_version or "latest modelled", src("engine-version")),
-        ("headroom-margin", f"{s.thresholds.kv103_margin:g}", src("headroom-margin")),
-        ("fragmentation", f"{s.thresholds.fragmentation:g}", src("fragmentation")),
-        ("declared-tolerance", f"{s.thresholds.declared_tolerance:g}", src("declared-tolerance")),
-        ("max-file-size", f"{s.max_file_size:,}", src("max-file-size")),
-        ("strict", str(s.strict).lower(), src("strict")),
-        ("inline-suppressions", str(s.inline_suppressions).lower(), src("inline-suppressions")),
-        ("exclude", ", ".join(s.exclude) or "-", src("exclude")),
-        ("respect-gitignore", str(s.respect_gitignore).lower(), src("respect-gitignore")),
+    entries = []
+    for i, g in enumerate(cfg["gpus"]):
+        try:
+            memory = parse_size(g["memory"]).bytes
+        except ValueError as exc:
+            raise ConfigError(f"{origin}: gpus[{g['id']}].memory: {exc}") from None
+        shipped = gpus.by_id(g["id"])
+        if shipped is not None:
+            was = f"{gib(shipped.engine_bytes)} for the engine" if shipped.engine_bytes else "memory unknown"
+            s.overrides.append(
+                Override(
+                    locate(("gpus", i, "id")),
+                    f"gpus: {g['id']!r} replaces kvlint's catalog entry for {shipped.name} ({was} in the "
+                    f"catalog, {gib(memory)} here): every workload on this card is checked with the "
+                    "configuration's figures",
+                )
+            )
+        entries.append(
+            {
+                "id": g["id"],
+                "name": g["name"] or g["id"],
+                "vendor": "nvidia",
+                "engine_bytes": memory,
+                "engine_bytes_source": f"declared in {origin}",
+                "compute_capability": g["compute_capability"],
+                "bf16": g["bf16"],
+                "fp8": g["fp8"],
+                "aliases": g["aliases"],
+                "labels": g["labels"],
+            }
+        )
+    for i, m in enumerate(cfg["models"]):
+        for name in (m["id"], *m["aliases"]):
+            shipped_model = models.lookup(name)
+            if shipped_model is not None:
+                s.overrides.append(
+                    Override(
+                        locate(("models", i, "id")),
+                        f"models: {name!r} replaces kvlint's catalog entry {shipped_model['id']} "
+                        f"({shipped_model.get('source') or 'shipped catalog'}): every workload serving "
+                        "it is checked with the configuration's config",
+                    )
+                )
+    s.extra_gpus = entries
+    s.extra_models = [
+        {"id": m["id"], "aliases": m["aliases"], "source": m["source"], "config": m["config"]}
+        for m in cfg["models"]
     ]
-    width = max(len(r[0]) for r in rows)
-    return "\n".join(f"{k:<{width}}  {v}" + (f"  ({o})" if o else "") for k, v, o in rows) + "\n"
+    s.register_catalog()

@@ -3,12 +3,15 @@
 The file is opened without blocking (a FIFO swapped in after a check cannot hang the run), its
 type is checked on the open descriptor (no race between the check and the read), and the read
 stops at `cap + 1` bytes whatever the file claims its size is (/dev/zero claims 0).
+Every file kvlint reads from the project or the environment (manifests, configuration files,
+.gitignore, model files, its own cache) goes through here; only the package's shipped data does not.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+from typing import BinaryIO
 
 
 class NotRegular(OSError):
@@ -18,27 +21,45 @@ class NotRegular(OSError):
 class TooLarge(OSError):
     """The file holds more than the cap."""
 
+    def __init__(self, message: str, size: int = 0) -> None:
+        super().__init__(message)
+        self.size = size  # the file's size as its inode states it (exact for a regular file)
 
-def read_regular(path: str, cap: int) -> bytes:
-    """The bytes of a regular file of at most `cap` bytes; OSError (NotRegular, TooLarge) otherwise."""
+
+def open_regular(path: str) -> BinaryIO:
+    """A binary file object on `path`, only if it is a regular file (NotRegular otherwise); opened
+    without blocking, so a FIFO cannot hang the open, and checked on the descriptor itself."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotRegular(f"{path}: not a regular file (a directory, pipe, socket or device)")
-        chunks: list[bytes] = []
-        left = cap + 1
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str, cap: int) -> bytes:
+    """The bytes of a regular file of at most `cap` bytes; OSError (NotRegular, TooLarge) otherwise."""
+    chunks: list[bytes] = []
+    with open_regular(path) as fh:
+        left = cap + 1  # in pieces: a large cap must not allocate its whole size up front
         while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
+            chunk = fh.read(min(left, 1 << 20))
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
-    finally:
-        os.close(fd)
+        size = os.fstat(fh.fileno()).st_size
     data = b"".join(chunks)
     if len(data) > cap:
-        raise TooLarge(f"{path}: larger than {cap:,} bytes")
+        raise TooLarge(f"{path}: larger than {cap:,} bytes", max(size, len(data)))
     return data
+
+
+def read_text(path: str, cap: int) -> str:
+    """A regular file of at most `cap` bytes as UTF-8 text (OSError, UnicodeDecodeError otherwise)."""
+    return read_regular(path, cap).decode("utf-8-sig")
 
 
 def is_regular(path: str) -> bool:

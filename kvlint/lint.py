@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import os
-import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kvlint import fleet, sharing, suppress
@@ -12,8 +11,9 @@ from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
 from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE
 from kvlint.deployment import Deployment
 from kvlint.extract import dra, extract_document
+from kvlint.fileio import NotRegular, TooLarge, read_regular
 from kvlint.findings import Finding, Issue, Location, Severity
-from kvlint.load import LoadedFile, load_bytes, physical
+from kvlint.load import LoadedFile, load_bytes, load_oversized, physical
 from kvlint.load.nearby import Nearby
 from kvlint.record import field, record
 from kvlint.resolve import Resolved, resolve
@@ -244,15 +244,18 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 
 def read_and_lint(path: str, settings: Settings, display: str | None = None) -> FileResult | str:
     """Lint one file from disk; a string (the reason) when it cannot be read at all."""
-    try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):  # a FIFO would block the run forever; a device never ends
-            return f"{display or path}: not a regular file (a pipe, socket or device); use `-` for stdin"
-        with open(path, "rb") as fh:
-            data = fh.read(settings.max_file_size + 1)
+    shown = display or path
+    base = os.path.dirname(os.path.abspath(path))
+    try:  # only a regular file, read capped by bytes read (a FIFO never ends, /dev/zero never stops)
+        data = read_regular(path, settings.max_file_size)
+    except NotRegular:
+        return f"{shown}: not a regular file (a directory, pipe, socket or device); use `-` for stdin"
+    except TooLarge as exc:
+        loaded = load_oversized(shown, exc.size, settings.max_file_size)
+        return _guarded(shown, lambda: lint_loaded(loaded, settings, base, path))
     except OSError as exc:
-        return f"{display or path}: cannot read: {exc.strerror or exc}"
-    return lint_text(data, display or path, settings, os.path.dirname(os.path.abspath(path)), path)
+        return f"{shown}: cannot read: {exc.strerror or exc}"
+    return lint_text(data, shown, settings, base, path)
 
 
 def lint_text(
@@ -261,8 +264,15 @@ def lint_text(
     """Lint one file's bytes (`real_path`: where it is on disk, so the files beside it can be read). One bad file never costs the others: an unexpected exception (a
     kvlint bug an input found) becomes a KV001 "internal error" finding for this file alone, the
     run goes on and exits 2."""
+    return _guarded(
+        display,
+        lambda: lint_loaded(load_bytes(data, display, settings.max_file_size), settings, base_dir, real_path),
+    )
+
+
+def _guarded(display: str, lint: Callable[[], FileResult]) -> FileResult:
     try:
-        return lint_loaded(load_bytes(data, display, settings.max_file_size), settings, base_dir, real_path)
+        return lint()
     except Exception as exc:  # noqa: BLE001 - isolation is the point; the error is reported, not hidden
         return internal_error(display, exc)
 

@@ -20,6 +20,14 @@ COVERAGE_RULES = (UNKNOWN_GPU, UNKNOWN_MODEL, NOT_CHECKABLE, UNPARSED_SETTING, M
 
 
 @record
+class Override:
+    """A configuration entry that replaces one of kvlint's shipped catalog entries."""
+
+    where: str  # `file:line:col` of the entry in the configuration file
+    message: str
+
+
+@record
 class Settings:
     select: list[str] | None = None  # None: every rule
     extend_select: list[str] = field(default_factory=list)
@@ -38,6 +46,17 @@ class Settings:
     sources: dict[str, str] = field(default_factory=dict)  # setting -> where its value came from
     config_file: str | None = None
     config_dir: str | None = None  # per-file-ignores patterns are relative to it
+    extra_gpus: list[dict] = field(default_factory=list)  # the configuration's gpus: (catalog rows)
+    extra_models: list[dict] = field(default_factory=list)  # the configuration's models:
+    overrides: list[Override] = field(default_factory=list)  # those replacing a shipped entry (F20)
+
+    def register_catalog(self) -> None:
+        """Make the catalogs the shipped ones plus this configuration's entries (a `--jobs` worker
+        calls it with the settings it was given, under any start method)."""
+        from kvlint.catalog import gpus, models
+
+        gpus.register_gpus(self.extra_gpus)
+        models.register_models(self.extra_models)
 
     def _codes(self, names: list[str]) -> set[str]:
         from kvlint.rules import all_rules

@@ -1,10 +1,12 @@
 """Lint many files in worker processes (`--jobs`), results in the same order as one process.
 
 Each file is independent, so the pool maps files to FileResults and the run keeps discovery
-order: the report is byte-identical whatever --jobs is. Workers rebuild the settings from the
-same options (configuration included), so extra GPUs and models declared in a config reach them
-under any start method. Small runs stay in one process: starting workers costs more than
-linting a few files (see benchmarks/speed.py).
+order: the report is byte-identical whatever --jobs is. Workers are given the settings the main
+process already validated (the configuration is read once: a file edited during the run cannot
+make the workers disagree with the main process, security review F27), and register the extra
+GPUs and models those settings carry, so they reach the workers under any start method. Small
+runs stay in one process: starting workers costs more than linting a few files (see
+benchmarks/speed.py).
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from kvlint.flags import build_settings
 from kvlint.lint import FileResult, read_and_lint
 from kvlint.settings import Settings
 
@@ -36,7 +37,7 @@ def _cpus() -> int:
 
 
 def lint_files(
-    files: list[tuple[str, str]], settings: Settings, opts: dict, jobs: int, keep_deployments: bool
+    files: list[tuple[str, str]], settings: Settings, jobs: int, keep_deployments: bool
 ) -> Iterator[FileResult | str]:
     """(path, display) pairs -> a FileResult, or the reason a file could not be read, in order."""
     workers = effective_jobs(jobs, len(files))
@@ -49,7 +50,7 @@ def lint_files(
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else methods[0])
     chunk = max(1, min(64, len(files) // (workers * 8)))
-    with context.Pool(workers, initializer=_init, initargs=(opts, keep_deployments)) as pool:
+    with context.Pool(workers, initializer=_init, initargs=(settings, keep_deployments)) as pool:
         yield from pool.imap(_lint_one, files, chunksize=chunk)
 
 
@@ -59,9 +60,10 @@ def _compact(result: FileResult | str, keep_deployments: bool) -> FileResult | s
     return result
 
 
-def _init(opts: dict, keep_deployments: bool) -> None:
+def _init(settings: Settings, keep_deployments: bool) -> None:
     global _settings, _keep_deployments
-    _settings, _ = build_settings(opts)
+    settings.register_catalog()
+    _settings = settings
     _keep_deployments = keep_deployments
 
 

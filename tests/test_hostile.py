@@ -135,14 +135,14 @@ def test_unreadable_file_message_continue_exit_2(tmp_path, monkeypatch):
     locked.write_text("a: 1\n")
     locked.chmod(0)
     if os.geteuid() == 0:  # root reads mode-000 files: make the read fail as it would for a user
-        real_open = open
+        real_open = os.open
 
         def refusing_open(file, *args, **kwargs):
             if str(file).endswith("locked.yaml"):
                 raise PermissionError(13, "Permission denied", str(file))
             return real_open(file, *args, **kwargs)
 
-        monkeypatch.setattr("builtins.open", refusing_open)
+        monkeypatch.setattr("os.open", refusing_open)
     (tmp_path / "bad.yaml").write_text((FIXTURES / "KV102" / "bad-llama-8b-l4-128k.yaml").read_text())
     r = run("--format", "concise", str(tmp_path))
     assert r.exit_code == 2 and "locked.yaml: cannot read: Permission denied" in r.output

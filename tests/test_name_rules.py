@@ -122,7 +122,6 @@ def test_ambiguous_name_stays_unknown_naming_both(monkeypatch):
         got = models.resolve("/models/Widget-7B-Chat")
         assert got.arch is None and "acme/Widget-7B" in got.how and "other/Widget-7B-Instruct" in got.how
     finally:
-        models._EXTRA.clear()
         models.register_models([])
 
 

@@ -122,8 +122,10 @@ def _index() -> tuple[dict[str, GpuSpec], dict[str, str], dict[str, str]]:
 
 
 def register_gpus(entries: list[dict[str, Any]]) -> None:
-    """Add GPUs (same schema as gpus.json entries), e.g. from the user's configuration."""
-    _EXTRA_GPUS.extend(entries)
+    """The GPUs the configuration adds (same schema as gpus.json entries); replaces any set before."""
+    if not entries and not _EXTRA_GPUS:
+        return
+    _EXTRA_GPUS[:] = entries
     _data.cache_clear()
     _index.cache_clear()
 

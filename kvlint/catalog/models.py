@@ -65,8 +65,11 @@ _EXTRA: list[dict[str, Any]] = []
 
 
 def register_models(entries: list[dict[str, Any]]) -> None:
-    """Add catalog entries (id, source, config, optional aliases), e.g. from the user's configuration."""
-    _EXTRA.extend(entries)
+    """The catalog entries the configuration adds (id, source, config, optional aliases); replaces
+    any set before."""
+    if not entries and not _EXTRA:
+        return
+    _EXTRA[:] = entries
     _index.cache_clear()
     arch_for_entry.cache_clear()
     _suggest.cache_clear()

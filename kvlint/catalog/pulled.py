@@ -47,12 +47,13 @@ def find(model_id: str, directory: str | None = None) -> tuple[ModelArch, str] |
     path = _index(directory or models_dir()).get(model_id.lower())
     if path is None:
         return None
-    if os.path.getsize(path) > MAX_ENTRY_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_ENTRY_BYTES:,} bytes")
-    with open(path, encoding="utf-8") as fh:
-        entry: dict[str, Any] = json.load(fh)
+    from kvlint.fileio import read_regular
+
+    entry: dict[str, Any] = json.loads(read_regular(path, MAX_ENTRY_BYTES))  # OSError: not regular, too large
     if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict):
         raise ValueError(f"{path} is not a kvlint model entry (no config object)")
+    if str(entry.get("id") or model_id).lower() != model_id.lower():  # never trust the file's own claim
+        raise ValueError(f"{path} holds {str(entry.get('id'))[:80]!r}, not {model_id!r}")
     source = f"{path} ({entry.get('source', 'source not recorded')})"
     arch = parse_config(
         entry["config"],

@@ -16,6 +16,7 @@ from typing import Any
 from kvlint.catalog.hf_keys import ConfigError
 
 MAX_HEADER_BYTES = 64 * 1024 * 1024  # real headers are well under 10 MB; more is not a safetensors file
+MAX_INDEX_BYTES = 64 * 1024 * 1024  # model.safetensors.index.json: one line per tensor name
 # safetensors dtype names -> bytes per element (safetensors/src/tensor.rs Dtype::bitsize / 8)
 DTYPE_BYTES = {
     "BOOL": 1,
@@ -98,8 +99,10 @@ def tensor_bytes(header: dict[str, Any], name: str, data_size: int | None = None
 
 def read_file_header(path: str) -> tuple[dict[str, Any], int]:
     """(header, bytes of data after it) of a local safetensors file; only the header is read."""
-    size = os.path.getsize(path)
-    with open(path, "rb") as fh:
+    from kvlint.fileio import open_regular
+
+    with open_regular(path) as fh:  # a FIFO or device named like a shard is refused, never waited on
+        size = os.fstat(fh.fileno()).st_size
         first = fh.read(8)
         if len(first) < 8:
             raise ConfigError(f"{path}: shorter than a safetensors header")
@@ -114,8 +117,9 @@ def shard_names(directory: str) -> list[str] | None:
     """The checkpoint's safetensors files: the index's weight_map, or the lone model.safetensors."""
     index = os.path.join(directory, "model.safetensors.index.json")
     if os.path.isfile(index):
-        with open(index, encoding="utf-8") as fh:
-            weight_map = (json.load(fh) or {}).get("weight_map")
+        from kvlint.fileio import read_regular
+
+        weight_map = (json.loads(read_regular(index, MAX_INDEX_BYTES)) or {}).get("weight_map")
         if not isinstance(weight_map, dict):
             return None
         return sorted({str(v) for v in weight_map.values()})

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 
+from kvlint.fileio import read_regular
 from kvlint.fix.apply import Applied, fix_bytes
 from kvlint.fix.diff import unified
 from kvlint.record import field, record
@@ -29,14 +30,9 @@ def fix_files(shown: list[tuple[str, str]], settings, unsafe: bool, write: bool)
             if stat.S_ISLNK(os.lstat(path).st_mode):
                 run.skipped.append(f"{display}: a symbolic link; kvlint does not write through links")
                 continue
-            if not stat.S_ISREG(os.stat(path).st_mode):
-                continue  # the lint run reports it
-            with open(path, "rb") as fh:
-                data = fh.read(settings.max_file_size + 1)
+            data = read_regular(path, settings.max_file_size)
         except OSError:
-            continue  # the lint run reports it
-        if len(data) > settings.max_file_size:
-            continue
+            continue  # not a regular file, too large or unreadable: the lint run reports it
         new, outcome = fix_bytes(data, display, settings, os.path.dirname(os.path.abspath(path)), unsafe)
         if not outcome.changed:
             continue

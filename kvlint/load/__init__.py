@@ -8,7 +8,7 @@ from kvlint.codes import NOT_CHECKABLE
 from kvlint.findings import Issue
 from kvlint.load.compose import Document, compose
 from kvlint.load.directives import Directive, Span, read_directives
-from kvlint.load.source import DEFAULT_MAX_BYTES, SourceText, decode
+from kvlint.load.source import DEFAULT_MAX_BYTES, SourceText, decode, oversized
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import field, record
 
@@ -53,6 +53,12 @@ def load_bytes(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Lo
     if "kvlint" in source.text:  # directives only from real comments: never inside a string
         loaded.directives = read_directives(source.lines, path, string_spans(docs))
     return loaded
+
+
+def load_oversized(path: str, size: int, max_bytes: int) -> LoadedFile:
+    """A file over the size cap: not read, one KV001 saying so."""
+    issue = oversized(path, size, max_bytes)
+    return LoadedFile(SourceText(path, "", [issue]), issues=[issue])
 
 
 def string_spans(docs: list[Document]) -> list[Span]:
@@ -114,4 +120,4 @@ def _kserve_placeholders(source: SourceText, path: str) -> tuple[list[Document],
     return docs, issues
 
 
-__all__ = ["Directive", "Document", "LoadedFile", "load_bytes"]
+__all__ = ["Directive", "Document", "LoadedFile", "load_bytes", "load_oversized"]

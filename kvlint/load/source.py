@@ -52,18 +52,21 @@ def position(text: str, offset: int | None) -> tuple[int, int]:
     return len(breaks) + 1, len(before) - breaks[-1].end() + 1
 
 
+def oversized(path: str, size: int, max_bytes: int) -> Issue:
+    """The KV001 for a file over the size cap (it is not read further)."""
+    return Issue(
+        INVALID_INPUT,
+        f"file is {size:,} bytes, over the {max_bytes:,}-byte limit; not checked",
+        Location(path, 1, 1),
+        fix="raise `max-file-size` in the kvlint configuration if this file really is a manifest",
+    )
+
+
 def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> SourceText:
     """Decode bytes to text; binary, non-UTF-8 and oversized inputs become a KV001 issue."""
     src = SourceText(path, "")
     if len(data) > max_bytes:
-        src.issues.append(
-            Issue(
-                INVALID_INPUT,
-                f"file is {len(data):,} bytes, over the {max_bytes:,}-byte limit; not checked",
-                Location(path, 1, 1),
-                fix="raise `max-file-size` in the kvlint configuration if this file really is a manifest",
-            )
-        )
+        src.issues.append(oversized(path, len(data), max_bytes))
         return src
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:

@@ -45,4 +45,8 @@ def render(run, settings, color: bool = False) -> str:
             [suppressed.summary(run)] + (suppressed.lines(run) if suppressed.shown(settings) else [])
         )
         out.append(f"::notice title=kvlint suppressions::{escape_data(text)}")
+    from kvlint.report import config_report
+
+    for where, message in config_report.overrides(settings):  # the configuration rewrote a catalog fact
+        out.append(f"::warning title=kvlint configuration::{escape_data(f'{where}: {message}')}")
     return "\n".join(out) + ("\n" if out else "")

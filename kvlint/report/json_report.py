@@ -113,6 +113,7 @@ def render(run, settings, color: bool = False) -> str:
         "deployments": [deployment_dict(r) for r in run.deployments],
         "errors": list(run.errors),
         "suppressed": [{**finding_dict(f), "suppressed_by": f.suppressed_by} for f in run.suppressed],
+        "config_overrides": [{"where": o.where, "message": o.message} for o in settings.overrides],
     }
     from kvlint.report.safe import scrub
 

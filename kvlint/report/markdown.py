@@ -98,6 +98,10 @@ def render(run, settings, color: bool = False) -> str:
         out += [f"Suppressed: {_cell(suppressed.summary(run))}.", ""]
         if suppressed.shown(settings):
             out += [f"- {_cell(line)}" for line in suppressed.lines(run)] + [""]
+    from kvlint.report import config_report
+
+    for where, message in config_report.overrides(settings):
+        out.append(f"- configuration: {_cell(where)}: {_cell(message)}")
     for err in run.errors:
         out.append(f"- error: {_cell(err)}")
     return "\n".join(out) + "\n"

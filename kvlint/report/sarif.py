@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+from typing import Any
 
 from kvlint import __version__
 from kvlint.findings import Severity
@@ -121,7 +122,7 @@ def render(run, settings, color: bool = False) -> str:
         if fixes:
             result["fixes"] = fixes
         results.append(result)
-    doc = {
+    doc: dict[str, Any] = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [
@@ -140,6 +141,13 @@ def render(run, settings, color: bool = False) -> str:
             }
         ],
     }
+    if settings.overrides:  # the configuration rewrote a catalog fact: said where SARIF says such things
+        notes = [
+            {"level": "warning", "message": {"text": f"{o.where}: {o.message}"}} for o in settings.overrides
+        ]
+        doc["runs"][0]["invocations"] = [
+            {"executionSuccessful": not run.errors, "toolConfigurationNotifications": notes}
+        ]
     from kvlint.report.safe import scrub
 
     return json.dumps(scrub(doc), indent=2) + "\n"

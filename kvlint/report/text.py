@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kvlint.findings import Severity
-from kvlint.report import safe, suppressed
+from kvlint.report import config_report, safe, suppressed
 
 _COLORS = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
 _DIM, _BOLD, _RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -78,6 +78,7 @@ def render(run, settings, color: bool = False) -> str:
         out.append("")
     if suppressed.shown(settings):
         out += suppressed.lines(run) + ([""] if run.suppressed else [])
+    out += [f"kvlint: note: {where}: {message}" for where, message in config_report.overrides(settings)]
     line = summary(run.findings) + fixable(run.findings)
     if not run.files:  # nothing was linted: "no problems found" would be a claim about nothing
         line = "kvlint: no files linted"
