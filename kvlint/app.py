@@ -68,11 +68,12 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
 
 def _lint_stdin(run: RunResult, settings: Settings, opts: dict, fixing: bool) -> TextIO:
     """Lint (and, when fixing, fix) stdin into `run`; the stream the report then goes to."""
+    from kvlint.fileio import base_dir
     from kvlint.lint import lint_text
 
     display = opts.get("stdin_filename") or "<stdin>"
     data = sys.stdin.buffer.read(settings.max_file_size + 1)
-    base = os.path.dirname(os.path.abspath(display)) if opts.get("stdin_filename") else os.getcwd()
+    base = base_dir(display) if opts.get("stdin_filename") else "."
     stream: TextIO = sys.stdout
     if fixing:
         data, stream = _fix_stdin(data, display, settings, base, opts), sys.stderr

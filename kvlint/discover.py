@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from kvlint.fileio import read_regular
+from kvlint.fileio import NotRegular, TooLarge, read_regular, shown
 from kvlint.record import field, record
 from kvlint.wildmatch import Pattern, compile_pattern, normalize
 
@@ -91,9 +91,17 @@ def gitignore_patterns(directory: str, notes: list[str] | None = None) -> list[s
         data = read_regular(path, MAX_GITIGNORE_BYTES)
     except OSError as exc:
         if notes is not None:
-            notes.append(f"{path}: not read ({exc.strerror or exc}); its patterns are not applied")
+            notes.append(f"{shown(path)}: not read ({_reason(exc)}); its patterns are not applied")
         return []
     return data.decode("utf-8", "replace").splitlines()
+
+
+def _reason(exc: OSError) -> str:
+    if isinstance(exc, NotRegular):
+        return "not a regular file"
+    if isinstance(exc, TooLarge):
+        return f"larger than {MAX_GITIGNORE_BYTES:,} bytes"
+    return exc.strerror or type(exc).__name__
 
 
 def discover(paths: list[str], exclude: list[str], respect_gitignore: bool = True) -> Found:

@@ -62,6 +62,31 @@ def read_text(path: str, cap: int) -> str:
     return read_regular(path, cap).decode("utf-8-sig")
 
 
+def shown(path: str) -> str:
+    """A path kvlint read, as a message shows it (security review F29: no runner's home or
+    filesystem layout in a report): relative to the working directory when it lies inside it,
+    `~/…` when it lies in the home directory, else as it was given (as the user wrote it)."""
+    try:
+        absolute, cwd = os.path.abspath(path), os.getcwd()
+    except (OSError, ValueError):
+        return path
+    if absolute == cwd or absolute.startswith(cwd.rstrip(os.sep) + os.sep):
+        return os.path.relpath(absolute, cwd)
+    home = os.path.expanduser("~")
+    if os.path.isabs(home) and home != os.sep and absolute.startswith(home.rstrip(os.sep) + os.sep):
+        return "~" + absolute[len(home.rstrip(os.sep)) :]
+    return path
+
+
+def base_dir(path: str) -> str:
+    """The directory of a linted file, relative to the working directory (`.` for it): the base of
+    the relative paths the file names (model: ./dir), and of every message about them."""
+    try:
+        return os.path.relpath(os.path.dirname(os.path.abspath(path)))
+    except (OSError, ValueError):
+        return os.path.dirname(path) or "."
+
+
 def is_regular(path: str) -> bool:
     try:
         return stat.S_ISREG(os.stat(path).st_mode)

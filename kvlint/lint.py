@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,7 +10,7 @@ from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
 from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE
 from kvlint.deployment import Deployment
 from kvlint.extract import dra, extract_document
-from kvlint.fileio import NotRegular, TooLarge, read_regular
+from kvlint.fileio import NotRegular, TooLarge, base_dir, read_regular
 from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.load import LoadedFile, load_bytes, load_oversized, physical
 from kvlint.load.nearby import Nearby
@@ -245,7 +244,7 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
 def read_and_lint(path: str, settings: Settings, display: str | None = None) -> FileResult | str:
     """Lint one file from disk; a string (the reason) when it cannot be read at all."""
     shown = display or path
-    base = os.path.dirname(os.path.abspath(path))
+    base = base_dir(path)
     try:  # only a regular file, read capped by bytes read (a FIFO never ends, /dev/zero never stops)
         data = read_regular(path, settings.max_file_size)
     except NotRegular:

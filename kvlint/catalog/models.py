@@ -16,6 +16,7 @@ from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hf_keys import from_mistral_params
 from kvlint.catalog.name_rules import NameIndex
+from kvlint.fileio import shown
 from kvlint.record import record, replace
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -194,12 +195,12 @@ def from_directory(directory: str, model_id: str) -> ModelArch:
     elif os.path.isfile(index):
         meta = (_read_json(index) or {}).get("metadata") or {}
         if isinstance(meta.get("total_size"), int):
-            total, total_source = meta["total_size"], f"{index} metadata.total_size"
+            total, total_source = meta["total_size"], f"{shown(index)} metadata.total_size"
     hf_quant = None
     quant_path = os.path.join(directory, "hf_quant_config.json")
     if os.path.isfile(quant_path):
         hf_quant = _read_json(quant_path)
-    return parse_config(config, model_id, config_path, hf_quant, total, total_source)
+    return parse_config(config, model_id, shown(config_path), hf_quant, total, total_source)
 
 
 def _hf_cache_dirs() -> list[str]:
@@ -210,6 +211,20 @@ def _hf_cache_dirs() -> list[str]:
         dirs.append(os.path.join(os.environ["HF_HOME"], "hub"))
     dirs.append(os.path.join(os.path.expanduser("~"), ".cache", "huggingface", "hub"))
     return dirs
+
+
+def _shown_in(exc: BaseException, path: str | None = None) -> str:
+    """An error's text with the paths in it as messages show them (fileio.shown): the read path
+    itself, and the home directory (the caches live there) as `~`."""
+    text = str(exc)
+    if path is not None and os.path.isabs(path):
+        text = text.replace(path, shown(path))
+    home = os.path.expanduser("~")
+    return (
+        text.replace(home.rstrip(os.sep) + os.sep, "~" + os.sep)
+        if os.path.isabs(home) and home != os.sep
+        else text
+    )
 
 
 def from_hf_cache(model_id: str) -> ModelArch | None:
@@ -237,16 +252,18 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     looks_like_path = raw.startswith(("/", "./", "../", "~")) or raw.endswith(".json")
     # `~` is not expanded: a manifest's home directory is the container's, not the linting user's
     # (expanding it let `model: ~/.docker` probe which files exist in the runner's home)
-    candidate = os.path.join(base_dir, raw)  # an absolute path stays as it is
+    # an absolute path stays as it is; a relative one is relative to the manifest's directory
+    candidate = raw if os.path.isabs(raw) or base_dir in ("", ".") else os.path.join(base_dir, raw)
+    label = os.path.normpath(shown(candidate))  # messages never carry the runner's home or filesystem layout (F29)
     try:
         if candidate.endswith(".json") and os.path.lexists(candidate):
-            return Resolution(from_file(candidate, raw), f"{how.LOCAL_FILE} {candidate}")
+            return Resolution(from_file(candidate, raw), f"{how.LOCAL_FILE} {label}")
         if os.path.isdir(candidate) and any(
             os.path.isfile(os.path.join(candidate, f)) for f in ("config.json", "params.json")
         ):
-            return Resolution(from_directory(candidate, raw), f"{how.LOCAL_DIRECTORY} {candidate}")
+            return Resolution(from_directory(candidate, raw), f"{how.LOCAL_DIRECTORY} {label}")
     except (OSError, ValueError, ConfigError) as exc:
-        return Resolution(None, f"could not read {candidate}: {exc}")
+        return Resolution(None, f"could not read {label}: {_shown_in(exc, candidate)}")
 
     ident = strip_ref(raw)
     try:  # the project's pulled models come first (kvlint models pull)
@@ -267,7 +284,7 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     try:
         cached = from_hf_cache(ident)
     except (OSError, ValueError, ConfigError) as exc:
-        return Resolution(None, f"Hugging Face cache copy of {ident} is unreadable: {exc}")
+        return Resolution(None, f"Hugging Face cache copy of {ident} is unreadable: {_shown_in(exc)}")
     if cached is not None:
         return Resolution(cached, how.HF_CACHE)
     # Not catalogued: the name rules (kvlint/catalog/name_rules.py), e.g. /models/Qwen3-8B or a quantized copy.

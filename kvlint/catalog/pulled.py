@@ -16,6 +16,7 @@ from typing import Any
 from kvlint.catalog import how
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.hf_config import parse_config
+from kvlint.fileio import shown
 
 DEFAULT_DIR = os.path.join(".kvlint", "models")
 MAX_ENTRY_BYTES = 4 * 1024 * 1024
@@ -54,7 +55,7 @@ def find(model_id: str, directory: str | None = None) -> tuple[ModelArch, str] |
         raise ValueError(f"{path} is not a kvlint model entry (no config object)")
     if str(entry.get("id") or model_id).lower() != model_id.lower():  # never trust the file's own claim
         raise ValueError(f"{path} holds {str(entry.get('id'))[:80]!r}, not {model_id!r}")
-    source = f"{path} ({entry.get('source', 'source not recorded')})"
+    source = f"{shown(path)} ({entry.get('source', 'source not recorded')})"
     arch = parse_config(
         entry["config"],
         str(entry.get("id") or model_id),
@@ -63,7 +64,7 @@ def find(model_id: str, directory: str | None = None) -> tuple[ModelArch, str] |
         checkpoint_bytes=entry.get("checkpoint_bytes"),
         checkpoint_source=str(entry.get("checkpoint_bytes_source") or ""),
     )
-    return arch, f"{how.PULLED} {path}"
+    return arch, f"{how.PULLED} {shown(path)}"
 
 
 def write(entry: dict[str, Any], directory: str | None = None) -> str:

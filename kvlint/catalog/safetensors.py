@@ -14,6 +14,7 @@ import struct
 from typing import Any
 
 from kvlint.catalog.hf_keys import ConfigError
+from kvlint.fileio import shown
 
 MAX_HEADER_BYTES = 64 * 1024 * 1024  # real headers are well under 10 MB; more is not a safetensors file
 MAX_INDEX_BYTES = 64 * 1024 * 1024  # model.safetensors.index.json: one line per tensor name
@@ -140,4 +141,4 @@ def checkpoint_bytes(directory: str) -> tuple[int, str] | None:
         header, data = read_file_header(path)
         total += tensor_bytes(header, path, data)
     what = "model.safetensors" if names == ["model.safetensors"] else f"{len(names)} safetensors shards"
-    return total, f"safetensors headers of {what} in {directory} (every tensor at its stored dtype)"
+    return total, f"safetensors headers of {what} in {shown(directory)} (every tensor at its stored dtype)"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import stat
 
-from kvlint.fileio import read_regular
+from kvlint.fileio import base_dir, read_regular
 from kvlint.fix.apply import Applied, fix_bytes
 from kvlint.fix.diff import unified
 from kvlint.record import field, record
@@ -33,7 +33,7 @@ def fix_files(shown: list[tuple[str, str]], settings, unsafe: bool, write: bool)
             data = read_regular(path, settings.max_file_size)
         except OSError:
             continue  # not a regular file, too large or unreadable: the lint run reports it
-        new, outcome = fix_bytes(data, display, settings, os.path.dirname(os.path.abspath(path)), unsafe)
+        new, outcome = fix_bytes(data, display, settings, base_dir(path), unsafe)
         if not outcome.changed:
             continue
         run.changed_files += 1

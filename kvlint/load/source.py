@@ -37,9 +37,18 @@ class SourceText:
         return self._lines
 
 
+_PHYSICAL_BREAK = re.compile("\r\n|[\n\r]")
+
+
 def _line_col_of_offset(data: bytes, offset: int) -> tuple[int, int]:
-    """1-based line and character column of a byte offset in text that may not decode cleanly."""
-    return position(data[:offset].decode("utf-8", "replace"), offset=None)
+    """1-based line and character column of a byte offset in text that may not decode cleanly.
+    The text is never parsed as YAML, so the lines are the ones editors and GitHub count (LF,
+    CRLF, CR), not YAML's (which add NEL, LS and PS): a NUL after a U+2028 is on line 1."""
+    before = data[:offset].decode("utf-8", "replace")
+    breaks = list(_PHYSICAL_BREAK.finditer(before))
+    if not breaks:
+        return 1, len(before) + 1
+    return len(breaks) + 1, len(before) - breaks[-1].end() + 1
 
 
 def position(text: str, offset: int | None) -> tuple[int, int]:
