@@ -78,3 +78,13 @@ def _no_hf_cache(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("HF_HOME", str(empty))
     monkeypatch.setenv("HOME", str(empty))
     monkeypatch.setenv("KVLINT_CACHE_DIR", str(tmp_path_factory.mktemp("kvlint-cache")))
+
+
+@pytest.fixture(autouse=True)
+def _shipped_catalog_after_each_test():
+    """A configuration read in one test (in-process CLI runs) registers its gpus:/models: entries;
+    the next test starts from the shipped catalogs again (a no-op when nothing was registered)."""
+    yield
+    from kvlint.settings import Settings
+
+    Settings().register_catalog()
