@@ -254,7 +254,9 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     # (expanding it let `model: ~/.docker` probe which files exist in the runner's home)
     # an absolute path stays as it is; a relative one is relative to the manifest's directory
     candidate = raw if os.path.isabs(raw) or base_dir in ("", ".") else os.path.join(base_dir, raw)
-    label = os.path.normpath(shown(candidate))  # messages never carry the runner's home or filesystem layout (F29)
+    label = os.path.normpath(
+        shown(candidate)
+    )  # messages never carry the runner's home or filesystem layout (F29)
     try:
         if candidate.endswith(".json") and os.path.lexists(candidate):
             return Resolution(from_file(candidate, raw), f"{how.LOCAL_FILE} {label}")
