@@ -481,3 +481,29 @@ def test_kserve_hf_auto_backend_is_vllm_only_for_a_model_vllm_serves():
     )
     (f,) = unknown.findings
     assert f.rule == "KV004" and "--backend auto" in f.message and "acme/in-house-7b" in f.message
+
+
+# --- SkyPilot's own variables -------------------------------------------------------------------
+
+
+def test_skypilot_variables_take_accelerators_and_num_nodes():
+    result = run(STACKS / "skypilot" / "good-multinode-pp.yaml")
+    (d,) = deps(result).values()
+    assert d.tensor_parallel.value == 8 and "SKYPILOT_NUM_GPUS_PER_NODE" in d.tensor_parallel.note
+    assert d.tensor_parallel.where.line == 13  # resources.accelerators, where the value comes from
+    assert d.pipeline_parallel.value == 2 and d.pipeline_parallel.where.line == 19  # num_nodes
+    assert d.pods.value == 2 and d.gpus.value == 16
+    assert result.findings == [], [f.message for f in result.findings]
+
+
+def test_skypilot_pp_over_nodes_not_asked_for_is_kv201():
+    result = run(STACKS / "skypilot" / "bad-pp-without-nodes.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV201" and "8 GPUs" in f.message
+
+
+def test_skypilot_real_mixtral_tp_follows_the_accelerator_choice():
+    result = run(corpus2("skypilot-org__skypilot__llm__mixtral__serve.yaml"))
+    (d,) = deps(result).values()
+    assert d.tensor_parallel.value == d.gpus.value == 2  # A100-80GB:2, the smallest allowed choice
+    assert not {"KV005", "KV201"} & rules(result), [f.message for f in result.findings]
