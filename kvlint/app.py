@@ -6,6 +6,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
+from kvlint.emit import OUTPUT_FAILED, output_problem, say, write, write_file
 from kvlint.report.safe import plain
 
 if TYPE_CHECKING:
@@ -22,14 +23,15 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
 
     settings, error = build_settings(opts)
     if settings is None:
-        print(f"kvlint: {plain(error or '')}", file=sys.stderr)
+        say(f"kvlint: {plain(error or '')}")
         return 2
     if not paths:
-        print(
-            "kvlint: no paths given (use `kvlint PATH…`, or `-` for stdin); see `kvlint --help`",
-            file=sys.stderr,
-        )
+        say("kvlint: no paths given (use `kvlint PATH…`, or `-` for stdin); see `kvlint --help`")
         return 2
+    problem = output_problem(output) if output else None
+    if problem:  # before any file is linted: the run's work would be lost
+        say(f"kvlint: {plain(problem)}")
+        return OUTPUT_FAILED
     fmt = fmt or _default_format(settings)
     run = RunResult()
     file_paths = [p for p in paths if p != "-"]
@@ -59,8 +61,11 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         color=fmt == "text" and not output and color_wanted(opts.get("color"), report_stream),
     )
     for err in run.errors + run.notes:  # diagnostics first, on stderr; the report alone goes to stdout
-        print(f"kvlint: {plain(err)}", file=sys.stderr, flush=True)
-    _write(text, output, report_stream)
+        say(f"kvlint: {plain(err)}")
+    failed = write_file(text, output) if output else write(text, report_stream)
+    if failed:  # the report was not delivered: not a verdict on the files (F26)
+        say(f"kvlint: {plain(failed)}")
+        return OUTPUT_FAILED
     if opts.get("exit_zero") and not run.errors and not any(r.crashed for r in run.files):
         return 0
     return exit_code(run, settings)
@@ -104,20 +109,17 @@ def _fix_files(shown: list[tuple[str, str]], settings: Settings, opts: dict, err
     fixed = fix_files(shown, settings, bool(opts.get("unsafe_fixes")), write=not opts.get("diff"))
     errors.extend(fixed.errors)
     if opts.get("diff"):
-        sys.stdout.write(fixed.diff)
-        for err in errors:
-            print(f"kvlint: {err}", file=sys.stderr, flush=True)
-        return 2 if errors else (1 if fixed.diff else 0)
-    sys.stderr.write(summary(fixed, bool(opts.get("show_fixes"))))
+        failed = write(fixed.diff, sys.stdout, "the diff")
+        for err in errors + ([failed] if failed else []):
+            say(f"kvlint: {plain(err)}")
+        return 2 if errors or failed else (1 if fixed.diff else 0)
+    _say_lines(summary(fixed, bool(opts.get("show_fixes"))))
     return None
 
 
-def _write(text: str, output: str | None, stream: TextIO) -> None:
-    if output:
-        with open(output, "w", encoding="utf-8") as out:
-            out.write(text)
-    else:
-        stream.write(text)
+def _say_lines(text: str) -> None:
+    for line in text.splitlines():  # file names in it: each line neutralised, as every diagnostic is
+        say(plain(line))
 
 
 def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict) -> bytes:
@@ -134,7 +136,7 @@ def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict) -> by
     sys.stdout.buffer.write(new)
     sys.stdout.flush()
     done = FixRun(applied=[(display, a) for a in outcome.applied], changed_files=int(outcome.changed))
-    sys.stderr.write(summary(done, bool(opts.get("show_fixes"))))
+    _say_lines(summary(done, bool(opts.get("show_fixes"))))
     return new
 
 

@@ -12,6 +12,16 @@ from kvlint.deployment import ENGINE_NAMES
 from kvlint.report import FORMATS
 
 
+def _echo(text: str, err: bool = False) -> None:
+    """Print a command's output; a closed, full or broken stream is a message and exit 2 (F26)."""
+    from kvlint.emit import OUTPUT_FAILED, say, write
+
+    failed = write(text, sys.stderr if err else sys.stdout, "the output")
+    if failed:
+        say(f"kvlint: {failed}")
+        sys.exit(OUTPUT_FAILED)
+
+
 class DefaultGroup(click.Group):
     """`kvlint PATHS…` means `kvlint check PATHS…`."""
 
@@ -136,7 +146,7 @@ def rules(fmt: str) -> None:
     """List every rule: code, name, default severity, summary."""
     from kvlint.app import list_rules
 
-    click.echo(list_rules(fmt), nl=False)
+    _echo(list_rules(fmt))
 
 
 @main.command()
@@ -147,9 +157,9 @@ def explain(rule: str) -> None:
 
     text, ok = explain_rule(rule)
     if not ok:
-        click.echo(text, err=True)
+        _echo(text, err=True)
         sys.exit(2)
-    click.echo(text, nl=False)
+    _echo(text)
 
 
 def _positive_count(ctx, param, value):
@@ -212,7 +222,7 @@ def plan(model, gpu, fmt, **opts) -> None:
     from kvlint.app import run_plan
 
     text, code = run_plan(model, gpu, fmt, opts)
-    click.echo(text, nl=False, err=code == 2)
+    _echo(text, err=code == 2)
     sys.exit(code)
 
 
@@ -224,7 +234,7 @@ def config_cmd(config_path, isolated) -> None:
     from kvlint.app import show_config
 
     text, code = show_config(config_path, isolated)
-    click.echo(text, nl=False, err=code == 2)
+    _echo(text, err=code == 2)
     sys.exit(code)
 
 
