@@ -35,6 +35,7 @@ KEEP_KEYS = frozenset(
         "d_model",
         "intermediate_size",
         "ff_intermediate_size",
+        "ffn_hidden_size",
         "ffn_dim",
         "n_inner",
         "moe_intermediate_size",

@@ -49,7 +49,18 @@ def mlp_sizes(cfg: dict[str, Any], family: str, h: int) -> tuple[int, int, int, 
     """(experts, experts per token, dense intermediate size, expert intermediate size)."""
     experts = int(first(cfg, "num_local_experts", "num_experts", "n_routed_experts", default=0) or 0)
     top_k = int(first(cfg, "num_experts_per_tok", "experts_per_token", default=0) or 0)
-    inter = int(first(cfg, "intermediate_size", "ff_intermediate_size", "ffn_dim", "n_inner", default=0) or 0)
+    inter = int(
+        first(
+            cfg,
+            "intermediate_size",
+            "ff_intermediate_size",
+            "ffn_hidden_size",
+            "ffn_dim",
+            "n_inner",
+            default=0,
+        )
+        or 0
+    )
     if not inter:
         inter = 4 * h
     elif family == "qwen":
