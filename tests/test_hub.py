@@ -108,6 +108,15 @@ REPOS: dict[str, dict[str, bytes]] = {
     },
     "mistralai/params-only": {"params.json": json.dumps(MISTRAL_PARAMS).encode()},
     "acme/gated-7b": {"config.json": json.dumps(LLAMA).encode()},
+    "nvidia/modelopt-fp8": {
+        "config.json": json.dumps(LLAMA).encode(),
+        "hf_quant_config.json": json.dumps(
+            {
+                "producer": {"name": "modelopt"},
+                "quantization": {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"},
+            }
+        ).encode(),
+    },
 }
 GATED = {"acme/gated-7b"}
 TOKEN = "hf_test_token_for_the_local_server"
@@ -310,3 +319,32 @@ def test_hub_flag_fetches_on_the_fly_into_a_cache_and_reports_failures_as_kv003(
     ][0]["fix"]
     cached = _lint(tmp_path, env, "acme/dense-1b", "--hub")  # fetched before: read from the cache offline
     assert cached["findings"] == []
+
+
+def test_modelopt_repo_records_hf_quant_config(hub):
+    """A ModelOpt export states its format in hf_quant_config.json, not in config.json: pull keeps it."""
+    path, _ = pull("nvidia/modelopt-fp8")
+    entry = json.loads(Path(path).read_text())
+    assert entry["hf_quant_config"]["quantization"]["kv_cache_quant_algo"] == "FP8"
+    arch = models.resolve("nvidia/modelopt-fp8").arch
+    assert arch is not None and arch.quant is not None
+    assert arch.quant.method == "modelopt" and arch.quant.kv_cache_dtype == "fp8"
+
+
+def test_token_file_is_used_when_hf_token_is_unset(hub_url, tmp_path):
+    """`huggingface-cli login` writes $HF_HOME/token: a gated repository pulls with it, no HF_TOKEN set
+    (a fresh process, as huggingface_hub reads HF_HOME when it is imported)."""
+    (tmp_path / "hf-home").mkdir()
+    (tmp_path / "hf-home" / "token").write_text(TOKEN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "KVLINT_"))}
+    env.update(HF_ENDPOINT=hub_url, HF_HOME=str(tmp_path / "hf-home"))
+    done = subprocess.run(
+        [sys.executable, "-m", "kvlint", "models", "pull", "acme/gated-7b"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / ".kvlint" / "models" / "acme--gated-7b.json").is_file()
