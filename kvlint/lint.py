@@ -7,9 +7,9 @@ from typing import Any
 
 from kvlint import fleet, sharing, suppress
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
-from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE
+from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment
-from kvlint.extract import dra, extract_document
+from kvlint.extract import dra, extract_document, unread
 from kvlint.fileio import NotRegular, TooLarge, base_dir, read_regular
 from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.load import LoadedFile, load_bytes, load_oversized, physical
@@ -50,6 +50,13 @@ class RunResult:
     @property
     def deployments(self) -> list[Resolved]:
         return [d for r in self.files for d in r.deployments]
+
+
+_READ_OR_SAID = (
+    INVALID_INPUT,
+    NOT_CHECKABLE,
+    UNPARSED_SETTING,
+)  # the file already says what it could not read
 
 
 def check_deployment(path: str, r: Resolved, settings: Settings, rules: Sequence[Rule[Any]]) -> list[Finding]:
@@ -108,6 +115,8 @@ def lint_loaded(
         found = fleet.findings(path, r, settings, rules, check_deployment)
         findings.extend(found)
         owners.extend([r] * len(found))
+    if not result.deployments and not any(i.code in _READ_OR_SAID for i in file_issues):
+        file_issues.extend(unread.issues(loaded.documents, path))  # a GPU container or engine command: said
     found = check_file_issues(path, file_issues, settings, rules)
     findings.extend(found)
     owners.extend([None] * len(found))

@@ -14,7 +14,9 @@ class NotCheckable(IssueRule):
     ClusterServingRuntime is neither in the same file nor in a YAML file beside it (the runtime's
     command, args, env and /dev/shm are then unknown, not assumed empty), and KServe's Hugging Face
     server when it runs the model on transformers (`--backend huggingface`, or `--backend auto` for a
-    model kvlint cannot tell vLLM supports).
+    model kvlint cannot tell vLLM supports). A file that gives no workload but holds a container
+    requesting GPUs (or TPUs, Neuron, Gaudi), such a request in a layout kvlint does not know, or an
+    engine command line, gets one KV004 per document: never "no problems found".
 
     ## Why is this bad?
     It is not bad in itself: it tells you which workloads were not checked, instead of a silent

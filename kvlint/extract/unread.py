@@ -1,0 +1,119 @@
+"""What a file holds that no reader took for a serving workload, said instead of passed over (issue 12):
+a container that requests GPUs (or another accelerator), a `resources` request for them in a layout
+kvlint does not know, or an engine command line. Used only for a file that gave no workload and no
+other KV001/KV004/KV005, so a file kvlint reads is never reported twice; one KV004 per document."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from kvlint.bounds import show
+from kvlint.codes import NOT_CHECKABLE
+from kvlint.extract import pods
+from kvlint.extract.argv import scalar_where
+from kvlint.findings import Issue
+from kvlint.load.compose import Document
+from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+
+MAX_NODES = 50_000
+ACCELERATORS = (*pods.GPU_RESOURCES, *pods.TPU_RESOURCES, *pods.NEURON_RESOURCES, *pods.GAUDI_RESOURCES)
+# engine entry points as they are written on a command line (vLLM, SGLang, TGI, TensorRT-LLM,
+# llama.cpp, Ollama, NVIDIA Dynamo workers, KServe's Hugging Face server)
+ENGINE = re.compile(
+    r"(?<![\w/.-])(vllm\s+serve|vllm\.entrypoints\.[\w.]+|sglang\.launch_server|sglang\s+serve|"
+    r"text-generation-launcher|trtllm-serve|llama-server|ollama\s+serve|dynamo\.(?:vllm|sglang|trtllm)|"
+    r"-m\s+huggingfaceserver)\b"
+)
+# objects whose limits are a cluster's capacity, not a workload's request (Karpenter, quotas), and
+# KubeAI's resourceProfiles, which define what a Model's resourceProfile means (read with the Model)
+CAPACITY_KINDS = ("NodePool", "NodeClaim", "ResourceQuota", "LimitRange", "ClusterQueue", "ResourceFlavor")
+CAPACITY_KEYS = {"resourceProfiles"}
+WHY = "in a layout kvlint does not read as a serving workload: not checked"
+
+
+def issues(documents: list[Document], path: str) -> list[Issue]:
+    out: list[Issue] = []
+    for doc in documents:
+        root = doc.root
+        if not isinstance(root, Mapping):
+            continue
+        found = _container(root, path) or _request(root, path) or _command(root, path)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _label(root: Mapping) -> str:
+    kind, name = root.value("kind"), root.at("metadata", "name")
+    if isinstance(kind, str) and isinstance(name, Scalar) and name.value is not None:
+        return f"{kind}/{show(str(name.value), 60)}: "
+    return f"{kind}: " if isinstance(kind, str) else ""
+
+
+def _walk(root: Node) -> Iterator[tuple[tuple[str, ...], Node]]:
+    """(keys from the root, node) for every node under `root`, each shared node once, at most MAX_NODES."""
+    seen: set[int] = set()
+    stack: list[tuple[tuple[str, ...], Node]] = [((), root)]
+    while stack and len(seen) < MAX_NODES:
+        keys, node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        yield keys, node
+        if isinstance(node, Mapping):
+            stack.extend(((*keys, k), v) for k, v in reversed(list(node.items())))
+        elif isinstance(node, Sequence):
+            stack.extend((keys, item) for item in reversed(node.items))
+
+
+def _container(root: Mapping, path: str) -> Issue | None:
+    for spec in pods.find_pod_specs(root):
+        for c in pods.containers(spec.node):
+            for res in pods.device_resources(c, path):
+                if res.count is not None and res.count <= 0:
+                    continue
+                image = c.scalar("image")
+                shown = f" ({show(str(image.value), 80)})" if image is not None and image.value else ""
+                name = show(str(c.value("name") or "?"), 60)
+                return Issue(
+                    NOT_CHECKABLE,
+                    f"{_label(root)}container {name}{shown} requests {res.text} {res.name} but runs nothing kvlint "
+                    "reads as an LLM engine (vLLM, SGLang, TGI or one it names): not checked",
+                    res.where,
+                )
+    return None
+
+
+def _request(root: Mapping, path: str) -> Issue | None:
+    """An accelerator count under `limits` / `requests` anywhere (a CRD's own flavour list, a
+    values file's resources), except where it is a capacity rather than a request."""
+    if root.value("kind") in CAPACITY_KINDS:
+        return None
+    for keys, node in _walk(root):
+        if not keys or keys[-1] not in ("limits", "requests") or not isinstance(node, Mapping):
+            continue
+        if CAPACITY_KEYS & set(keys):
+            continue
+        for name, value in node.items():
+            if name in ACCELERATORS and isinstance(value, Scalar) and _positive(value):
+                return Issue(NOT_CHECKABLE, f"{_label(root)}{value.value} {name} {WHY}", value.where(path))
+    return None
+
+
+def _positive(node: Scalar) -> bool:
+    text = str(node.value).strip()
+    return not text.isdigit() or int(text) > 0  # a count that is not a number is not known to be zero
+
+
+def _command(root: Mapping, path: str) -> Issue | None:
+    for _keys, node in _walk(root):
+        if isinstance(node, Scalar) and isinstance(node.value, str):
+            m = ENGINE.search(node.value)
+            if m:
+                return Issue(
+                    NOT_CHECKABLE,
+                    f"{_label(root)}an engine command ({show(m.group(1), 60)}) {WHY}",
+                    scalar_where(node, path) if node.line == node.end_line else node.where(path),
+                )
+    return None
