@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.findings import Issue
+from kvlint.findings import Issue, Location
 from kvlint.load.compose import Document, compose
 from kvlint.load.directives import Directive, Span, read_directives
-from kvlint.load.source import DEFAULT_MAX_BYTES, SourceText, decode, oversized
+from kvlint.load.source import DEFAULT_MAX_BYTES, LINE_BREAK, SourceText, decode, oversized
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import field, record
 
@@ -30,9 +30,7 @@ def load_bytes(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Lo
     loaded = LoadedFile(source, issues=list(source.issues))
     values: tuple[list[Document], list[Issue]] | None = None
     if source.helm_template is not None and not source.issues:
-        values = _values_with_tpl(source, path)  # Helm values whose strings the chart renders (tpl)
-        if values == ([], []):
-            values = _kserve_placeholders(source, path)
+        values = _not_a_template(source, path)
     if source.helm_template is not None:
         loaded.issues.append(
             Issue(
@@ -63,7 +61,65 @@ def load_oversized(path: str, size: int, max_bytes: int) -> LoadedFile:
 
 def string_spans(docs: list[Document]) -> list[Span]:
     """Where every quoted or block scalar lies (keys included), each shared node once."""
-    spans: list[Span] = []
+    return [(n.line, n.col, n.end_line, n.end_col) for n in _scalars(docs) if n.quoted]
+
+
+def _not_a_template(source: SourceText, path: str) -> tuple[list[Document], list[Issue]] | None:
+    """A file with `{{ … }}` in it is skipped as an unrendered Helm template only when it is one: it
+    lies in a chart's templates/ directory, or it does not parse as YAML, or an action stands
+    outside any string (`name: {{ .Release.Name }}`). Otherwise (security review F18: one
+    `{{ .Release.Name }}` in an annotation hid a 70B-on-L4 Deployment) its documents are read; None
+    when the file is a template (`source.helm_template` stays set: the caller reports it)."""
+    if "templates" in path.replace("\\", "/").split("/")[:-1]:
+        return None
+    docs, issues = compose(source.text, path)
+    if issues or not docs:
+        return None
+    for reader in (_values_with_tpl, _kserve_placeholders, _templated_strings):
+        found = reader(source, path, docs)
+        if found is not None:
+            source.helm_template = None
+            return docs, issues + found
+    return None
+
+
+def _templated_strings(source: SourceText, path: str, docs: list[Document]) -> list[Issue] | None:
+    """When every template action lies inside a string (or a comment), the strings are read as
+    written and one KV004 says so, at the first of them; None when an action is YAML structure."""
+    spans = sorted(
+        (n.line, n.col, n.end_line, n.end_col)
+        for n in _scalars(docs)
+        if isinstance(n.text, str) and "{{" in n.text
+    )
+    lines = source.lines
+    i = 0  # scalars never overlap and both lists ascend: one sweep, linear in their lengths
+    for line, col in _positions(source.text, source.template_offsets):
+        while i < len(spans) and (spans[i][2], spans[i][3]) <= (line, col):
+            i += 1
+        inside = i < len(spans) and (spans[i][0], spans[i][1]) <= (line, col)
+        if not inside and not _COMMENT_BEFORE.search(lines[line][:col]):
+            return None
+    if not spans:
+        return []
+    a, b, c, d = spans[0]
+    n = len(spans)
+    which = "this string holds" if n == 1 else f"{n:,} strings hold"
+    return [
+        Issue(
+            NOT_CHECKABLE,
+            f"{which} unrendered template text ({{{{ … }}}}){'' if n == 1 else ', the first here'}: read as "
+            "written, not as it would render; the rest of the file is checked",
+            Location(path, a + 1, b + 1, c + 1, d + 1),
+            fix="render the template first if these values matter: helm template RELEASE CHART | kvlint -",
+        )
+    ]
+
+
+_COMMENT_BEFORE = re.compile(r"(?:^|\s)#")
+
+
+def _scalars(docs: list[Document]) -> list[Scalar]:
+    out: list[Scalar] = []
     seen: set[int] = set()
     stack: list[Node] = [d.root for d in docs if d.root is not None]
     while stack:
@@ -72,29 +128,38 @@ def string_spans(docs: list[Document]) -> list[Span]:
             continue
         seen.add(id(node))
         if isinstance(node, Scalar):
-            if node.quoted:
-                spans.append((node.line, node.col, node.end_line, node.end_col))
+            out.append(node)
         elif isinstance(node, Mapping):
             stack.extend(node.keys.values())
             stack.extend(node.values.values())
         elif isinstance(node, Sequence):
             stack.extend(node.items)
-    return spans
+    return out
 
 
-def _values_with_tpl(source: SourceText, path: str) -> tuple[list[Document], list[Issue]]:
+def _positions(text: str, offsets: list[int]) -> list[tuple[int, int]]:
+    """0-based (YAML line, column) of each offset (ascending), in one pass over the text."""
+    out: list[tuple[int, int]] = []
+    breaks = LINE_BREAK.finditer(text)
+    line, start = 0, 0
+    nxt = next(breaks, None)
+    for off in offsets:
+        while nxt is not None and nxt.end() <= off:
+            line, start = line + 1, nxt.end()
+            nxt = next(breaks, None)
+        out.append((line, off - start))
+    return out
+
+
+def _values_with_tpl(source: SourceText, path: str, docs: list[Document]) -> list[Issue] | None:
     """Helm values whose strings hold `{{ … }}` (charts such as llm-d-modelservice render values with
     `tpl`) are values, not an unrendered template: read them when they parse cleanly as YAML and no
     document is a Kubernetes object."""
-    docs, issues = compose(source.text, path)
-    if issues or not docs:
-        return [], []
     for doc in docs:
         root = doc.root
         if not isinstance(root, Mapping) or "apiVersion" in root or "kind" in root:
-            return [], []
-    source.helm_template = None
-    return docs, issues
+            return None
+    return []
 
 
 # KServe fills `{{.Name}}`, `{{.Namespace}}`, `{{.Labels.x}}`, `{{.Annotations.x}}` in a serving
@@ -105,19 +170,15 @@ _KSERVE_PLACEHOLDER = re.compile(r"\{\{-?\s*\.(?:Name|Namespace|Labels|Annotatio
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 
-def _kserve_placeholders(source: SourceText, path: str) -> tuple[list[Document], list[Issue]]:
+def _kserve_placeholders(source: SourceText, path: str, docs: list[Document]) -> list[Issue] | None:
     """A KServe ServingRuntime / ClusterServingRuntime whose only `{{ … }}` are KServe's own
-    placeholders: read it (the placeholders stay as text) when it parses cleanly."""
+    placeholders: read it (the placeholders stay as text)."""
     if "ServingRuntime" not in source.text:
-        return [], []
+        return None
     if any(not _KSERVE_PLACEHOLDER.fullmatch(m.group(0)) for m in _ACTION.finditer(source.text)):
-        return [], []
-    docs, issues = compose(source.text, path)
+        return None
     kinds = {d.root.value("kind") for d in docs if isinstance(d.root, Mapping)}
-    if issues or not docs or not kinds & set(RUNTIME_KINDS):
-        return [], []
-    source.helm_template = None
-    return docs, issues
+    return [] if kinds & set(RUNTIME_KINDS) else None
 
 
 __all__ = ["Directive", "Document", "LoadedFile", "load_bytes", "load_oversized"]

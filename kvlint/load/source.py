@@ -27,7 +27,8 @@ class SourceText:
     path: str  # as shown in findings
     text: str
     issues: list[Issue] = field(default_factory=list)
-    helm_template: Location | None = None
+    helm_template: Location | None = None  # the first template action outside a full-line comment
+    template_offsets: list[int] = field(default_factory=list)  # each of them, ascending
     _lines: list[str] | None = None
 
     @property
@@ -122,7 +123,8 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
         line_start = text.rfind("\n", 0, h.start()) + 1
         if text[line_start : h.start()].lstrip().startswith("#"):
             continue  # a template in a comment is only a comment
-        line, column = position(text, h.start())
-        src.helm_template = Location(path, line, column)
-        break
+        if not src.template_offsets:
+            line, column = position(text, h.start())
+            src.helm_template = Location(path, line, column)
+        src.template_offsets.append(h.start())
     return src

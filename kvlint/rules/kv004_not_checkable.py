@@ -9,7 +9,11 @@ class NotCheckable(IssueRule):
     ## What it does
     Reports, once per workload, inputs that serve a model with something kvlint does not model:
     KAITO presets, TensorRT-LLM, llama.cpp GGUF files, Ollama, TPU and AWS Neuron accelerators,
-    engines other than vLLM, SGLang and TGI, and unrendered Helm templates (`{{ .Values… }}`).
+    engines other than vLLM, SGLang and TGI, and unrendered Helm templates (`{{ .Values… }}`): a
+    file in a chart's `templates/` directory, one that does not parse as YAML, or one where an action
+    is YAML structure (`name: {{ .Release.Name }}`) is skipped whole; template text inside the
+    strings of a file that parses (an annotation, an alert's summary) is read as written, the rest
+    of the file is checked, and one finding points at the first such string.
     Also a part of a workload kvlint cannot see: a KServe InferenceService whose ServingRuntime /
     ClusterServingRuntime is neither in the same file nor in a YAML file beside it (the runtime's
     command, args, env and /dev/shm are then unknown, not assumed empty), and KServe's Hugging Face
