@@ -507,3 +507,13 @@ def test_skypilot_real_mixtral_tp_follows_the_accelerator_choice():
     (d,) = deps(result).values()
     assert d.tensor_parallel.value == d.gpus.value == 2  # A100-80GB:2, the smallest allowed choice
     assert not {"KV005", "KV201"} & rules(result), [f.message for f in result.findings]
+
+
+def test_idle_gpus_from_an_assumed_count_are_an_info_naming_it():
+    """Noise policy: SkyPilot's Qwen3-235B example allows A100-80GB:4 or H100:8; that 4 of 8 sit idle
+    rests on kvlint's pick among them, so it is an info that says so, not a warning."""
+    result = run(corpus2("skypilot-org__skypilot__llm__qwen__qwen3-235b.yaml"))
+    (f,) = [f for f in result.findings if f.rule == "KV201"]
+    assert f.severity.name == "INFO" and "kvlint's assumption" in f.message
+    stated = run(FIXTURES / "KV201" / "bad-idle-gpus.yaml")
+    assert [f.severity.name for f in stated.findings if f.rule == "KV201"] == ["WARNING"]

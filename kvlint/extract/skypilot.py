@@ -116,4 +116,7 @@ def _gpu(d: Deployment, choices: list[tuple[str, int]], where: Location | None) 
         if len(choices) > 1
         else stated(spec.id if spec else name, where, note)
     )
-    d.gpus_per_pod = stated(count, where, note)  # type: ignore[arg-type]
+    counts = {c for _n, c in choices}
+    d.gpus_per_pod = (  # several counts allowed: which one SkyPilot gets is kvlint's assumption
+        inferred(count, note, where) if len(counts) > 1 else stated(count, where, note)  # type: ignore[arg-type]
+    )

@@ -20,7 +20,8 @@ class ParallelismGpuMismatch(DeploymentRule):
     ## Why is this bad?
     Fewer GPUs than the world size: the engine cannot start (vLLM: "World size (4) is larger
     than the number of available GPUs (1) in this node"). More GPUs than it uses: you pay for GPUs
-    that sit idle (reported as a warning).
+    that sit idle (reported as a warning; as an info when the GPU count is kvlint's assumption, such
+    as one of several allowed SkyPilot accelerator counts or an instance type's GPUs).
 
     ## Formula
     `tensor_parallel x pipeline_parallel x data_parallel` must equal `GPUs per pod x pods`.
@@ -74,10 +75,15 @@ class ParallelismGpuMismatch(DeploymentRule):
                 fix=f"request {world} GPUs per replica, or set {spec_key(d, 'tensor_parallel', d.engine_name)} to fit {have}",
             )
         else:
+            # idle GPUs are the author's only when the GPU count is theirs; a count kvlint picked (one
+            # of several allowed, from a label or instance type) is said as an info naming that
+            written = d.gpus_per_pod is not None and d.gpus_per_pod.origin == "stated"
+            written = written and (d.pods is None or d.pods.origin == "stated")
             yield ctx.finding(
                 self,
                 where_of(d, d.gpus, d.tensor_parallel),
-                f"one replica gets {gpus} but {parts} uses {world}: {have - world} GPU{'s' if have - world != 1 else ''} sit idle",
+                f"one replica gets {gpus} but {parts} uses {world}: {have - world} GPU{'s' if have - world != 1 else ''} sit idle"
+                + ("" if written else "; that GPU count is kvlint's assumption, not the file's"),
                 fix=f"request {world} GPUs, or raise {spec_key(d, 'tensor_parallel', d.engine_name)} to use all {have}",
-                severity=Severity.WARNING,
+                severity=Severity.WARNING if written else Severity.INFO,
             )
