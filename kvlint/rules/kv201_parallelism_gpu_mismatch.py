@@ -77,8 +77,8 @@ class ParallelismGpuMismatch(DeploymentRule):
         else:
             # idle GPUs are the author's only when the GPU count is theirs; a count kvlint picked (one
             # of several allowed, from a label or instance type) is said as an info naming that
-            written = d.gpus_per_pod is not None and d.gpus_per_pod.origin == "stated"
-            written = written and (d.pods is None or d.pods.origin == "stated")
+            per_pod = d.gpus_per_pod is not None and d.gpus_per_pod.origin == "stated"
+            written = d.gpus.origin == "stated" or (per_pod and (d.pods is None or d.pods.origin == "stated"))
             yield ctx.finding(
                 self,
                 where_of(d, d.gpus, d.tensor_parallel),
