@@ -197,15 +197,26 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     )
 
 
-def prefill_bytes(arch: ModelArch, tokens_: int, tp: int) -> int:
-    """Peak of the warm-up prefill: the dense forward pass (gate/up/down intermediates and the
-    hidden states) or the fused-MoE caches, 2 bytes each; the same model as vLLM's forward term."""
+def prefill_bytes(arch: ModelArch, tokens_: int, tp: int, version: tuple[int, ...] | None = None) -> int:
+    """Peak of the warm-up prefill, 2 bytes per value. Dense MLP (flash_llama / flash_mistral
+    `forward`, v1.0.0-v3.0.0: `self.down_proj(self.act(gate_up_states[:, 0]) * gate_up_states[:, 1])`):
+    the gate/up output (2 x intermediate) stays alive while the activation and the product (one
+    intermediate each) are built, beside the layer input and the residual (2 x hidden). MoE: in
+    v2.0.x Mixtral calls vLLM's fused_moe (flash_mixtral_modeling.py, the vLLM forks pinned in
+    server/Makefile-vllm), whose intermediate caches (M, topk, 2 x ffn/TP), (M x topk, ffn/TP) and
+    (M, topk, hidden) are allocated for every prefill token at once (vLLM chunks them only later,
+    vllm issue #5938); other releases keep the fused-MoE estimate shared with vLLM's forward term."""
+    h = arch.hidden_size
     i = arch.intermediate_size // max(1, tp)
-    forward = tokens_ * (3 * i + 3 * arch.hidden_size) * 2
+    forward = tokens_ * (4 * i + 2 * h) * 2
     moe = 0
     if arch.num_experts and arch.moe_layers:
         mi = arch.moe_intermediate_size // max(1, tp)
-        moe = tokens_ * max(1, arch.experts_per_token) * (max(2 * mi, arch.hidden_size) + mi) * 2
+        k = max(1, arch.experts_per_token)
+        if version is not None and (2, 0) <= version < (2, 1):
+            moe = tokens_ * (k * (2 * mi + mi + h) + 2 * h) * 2
+        else:
+            moe = tokens_ * k * (max(2 * mi, h) + mi) * 2
     return int(max(forward, moe))
 
 
@@ -230,7 +241,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     w = weight_bytes(arch, s.tp, 1, s.dtype, s.quantization, engine="tgi")
     kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
     wiggle, inside = wiggle_room(version)
-    prefill = prefill_bytes(arch, s.max_batched_tokens, s.tp)
+    prefill = prefill_bytes(arch, s.max_batched_tokens, s.tp, version)
     terms = [
         Term("weights", w.per_gpu_max, w.source),
         Term(
