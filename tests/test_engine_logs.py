@@ -129,7 +129,8 @@ def _implied_fraction(m):
     [
         c
         for c in _with(_sglang_cases(), "avail_after_gib", "weights_gib", "k_size_gib")
-        if c["engine_version"] is None and c["settings"].get("mem_fraction_static") is None
+        if c["engine_version"] is None
+        and c["settings"].get("mem_fraction_static") is None
         and gpu_catalog.lookup(str(c["gpu"])) is not None
     ],
     ids=lambda c: c["id"],
@@ -148,7 +149,9 @@ def _refused(case):
 
 
 @pytest.mark.parametrize(
-    "case", [c for c in _with(_sglang_cases(), "avail_after_gib", "weights_gib") if _refused(c)], ids=lambda c: c["id"]
+    "case",
+    [c for c in _with(_sglang_cases(), "avail_after_gib", "weights_gib") if _refused(c)],
+    ids=lambda c: c["id"],
 )
 def test_sglang_refusals_follow_from_the_logged_free_memory(case):
     """A logged 'Not enough memory' refusal is what profile_max_num_token gives from the free memory
@@ -174,7 +177,9 @@ def test_sglang_sliding_window_pool_ratio_is_the_logged_one(case):
     """'Use sliding window memory pool. full_layer_tokens=N, swa_layer_tokens=M': M / N is the
     swa_full_tokens_ratio kvlint splits a hybrid model's pool with."""
     m = case["measured"]
-    assert m["swa_layer_tokens"] / m["max_total_num_tokens"] == pytest.approx(sglang.SWA_FULL_TOKENS_RATIO, abs=1e-3)
+    assert m["swa_layer_tokens"] / m["max_total_num_tokens"] == pytest.approx(
+        sglang.SWA_FULL_TOKENS_RATIO, abs=1e-3
+    )
 
 
 def _cases(engine):
@@ -228,7 +233,9 @@ def _tgi_plan(case):
 
 
 @pytest.mark.parametrize(
-    "case", _with([c for c in _cases("tgi") if c.get("scorable", True)], "max_batch_total_tokens"), ids=lambda c: c["id"]
+    "case",
+    _with([c for c in _cases("tgi") if c.get("scorable", True)], "max_batch_total_tokens"),
+    ids=lambda c: c["id"],
 )
 def test_tgi_warmup_logits_term_moves_the_pool_toward_the_logged_batch(case):
     """The warm-up requests ask for prefill logprobs, so the logits of every prefill token are still
