@@ -1,8 +1,13 @@
-"""kvlint against the 103 real, public manifests in ../shared/corpus/manifests (read in place).
+"""kvlint against the real, public files in ../shared/corpus/manifests and manifests2 (read in place).
 
-tests/data/corpus_expected.yaml holds facts a person read from those files (not kvlint's output):
-every serving workload with its engine, model, GPU, counts, parallelism and limits, and the
-documents that serve no model. The tests hold kvlint's extraction against that table.
+tests/data/corpus_expected.yaml holds facts a person read from the first folder's 103 files (not
+kvlint's output): every serving workload with its engine, model, GPU, counts, parallelism and limits,
+and the documents that serve no model. The tests hold kvlint's extraction against that table.
+
+tests/data/corpus_findings.yaml covers every file of both folders: the workloads kvlint recognises and
+its findings (code, line, severity), each warning and error with a hand-checked `why`. A finding that
+appears, disappears or moves, or a workload no longer recognised, fails the test; re-check the file and
+rewrite its entry with `python tests/corpus_expect.py --update FILE` (which keeps the notes).
 """
 
 from __future__ import annotations
@@ -185,3 +190,93 @@ def test_corpus_totals():
         if info["parses"]:
             recognised += len(lint(name).deployments)
     assert recognised >= len(WORKLOADS)
+
+
+# --- Both folders: kvlint's whole output per file, hand-checked (tests/data/corpus_findings.yaml) ---
+
+import corpus_expect  # noqa: E402  (tests/corpus_expect.py: the table's reader and its regeneration helper)
+
+TABLE = corpus_expect.load_table()
+UPDATE = "python tests/corpus_expect.py --update"
+
+
+@pytest.fixture(scope="module")
+def seen() -> dict[str, dict]:
+    if not corpus_expect.CORPUS.is_dir():
+        pytest.skip(f"{corpus_expect.CORPUS} is absent")
+    return corpus_expect.observe()
+
+
+def test_the_findings_table_covers_both_folders_exactly():
+    files = corpus_expect.corpus_files()
+    if not files:
+        pytest.skip("../shared/corpus is absent")
+    assert len(files) >= 296
+    assert set(TABLE) == set(files), f"add or drop entries with `{UPDATE} FILE`"
+
+
+@pytest.mark.parametrize("key", sorted(TABLE))
+def test_findings_and_workloads_are_what_the_table_holds(key, seen):
+    want, got = corpus_expect.machine(TABLE[key]), corpus_expect.machine(seen.get(key, {}))
+    hint = f"re-check the file, then `{UPDATE} {key.split('/')[-1]}`"
+    assert got["workloads"] == want["workloads"], f"workloads recognised changed; {hint}"
+    assert got["findings"] == want["findings"], f"findings appeared, disappeared or moved; {hint}"
+
+
+@pytest.mark.parametrize("key", sorted(TABLE))
+def test_every_warning_and_error_carries_a_hand_checked_why(key):
+    entry = TABLE[key]
+    assert not entry.get("recheck"), f"{key}: re-check by hand, then delete `recheck`: {entry['recheck']}"
+    for f in entry["findings"]:
+        if f["severity"] in corpus_expect.CHECKED:
+            assert len(str(f.get("why") or "").strip()) >= 12, (
+                f"{key}: {f['code']} line {f['line']} has no why"
+            )
+
+
+def test_the_table_helper_keeps_notes_and_flags_changes():
+    old = {
+        "workloads": [
+            {"line": 3, "kind": "Deployment", "name": "a", "engine": "vllm", "model": "m", "plan": True}
+        ],
+        "findings": [
+            {"code": "KV103", "line": 40, "severity": "warning", "why": "max-num-seqs 512 stated at line 40"},
+            {"code": "KV201", "line": 9, "severity": "warning", "why": "8 GPUs requested, TP 4"},
+        ],
+    }
+    new = {
+        "workloads": [
+            {"line": 3, "kind": "Deployment", "name": "a", "engine": "vllm", "model": "m", "plan": False}
+        ],
+        "findings": [
+            {"code": "KV103", "line": 40, "severity": "warning"},
+            {"code": "KV201", "line": 11, "severity": "warning"},
+            {"code": "KV208", "line": 12, "severity": "warning"},
+        ],
+    }
+    out = corpus_expect.merge(old, new)
+    assert [f["why"] for f in out["findings"]] == [
+        "max-num-seqs 512 stated at line 40",
+        "8 GPUs requested, TP 4",
+        "",
+    ]
+    assert out["recheck"] == [
+        "new warning KV201 line 11 (was line 9)",
+        "new warning KV208 line 12",
+        "workload lost its capacity plan: Deployment/a (vllm, m)",
+    ]
+    checked = {**out, "recheck": []}  # a person re-checked the file and deleted the flag
+    assert "recheck" not in corpus_expect.merge(checked, new)
+
+
+def test_the_table_reads_back_what_the_helper_writes(tmp_path):
+    entry = {
+        "workloads": [
+            {k: None for k in corpus_expect.WORKLOAD_KEYS} | {"model": "Qwen/Qwen3-8B", "plan": True}
+        ],
+        "findings": [{"code": "KV001", "line": 2, "severity": "error", "why": 'a "quoted" reason: yes'}],
+        "recheck": ["new error KV001 line 2"],
+    }
+    path = tmp_path / "t.yaml"
+    path.write_text(corpus_expect.dump({"manifests/on: off.yaml": entry}), encoding="utf-8")
+    assert corpus_expect.load_table(path) == {"manifests/on: off.yaml": entry}

@@ -122,3 +122,48 @@ def test_a_model_named_by_an_unset_variable_is_said_once():
     result = lint(text, path="compose.yaml")
     assert "KV005" in rules(result)
     assert "KV003" not in rules(result)
+
+
+def test_a_gpu_request_or_engine_command_kvlint_cannot_read_is_said_not_passed():
+    """Issue 12: a file holding a GPU container or an engine command kvlint cannot read gets a KV004,
+    never 'no problems found' (GKE's offline-batch JobSet runs `python -m vllm.entrypoints…` inside a
+    JobSet's nested template; llmaz's OpenModel asks for GPUs in its own layout)."""
+    jobset = (
+        "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata:\n  name: obi\nspec:\n  replicatedJobs:\n"
+        "    - name: w\n      template:\n        spec:\n          template:\n            spec:\n"
+        "              containers:\n                - name: w\n                  image: python:3.12\n"
+        "                  command: [sh, -c, 'python3 -m vllm.entrypoints.openai.run_batch -i in.jsonl']\n"
+    )
+    result = lint(jobset)
+    if result.deployments:  # read as a workload: then it is checked, which is what the rule asks
+        return
+    (f,) = result.findings
+    assert f.rule == "KV004" and "vllm.entrypoints" in f.message and f.where.line == 14
+    crd = (
+        "apiVersion: llmaz.io/v1alpha1\nkind: OpenModel\nmetadata:\n  name: opt\nspec:\n  inferenceConfig:\n"
+        "    flavors:\n      - name: a10\n        limits:\n          nvidia.com/gpu: 1\n"
+        "  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
+    )
+    (f,) = lint(crd).findings
+    assert f.rule == "KV004" and "nvidia.com/gpu: 1" in f.message and f.where.line == 13
+    pool = (
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu\nspec:\n  limits:\n"
+        "    nvidia.com/gpu: 8\n"
+    )
+    assert lint(pool).findings == []  # a node pool's limit is no container asking for a GPU
+    cpu = pod("        - name: web\n          image: nginx:1.27\n")
+    assert (
+        lint(
+            cpu.replace("      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3\n", "")
+        ).findings
+        == []
+    )
+
+
+def test_an_engine_mock_is_not_an_engine():
+    """AIBrix's gateway sample runs `python3 app.py` in aibrix/vllm-mock: a stand-in for vLLM's API
+    with no model and no GPU. It was read as a vLLM server ('model is not stated', 'GPU not stated')."""
+    text = pod(
+        "        - name: llm-engine\n          image: aibrix/vllm-mock:nightly\n          command: [python3, app.py]\n"
+    )
+    assert lint(text).deployments == []

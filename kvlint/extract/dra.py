@@ -153,6 +153,8 @@ def attach(d: Deployment, known: Known) -> None:
     total, candidates, notes = 0, None, []
     for ref in refs.value:
         found = known.objects.get((ref.kind, ref.target))
+        if found is None and d.accelerator in NOT_MODELLED:
+            continue  # already known not to be a GPU (a Neuron/Gaudi/Ascend resource or image): KV004 says so
         if found is None:
             d.issues.append(
                 Issue(
@@ -176,7 +178,8 @@ def attach(d: Deployment, known: Known) -> None:
             total += count
             candidates = ids if candidates is None else [i for i in candidates if i in ids]
             notes.append(note)
-    if d.accelerator in NOT_MODELLED and "unsupported" not in d.extra:
+    said = any(i.code == NOT_CHECKABLE for i in d.issues)  # e.g. by extract/container.finish
+    if d.accelerator in NOT_MODELLED and "unsupported" not in d.extra and not said:
         d.issues.append(
             Issue(NOT_CHECKABLE, f"{d.label()}: {NOT_MODELLED[d.accelerator]}", refs.where or d.where)
         )

@@ -178,6 +178,10 @@ def _trtllm_image(img: str) -> bool:
     return "tensorrt" in img or "trtllm" in img or "tritonserver" in img
 
 
+# Images that imitate an engine's API for tests and demos (aibrix/vllm-mock, llm-d's inference-sim).
+MOCK_IMAGES = ("mock", "inference-sim", "simulator")
+
+
 def image_repository(image: str) -> str:
     """The image without its tag or digest, lower-cased: `hiyouga/verl:…-vllm0.8.4-…` names verl, not
     vLLM (a tag that lists the engine as a dependency does not make the image an engine image)."""
@@ -189,6 +193,8 @@ def image_repository(image: str) -> str:
 def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
     """No entry point on the command line: the engine an image implies, if any."""
     img = image_repository(image)
+    if any(word in img for word in MOCK_IMAGES):
+        return None  # a stand-in that answers the engine's API without a model (no GPU memory to check)
     first = commands[0] if commands else []
     if first and first[0].text == "serve" and "vllm" in img:
         # args `serve MODEL --opt …` on a vLLM image: the image's `vllm` entry point runs `vllm serve`
