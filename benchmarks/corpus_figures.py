@@ -20,7 +20,7 @@ CORPUS = Path(os.environ.get("KVLINT_SHARED", ROOT.parent / "shared")) / "corpus
 FOLDERS = ("manifests", "manifests2")
 TABLE = ROOT / "tests" / "data" / "corpus_findings.yaml"
 MODELLED = ("vllm", "sglang", "tgi")  # engines whose memory kvlint models
-UNREAD = "as a serving workload: nothing in it was checked"  # KV004 for a document with a GPU request or engine command
+UNREAD = "kvlint does not read this layout as a serving workload"  # KV004 for a document with a GPU request or engine command
 
 
 def files(folder: str) -> list[str]:

@@ -167,3 +167,18 @@ def test_an_engine_mock_is_not_an_engine():
         "        - name: llm-engine\n          image: aibrix/vllm-mock:nightly\n          command: [python3, app.py]\n"
     )
     assert lint(text).deployments == []
+
+
+def test_a_gpu_vm_type_in_a_layout_kvlint_does_not_read_is_said():
+    """KAITO's InferenceSet (a template of Workspaces) names its GPU only by the Azure VM type; kvlint
+    reads no workload from it, so it says so (KV004), naming the VM's GPUs. A chart's resource
+    profiles (KubeAI) ask for GPUs for others to use: no container of their own, nothing said."""
+    inferenceset = (
+        "apiVersion: kaito.sh/v1alpha1\nkind: InferenceSet\nmetadata:\n  name: llama\nspec:\n  replicas: 2\n"
+        "  template:\n    resource:\n      instanceType: Standard_NC24ads_A100_v4\n"
+        "    inference:\n      preset:\n        name: llama-3.1-8b-instruct\n"
+    )
+    (f,) = lint(inferenceset).findings
+    assert f.rule == "KV004" and "A100" in f.message and f.where.line == 9
+    profiles = "resourceProfiles:\n  nvidia-gpu-l4:\n    limits:\n      nvidia.com/gpu: 1\n"
+    assert lint(profiles, path="values.yaml").findings == []
