@@ -182,3 +182,32 @@ def test_a_gpu_vm_type_in_a_layout_kvlint_does_not_read_is_said():
     assert f.rule == "KV004" and "A100" in f.message and f.where.line == 9
     profiles = "resourceProfiles:\n  nvidia-gpu-l4:\n    limits:\n      nvidia.com/gpu: 1\n"
     assert lint(profiles, path="values.yaml").findings == []
+
+
+def test_ray_pods_have_the_shm_kuberay_mounts():
+    """KubeRay mounts an emptyDir medium Memory at /dev/shm in every Ray container it builds
+    (ray-operator/controllers/ray/common/pod.go BuildPod -> addEmptyDir), so a 2-GPU RayService
+    worker without a /dev/shm volume of its own is not short of shared memory (GKE's Ray Serve
+    samples, KubeRay's own LLM samples were warned)."""
+    text = (
+        "apiVersion: ray.io/v1\nkind: RayService\nmetadata:\n  name: llm\nspec:\n  serveConfigV2: |\n"
+        "    applications:\n    - name: llm\n      import_path: ray.serve.llm:build_openai_app\n"
+        "      args:\n        llm_configs:\n        - model_loading_config:\n            model_id: m\n"
+        "            model_source: Qwen/Qwen2.5-7B-Instruct\n          engine_kwargs:\n"
+        "            tensor_parallel_size: 2\n"
+        "  rayClusterConfig:\n    headGroupSpec:\n      template:\n        spec:\n          containers:\n"
+        "          - name: ray-head\n            image: rayproject/ray-llm:2.46.0-py311-cu124\n"
+        "    workerGroupSpecs:\n    - groupName: gpu\n      template:\n        spec:\n"
+        "          nodeSelector:\n            cloud.google.com/gke-accelerator: nvidia-l4\n"
+        "          containers:\n          - name: llm\n            image: rayproject/ray-llm:2.46.0-py311-cu124\n"
+        '            resources:\n              limits:\n                nvidia.com/gpu: "2"\n'
+    )
+    result = lint(text)
+    assert result.deployments, "the Ray Serve LLM config is a workload"
+    assert "KV207" not in rules(result)
+    plain = pod(
+        "        - name: vllm\n          image: vllm/vllm-openai:v0.11.0\n"
+        "          command: [vllm, serve, Qwen/Qwen2.5-7B-Instruct, --tensor-parallel-size, '2']\n"
+        '          resources:\n            limits:\n              nvidia.com/gpu: "2"\n'
+    )
+    assert "KV207" in rules(lint(plain))  # a plain Deployment gets no such volume

@@ -317,6 +317,11 @@ def finish(d: Deployment) -> None:
             d.pods = inferred(
                 n, f"Ray places {tp * pp} GPU workers on {n} pods of {per} GPUs", d.gpus_per_pod.where
             )
+    if d.kind in RAY_KINDS and d.has_shm is False:
+        # KubeRay mounts an emptyDir (medium: Memory, sizeLimit = the container's memory limit) at
+        # /dev/shm in every Ray container it builds, unless one is mounted there already
+        # (ray-project/kuberay ray-operator/controllers/ray/common/pod.go: BuildPod, addEmptyDir)
+        d.has_shm = True
     pods_n = int(d.pods.value) if d.pods else 1
     if d.gpus is None and d.gpus_per_pod is not None:
         n = int(d.gpus_per_pod.value) * pods_n

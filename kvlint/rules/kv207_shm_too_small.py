@@ -9,9 +9,12 @@ class ShmTooSmall(DeploymentRule):
     """A multi-GPU pod without a memory-backed /dev/shm, or an shm larger than the memory limit.
 
     ## What it does
-    Reports pods that use more than one GPU (or run tensor/pipeline parallelism) with no
-    `emptyDir: {medium: Memory}` volume mounted at `/dev/shm`, and an shm `sizeLimit` above the
-    container's memory limit.
+    Reports pods that hold more than one GPU (or, when the GPU count is not stated, run
+    tensor/pipeline parallelism in one pod) with no `emptyDir: {medium: Memory}` volume mounted at
+    `/dev/shm`, and an shm `sizeLimit` above the container's memory limit. Ranks spread one GPU per
+    pod talk over the network, not /dev/shm; KubeRay mounts a memory-backed /dev/shm in every Ray
+    container it builds (kuberay ray-operator/controllers/ray/common/pod.go, sized to the memory
+    limit), so Ray pods are not reported for lacking one.
 
     ## Why is this bad?
     Containers get a 64 MiB /dev/shm by default; NCCL and the engine's worker processes need far
@@ -19,7 +22,8 @@ class ShmTooSmall(DeploymentRule):
     shm counts against the container's memory limit, so a sizeLimit above it invites an OOM kill.
 
     ## Formula
-    warning when `GPUs per pod > 1` (or TP x PP > 1) and no memory-backed `/dev/shm` mount.
+    warning when `GPUs per pod > 1` (or, GPUs per pod unknown and one pod, TP x PP > 1) and no
+    memory-backed `/dev/shm` mount.
 
     ## Example
     A TP-2 vLLM pod with no volumes.
