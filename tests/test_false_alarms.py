@@ -145,7 +145,7 @@ def test_a_gpu_request_or_engine_command_kvlint_cannot_read_is_said_not_passed()
         "  resources:\n    limits:\n      nvidia.com/gpu: 1\n"
     )
     (f,) = lint(crd).findings
-    assert f.rule == "KV004" and "nvidia.com/gpu: 1" in f.message and f.where.line == 13
+    assert f.rule == "KV004" and "nvidia.com/gpu: 1" in f.message and f.where.line == 10  # the flavor's
     pool = (
         "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: gpu\nspec:\n  limits:\n"
         "    nvidia.com/gpu: 8\n"
