@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterator
 
 from kvlint.bounds import show
+from kvlint.catalog import gpus
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.extract import pods
 from kvlint.extract.argv import scalar_where
@@ -38,7 +39,9 @@ def issues(documents: list[Document], path: str) -> list[Issue]:
         root = doc.root
         if not isinstance(root, Mapping):
             continue
-        found = _container(root, path) or _request(root, path) or _command(root, path)
+        found = (
+            _container(root, path) or _request(root, path) or _command(root, path) or _instance(root, path)
+        )
         if found is not None:
             out.append(found)
     return out
@@ -96,7 +99,11 @@ def _request(root: Mapping, path: str) -> Issue | None:
         if CAPACITY_KEYS & set(keys):
             continue
         for name, value in node.items():
-            if name in ACCELERATORS and isinstance(value, Scalar) and _positive(value):
+            if (
+                (name in ACCELERATORS or pods.is_ascend(name))
+                and isinstance(value, Scalar)
+                and _positive(value)
+            ):
                 return Issue(NOT_CHECKABLE, f"{_label(root)}{value.value} {name} {WHY}", value.where(path))
     return None
 
@@ -115,5 +122,25 @@ def _command(root: Mapping, path: str) -> Issue | None:
                     NOT_CHECKABLE,
                     f"{_label(root)}an engine command ({show(m.group(1), 60)}) {WHY}",
                     scalar_where(node, path) if node.line == node.end_line else node.where(path),
+                )
+    return None
+
+
+# Keys that pick a VM type: KAITO's resource.instanceType (Workspace, InferenceSet template) and the
+# Kubernetes instance-type labels.
+INSTANCE_KEYS = ("instanceType", "node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+
+
+def _instance(root: Mapping, path: str) -> Issue | None:
+    """A GPU VM type the catalog knows (KAITO InferenceSet: the GPU is named only by the Azure VM)."""
+    for keys, node in _walk(root):
+        if keys and keys[-1] in INSTANCE_KEYS and isinstance(node, Scalar) and isinstance(node.value, str):
+            hit = gpus.instance(node.value)
+            if hit is not None:
+                spec, count, _source = hit
+                return Issue(
+                    NOT_CHECKABLE,
+                    f"{_label(root)}GPU nodes {show(node.value, 60)} ({count} x {spec.name}) {WHY}",
+                    node.where(path),
                 )
     return None
