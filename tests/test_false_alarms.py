@@ -211,3 +211,18 @@ def test_ray_pods_have_the_shm_kuberay_mounts():
         '          resources:\n            limits:\n              nvidia.com/gpu: "2"\n'
     )
     assert "KV207" in rules(lint(plain))  # a plain Deployment gets no such volume
+
+
+def test_an_llm_inference_service_running_a_simulator_is_not_read_as_vllm():
+    """KServe's prefix-cache routing sample replaces vLLM with ghcr.io/llm-d/llm-d-inference-sim: its
+    flags (--mode, --zmq-endpoint, …) are the simulator's, not vLLM's unknown options (5 KV005s)."""
+    text = (
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata:\n  name: sim\nspec:\n"
+        "  model:\n    uri: hf://facebook/opt-125m\n    name: facebook/opt-125m\n  template:\n    containers:\n"
+        "      - name: main\n        image: ghcr.io/llm-d/llm-d-inference-sim:v0.10.0\n"
+        '        command: ["/app/llm-d-inference-sim"]\n'
+        "        args: [--port, '8000', --mode, random, --zmq-endpoint, 'tcp://epp:5557']\n"
+    )
+    result = lint(text)
+    assert "KV005" not in rules(result)
+    assert any(f.rule == "KV004" and "simulator" in f.message for f in result.findings)

@@ -94,10 +94,16 @@ def _role(ctx: ct.ObjectContext, spec: Mapping, role: str, body: Mapping) -> Dep
 
 
 def _read_container(d: Deployment, ctx: ct.ObjectContext, template: Mapping, c: Mapping) -> None:
-    from kvlint.extract.engine_args import vllm
+    from kvlint.extract.engine_args import is_mock, vllm
 
     path = ctx.file
     ct.add_container_facts(d, ctx, template, c)
+    image = c.scalar("image")
+    if image is not None and image.value and is_mock(str(image.value)):
+        # the template's container replaces vLLM with a simulator (llm-d-inference-sim): its flags are its own
+        d.engine = stated("simulator", image.where(path), f"image {image.value}")
+        ct.mark_unsupported(d, "simulator", image.where(path))
+        return
     env = read_env(c, path)
     tokens = []
     extra = next(

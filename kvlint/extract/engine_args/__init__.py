@@ -22,6 +22,7 @@ UNSUPPORTED = {
     "kaito": "KAITO presets choose the engine and its settings inside the operator; not modelled",
     "other": "a custom serving program; kvlint models vLLM, SGLang and TGI",
     "hfserver": "KServe's Hugging Face server on transformers; not modelled",
+    "simulator": "an engine simulator (it answers the engine's API without loading a model): nothing to check",
     "vllm-omni": "vLLM-Omni (`--omni`) runs a multi-stage pipeline whose stages and their GPUs come from its "
     "stage config, not vLLM's own options; not modelled",
 }
@@ -180,6 +181,10 @@ def _trtllm_image(img: str) -> bool:
 
 # Images that imitate an engine's API for tests and demos (aibrix/vllm-mock, llm-d's inference-sim).
 MOCK_IMAGES = ("mock", "inference-sim", "simulator")
+
+
+def is_mock(image: str) -> bool:
+    return any(word in image_repository(image) for word in MOCK_IMAGES)
 
 
 def image_repository(image: str) -> str:
