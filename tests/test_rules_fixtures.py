@@ -117,3 +117,17 @@ def test_findings_name_a_model_not_found_by_its_exact_id(tmp_path):
     )
     assert exact["deployments"][0]["model_resolution"] == "kvlint catalog"
     assert not any("model facts:" in d for f in exact["findings"] for d in f["details"])
+
+
+def test_tgi_prefill_checks_follow_the_release(tmp_path):
+    """TGI's launcher refused max_batch_prefill_tokens below max_input_tokens up to v2.3 (launcher/src/main.rs
+    'Validate args'); v2.4 dropped the check with chunked prefill, so the same layout on 3.0.1 starts."""
+    bad = (FIXTURES / "KV205" / "bad-tgi-prefill-below-input.yaml").read_text()
+    newer = tmp_path / "tgi-3.yaml"
+    newer.write_text(bad.replace("text-generation-inference:2.0.0", "text-generation-inference:3.0.1"))
+    result = read_and_lint(str(newer), Settings(), "tgi-3.yaml")
+    assert not isinstance(result, str), result
+    assert "KV205" not in {f.rule for f in result.findings}
+    assert {f.rule for f in lint_file(FIXTURES / "KV205" / "bad-tgi-prefill-below-input.yaml").findings} == {
+        "KV205"
+    }

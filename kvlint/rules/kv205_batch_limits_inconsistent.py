@@ -1,5 +1,6 @@
 from collections.abc import Iterator
 
+from kvlint.capacity.engines.tgi import parse_version as tgi_version
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.facts import where_of
@@ -11,9 +12,11 @@ class BatchLimitsInconsistent(DeploymentRule):
 
     ## What it does
     vLLM: `max_num_batched_tokens` below `max_num_seqs`, and below `max_model_len` when chunked
-    prefill is off (`SchedulerConfig._verify_args`). TGI: `max_input_tokens` not below
-    `max_total_tokens`, and `max_batch_prefill_tokens` or `max_total_tokens` above a stated
-    `max_batch_total_tokens` (the router's validation).
+    prefill is off (`SchedulerConfig._verify_args`). TGI (launcher/src/main.rs, "Validate args"):
+    `max_input_tokens` not below `max_total_tokens`, and `max_total_tokens` above a stated
+    `max_batch_total_tokens`; up to v2.3 also `max_batch_prefill_tokens` below `max_input_tokens`
+    or above a stated `max_batch_total_tokens` (both checks left the launcher in v2.4, with
+    chunked prefill; an image without a version tag is judged by the newest release).
 
     ## Why is this bad?
     vLLM: "max_num_batched_tokens (b) must be greater than or equal to max_num_seqs (s)"; without
@@ -104,8 +107,27 @@ class BatchLimitsInconsistent(DeploymentRule):
                     )
                 ],
             )
+        version = tgi_version(str(d.engine_version.value)) if d.engine_version is not None else None
+        before_v24 = version is not None and version < (2, 4)
+        if before_v24 and prefill is not None and inp is not None and int(prefill.value) < int(inp.value):
+            yield ctx.finding(
+                self,
+                where_of(d, prefill, inp),
+                f"`max_batch_prefill_tokens` must be >= `max_input_tokens` (given {int(prefill.value):,} and "
+                f"{int(inp.value):,}; TGI {d.engine_version.value} checks this, v2.4 and later chunk the prefill)",
+                fix=f"raise max_batch_prefill_tokens to {int(inp.value)} or lower max_input_tokens",
+                fixes=[
+                    replace_text(
+                        prefill,
+                        str(int(inp.value)),
+                        f"raise max_batch_prefill_tokens to {int(inp.value)}",
+                        UNSAFE,
+                    )
+                ],
+            )
         if batch_total is not None:
-            for name, v in (("max_batch_prefill_tokens", prefill), ("max_total_tokens", total)):
+            limits = (("max_batch_prefill_tokens", prefill), ("max_total_tokens", total))
+            for name, v in limits if before_v24 else limits[1:]:
                 if v is not None and int(v.value) > int(batch_total.value):
                     yield ctx.finding(
                         self,
