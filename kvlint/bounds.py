@@ -187,7 +187,9 @@ def config_problem(config: dict[str, Any]) -> str | None:
             if fact is None or value is None or (fact == "rope_factor") != rope:
                 continue
             r = ARCHITECTURE[fact]
-            why = r.problem(value)
+            # a list, mapping or boolean where a count belongs is refused here, by name: the readers
+            # would crash on int([8]) or take an empty {} for "absent" (security review F26)
+            why = "is not a number" if isinstance(value, (bool, list, dict)) else r.problem(value)
             if why is not None:
                 return f"config {prefix}{key} {show(value)} {why}: expected {r.describe()}"
     return None

@@ -177,6 +177,22 @@ def _positive_count(ctx, param, value):
     return value
 
 
+def _quantization(ctx, param, value):
+    """F28: a method kvlint models, either applied at load (fp8, bitsandbytes …) or read from a
+    quantized checkpoint (awq, gptq …); anything else was silently ignored."""
+    if value is None:
+        return None
+    from kvlint.capacity.weights import ONLINE_QUANT
+    from kvlint.catalog.quant import METHODS
+
+    known = sorted(set(ONLINE_QUANT) | set(METHODS))
+    if value.lower() not in known:
+        raise click.BadParameter(
+            f"{value[:40]!r} is not a quantization method kvlint models ({', '.join(known)})"
+        )
+    return value.lower()
+
+
 def _finite(ctx, param, value):
     if value is not None and value != value:  # nan passes FloatRange's comparisons
         raise click.BadParameter("must be a number above 0 and at most 1, got nan")
@@ -215,7 +231,9 @@ def _finite(ctx, param, value):
     callback=_finite,
     help="gpu_memory_utilization, above 0 and at most 1 (default: the engine's).",
 )
-@click.option("--quantization", help="Weight quantization applied at load (e.g. fp8).")
+@click.option(
+    "--quantization", callback=_quantization, help="Weight quantization applied at load (e.g. fp8)."
+)
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def plan(model, gpu, fmt, **opts) -> None:
     """The capacity planner: weights, KV per token, pool, concurrency by context, GPUs needed."""

@@ -123,7 +123,7 @@ def _modelopt(q: dict[str, Any], covers: frozenset[str]) -> Quant:
     return Quant("modelopt", 8.0, "ModelOpt FP8", covers, kv_dtype, 89)
 
 
-_METHODS: dict[str, Callable[[dict[str, Any], frozenset[str]], Quant]] = {
+METHODS: dict[str, Callable[[dict[str, Any], frozenset[str]], Quant]] = {
     "fp8": _fp8,
     "compressed-tensors": _compressed,
     "awq": _int_group,
@@ -143,7 +143,7 @@ def read_quant(cfg: dict[str, Any], hf_quant: dict[str, Any] | None = None) -> Q
         return None
     method = str(q.get("quant_method") or "").lower()
     covers = _covers(q)
-    reader = _METHODS.get(method)
+    reader = METHODS.get(method)
     if reader is not None:
         return reader(q, covers)
     return Quant(method or "unknown", 16.0, f"{method} (not modelled: counted as 16-bit)", covers, None, None)
