@@ -226,3 +226,15 @@ def test_an_llm_inference_service_running_a_simulator_is_not_read_as_vllm():
     result = lint(text)
     assert "KV005" not in rules(result)
     assert any(f.rule == "KV004" and "simulator" in f.message for f in result.findings)
+
+
+def test_chart_values_naming_an_engine_image_and_gpus_are_said_when_unread():
+    """silogen's llm-inference-* charts: top-level `image: rocm/vllm…`, `model:` and `gpus: 1`; no
+    reader takes that layout, so it is a KV004 at the GPU count rather than 'no problems found'."""
+    text = 'image: "rocm/vllm:rocm6.4.1_vllm_0.9.0.1_20250605"\nmodel: "TinyLlama/TinyLlama-1.1B-Chat-v1.0"\ngpus: 1\n'
+    result = lint(text, path="values.yaml")
+    if result.deployments:  # read by a values reader: then it is checked, which is the point
+        return
+    (f,) = result.findings
+    assert f.rule == "KV004" and "gpus" in f.message and f.where.line == 3
+    assert lint("image: nginx:1.27\ngpus: 1\n", path="values.yaml").findings == []

@@ -40,7 +40,11 @@ def issues(documents: list[Document], path: str) -> list[Issue]:
         if not isinstance(root, Mapping):
             continue
         found = (
-            _container(root, path) or _request(root, path) or _command(root, path) or _instance(root, path)
+            _container(root, path)
+            or _request(root, path)
+            or _command(root, path)
+            or _instance(root, path)
+            or _engine_values(root, path)
         )
         if found is not None:
             out.append(found)
@@ -143,4 +147,31 @@ def _instance(root: Mapping, path: str) -> Issue | None:
                     f"{_label(root)}GPU nodes {show(node.value, 60)} ({count} x {spec.name}) {WHY}",
                     node.where(path),
                 )
+    return None
+
+
+# Engine images by the words in their repository (the engines extract/engine_args recognises).
+ENGINE_IMAGES = ("vllm", "sglang", "text-generation-inference", "tensorrt", "trtllm", "ollama", "llama.cpp")
+GPU_COUNT_KEYS = ("gpus", "gpu", "numGpus", "gpuCount", "num_gpus")
+
+
+def _engine_values(root: Mapping, path: str) -> Issue | None:
+    """Chart values whose top level names an engine image and a GPU count (silogen's llm-inference-*
+    charts: `image: rocm/vllm…`, `model:`, `gpus: 1`), in a layout no reader takes."""
+    from kvlint.extract.engine_args import image_repository, is_mock
+
+    image = root.scalar("image")
+    if image is None or not isinstance(image.value, str) or is_mock(image.value):
+        return None
+    repo = image_repository(image.value)
+    if not any(word in repo for word in ENGINE_IMAGES):
+        return None
+    for key in GPU_COUNT_KEYS:
+        count = root.scalar(key)
+        if count is not None and _positive(count) and str(count.value).strip().isdigit():
+            return Issue(
+                NOT_CHECKABLE,
+                f"values for the engine image {show(image.value, 80)} on {count.value} GPU(s) (`{key}`) {WHY}",
+                count.where(path),
+            )
     return None
