@@ -151,7 +151,13 @@ def test_amd_class_by_gfx_version(tmp_path):
         tmp_path, {"deploy.yaml": V1.format(name="c", cls="gpu.amd.com", count=1, cel=cel) + "---\n" + pod()}
     )
     (d,) = r.deployments
-    assert d.gpu is not None and d.gpu.vendor == "amd" and d.gpu.id.startswith("mi3")
+    assert set(d.deployment.extra["gpu_candidates"].value) == {"mi300x", "mi325x"}  # both CDNA3
+    cel = 'device.attributes["gpu.amd.com"].targetGfxVersion == "gfx950"'
+    r = run(
+        tmp_path, {"deploy.yaml": V1.format(name="c", cls="gpu.amd.com", count=1, cel=cel) + "---\n" + pod()}
+    )
+    (d,) = r.deployments
+    assert d.gpu is not None and d.gpu.id == "mi355x" and "marketed only" in d.gpu.engine_bytes_source
 
 
 def test_dra_fixtures():
