@@ -195,10 +195,10 @@ def explain_rule(name: str) -> tuple[str, bool]:
     return page_text(rule), True
 
 
-def run_plan(model: str, gpu: str, fmt: str, opts: dict) -> tuple[str, int]:
+def run_plan(model: str, gpus: list[str], fmt: str, opts: dict) -> tuple[str, int]:
     from kvlint.planner import plan_command
 
-    return plan_command(model, gpu, fmt, opts)
+    return plan_command(model, gpus, fmt, opts)
 
 
 def show_config(config_path: str | None, isolated: bool) -> tuple[str, int]:

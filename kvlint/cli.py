@@ -201,7 +201,13 @@ def _finite(ctx, param, value):
 
 @main.command()
 @click.argument("model")
-@click.option("--gpu", required=True, help="GPU type (H100, L4, A100-80GB, …).")
+@click.option(
+    "--gpu",
+    "gpu",
+    multiple=True,
+    help="GPU type (H100, L4, A100-80GB, a MIG slice such as a100-80gb:3g.40gb, …); repeat it to plan on several.",
+)
+@click.option("--fleet", help="Several GPU types, comma-separated (L4,A100-80GB,H100): a plan on each.")
 @click.option(
     "--gpus",
     type=click.IntRange(1, 4096),
@@ -235,11 +241,12 @@ def _finite(ctx, param, value):
     "--quantization", callback=_quantization, help="Weight quantization applied at load (e.g. fp8)."
 )
 @click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-def plan(model, gpu, fmt, **opts) -> None:
+def plan(model, gpu, fleet, fmt, **opts) -> None:
     """The capacity planner: weights, KV per token, pool, concurrency by context, GPUs needed."""
     from kvlint.app import run_plan
 
-    text, code = run_plan(model, gpu, fmt, opts)
+    names = [*gpu, *(n.strip() for n in (fleet or "").split(",") if n.strip())]
+    text, code = run_plan(model, list(dict.fromkeys(names)), fmt, opts)
     _echo(text, err=code == 2)
     sys.exit(code)
 

@@ -1,7 +1,10 @@
 """`kvlint plan`: the course's capacity planner, with the engine's own accounting (the command).
 
 Weights, KV per token, the KV pool, concurrency at several context lengths, the longest context
-for N sequences, and the smallest GPU count that fits — as text with a memory bar, or JSON.
+for N sequences, and the smallest GPU count that fits — as text with a memory bar, or JSON. With
+several GPU types (`--gpu L4 --gpu H100`, `--fleet L4,A100-80GB,H100`, MIG profiles such as
+`a100-80gb:3g.40gb` among them) the plan is made on each, and a first line says on which the
+deployment fits as asked and, where it does not, on how many of that GPU it would.
 """
 
 from __future__ import annotations
@@ -12,14 +15,37 @@ from kvlint.capacity import sizing
 from kvlint.codes import UNKNOWN_GPU, UNKNOWN_MODEL
 from kvlint.deployment import Deployment, stated
 from kvlint.findings import Location
-from kvlint.report.plan_report import PlanReport, render_json, render_text
+from kvlint.report.plan_report import (
+    PlanReport,
+    render_fleet_json,
+    render_fleet_text,
+    render_json,
+    render_text,
+)
 from kvlint.resolve import Defaults, resolve
 from kvlint.units import parse_count
 
 
-def plan_command(model: str, gpu: str, fmt: str, opts: dict[str, Any]) -> tuple[str, int]:
-    """The deployment the options describe, resolved and planned; computed in capacity/sizing.py,
-    rendered by report/plan_report.py. Exit 2 when the model or GPU is unknown or an option is unreadable."""
+def plan_command(model: str, gpus: list[str], fmt: str, opts: dict[str, Any]) -> tuple[str, int]:
+    """The deployment the options describe, resolved and planned on each GPU type; computed in
+    capacity/sizing.py, rendered by report/plan_report.py. Exit 2 when the model or a GPU is
+    unknown or an option is unreadable."""
+    if not gpus:
+        return "kvlint: name the GPU (--gpu NAME) or the fleet (--fleet L4,A100-80GB,H100)\n", 2
+    reports: list[PlanReport] = []
+    for gpu in gpus:
+        report = _plan_one(model, gpu, opts)
+        if isinstance(report, str):
+            prefix = f"on {gpu}: " if len(gpus) > 1 else ""
+            return f"kvlint: {prefix}{report}\n", 2
+        reports.append(report)
+    if len(reports) == 1:
+        return (render_json(reports[0]) if fmt == "json" else render_text(reports[0])), 0
+    return (render_fleet_json(reports) if fmt == "json" else render_fleet_text(reports)), 0
+
+
+def _plan_one(model: str, gpu: str, opts: dict[str, Any]) -> PlanReport | str:
+    """The plan on one GPU type, or the reason it cannot be made."""
     where = Location("<plan>", 1, 1)
     d = Deployment(file="<plan>", where=where, kind="plan", name=model)
     d.model = stated(model, where)
@@ -41,16 +67,15 @@ def plan_command(model: str, gpu: str, fmt: str, opts: dict[str, Any]) -> tuple[
         if opts.get("quantization"):
             d.quantization = stated(opts["quantization"], where)
     except ValueError as exc:
-        return f"kvlint: {exc}\n", 2
+        return str(exc)
     r = resolve(d, Defaults())
     problems = [i for i in r.issues if i.code in (UNKNOWN_GPU, UNKNOWN_MODEL)]
     if problems or r.plan is None:
-        text = "; ".join(f"{i.message}" + (f" ({i.fix})" if i.fix else "") for i in problems) or "cannot plan"
-        return f"kvlint: {text}\n", 2
+        return "; ".join(f"{i.message}" + (f" ({i.fix})" if i.fix else "") for i in problems) or "cannot plan"
     arch, s, p, g = r.model, r.settings, r.plan, r.gpu
     if arch is None or s is None or g is None:
-        return "kvlint: cannot plan\n", 2
-    report = PlanReport(
+        return "cannot plan"
+    return PlanReport(
         arch,
         g,
         s,
@@ -69,4 +94,3 @@ def plan_command(model: str, gpu: str, fmt: str, opts: dict[str, Any]) -> tuple[
         },
         model_how=r.model_how,
     )
-    return (render_json(report) if fmt == "json" else render_text(report)), 0

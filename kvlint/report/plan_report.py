@@ -133,3 +133,54 @@ def render_text(r: PlanReport) -> str:
     if shown_how(r.model_how):
         out.append(f"  ({shown_how(r.model_how)})")
     return "\n".join(out) + "\n"
+
+
+def _fleet_lines(reports: list[PlanReport]) -> list[str]:
+    """Where the deployment fits as asked, and on how many of the others it would."""
+    fit = [r for r in reports if fits(r.plan)]
+    miss = [r for r in reports if not fits(r.plan)]
+    first = reports[0]
+    s = first.settings
+    out = [
+        f"{first.arch.id} at {s.tp * s.pp} GPU{'s' if s.tp * s.pp != 1 else ''} on {len(reports)} GPU types"
+    ]
+    if fit:
+        out.append(
+            "  fits on:         "
+            + ", ".join(
+                f"{r.gpu.name} ({r.plan.max_concurrency:.2f} sequences of {r.settings.max_model_len:,} tokens)"
+                for r in fit
+            )
+        )
+    if miss:
+        out.append(
+            "  does not fit on: "
+            + ", ".join(
+                f"{r.gpu.name} ("
+                + (
+                    f"needs {r.smallest.gpus}, tensor_parallel {r.smallest.tensor_parallel}"
+                    if r.smallest
+                    else "no tensor parallelism over MIG slices: a larger profile"
+                    if r.gpu.mig_profile
+                    else "not on up to 16"
+                )
+                + ")"
+                for r in miss
+            )
+        )
+    return out
+
+
+def render_fleet_text(reports: list[PlanReport]) -> str:
+    parts = ["\n".join(_fleet_lines(reports)) + "\n"]
+    parts += [render_text(r) for r in reports]
+    return "\n".join(parts)
+
+
+def render_fleet_json(reports: list[PlanReport]) -> str:
+    data = {
+        "fits_on": [r.gpu.id for r in reports if fits(r.plan)],
+        "does_not_fit_on": [r.gpu.id for r in reports if not fits(r.plan)],
+        "plans": [as_data(r) for r in reports],
+    }
+    return json.dumps(data, indent=2) + "\n"
