@@ -15,6 +15,17 @@ class UnknownGpu(IssueRule):
     naming the closest real values, since the pod would stay Pending. The message lists the checks
     that were skipped.
 
+    A pod that gets its GPUs through Dynamic Resource Allocation (`spec.resourceClaims` naming a
+    ResourceClaim or ResourceClaimTemplate, `resource.k8s.io` v1beta1/v1beta2/v1) is read from the
+    claim in the same file or a YAML file beside it: the device class (`gpu.nvidia.com`,
+    `mig.nvidia.com`, `gpu.amd.com`, or a DeviceClass found beside it), `count` /
+    `allocationMode`, and the CEL selectors on `productName`, `architecture`, `profile`,
+    `targetGfxVersion` and `memory` (as the drivers publish them: NVML name, nvidia-smi total).
+    KV002 is a warning when the claim is in neither place, or when no catalogued card matches the
+    selector (`productName == "A100"`: the driver publishes "NVIDIA A100-SXM4-80GB"). A selector
+    that admits several types is checked on each, as a fleet is (below), and KV002 is the info
+    that lists where the deployment fits.
+
     When the file names no GPU at all (no `gpu:`, no GPU node label, no instance type, no MIG
     profile, no DRA claim — the cluster decides):
     - with a `fleet: [L4, A100-80GB, H100]` in the configuration, every capacity rule runs once on
