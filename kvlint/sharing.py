@@ -9,7 +9,11 @@ fraction that leaves room for the others: vLLM V1 refuses to start when less tha
 utilization"). Up to N pods can land on one card (N unknown: every shared-GPU pod of the file), and
 the scheduler may put the most demanding ones together, so the fractions of the N largest must add
 up to less than 1. The sum is written on each deployment that takes part (extra `gpu_sharing`);
-KV208 reports it at the fraction's value.
+KV208 reports it at the fraction's value. MPS is summed the same way; the sum below 1 is necessary
+there, not sufficient: an MPS client may also be capped (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT) while
+cudaMemGetInfo still reports the whole card as total (find_string 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT'
+hit 40667668811: 'memory total 14930.56 MB', free capped at 1000 MB), so an engine asking for
+u x total can fail inside its cap; kvlint does not read that cap.
 """
 
 from __future__ import annotations

@@ -153,8 +153,8 @@ def attach(d: Deployment, known: Known) -> None:
     total, candidates, notes = 0, None, []
     for ref in refs.value:
         found = known.objects.get((ref.kind, ref.target))
-        if found is None and d.accelerator in NOT_MODELLED:
-            continue  # already known not to be a GPU (a Neuron/Gaudi/Ascend resource or image): KV004 says so
+        if found is None and (d.gpus_per_pod is not None or d.accelerator != "gpu"):
+            continue  # the pod has its devices from resources: an unseen claim may be a NIC (EFA, RDMA)
         if found is None:
             d.issues.append(
                 Issue(
