@@ -66,10 +66,13 @@ def annotate(resolved: list[Resolved], configs: list[Replicas]) -> None:
     """Put the shared-card arithmetic on each deployment whose fraction takes part in an overcommit."""
     groups: dict[str, list[Resolved]] = {}
     for r in resolved:
-        if "gpu_shared" in r.deployment.extra and _fraction(r) is not None:
-            groups.setdefault(r.gpu.id if r.gpu is not None else "", []).append(r)
+        shared = r.deployment.extra.get("gpu_shared")
+        if shared is not None and _fraction(r) is not None:
+            key = str(shared.value) if str(shared.value).startswith("claim:") else (r.gpu.id if r.gpu else "")
+            groups.setdefault(key, []).append(r)
     cap = min((c.replicas for c in configs), default=None)
-    for group in groups.values():
+    for key, group in groups.items():
+        claim = key.removeprefix("claim:") if key.startswith("claim:") else None
         pods: list[tuple[float, Resolved]] = []
         for r in group:
             count = r.deployment.extra.get("pod_replicas")
@@ -78,13 +81,15 @@ def annotate(resolved: list[Resolved], configs: list[Replicas]) -> None:
         if len(pods) < 2:
             continue
         pods.sort(key=lambda p: -p[0])
-        together = pods[: cap or len(pods)]
+        together = pods if claim else pods[: cap or len(pods)]
         total = sum(u for u, _ in together)
         if len(together) < 2 or total < 1:
             continue
         terms = " + ".join(f"{u:g} ({_name(r)})" for u, r in together)
         how = (
-            f"the device plugin's {configs[0].strategy} config shares each card {cap} ways ({configs[0].file})"
+            f"every pod that names ResourceClaim {claim!r} gets the same device(s)"
+            if claim
+            else f"the device plugin's {configs[0].strategy} config shares each card {cap} ways ({configs[0].file})"
             if cap
             else "no device-plugin sharing config beside the file: every shared-GPU pod here may land on one card"
         )

@@ -222,3 +222,15 @@ def test_an_unseen_claim_beside_a_gpu_resource_is_no_warning(tmp_path):
     r = run(tmp_path, {"deploy.yaml": text})
     assert not [f for f in r.findings if "efa-nic" in f.message]  # a NIC claim, most likely
     assert r.deployments[0].deployment.gpus.value == 1
+
+
+def test_pods_naming_one_resource_claim_share_its_gpu(tmp_path):
+    cel = 'device.attributes["gpu.nvidia.com"].productName == "NVIDIA L4"'
+    claim = V1BETA1.format(name="one-l4", cls="gpu.nvidia.com", count=1, cel=cel)
+    deploy = pod("one-l4", "resourceClaimName", replicas=2, args=', "--gpu-memory-utilization", "0.6"')
+    r = run(tmp_path, {"deploy.yaml": claim + "---\n" + deploy})
+    (f,) = [f for f in r.findings if f.rule == "KV208"]
+    assert "0.6 (m) + 0.6 (m) = 1.20" in f.message and "ResourceClaim 'one-l4'" in f.message
+    deploy = pod("one-l4", "resourceClaimName", replicas=2, args=', "--gpu-memory-utilization", "0.45"')
+    r = run(tmp_path, {"deploy.yaml": claim + "---\n" + deploy})
+    assert not [f for f in r.findings if f.rule == "KV208"]

@@ -274,7 +274,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
     labels = pods.node_labels(pod, path)
     apply_labels(d, labels)
     gpu_sharing.apply(d, ctx.root, pod, container, labels, path)
-    dra.read_refs(d, pod, container, path)
+    dra.read_refs(d, ctx.root, pod, container, path)
 
 
 def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -> None:

@@ -63,7 +63,7 @@ def is_dra(root: Mapping) -> bool:
     return isinstance(api, str) and api.startswith("resource.k8s.io/") and root.value("kind") in KINDS
 
 
-def read_refs(d: Deployment, pod: Mapping, container: Mapping, path: str) -> None:
+def read_refs(d: Deployment, root: Mapping, pod: Mapping, container: Mapping, path: str) -> None:
     """The claims this container uses, kept on the deployment until the file's claims are known."""
     entries: dict[str, Mapping] = {}
     for entry in pod.seq("resourceClaims") or ():
@@ -90,6 +90,9 @@ def read_refs(d: Deployment, pod: Mapping, container: Mapping, path: str) -> Non
                 )
     if refs:
         d.extra["dra_refs"] = stated(tuple(refs), refs[0].where, "DRA resource claims")
+        replicas = root.at("spec", "replicas")
+        if isinstance(replicas, Scalar) and isinstance(replicas.value, int) and replicas.value > 0:
+            d.extra.setdefault("pod_replicas", stated(replicas.value, replicas.where(path), "spec.replicas"))
 
 
 @record
@@ -168,6 +171,12 @@ def attach(d: Deployment, known: Known) -> None:
             )
             continue
         claim, claim_path = found
+        if ref.kind == "ResourceClaim":  # one claim object: every pod that names it gets the same devices
+            d.extra["gpu_shared"] = stated(
+                f"claim:{ref.target}",
+                ref.where,
+                f"ResourceClaim {ref.target!r}, shared by every pod that names it",
+            )
         for alternatives in _requests(claim, claim_path):
             if ref.request and not any(a.name.split("/")[0] == ref.request for a in alternatives):
                 continue
