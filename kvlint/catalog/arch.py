@@ -12,6 +12,28 @@ SLIDING = "sliding"  # SlidingWindowSpec: about window + batched tokens per requ
 CHUNKED = "chunked"  # ChunkedLocalAttentionSpec (Llama 4): about chunk + batched tokens
 NONE = "none"  # no KV (mamba / linear attention layers are not modelled here)
 
+# Encoder-only families: bidirectional attention over the whole input, nothing decoded, so the engine
+# keeps no KV cache (vLLM serves them as pooling models with EncoderOnlyAttentionSpec). Embedding and
+# reranking models (BERT, RoBERTa / XLM-R, ...) and vision towers served alone (CLIP, SigLIP).
+ENCODER_ONLY = frozenset(
+    {
+        "bert",
+        "roberta",
+        "xlm-roberta",
+        "distilbert",
+        "electra",
+        "deberta",
+        "deberta-v2",
+        "mpnet",
+        "nomic_bert",
+        "modernbert",
+        "clip",
+        "clip_vision_model",
+        "siglip",
+        "siglip_vision_model",
+    }
+)
+
 
 @record(frozen=True)
 class Quant:

@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Any
 
 from kvlint.catalog import how, pulled, safetensors
-from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.arch import ENCODER_ONLY, ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hf_keys import from_mistral_params
 from kvlint.catalog.name_rules import NameIndex
@@ -31,6 +31,14 @@ class Resolution:
     derived: str = ""  # the name rules that matched (KV007 names them); empty for an exact find
     derived_from: str = ""  # where the base's facts come from
     fix: str = ""  # the exact step that makes an unknown model known, when kvlint knows it
+
+
+def _found(arch: ModelArch, found_how: str) -> Resolution:
+    """A resolved config; an encoder-only one (an embedding model, a reranker) keeps no KV cache."""
+    if arch.family in ENCODER_ONLY:
+        why = f"an encoder-only model ({arch.family}): no KV cache"
+        return Resolution(None, f"{found_how}: {arch.id} is {why}", no_kv_cache=True)
+    return Resolution(arch, found_how)
 
 
 def _norm(ref: str) -> str:
@@ -259,11 +267,11 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     )  # messages never carry the runner's home or filesystem layout (F29)
     try:
         if candidate.endswith(".json") and os.path.lexists(candidate):
-            return Resolution(from_file(candidate, raw), f"{how.LOCAL_FILE} {label}")
+            return _found(from_file(candidate, raw), f"{how.LOCAL_FILE} {label}")
         if os.path.isdir(candidate) and any(
             os.path.isfile(os.path.join(candidate, f)) for f in ("config.json", "params.json")
         ):
-            return Resolution(from_directory(candidate, raw), f"{how.LOCAL_DIRECTORY} {label}")
+            return _found(from_directory(candidate, raw), f"{how.LOCAL_DIRECTORY} {label}")
     except (OSError, ValueError, ConfigError) as exc:
         return Resolution(None, f"could not read {label}: {_shown_in(exc, candidate)}")
 
@@ -273,7 +281,7 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     except (OSError, ValueError, ConfigError) as exc:
         return Resolution(None, f"pulled copy of {ident} is unreadable: {exc}")
     if found is not None:
-        return Resolution(found[0], found[1])
+        return _found(found[0], found[1])
     idx = _index()
     key = _norm(ident)
     key = idx.aliases.get(key, key)
@@ -282,13 +290,13 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
         if row.get("kv_cache") == "none":
             why = row.get("kv_cache_note") or "the catalog records no KV cache for it"
             return Resolution(None, f"kvlint catalog: {row['id']} is {why}", no_kv_cache=True)
-        return Resolution(arch_for_entry(key), how.EXACT)
+        return _found(arch_for_entry(key), how.EXACT)
     try:
         cached = from_hf_cache(ident)
     except (OSError, ValueError, ConfigError) as exc:
         return Resolution(None, f"Hugging Face cache copy of {ident} is unreadable: {_shown_in(exc)}")
     if cached is not None:
-        return Resolution(cached, how.HF_CACHE)
+        return _found(cached, how.HF_CACHE)
     # Not catalogued: the name rules (kvlint/catalog/name_rules.py), e.g. /models/Qwen3-8B or a quantized copy.
     has_org = not (looks_like_path or "/" not in ident or ident.count("/") > 1)
     return _by_name(ident, has_org)
@@ -310,7 +318,7 @@ def from_hub(ident: str) -> Resolution:
         return Resolution(None, f"--hub: cached copy of {ident} is unreadable: {exc}")
     if found is None:
         return Resolution(None, f"--hub: {ident} was fetched but not written to {cache}")
-    return Resolution(found[0], f"{how.HUB}, cached in {cache}")
+    return _found(found[0], f"{how.HUB}, cached in {cache}")
 
 
 @lru_cache(maxsize=1)
@@ -342,10 +350,10 @@ def _by_name(ident: str, has_org: bool) -> Resolution:
             None, "not in the kvlint catalog, not a local config.json, not in the Hugging Face cache"
         )
     row = _index().rows[found.key]
-    if row.get("kv_cache") == "none":
-        why = row.get("kv_cache_note") or "the catalog records no KV cache for it"
+    base = None if row.get("kv_cache") == "none" else arch_for_entry(found.key)
+    if base is None or base.family in ENCODER_ONLY:
+        why = row.get("kv_cache_note") or f"an encoder-only model ({base and base.family}): no KV cache"
         return Resolution(None, f"matched by name to {row['id']}, which is {why}", no_kv_cache=True)
-    base = arch_for_entry(found.key)
     source = f"{how.MATCHED_BY_NAME}: {base.id}"
     quant = base.quant
     if found.stated is not None:
