@@ -81,6 +81,25 @@ def _calibration() -> set[str]:
     return out
 
 
+def _known_but_unpriced() -> dict[str, str]:
+    """Configs benchmarks/catalog_sources.json found but left out, by the stem of their name: the reason."""
+    from kvlint.catalog.name_rules import split_quant, stem
+
+    excluded = json.loads((ROOT / "benchmarks" / "catalog_sources.json").read_text()).get("excluded", [])
+    out: dict[str, str] = {}
+    for entry in excluded:
+        for ident in entry["ids"]:
+            name = split_quant(ident.rsplit("/", 1)[-1])[0]
+            out.setdefault(stem(name), f"its config is known ({ident}) but not priced: {entry['reason']}")
+    return out
+
+
+def _reason(ident: str, how: str, unpriced: dict[str, str]) -> str:
+    from kvlint.catalog.name_rules import split_quant, stem
+
+    return unpriced.get(stem(split_quant(ident.rsplit("/", 1)[-1])[0]), how)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--list-resolved", action="store_true", help="also list every resolved id and how")
@@ -131,8 +150,9 @@ def main() -> None:
     print(f"  catalog / exact:  {len(resolved)}")
     print(f"  by a name rule:   {len(by_name)}")
     print(f"unresolved:         {len(unresolved)}")
+    unpriced = _known_but_unpriced()
     for ident, how in unresolved:
-        print(f"  {ident}: {how}")
+        print(f"  {ident}: {_reason(ident, how, unpriced)}")
     if args.list_resolved:
         for ident, how in by_name + resolved:
             print(f"  + {ident}: {how}")
