@@ -517,3 +517,23 @@ def test_idle_gpus_from_an_assumed_count_are_an_info_naming_it():
     assert f.severity.name == "INFO" and "kvlint's assumption" in f.message
     stated = run(FIXTURES / "KV201" / "bad-idle-gpus.yaml")
     assert [f.severity.name for f in stated.findings if f.rule == "KV201"] == ["WARNING"]
+
+
+# --- KAITO --------------------------------------------------------------------------------------
+
+
+def test_kaito_preset_image_serves_the_model_its_name_says():
+    result = run(STACKS / "kaito" / "good-preset-image.yaml")
+    (d,) = deps(result).values()
+    assert d.model.value == "mistralai/Mistral-7B-Instruct-v0.3" and d.model.origin == "inferred"
+    assert "/workspace/vllm/weights" in d.model.note and "supported_models.yaml" in d.model.note
+    assert d.max_context.value == 8192 and result.deployments[0].plan is not None
+    assert result.findings == [], [f.message for f in result.findings]  # --kaito-* are the wrapper's
+
+
+def test_kaito_workspace_preset_names_its_hugging_face_model_and_why_it_is_not_checked():
+    result = run(STACKS / "kaito" / "workspace-preset.yaml")
+    (d,) = deps(result).values()
+    assert d.model.value == "microsoft/Phi-3-medium-128k-instruct" and d.model.where.line == 15
+    (f,) = result.findings
+    assert f.rule == "KV004" and "data parallel when the model is under half of one GPU" in f.message

@@ -156,6 +156,8 @@ def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar], storage: 
         from kvlint.extract.engine_args import vllm
 
         vllm.read(d, launch.tokens, env, strict=not launch.wrapper)
+        if launch.wrapper == "kaito" and d.model is None:
+            _kaito_preset_model(d)
     elif launch.engine == "sglang":
         from kvlint.extract.engine_args import sglang
 
@@ -171,6 +173,27 @@ def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar], storage: 
     else:
         _model_of_unmodelled(d, launch)
         mark_unsupported(d, launch.engine, d.engine.where if d.engine else d.where)  # type: ignore[arg-type]
+
+
+KAITO_WEIGHTS = "/workspace/vllm/weights"
+
+
+def _kaito_preset_model(d: Deployment) -> None:
+    """KAITO's inference_api.py serves --model /workspace/vllm/weights unless told otherwise (its
+    engine defaults); a KAITO preset image holds there the weights of the preset it is named after."""
+    from kvlint.catalog import kaito
+
+    image = str(d.image.value) if d.image is not None else ""
+    preset = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
+    hf = kaito.hf_id(preset) if preset else None
+    if hf is None or d.image is None:
+        return
+    d.model = inferred(
+        hf,
+        f"KAITO's inference_api.py loads {KAITO_WEIGHTS} by default; the preset image {preset} holds {hf} "
+        f"there ({kaito.source()})",
+        d.image.where,
+    )
 
 
 def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:

@@ -129,8 +129,15 @@ def kaito(ctx: ct.ObjectContext) -> list[Deployment]:
     preset = ctx.root.at("inference", "preset", "name")
     if not isinstance(preset, Scalar):
         return []
+    from kvlint.catalog import kaito as kaito_catalog
+
     d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name, ctx.base_dir)
-    d.model = stated(str(preset.value), preset.where(ctx.file), "KAITO preset name")
+    hf = kaito_catalog.hf_id(str(preset.value))
+    d.model = (
+        inferred(hf, f"KAITO preset {preset.value} ({kaito_catalog.source()})", preset.where(ctx.file))
+        if hf is not None
+        else stated(str(preset.value), preset.where(ctx.file), "KAITO preset name")
+    )
     d.engine = stated("kaito", preset.where(ctx.file))
     itype = ctx.root.at("resource", "instanceType")
     if isinstance(itype, Scalar) and itype.value:

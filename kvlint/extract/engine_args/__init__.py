@@ -19,7 +19,10 @@ UNSUPPORTED = {
     "ollama": "Ollama picks context and offload at run time; not modelled",
     "jetstream": "JetStream runs on TPUs; kvlint models GPU memory",
     "nim": "NVIDIA NIM picks its backend (TensorRT-LLM or vLLM) from a profile at start-up; memory not modelled",
-    "kaito": "KAITO presets choose the engine and its settings inside the operator; not modelled",
+    "kaito": "KAITO's operator picks the parallelism (data parallel when the model is under half of one GPU, "
+    "else tensor parallel over a node's GPUs and pipeline parallel over nodes), --max-model-len auto and the "
+    "memory fraction from the GPU memory free at start (kaito-project/kaito pkg/model/interface.go, "
+    "presets/workspace/inference/vllm/inference_api.py); not modelled",
     "other": "a custom serving program; kvlint models vLLM, SGLang and TGI",
     "hfserver": "KServe's Hugging Face server on transformers; not modelled",
     "simulator": "an engine simulator (it answers the engine's API without loading a model): nothing to check",
@@ -154,7 +157,9 @@ def _ollama_serve(at: _At) -> Launch | None:
 def _vllm_wrapper_script(at: _At) -> Launch | None:
     # a wrapper script that passes vLLM's own options on (e.g. KAITO's inference_api.py)
     if at.base.endswith(".py") and "vllm" in at.text.lower() and at.i + 1 < len(at.tokens):
-        return Launch("vllm", at.tokens[at.i + 1 :], at.tokens[at.i], f"vLLM wrapper script {at.base}")
+        # KAITO's /workspace/vllm/inference_api.py adds --kaito-* options of its own
+        kaito = "kaito" if at.base == "inference_api.py" and "/workspace/vllm/" in at.text else ""
+        return Launch("vllm", at.tokens[at.i + 1 :], at.tokens[at.i], f"vLLM wrapper script {at.base}", kaito)
     return None
 
 
