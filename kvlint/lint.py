@@ -141,9 +141,10 @@ def lint_loaded(
     if physical.needed(loaded.source.text):  # NEL/LS/PS: YAML counts them as line breaks, editors do not
         phys = physical.Physical(loaded.source.text)
         for f in (*result.findings, *result.suppressed):
-            f.where = phys.where(f.where) if f.where.file == path else f.where
+            phys.move(f, path)
         source = phys.lines
-        cited = {f.where.line for f in result.findings}  # fix edits stay in the parser's lines
+        cited = {f.where.line for f in result.findings}
+        cited.update(e.where.line for f in result.findings for x in f.fixes for e in x.edits)
     result.lines = {  # only these: the file's text is not kept once it is linted
         n: source[n - 1] for n in sorted(cited) if 1 <= n <= len(source)
     }

@@ -250,6 +250,9 @@ def test_workloads_with_wrong_types_everywhere(docs):
 @example("---\n---\n...\n")
 @example("a:\r\n  b: [1,\r\n")
 @example("x: \u2028y: 1\n")
+@example("\x85\x00")  # a NUL after a YAML-only line break: located on the physical line
+@example("\u2029\x85\x0b")
+@example("a: \x85\xe9\x0c")
 def test_arbitrary_text(text):
     check_invariants(text.encode("utf-8"))
 

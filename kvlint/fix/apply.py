@@ -11,6 +11,7 @@ import codecs
 
 from kvlint.findings import Applicability, Edit, Finding, Fix
 from kvlint.fix.materialize import SourceLines
+from kvlint.load.source import PHYSICAL_BREAK
 from kvlint.record import field, record
 
 MAX_ROUNDS = 6
@@ -56,7 +57,7 @@ def _span(edit: Edit, src: SourceLines) -> tuple[int, int] | None:
 
 def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
     """Apply the fixes whose edits overlap no edit already taken; return the text and those applied."""
-    src = SourceLines(text)
+    src = SourceLines(text, PHYSICAL_BREAK)  # reported edits are on physical lines
     taken: list[tuple[int, int, str]] = []
     applied: list[Fix] = []
     for fix in fixes:

@@ -27,13 +27,15 @@ _QUOTES = "\"'"
 
 
 class SourceLines:
-    """The text with the offset at which each line starts and the break that ends it."""
+    """The text with the offset at which each line starts and the break that ends it. Lines are
+    the parser's (YAML 1.1 breaks) while edits are made concrete, physical ones once they are
+    reported and applied (kvlint/load/source.py says what a line is)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, breaks: re.Pattern[str] = LINE_BREAK) -> None:
         self.text = text
         self.starts = [0]
         self.breaks: list[str] = []
-        for m in LINE_BREAK.finditer(text):
+        for m in breaks.finditer(text):
             self.breaks.append(m.group(0))
             self.starts.append(m.end())
 

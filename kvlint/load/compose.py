@@ -191,7 +191,9 @@ class _Builder:
             )
 
 
-def _located_error(exc, path: str, text: str) -> Issue:
+def _located_error(exc, path: str, text: str, in_bytes: bool = False) -> Issue:
+    """The error at its place; `in_bytes`: the parser (libyaml) counts a ReaderError's position in
+    UTF-8 bytes, not characters."""
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
     context = getattr(exc, "context", None)
@@ -202,10 +204,16 @@ def _located_error(exc, path: str, text: str) -> Issue:
     fix = None
     if "cannot start any token" in problem and mark is not None:
         fix = "YAML does not allow tab characters for indentation; indent with spaces"
+    from kvlint.load.source import LINE_BREAK, position
+
+    at = getattr(exc, "position", None)  # ReaderError (a control character): where it is
+    if mark is None and isinstance(at, int) and in_bytes:
+        at = len(text.encode("utf-8", "surrogatepass")[:at].decode("utf-8", "ignore"))
+    if mark is None and isinstance(at, int) and 0 <= at <= len(text):
+        line, column = position(text, at)
+        return Issue(INVALID_INPUT, message, Location(path, line, column), fix=fix)
     if mark is None:
         return Issue(INVALID_INPUT, message, Location(path, 1, 1), fix=fix)
-    from kvlint.load.source import LINE_BREAK
-
     lines = LINE_BREAK.split(text)
     line, column = mark.line + 1, mark.column + 1
     if line > len(lines):  # the parser's mark sits after the last character
@@ -259,7 +267,9 @@ def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issu
         except StopIteration:
             break
         except YAMLError as exc:
-            issues.append(_located_error(exc, path, text))
+            issues.append(
+                _located_error(exc, path, text, in_bytes=yaml.Parser.__module__ != "ruamel.yaml.parser")
+            )
             break
         except RecursionError:
             issues.append(Issue(INVALID_INPUT, "YAML nesting is too deep to read", Location(path, 1, 1)))

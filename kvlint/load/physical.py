@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from kvlint.findings import Location
-from kvlint.load.source import LINE_BREAK
+from kvlint.findings import Finding, Location
+from kvlint.load.source import LINE_BREAK, PHYSICAL_BREAK
+from kvlint.record import replace
 
 _UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
-_PHYSICAL_BREAK = re.compile("\r\n|[\n\r]")
 
 
 def needed(text: str) -> bool:
@@ -26,7 +26,7 @@ class Physical:
     """Maps (YAML line, column) to (physical line, column) for one text."""
 
     def __init__(self, text: str) -> None:
-        self.lines = _PHYSICAL_BREAK.split(text)
+        self.lines = PHYSICAL_BREAK.split(text)
         self._map: list[tuple[int, int]] = []  # per YAML line: (physical line, column offset)
         line, offset = 1, 0
         pos = 0
@@ -52,3 +52,12 @@ class Physical:
             end_line, end_col = self._point(end_line, end_column or 1)
             end_column = end_col if end_column is not None else None
         return Location(w.file, line, column, end_line, end_column)
+
+    def move(self, f: Finding, path: str) -> None:
+        """Put the finding and its fixes' edits on physical lines (what `--fix`, SARIF fixes and
+        reviewdog suggestions apply: kvlint/fix/apply.py counts physical lines)."""
+        if f.where.file == path:
+            f.where = self.where(f.where)
+        f.fixes = tuple(
+            replace(x, edits=tuple(replace(e, where=self.where(e.where)) for e in x.edits)) for x in f.fixes
+        )

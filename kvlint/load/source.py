@@ -10,9 +10,14 @@ from kvlint.findings import Issue, Location
 from kvlint.record import field, record
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
-# The line breaks YAML (and ruamel.yaml's positions) count; str.splitlines() also splits on
-# \v, \f and \x1c-\x1e, which would shift every line number after one of them.
+# What a line is. kvlint reports physical lines: those ended by LF, CRLF or CR (YAML 1.2's line
+# breaks, and the only ones editors, git, GitHub annotations and SARIF viewers count).
+# ruamel.yaml's marks (YAML 1.1) also end a line at NEL (U+0085), LINE SEPARATOR (U+2028) and
+# PARAGRAPH SEPARATOR (U+2029): positions taken from the parser are counted in LINE_BREAK and
+# mapped onto physical lines once, in kvlint/load/physical.py. str.splitlines() splits on still more
+# (\v, \f, \x1c-\x1e) and is never used on input text.
 LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+PHYSICAL_BREAK = re.compile("\r\n|[\n\r]")
 
 _CONFLICT_RE = re.compile(r"^(<{7}|>{7})(?: |$)|^={7}$", re.MULTILINE)
 # Go-template actions as Helm writes them; Jinja chat templates ({{- bos_token }}) do not match.
@@ -38,28 +43,21 @@ class SourceText:
         return self._lines
 
 
-_PHYSICAL_BREAK = re.compile("\r\n|[\n\r]")
-
-
 def _line_col_of_offset(data: bytes, offset: int) -> tuple[int, int]:
-    """1-based line and character column of a byte offset in text that may not decode cleanly.
-    The text is never parsed as YAML, so the lines are the ones editors and GitHub count (LF,
-    CRLF, CR), not YAML's (which add NEL, LS and PS): a NUL after a U+2028 is on line 1."""
-    before = data[:offset].decode("utf-8", "replace")
-    breaks = list(_PHYSICAL_BREAK.finditer(before))
-    if not breaks:
-        return 1, len(before) + 1
-    return len(breaks) + 1, len(before) - breaks[-1].end() + 1
+    """1-based physical line and character column of a byte offset in text that does not decode:
+    the text is not kept (nothing is parsed), so nothing maps these positions later."""
+    return position(data[:offset].decode("utf-8", "replace"), offset=None, breaks=PHYSICAL_BREAK)
 
 
-def position(text: str, offset: int | None) -> tuple[int, int]:
+def position(text: str, offset: int | None, breaks: re.Pattern[str] = LINE_BREAK) -> tuple[int, int]:
     """1-based (line, column) of text[offset] (of the end of `text` when offset is None), counting
-    YAML's line breaks and characters, as ruamel.yaml's marks do."""
+    characters and, by default, YAML 1.1's line breaks as ruamel.yaml's marks do (positions in the
+    kept text are mapped onto physical lines with the parser's, kvlint/load/physical.py)."""
     before = text if offset is None else text[:offset]
-    breaks = list(LINE_BREAK.finditer(before))
-    if not breaks:
+    found = list(breaks.finditer(before))
+    if not found:
         return 1, len(before) + 1
-    return len(breaks) + 1, len(before) - breaks[-1].end() + 1
+    return len(found) + 1, len(before) - found[-1].end() + 1
 
 
 def oversized(path: str, size: int, max_bytes: int) -> Issue:
