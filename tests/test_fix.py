@@ -231,3 +231,32 @@ def test_corpus_diff_applies_with_patch_and_converges(tmp_path):
     subprocess.run(["patch", "-p0", "-s"], cwd=tmp_path, input=first.stdout, text=True, check=True)
     second = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert second.stdout == "" and second.returncode == 0, second.stdout[:2000]
+
+
+def test_diff_headers_quote_names_so_a_name_cannot_add_a_header(tmp_path):
+    """A file named `x\\n+++ evil.yaml` (or not UTF-8) is one quoted name in the diff, as git writes
+    it; `patch -p0` patches that file and nothing else."""
+    if shutil.which("patch") is None:
+        pytest.skip("patch is not installed")
+    before = (FIXTURES / "KV304" / "fix-safe-spec-32k.yaml").read_bytes()
+    root = os.fsencode(tmp_path)
+    names = [b"x\n+++ evil.yaml", b'lat\xe9n "q".yaml']
+    for n in names:
+        with open(os.path.join(root, n), "wb") as fh:
+            fh.write(before)
+    r = subprocess.run(
+        [sys.executable, "-m", "kvlint", "--isolated", "--diff", "."],
+        cwd=root,
+        capture_output=True,
+        timeout=120,
+    )
+    assert r.returncode == 1, r.stderr
+    diff = r.stdout.decode("ascii")
+    assert '--- "x\\n+++ evil.yaml"' in diff and '+++ "lat\\351n \\"q\\".yaml"' in diff
+    assert not any(line.startswith("+++ evil") for line in diff.split("\n"))
+    subprocess.run(["patch", "-p0", "-s"], input=r.stdout, cwd=root, check=True, capture_output=True)
+    after = (FIXTURES / "KV304" / "fix-safe-spec-32k.after.yaml").read_bytes()
+    assert sorted(os.listdir(root)) == sorted(names)
+    for n in names:
+        with open(os.path.join(root, n), "rb") as fh:
+            assert fh.read() == after

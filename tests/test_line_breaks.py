@@ -69,7 +69,7 @@ def test_same_physical_line_after_a_yaml_break(name):
 @pytest.mark.parametrize("name", ODD)
 @pytest.mark.parametrize(
     "tail, message",
-    [(b"\x00", "NUL byte"), (b"\xff", "not UTF-8"), ("\n<<<<<<< HEAD\n".encode(), "merge-conflict")],
+    [(b"\x00", "NUL byte"), (b"\xff", "not UTF-8"), (b"\n<<<<<<< HEAD\n", "merge-conflict")],
 )
 def test_positions_found_while_decoding_are_physical(name, tail, message):
     head = f'a: "x{ODD[name]}y{ODD[name]}"\nb: z'.encode()

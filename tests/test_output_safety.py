@@ -212,3 +212,62 @@ def test_f12_values_per_document_are_capped():
 
     r = lint("a: [" + "1," * (NODES_PER_DOCUMENT_MAX + 10) + "1]\n---\nb: 1\n")
     assert any(f"holds more than {NODES_PER_DOCUMENT_MAX:,} values" in f.message for f in r.findings)
+
+
+RAW_NAMES = [b"lat\xe9n.yaml", b"a\xff\xfe:b.yaml", b"s\xed\xa0\x80.yaml", b"d\xe9/x\xe9.yaml"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_file_names_that_are_not_utf8_reach_every_format(fmt, tmp_path):
+    """A name os.fsdecode turns into lone surrogates (surrogateescape), read from disk by a real
+    process, in every format, to stdout, to --output and to the step summary: no traceback, exit
+    1 (findings), UTF-8 output that parses, the name's bytes percent-encoded in SARIF URIs."""
+    import subprocess
+    import sys
+
+    root = os.fsencode(tmp_path)
+    os.mkdir(os.path.join(root, b"d\xe9"))
+    for raw in RAW_NAMES:
+        with open(os.path.join(root, raw), "wb") as fh:
+            fh.write(BAD.read_bytes().replace(b"131072", b"131072 # kvlint: disable=KV103"))
+    with open(os.path.join(root, b"z\xe9.yaml"), "wb") as fh:
+        fh.write(b"a: \x00")  # a KV001 with a position, from the decoder
+    out_file = os.path.join(root, b"out\xe9." + fmt.encode())
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": os.fsdecode(os.path.join(root, b"summary.md"))}
+    base = [sys.executable, "-m", "kvlint", "--isolated", "--no-color", "--show-suppressed", "-f", fmt]
+    for extra in ([], ["-o", out_file], ["--jobs", "2"], ["--diff"]):
+        r = subprocess.run([*base, *extra, b"."], cwd=root, capture_output=True, env=env, timeout=120)
+        assert b"Traceback" not in r.stderr, r.stderr.decode(errors="replace")
+        assert r.returncode == 1, (extra, r.stderr.decode(errors="replace"))
+        body = (_read(out_file) if extra and extra[0] == "-o" else r.stdout).decode("utf-8")
+        r.stderr.decode("utf-8")
+        if extra == ["--diff"]:  # names in diff headers are quoted as git does; patch reads them
+            assert '--- "lat\\351n.yaml"' in body and '+++ "a\\377\\376:b.yaml"' in body
+            continue
+        if fmt in ("json", "sarif", "rdjson"):
+            doc = json.loads(body)
+            assert "\\ud" not in body.lower(), "a lone surrogate escaped into JSON"
+            assert doc
+        if fmt == "sarif":
+            uris = {
+                x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                for x in doc["runs"][0]["results"]
+            }
+            assert {
+                "lat%E9n.yaml",
+                "a%FF%FE%3Ab.yaml",
+                "s%ED%A0%80.yaml",
+                "d%E9/x%E9.yaml",
+                "z%E9.yaml",
+            } <= uris
+        if fmt == "github":
+            assert no_command_lines(body) and body.count("::error file=") >= 5
+        if fmt in ("text", "concise"):
+            assert body.count("\ufffd") >= 5 and "KV001" in body and "KV102" in body
+    if os.path.exists(os.path.join(root, b"summary.md")):
+        _read(os.path.join(root, b"summary.md")).decode("utf-8")
+
+
+def _read(path: bytes) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()

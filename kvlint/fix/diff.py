@@ -10,7 +10,8 @@ def unified(path: str, before: str, after: str) -> str:
         return ""
     a, b = _lines(before), _lines(after)
     lines = []
-    for line in difflib.unified_diff(a, b, fromfile=path, tofile=path):
+    name = quoted(path)
+    for line in difflib.unified_diff(a, b, fromfile=name, tofile=name):
         lines.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     return "".join(lines)
 
@@ -22,3 +23,29 @@ def _lines(text: str) -> list[str]:
     if parts[-1]:
         lines.append(parts[-1])
     return lines
+
+
+_C_ESCAPES = {7: "a", 8: "b", 9: "t", 10: "n", 11: "v", 12: "f", 13: "r", 34: '"', 92: "\\"}
+
+
+def quoted(path: str) -> str:
+    """The path as git writes it in a diff header (quote_c_style): unchanged when it is printable
+    ASCII without `"` or `\\`, else in double quotes with C escapes and octal bytes, which GNU patch
+    reads back. A name with a line break can then not add a header line of its own (`+++ other`)."""
+    raw = path.encode("utf-8", "surrogateescape" if _escaped_only(path) else "replace")
+    if all(0x20 <= c < 0x7F and c not in (34, 92) for c in raw):
+        return raw.decode("ascii")
+    out = []
+    for c in raw:
+        if c in _C_ESCAPES:
+            out.append("\\" + _C_ESCAPES[c])
+        elif 0x20 <= c < 0x7F:
+            out.append(chr(c))
+        else:
+            out.append(f"\\{c:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def _escaped_only(path: str) -> bool:
+    """True when every surrogate in the name stands for a byte (os.fsdecode's surrogateescape)."""
+    return all(not 0xD800 <= ord(ch) <= 0xDFFF or 0xDC80 <= ord(ch) <= 0xDCFF for ch in path)
