@@ -8,11 +8,10 @@ Helm, Ray, ...) naming the accepted range, and no input crashes the run.
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, lint, rules_of
+from conftest import FIXTURES, cpu_seconds, lint, rules_of
 
 from kvlint.bounds import ARCHITECTURE, FIELDS, show
 from kvlint.cli import main
@@ -99,9 +98,9 @@ ENGINE_ARGS = [
 
 @pytest.mark.parametrize("args,accepted", ENGINE_ARGS, ids=[a[0][0][:40] for a in ENGINE_ARGS])
 def test_f5_f24_engine_arguments_out_of_range_are_located_kv005(args, accepted):
-    start = time.perf_counter()
+    start = cpu_seconds()
     r = lint(k8s(args))
-    assert time.perf_counter() - start < 2
+    assert cpu_seconds() - start < 2
     kv005 = [f for f in r.findings if f.rule == "KV005"]
     assert kv005, rules_of(r)
     assert accepted in kv005[0].message
@@ -157,9 +156,9 @@ SPEC_CASES = [
     "fields,key,accepted", SPEC_CASES, ids=[c[1] + str(i) for i, c in enumerate(SPEC_CASES)]
 )
 def test_f5_spec_fields_out_of_range_are_located_kv001(fields, key, accepted):
-    start = time.perf_counter()
+    start = cpu_seconds()
     r = lint(spec(**fields))
-    assert time.perf_counter() - start < 2
+    assert cpu_seconds() - start < 2
     kv001 = [f for f in r.findings if f.rule == "KV001"]
     assert kv001 and key in kv001[0].message and accepted in kv001[0].message, rules_of(r)
     assert kv001[0].where.line == 4  # the line of the value (after kind, model, gpu)
@@ -168,9 +167,9 @@ def test_f5_spec_fields_out_of_range_are_located_kv001(fields, key, accepted):
 
 def test_f8_a_million_layers_is_refused_before_any_per_layer_loop():
     body = "kind: ServingSpec\nmodel: acme/unknown\ngpu: L4\narchitecture: {layers: 1000000, kv_heads: 8, params: 8B, head_dim: 128}\n"
-    start = time.perf_counter()
+    start = cpu_seconds()
     r = lint(body)
-    assert time.perf_counter() - start < 1
+    assert cpu_seconds() - start < 1
     assert any(
         f.rule == "KV001" and "architecture.layers" in f.message and "10,000" in f.message for f in r.findings
     )
@@ -193,9 +192,9 @@ def test_f8_config_json_layers_bounded(tmp_path, key, value):
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text(json.dumps(cfg))
     (tmp_path / "d.yaml").write_text("kind: ServingSpec\nmodel: ./m\ngpu: L4\nmax_context: 4096\n")
-    start = time.perf_counter()
+    start = cpu_seconds()
     r = run("--format", "json", str(tmp_path / "d.yaml"))
-    assert time.perf_counter() - start < 2
+    assert cpu_seconds() - start < 2
     doc = json.loads(r.stdout)
     kv003 = [f for f in doc["findings"] if f["rule"] == "KV003"]
     assert kv003 and "num_hidden_layers" in kv003[0]["message"] and "10,000" in kv003[0]["message"]
@@ -235,9 +234,9 @@ def test_f6_expansion_bomb_is_capped_and_not_echoed(tmp_path):
     path.write_text(text)
     assert path.stat().st_size < 100_000
     for fmt in ("text", "json", "github", "sarif", "markdown", "concise"):
-        start = time.perf_counter()
+        start = cpu_seconds()
         r = run("--format", fmt, str(path))
-        assert time.perf_counter() - start < 2, fmt
+        assert cpu_seconds() - start < 2, fmt
         assert len(r.stdout) < 80_000, (fmt, len(r.stdout))  # SARIF's rule table is ~50 KB
         assert "65,536 characters" in r.stdout, fmt
 

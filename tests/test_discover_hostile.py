@@ -7,11 +7,10 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-import time
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES
+from conftest import FIXTURES, cpu_seconds
 
 from kvlint.cli import main
 
@@ -40,9 +39,9 @@ def test_f3_gitignore_glob_is_linear(repo):
     shutil.copy(BAD, nested / "y.yaml")  # 20 levels the 14 globstars must try and fail on
     shutil.copy(BAD, nested / "x" / "x.yaml")
     (repo / "deploy" / ".gitignore").write_text("/".join(["**"] * 14) + "/x\n")
-    start = time.perf_counter()
+    start = cpu_seconds()
     r = run("deploy")
-    assert time.perf_counter() - start < 5
+    assert cpu_seconds() - start < 5
     assert "a" * 36 + ".yaml" in r.stdout  # the pattern does not match it: it is linted
     assert "d/y.yaml" in r.stdout and "x.yaml" not in r.stdout  # directory x matches at depth 21
     text = CliRunner().invoke(main, ["--isolated", "deploy"]).stdout
@@ -51,9 +50,9 @@ def test_f3_gitignore_glob_is_linear(repo):
 
 def test_f3_exclude_glob_is_linear(repo):
     shutil.copy(BAD, repo / "deploy" / ("a" * 200 + ".yaml"))
-    start = time.perf_counter()
+    start = cpu_seconds()
     r = run("deploy", "--exclude", "*a" * 30 + "*b")
-    assert time.perf_counter() - start < 5 and r.exit_code == 1
+    assert cpu_seconds() - start < 5 and r.exit_code == 1
 
 
 def test_f4_gitignore_symlinked_to_dev_zero_is_not_read(repo):
@@ -87,9 +86,9 @@ def test_f9_directory_symlinks_out_of_the_tree_are_not_followed(repo, tmp_path_f
     os.symlink(secrets, repo / "deploy" / "cfg")
     os.symlink("/", repo / "deploy" / "root")
     os.symlink(secrets / "db.yaml", repo / "deploy" / "db.yaml")
-    start = time.perf_counter()
+    start = cpu_seconds()
     r = CliRunner().invoke(main, ["--isolated", "deploy"])
-    assert time.perf_counter() - start < 10
+    assert cpu_seconds() - start < 10
     assert r.exit_code == 2  # a file link out of the tree is a manifest not checked: fail closed
     assert "again" not in r.output and "db.yaml" not in r.stdout
     assert "deploy/root: a symbolic link to a directory; not followed" in r.stderr

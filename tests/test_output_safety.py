@@ -218,10 +218,11 @@ RAW_NAMES = [b"lat\xe9n.yaml", b"a\xff\xfe:b.yaml", b"s\xed\xa0\x80.yaml", b"d\x
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_file_names_that_are_not_utf8_reach_every_format(fmt, tmp_path):
-    """A name os.fsdecode turns into lone surrogates (surrogateescape), read from disk by a real
-    process, in every format, to stdout, to --output and to the step summary: no traceback, exit
-    1 (findings), UTF-8 output that parses, the name's bytes percent-encoded in SARIF URIs."""
+def test_file_names_that_are_not_utf8_reach_every_format(fmt, tmp_path, monkeypatch):
+    """A name os.fsdecode turns into lone surrogates (surrogateescape), read from disk, in every
+    format, to stdout, to --output, with --diff and with --jobs 2 (a real process for the text and
+    SARIF formats, so the names also pass through argv and worker processes): no traceback, exit 1
+    (findings), UTF-8 output that parses, the name's bytes percent-encoded in SARIF URIs."""
     import subprocess
     import sys
 
@@ -232,15 +233,24 @@ def test_file_names_that_are_not_utf8_reach_every_format(fmt, tmp_path):
             fh.write(BAD.read_bytes().replace(b"131072", b"131072 # kvlint: disable=KV103"))
     with open(os.path.join(root, b"z\xe9.yaml"), "wb") as fh:
         fh.write(b"a: \x00")  # a KV001 with a position, from the decoder
-    out_file = os.path.join(root, b"out\xe9." + fmt.encode())
-    env = {**os.environ, "GITHUB_STEP_SUMMARY": os.fsdecode(os.path.join(root, b"summary.md"))}
-    base = [sys.executable, "-m", "kvlint", "--isolated", "--no-color", "--show-suppressed", "-f", fmt]
-    for extra in ([], ["-o", out_file], ["--jobs", "2"], ["--diff"]):
-        r = subprocess.run([*base, *extra, b"."], cwd=root, capture_output=True, env=env, timeout=120)
-        assert b"Traceback" not in r.stderr, r.stderr.decode(errors="replace")
-        assert r.returncode == 1, (extra, r.stderr.decode(errors="replace"))
-        body = (_read(out_file) if extra and extra[0] == "-o" else r.stdout).decode("utf-8")
-        r.stderr.decode("utf-8")
+    monkeypatch.chdir(tmp_path)
+    out_file = os.fsdecode(b"out\xe9." + fmt.encode())
+    base = ["--isolated", "--no-color", "--show-suppressed", "-f", fmt]
+    runs = [[], ["-o", out_file], ["--diff"]] + ([["--jobs", "2"]] if fmt in ("text", "sarif") else [])
+    for extra in runs:
+        if extra[:1] == ["--jobs"]:
+            p = subprocess.run(
+                [sys.executable, "-m", "kvlint", *base, *extra, "."], capture_output=True, timeout=120
+            )
+            code, out, err = p.returncode, p.stdout, p.stderr
+        else:
+            r = CliRunner().invoke(main, [*base, *extra, "."])
+            assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+            code, out, err = r.exit_code, r.stdout_bytes, r.stderr_bytes
+        assert b"Traceback" not in err, err.decode(errors="replace")
+        assert code == 1, (extra, err.decode(errors="replace"))
+        body = (_read(os.fsencode(out_file)) if extra[:1] == ["-o"] else out).decode("utf-8")
+        err.decode("utf-8")
         if extra == ["--diff"]:  # names in diff headers are quoted as git does; patch reads them
             assert '--- "lat\\351n.yaml"' in body and '+++ "a\\377\\376:b.yaml"' in body
             continue
@@ -264,8 +274,6 @@ def test_file_names_that_are_not_utf8_reach_every_format(fmt, tmp_path):
             assert no_command_lines(body) and body.count("::error file=") >= 5
         if fmt in ("text", "concise"):
             assert body.count("\ufffd") >= 5 and "KV001" in body and "KV102" in body
-    if os.path.exists(os.path.join(root, b"summary.md")):
-        _read(os.path.join(root, b"summary.md")).decode("utf-8")
 
 
 def _read(path: bytes) -> bytes:

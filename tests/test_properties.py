@@ -27,10 +27,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 
 import pytest
-from conftest import SHARED
+from conftest import SHARED, cpu_seconds
 from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -346,9 +345,9 @@ def check_bounded_plan(run: RunResult) -> None:
 
 def lint_case(text: str, name: str = "case.yaml") -> RunResult:
     settings = Settings()
-    start = time.perf_counter()
+    start = cpu_seconds()
     result = lint_text(text.encode("utf-8", "surrogatepass"), name, settings, ".")
-    elapsed = time.perf_counter() - start
+    elapsed = cpu_seconds() - start
     assert elapsed < SLOW, f"{elapsed:.2f} s"
     assert not result.crashed, [f.message for f in result.findings if "internal error" in f.message]
     run = RunResult(files=[result])
@@ -467,13 +466,13 @@ def test_hostile_file_names_and_types_through_the_command_line(tmp_path_factory,
     if not made:
         return
     for fmt in ("github", "text", "sarif"):
-        start = time.perf_counter()
+        start = cpu_seconds()
         r = CliRunner().invoke(
             main,
             ["--isolated", "--no-color", "--format", fmt, str(folder / "files")],
             env={"GITHUB_ACTIONS": "true"},
         )
-        assert time.perf_counter() - start < 10
+        assert cpu_seconds() - start < 10
         assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
         assert r.exit_code == (2 if unreadable else r.exit_code) and r.exit_code in (0, 1, 2), (
             r.exit_code,
