@@ -42,6 +42,19 @@ def _pod(
     )
 
 
+def _fit(make) -> str:
+    """make(n) for the largest n whose text stays within 1 MB: the case stays valid YAML (cutting
+    the text at 1 MB would make it a syntax error, and measure only the error path)."""
+    lo, hi = 1, MB
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(make(mid).encode("utf-8")) <= MB:
+            lo = mid
+        else:
+            hi = mid - 1
+    return make(lo)
+
+
 def _deployments() -> str:
     one = _pod(["--max-model-len=131072"])
     return _fill("---\n" + one)
@@ -83,6 +96,10 @@ CASES: dict[str, object] = {
     "--tensor-parallel-size 4,000 digits": lambda: _pod(["--tensor-parallel-size=" + "9" * 4000]),
     # sizes of one value
     "args list (1 MB)": lambda: _pod([f"--x{i}=1" for i in range(MB // 12)])[:MB],
+    "unknown engine flags (1 MB, valid YAML)": lambda: _fit(lambda n: _pod([f"--x{i}=1" for i in range(n)])),
+    "unknown engine flags in a shell script (1 MB)": lambda: _fit(
+        lambda n: _pod(["vllm serve x " + " ".join(f"--x{i}=1" for i in range(n))], command=["sh", "-c"])
+    ),
     "one 1 MB line": lambda: "a: " + "x" * (MB - 10) + "\n",
     "1 MB metadata.name with escapes": lambda: _pod(["--max-model-len=131072"]).replace(
         "name: m}", 'name: "' + "\\e[2J\\u202e\\n::error::x" * (MB // 30) + '"}'

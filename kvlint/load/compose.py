@@ -7,29 +7,20 @@ expanded. Time and memory stay linear in the size of the text, whatever the alia
 
 from __future__ import annotations
 
-from kvlint.bounds import DOCUMENTS_MAX, ISSUES_PER_FILE_MAX, NODES_PER_DOCUMENT_MAX
+from kvlint.bounds import DOCUMENTS_MAX, NODES_PER_DOCUMENT_MAX
 from kvlint.codes import INVALID_INPUT
 from kvlint.findings import Issue, Location
-from kvlint.load.tree import TAG_PREFIX, Mapping, Node, Scalar, Sequence, scalar_value
+from kvlint.load.build import MAX_DEPTH, Builder, TooBig, TooDeep
+from kvlint.load.tree import TAG_PREFIX, Node, Scalar
 from kvlint.record import record
 
 MAX_EXPANDED_NODES = 1_000_000  # what a reader that expands aliases would build, per document
-MAX_DEPTH = 200
-_MERGE = TAG_PREFIX + "merge"
 
 
 @record
 class Document:
     index: int  # 0-based position in the stream
     root: Node | None
-
-
-class _TooBig(Exception):
-    pass
-
-
-class _TooDeep(Exception):
-    pass
 
 
 def _yaml(pure: bool = False):
@@ -41,30 +32,46 @@ def _yaml(pure: bool = False):
     return y
 
 
+_RULES: tuple[dict, list] | None = None
+
+
+def _rules() -> tuple[dict, list]:
+    """ruamel.yaml's own YAML 1.1 implicit rules (same regular expressions, same order), by the
+    scalar's first character: (table, rules for any first character)."""
+    global _RULES
+    if _RULES is None:
+        from ruamel.yaml.resolver import implicit_resolvers
+
+        by_first: dict[str | None, list] = {}
+        for versions, suffix, regexp, first in implicit_resolvers:
+            if (1, 1) in versions:
+                for ch in first if first is not None else [None]:
+                    by_first.setdefault(ch, []).append((suffix, regexp))
+        anywhere = by_first.pop(None, [])
+        _RULES = ({ch: rules + anywhere for ch, rules in by_first.items()}, anywhere)
+    return _RULES
+
+
+def _scalar_resolver():
+    """(text, implicit) -> the scalar's tag, as a composer resolves an untagged scalar: a plain
+    scalar by the YAML 1.1 rules, a quoted or block one as a string."""
+    table, anywhere = _rules()
+    str_tag = TAG_PREFIX + "str"
+
+    def resolve(value: str, implicit) -> str:
+        if implicit[0]:
+            for suffix, regexp in table.get(value[:1], anywhere):
+                if regexp.match(value):
+                    return str(suffix)
+        return str_tag
+
+    return resolve
+
+
 def _yaml11_resolver():
-    """ruamel.yaml's own YAML 1.1 implicit rules (same regular expressions, same order), with one
-    shared Tag object per type. The stock resolver builds a new Tag for every scalar, and turning
-    it back into text costs more than the C parser's work on it: a third of the load time."""
-    from ruamel.yaml.nodes import ScalarNode, SequenceNode
-    from ruamel.yaml.resolver import BaseResolver, implicit_resolvers
-    from ruamel.yaml.tag import Tag
-
-    tags: dict[str, Tag] = {}
-
-    def tag(suffix: str) -> Tag:
-        if suffix not in tags:
-            tags[suffix] = Tag(suffix=suffix)
-            str(tags[suffix])  # computes and caches its text
-        return tags[suffix]
-
-    by_first: dict[str | None, list] = {}
-    for versions, suffix, regexp, first in implicit_resolvers:
-        if (1, 1) in versions:
-            for ch in first if first is not None else [None]:
-                by_first.setdefault(ch, []).append((tag(suffix), regexp))
-    anywhere = by_first.pop(None, [])
-    table = {ch: rules + anywhere for ch, rules in by_first.items()}
-    str_tag, seq_tag, map_tag = tag(TAG_PREFIX + "str"), tag(TAG_PREFIX + "seq"), tag(TAG_PREFIX + "map")
+    """The resolver the parser is configured with (it reads events only: kvlint's own builder
+    resolves scalars, _scalar_resolver); the pure-Python scanner asks it for the YAML version."""
+    from ruamel.yaml.resolver import BaseResolver
 
     class Yaml11Resolver(BaseResolver):
         def __init__(self, version=None, loader=None, loadumper=None) -> None:
@@ -73,15 +80,6 @@ def _yaml11_resolver():
         @property
         def processing_version(self):  # the pure-Python scanner asks
             return (1, 1)
-
-        def resolve(self, kind, value, implicit):
-            if kind is ScalarNode:
-                if implicit[0]:
-                    for found, regexp in table.get(value[:1], anywhere):
-                        if regexp.match(value):
-                            return found
-                return str_tag
-            return seq_tag if kind is SequenceNode else map_tag
 
     return Yaml11Resolver
 
@@ -92,103 +90,6 @@ _PURE = None
 
 def _pure_yaml():
     return _yaml(pure=True)
-
-
-def _marks(n) -> tuple[int, int, int, int]:
-    s, e = n.start_mark, n.end_mark
-    return (s.line, s.column, e.line, e.column)
-
-
-class _Builder:
-    def __init__(self, path: str, issues: list[Issue]) -> None:
-        self.path = path
-        self.issues = issues
-        self.memo: dict[int, tuple[Node, int]] = {}
-        self.found = 0
-        self.nodes = 0  # distinct nodes built for the current document
-
-    def build(self, rnode, depth: int = 0) -> tuple[Node, int]:
-        """Return (node, expanded size); shared ruamel nodes (aliases) map to shared tree nodes."""
-        key = id(rnode)
-        hit = self.memo.get(key)
-        if hit is not None:
-            return hit
-        if depth > MAX_DEPTH:
-            raise _TooDeep(rnode)
-        self.nodes += 1
-        if self.nodes > NODES_PER_DOCUMENT_MAX:
-            raise _TooBig(rnode)
-        kind = type(rnode).__name__
-        out: Node
-        if kind == "MappingNode":
-            out, size = self._mapping(rnode, depth)
-        elif kind == "SequenceNode":
-            seq = Sequence(_marks(rnode))
-            size = 1
-            for item in rnode.value:
-                child, csize = self.build(item, depth + 1)
-                seq.items.append(child)
-                size += csize
-            out = seq
-        else:
-            text = rnode.value if isinstance(rnode.value, str) else str(rnode.value)
-            quoted = rnode.style in ("'", '"', "|", ">")
-            tag = rnode.tag or ""
-            out = Scalar(scalar_value(tag, text, quoted), text, tag, quoted, _marks(rnode))
-            size = 1
-        self.memo[key] = (out, size)
-        return out, size
-
-    def _mapping(self, rnode, depth: int) -> tuple[Mapping, int]:
-        out = Mapping(_marks(rnode))
-        size = 1
-        merged: list[tuple[Scalar, Node]] = []
-        for knode, vnode in rnode.value:
-            if knode.tag == _MERGE:
-                value, vsize = self.build(vnode, depth + 1)
-                size += vsize
-                sources = value.items if isinstance(value, Sequence) else [value]
-                for src in sources:
-                    if isinstance(src, Mapping):
-                        merged.extend((src.keys[k], v) for k, v in src.values.items())
-                    else:
-                        self._issue("merge key `<<` needs a mapping or a list of mappings", src)
-                continue
-            key, ksize = self.build(knode, depth + 1)
-            value, vsize = self.build(vnode, depth + 1)
-            size += ksize + vsize
-            if not isinstance(key, Scalar):
-                self._issue("a mapping key must be a plain value, not a collection", key)
-                continue
-            name = key.text
-            if name in out.values:
-                first = out.keys[name]
-                self._issue(
-                    f"duplicate key {name!r} (first at line {first.line + 1}); Kubernetes rejects "
-                    "duplicate keys and other YAML readers keep one value silently",
-                    key,
-                    fix=f"keep one {name!r} and delete the other",
-                )
-            out.keys[name] = key
-            out.values[name] = value
-        for key, value in merged:  # explicit keys win over merged ones (YAML merge-key semantics)
-            if key.text not in out.values:
-                out.keys[key.text] = key
-                out.values[key.text] = value
-        return out, size
-
-    def _issue(self, message: str, node: Node, fix: str | None = None) -> None:
-        self.found += 1
-        if self.found <= ISSUES_PER_FILE_MAX:  # 200,000 duplicate keys are not 200,000 findings
-            self.issues.append(Issue(INVALID_INPUT, message, node.where(self.path), fix=fix))
-        elif self.found == ISSUES_PER_FILE_MAX + 1:
-            self.issues.append(
-                Issue(
-                    INVALID_INPUT,
-                    f"more than {ISSUES_PER_FILE_MAX:,} problems like the ones above; the rest are not listed",
-                    node.where(self.path),
-                )
-            )
 
 
 def _located_error(exc, path: str, text: str, in_bytes: bool = False) -> Issue:
@@ -223,104 +124,118 @@ def _located_error(exc, path: str, text: str, in_bytes: bool = False) -> Issue:
     return Issue(INVALID_INPUT, message, Location(path, line, column), fix=fix)
 
 
+# The pure-Python parser is 10-30 times slower than libyaml (about 18 us an event): its second look
+# (see compose) stops after this many events (~0.45 s), and libyaml's error then stands.
+SECOND_LOOK_EVENTS = 25_000
+
+
+class _OverBudget(Exception):
+    pass
+
+
 def compose(text: str, path: str) -> tuple[list[Document], list[Issue]]:
     """All documents of the stream that compose, and the problems found on the way.
 
     The C-backed parser (libyaml) runs first; where it reports a syntax error, the pure-Python
     parser gets a second look, because the two disagree on a few edge cases (`{H100:1}` in a flow
-    mapping is a syntax error to libyaml and a key to PyYAML); only an error both agree on is one."""
+    mapping, a `\\ud800` escape: errors to libyaml, text to the other and to Kubernetes' reader);
+    only an error both agree on is one. The second look is bounded (SECOND_LOOK_EVENTS): a
+    megabyte with a syntax error near its end keeps libyaml's error instead of costing seconds."""
     global _YAML, _PURE
     if _YAML is None:
         _YAML = _yaml()
     docs, issues = _compose_with(_YAML, text, path)
-    if issues and any(i.message.startswith("YAML syntax error") for i in issues):
+    if any(i.message.startswith("YAML syntax error") for i in issues):
         if _PURE is None:
             _PURE = _pure_yaml()
-        docs2, issues2 = _compose_with(_PURE, text, path)
+        try:
+            docs2, issues2 = _compose_with(_PURE, text, path, SECOND_LOOK_EVENTS)
+        except _OverBudget:
+            return docs, issues
         if not any(i.message.startswith("YAML syntax error") for i in issues2):
             return docs2, issues2
     return docs, issues
 
 
-def _compose_with(yaml, text: str, path: str) -> tuple[list[Document], list[Issue]]:
+def _budgeted(events, budget: int):
+    for n, ev in enumerate(events):
+        if n >= budget:
+            raise _OverBudget
+        yield ev
+
+
+def _compose_with(yaml, text: str, path: str, budget: int = 0) -> tuple[list[Document], list[Issue]]:
     from ruamel.yaml.error import YAMLError
 
     issues: list[Issue] = []
     docs: list[Document] = []
-    builder = _Builder(path, issues)
-    stream = yaml.compose_all(text)
-    index = 0
-    while True:
-        if index >= DOCUMENTS_MAX:
-            issues.append(
-                Issue(
-                    INVALID_INPUT,
-                    f"more than {DOCUMENTS_MAX:,} YAML documents in one file: the first {DOCUMENTS_MAX:,} "
-                    "were checked, the rest were not",
-                    Location(path, 1, 1),
-                    fix="split the file",
+    builder = Builder(path, issues, _scalar_resolver())
+    events = iter(yaml.parse(text)) if not budget else _budgeted(yaml.parse(text), budget)
+    kept, found = 0, 0
+    try:
+        for ev in events:
+            if type(ev).__name__ != "DocumentStartEvent":
+                continue
+            if len(docs) >= DOCUMENTS_MAX:
+                issues.append(
+                    Issue(
+                        INVALID_INPUT,
+                        f"more than {DOCUMENTS_MAX:,} YAML documents in one file: the first "
+                        f"{DOCUMENTS_MAX:,} were checked, the rest were not",
+                        Location(path, 1, 1),
+                        fix="split the file",
+                    )
                 )
-            )
-            break
-        try:
-            rnode = next(stream)
-        except StopIteration:
-            break
-        except YAMLError as exc:
-            issues.append(
-                _located_error(exc, path, text, in_bytes=yaml.Parser.__module__ != "ruamel.yaml.parser")
-            )
-            break
-        except RecursionError:
-            issues.append(Issue(INVALID_INPUT, "YAML nesting is too deep to read", Location(path, 1, 1)))
-            break
-        except (ValueError, TypeError, UnicodeError) as exc:  # reader-level problems in odd input
-            issues.append(Issue(INVALID_INPUT, f"cannot read YAML: {exc}", Location(path, 1, 1)))
-            break
-        if rnode is None or (rnode.tag == TAG_PREFIX + "null" and not getattr(rnode, "value", "")):
-            docs.append(Document(index, None))
-            index += 1
-            continue
-        builder.nodes = 0
-        try:
-            root, size = builder.build(rnode)
-        except _TooBig:
-            issues.append(
-                Issue(
-                    INVALID_INPUT,
-                    f"document {index + 1} holds more than {NODES_PER_DOCUMENT_MAX:,} values; not checked",
-                    Location(path, rnode.start_mark.line + 1, rnode.start_mark.column + 1),
-                    fix="split it; no serving manifest comes near this size",
-                )
-            )
-            builder.memo.clear()
-            docs.append(Document(index, None))
-            index += 1
-            continue
-        except (_TooDeep, RecursionError):
-            issues.append(
-                Issue(
-                    INVALID_INPUT,
-                    f"document {index + 1} nests deeper than {MAX_DEPTH} levels; not checked",
-                    Location(path, rnode.start_mark.line + 1, rnode.start_mark.column + 1),
-                )
-            )
-            docs.append(Document(index, None))
-            index += 1
-            continue
-        if size > MAX_EXPANDED_NODES:
-            issues.append(
-                Issue(
-                    INVALID_INPUT,
-                    f"document {index + 1} expands to {size:,} nodes through aliases (limit "
-                    f"{MAX_EXPANDED_NODES:,}): an alias bomb; not checked",
-                    Location(path, rnode.start_mark.line + 1, rnode.start_mark.column + 1),
-                    fix="remove the nested anchors and aliases",
-                )
-            )
-            docs.append(Document(index, None))
-        else:
-            docs.append(Document(index, root))
-        builder.memo.clear()
-        index += 1
+                break
+            docs.append(_document(builder, events, len(docs), path, issues))
+            kept, found = len(issues), builder.found  # a document the parser fails in reports that alone
+    except YAMLError as exc:
+        del issues[kept:]
+        builder.found = found
+        issues.append(
+            _located_error(exc, path, text, in_bytes=yaml.Parser.__module__ != "ruamel.yaml.parser")
+        )
+    except RecursionError:
+        issues.append(Issue(INVALID_INPUT, "YAML nesting is too deep to read", Location(path, 1, 1)))
+    except (ValueError, TypeError, UnicodeError) as exc:  # reader-level problems in odd input
+        issues.append(Issue(INVALID_INPUT, f"cannot read YAML: {exc}", Location(path, 1, 1)))
     return docs, issues
+
+
+def _document(builder: Builder, events, index: int, path: str, issues: list[Issue]) -> Document:
+    """The next document of the stream, or a Document without a root and the issue saying why."""
+    try:
+        root, size = builder.document(events)
+    except TooBig:
+        issues.append(
+            Issue(
+                INVALID_INPUT,
+                f"document {index + 1} holds more than {NODES_PER_DOCUMENT_MAX:,} values; not checked",
+                Location(path, builder.root_at[0] + 1, builder.root_at[1] + 1),
+                fix="split it; no serving manifest comes near this size",
+            )
+        )
+        return Document(index, None)
+    except TooDeep:
+        issues.append(
+            Issue(
+                INVALID_INPUT,
+                f"document {index + 1} nests deeper than {MAX_DEPTH} levels; not checked",
+                Location(path, builder.root_at[0] + 1, builder.root_at[1] + 1),
+            )
+        )
+        return Document(index, None)
+    if root is None or (isinstance(root, Scalar) and root.tag == TAG_PREFIX + "null" and not root.text):
+        return Document(index, None)
+    if size > MAX_EXPANDED_NODES:
+        issues.append(
+            Issue(
+                INVALID_INPUT,
+                f"document {index + 1} expands to {size:,} nodes through aliases (limit "
+                f"{MAX_EXPANDED_NODES:,}): an alias bomb; not checked",
+                Location(path, root.line + 1, root.col + 1),
+                fix="remove the nested anchors and aliases",
+            )
+        )
+        return Document(index, None)
+    return Document(index, root)
