@@ -1,6 +1,9 @@
-"""Every parser of input text that this side owns runs in linear time on adversarial input:
-suppression comments, sizes, gitignore/exclude wildmatch, shell-word position search, and
-suppression matching. Each is timed at size n and 8n on the strings that made the old code
+"""Every parser of input text runs in linear time on adversarial input: suppression comments,
+sizes and counts, gitignore/exclude wildmatch, shell words (block and one-line scripts),
+suppression matching, engine flag parsing (unknown, abbreviated and `=`-joined options of vLLM,
+SGLang and TGI), `$(VAR)` / `${VAR}` / `$((…))` expansion, the YAML reader (composition from
+parser events, duplicate keys, aliases), the mapping onto physical lines, and the source excerpt
+under a finding in the text report. Each is timed at size n and 8n on the strings that made the old code
 backtrack; linear growth gives a ratio near 8, quadratic near 64. CPU time of this process (not
 wall-clock), the best of several runs, with the garbage collector paused, so a loaded 2-core
 machine does not make the ratio noisy."""
@@ -124,6 +127,68 @@ def _suppression_matching(n: int):
     return lambda: suppress.apply(list(findings), [None] * n, [], loaded, Settings())
 
 
+def _engine_flags(n: int):
+    from kvlint.extract.argv import Token
+    from kvlint.extract.engine_args.options import load_table
+    from kvlint.findings import Location
+
+    words = ["--max-model-le", "4096", "--gpu-memory-util=0.9", "--tp", "2", "--x-unknown=1", "--enable-pre"]
+    tokens = [Token(w, Location("f", 1 + i, 1)) for i in range(n) for w in words]
+    tables = [load_table(e) for e in ("vllm", "sglang", "tgi")]
+    return lambda: [t.parse(tokens) for t in tables]
+
+
+def _expansion(n: int):
+    from kvlint.extract.argv import EnvVar, expand
+
+    env = {"A": EnvVar("x" * 8, None), "B": EnvVar("$(A)", None), "N": EnvVar("7", None)}
+    texts = ["$(A)" * n, "$(" * n, "$$(A)" * n, "${A" * n, "$((N * N + " * n + "1", "$(B)$(" * n]
+
+    def go():
+        for t in texts:
+            expand(t, env)
+            expand(t, env, shell=True)
+
+    return go
+
+
+def _yaml_reader(n: int):
+    from kvlint.load import load_bytes
+
+    dups = ("a: 1\n" * n).encode()
+    aliases = ("x: &x [1, 2]\n" + "".join(f"k{i}: *x\n" for i in range(n))).encode()
+    flow = ("[" + "{a: 1, b: [x, y]}, " * n + "]\n").encode()
+    return lambda: [load_bytes(d, "f.yaml") for d in (dups, aliases, flow)]
+
+
+def _physical_lines(n: int):
+    from kvlint.findings import Location
+    from kvlint.load.physical import Physical
+
+    text = ('a: "x\u2028y\x85"\n' * n) + "b: \u2029" * n
+    spots = [Location("f", i, 2, i, 3) for i in range(1, 3 * n, 3)]
+
+    def go():
+        phys = Physical(text)
+        return [phys.where(w) for w in spots]
+
+    return go
+
+
+def _excerpt(n: int):
+    from kvlint.findings import Finding, Location, Severity
+    from kvlint.lint import FileResult, RunResult
+    from kvlint.report import render
+    from kvlint.settings import Settings
+
+    line = "max_context: " + "\u202e\t\x1b[2J" * n + "131072"
+    findings = [
+        Finding("KV102", "x", Severity.ERROR, "m", Location("f", 1, 14 + k, 1, 20 + k)) for k in range(20)
+    ]
+    run = RunResult(files=[FileResult("f", findings=findings, lines={1: line})])
+    return lambda: render("text", run, Settings())
+
+
 CASES = {
     "suppression comment, long blanks (F2)": (_directive_line, 20_000),
     "suppression comment, many hashes": (_many_hashes, 20_000),
@@ -133,6 +198,11 @@ CASES = {
     "shell words in a block script (F11)": (_script, 300),
     "shell words on one line": (_one_line_script, 300),
     "suppression matching (F14)": (_suppression_matching, 1_000),
+    "engine flag parsing (vLLM, SGLang, TGI)": (_engine_flags, 400),
+    "$(VAR) / ${VAR} / $((...)) expansion (F6)": (_expansion, 2_000),
+    "YAML reader: duplicate keys, aliases, flow collections": (_yaml_reader, 2_000),
+    "physical lines after NEL/LS/PS": (_physical_lines, 2_000),
+    "source excerpt under findings (text report)": (_excerpt, 2_000),
 }
 
 
