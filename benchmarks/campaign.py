@@ -2,7 +2,9 @@
 
     nice -n 10 python benchmarks/campaign.py --cases 50000 --log campaign.log [--round 500] [-k EXPR]
 
-Each round runs tests/test_properties.py and tests/test_fuzz.py under the `campaign` profile with
+Each round runs tests/test_properties.py, tests/test_fuzz.py and tests/test_campaign_kinds.py (every
+input kind, engine flags in shell scripts, suppressions; determinism across hash seeds and --jobs,
+exit codes) under the `campaign` profile with
 KVLINT_FUZZ_EXAMPLES=ROUND (fresh random seeds each round), reads hypothesis' statistics
 (passing, failing and invalid examples per test) and appends one line per round to the log, so a
 campaign stopped early still reports what ran. The command-line tests (slow: a process-like run
@@ -20,7 +22,12 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CLI_TESTS = ("test_command_line_exit_codes", "test_hostile_file_names_and_types_through_the_command_line")
+CLI_TESTS = (
+    "test_command_line_exit_codes",
+    "test_hostile_file_names_and_types_through_the_command_line",
+    "test_reports_are_deterministic_and_exit_codes_honest",
+)
+ROUND_TIMEOUT = 3600  # a round that runs longer than this is a hang: counted as a failure
 _TEST = re.compile(r"^tests/\S+::(\S+):$")
 _COUNTS = re.compile(r"- (\d+) passing, (\d+) failing, and (\d+) invalid")
 
@@ -46,8 +53,13 @@ def run_round(
 ) -> tuple[dict[str, tuple[int, int]], int, str]:
     env = {**os.environ, "KVLINT_FUZZ": "campaign", "KVLINT_FUZZ_EXAMPLES": str(examples), **extra_env}
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--hypothesis-show-statistics",
-           "tests/test_properties.py", "tests/test_fuzz.py", "-k", select]  # fmt: skip
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+           "tests/test_properties.py", "tests/test_fuzz.py", "tests/test_campaign_kinds.py",
+           "-k", select]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=ROUND_TIMEOUT)
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else str(exc.stdout or "")
+        return parse_statistics(out), -1, f"round timed out after {ROUND_TIMEOUT} s\n" + out[-3000:]
     return parse_statistics(proc.stdout), proc.returncode, proc.stdout[-3000:]
 
 
