@@ -115,6 +115,8 @@ FIELDS: dict[str, Range] = {
     "max_batch_total_tokens": _tokens("total batch-token limit"),
     "cpu_offload_gb": Range("CPU offload (GiB)", 0, 1 << 30, integer=False),
     "num_gpu_blocks_override": Range("GPU block count override", 1, 1 << 40),
+    # SGLang's reserved memory grows with it (capacity/engines/sglang_defaults.py): bounded like a count
+    "cuda_graph_max_bs": Range("SGLang CUDA-graph batch size", 1, 1 << 20),
 }
 
 # Model architecture facts: the spec's `architecture:` keys and config.json's keys.

@@ -111,6 +111,45 @@ def test_f5_f24_engine_arguments_out_of_range_are_located_kv005(args, accepted):
     assert not {"KV101", "KV102", "KV103", "KV201"} & set(rules_of(r)), rules_of(r)
 
 
+def _engine_pod(engine: str, args: list[str]) -> str:
+    image, command = {
+        "vllm": ("vllm/vllm-openai:v0.10.1", ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]),
+        "sglang": ("lmsysorg/sglang:v0.4.6", ["python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct"]),
+        "tgi": ("ghcr.io/huggingface/text-generation-inference:3.0", ["text-generation-launcher", "--model-id", "meta-llama/Llama-3.1-8B-Instruct"]),
+    }[engine]  # fmt: skip
+    return k8s(args, image=image, command=command)
+
+
+def _numeric_options() -> list[tuple[str, str]]:
+    from kvlint.extract.engine_args import sglang, tgi, vllm
+
+    tables = {"vllm": vllm.MAPPING, "sglang": sglang.MAPPING, "tgi": tgi.MAPPING}
+    return [
+        (engine, option)
+        for engine, mapping in tables.items()
+        for option, (_, kind) in mapping.items()
+        if kind in ("float", "int", "tokens", "bytes")
+    ]
+
+
+@pytest.mark.parametrize("engine,option", _numeric_options(), ids=lambda x: x)
+@pytest.mark.parametrize("value", ["-1e308", "1e309", "-1e309", "1e308", "nan", "-inf", "9" * 400])
+def test_extreme_values_of_every_numeric_engine_option_are_located_with_the_range(engine, option, value):
+    """--cuda-memory-fraction=-1e308 (TGI), --mem-fraction-static=-1e308 (SGLang),
+    --gpu-memory-utilization=1e309 (vLLM) and the like for every numeric option of the three
+    engines: a KV005 at the value naming what kvlint accepts, never an OverflowError."""
+    from kvlint.bounds import FIELDS
+    from kvlint.extract.engine_args import sglang, tgi, vllm
+
+    target = {"vllm": vllm.MAPPING, "sglang": sglang.MAPPING, "tgi": tgi.MAPPING}[engine][option][0]
+    r = lint(_engine_pod(engine, [f"{option}={value}"]))
+    assert not any("internal error" in f.message for f in r.findings)
+    mine = [f for f in r.findings if f.rule == "KV005" and f.where.line == 12]
+    assert mine, [(f.rule, f.message) for f in r.findings]
+    assert FIELDS[target].describe() in mine[0].message, mine[0].message
+    assert len(mine[0].message) < 300
+
+
 def test_f5_sglang_and_tgi_fractions():
     sg = k8s(
         ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--mem-fraction-static=nan"],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint.bounds import FIELDS as BOUNDS
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
@@ -110,9 +111,13 @@ def apply(
         try:
             converted, suffix = CONVERT[kind](value.text.strip())
         except (ValueError, ArithmeticError):
+            accepted = BOUNDS.get(target)
             d.issues.append(
                 Issue(
-                    UNPARSED_SETTING, f"{engine_label}: cannot read {option} {show(value.text, 60)!r}", where
+                    UNPARSED_SETTING,
+                    f"{engine_label}: cannot read {option} {show(value.text, 60)!r}"
+                    + (f"; kvlint accepts {accepted.describe()}" if accepted is not None else ""),
+                    where,
                 )
             )
             if option in needed:
