@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from kvlint.catalog.hf_config import ConfigError, compact, parse_config  # noqa: E402
+from kvlint.catalog.hf_keys import compact_hf_quant  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "catalog_sources.json"
@@ -152,7 +153,7 @@ def build(mirrors: Path) -> dict[str, Any]:
         config = compact(read_ref(ref, mirrors))
         extra_common: dict[str, Any] = {}
         if entry.get("hf_quant"):
-            extra_common["hf_quant_config"] = read_ref(entry["hf_quant"], mirrors)
+            extra_common["hf_quant_config"] = compact_hf_quant(read_ref(entry["hf_quant"], mirrors))
         note = f"; {entry['note']}" if entry.get("note") else ""
         # `config_of`: the file is the config of an id listed elsewhere; every id here is its twin
         first = entry.get("config_of") or entry["ids"][0]

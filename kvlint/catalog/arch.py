@@ -10,7 +10,9 @@ from kvlint.record import field, record
 FULL = "full"  # FullAttentionSpec: every token of the context
 SLIDING = "sliding"  # SlidingWindowSpec: about window + batched tokens per request
 CHUNKED = "chunked"  # ChunkedLocalAttentionSpec (Llama 4): about chunk + batched tokens
-NONE = "none"  # no KV (mamba / linear attention layers are not modelled here)
+NONE = (
+    "none"  # no growing KV: Mamba / linear-attention layers (a fixed state, see hybrid.py), MLP-only layers
+)
 
 # Encoder-only families: bidirectional attention over the whole input, nothing decoded, so the engine
 # keeps no KV cache (vLLM serves them as pooling models with EncoderOnlyAttentionSpec). Embedding and
@@ -93,6 +95,7 @@ class ModelArch:
     rope_cache_elems: int = (
         0  # cos/sin cache the engine builds: positions x rotary_dim, summed over rope kinds
     )
+    state_bytes_per_seq: int = 0  # hybrid models: fixed Mamba / linear-attention state per running sequence
     checkpoint_bytes: int | None = None  # safetensors total_size when known
     checkpoint_bytes_source: str = ""
     gated_mlp: bool = True

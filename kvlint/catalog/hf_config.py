@@ -26,6 +26,7 @@ from kvlint.catalog.hf_keys import (
     rope_cache_elems,
     text_part,
 )
+from kvlint.catalog.hybrid import mixers, state_note, state_per_layer
 from kvlint.catalog.layer_kinds import window_and_kinds
 from kvlint.catalog.param_count import (
     UNGATED,
@@ -66,6 +67,18 @@ def _mla_fields(cfg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+_DTYPE_BYTES = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}
+
+
+def _hybrid_state(cfg: dict[str, Any], mix: tuple[str, ...] | None, shape: Shape, dtype: str) -> int:
+    """Fixed per-sequence state of the Mamba / linear-attention layers (0 without any)."""
+    if not mix:
+        return 0
+    width = _DTYPE_BYTES.get(dtype, 2.0)
+    h, nq, d = shape.hidden, shape.query_heads, shape.attn_dim
+    return sum(state_per_layer(cfg, m, h, nq, d, width) for m in mix)
+
+
 def _notes(cfg: dict[str, Any], family: str, mla: bool, head_dim: int) -> tuple[str, ...]:
     notes: list[str] = []
     if mla:
@@ -94,6 +107,9 @@ def parse_config(
     problem = config_problem(cfg)  # before any arithmetic: a per-layer loop runs on num_hidden_layers
     if problem:
         raise ConfigError(problem)
+    pattern = cfg.get("layers_block_type") or cfg.get("hybrid_override_pattern")
+    if first(cfg, "num_hidden_layers", "n_layer", "num_layers") is None and isinstance(pattern, (list, str)):
+        cfg = dict(cfg, num_hidden_layers=len(pattern))  # NemotronHConfig: one layer per pattern entry
     layers = need(cfg, "num_hidden_layers", "n_layer", "num_layers")
     h = need(cfg, "hidden_size", "n_embd", "d_model")
     nq = need(cfg, "num_attention_heads", "n_head")
@@ -105,7 +121,11 @@ def parse_config(
     experts, top_k, dense_inter, moe_inter = mlp_sizes(cfg, family, h)
     gated = family not in UNGATED
     shape = Shape(h, nq, nkv, attn_dim, experts, dense_inter, moe_inter, 3 if gated else 2)
-    per_layer, moe_layers = layer_params(cfg, family, layers, shape)
+    mix = mixers(cfg, family, layers)
+    per_layer, moe_layers = layer_params(cfg, family, layers, shape, mix)
+    dtype = dtype_of(cfg)
+    state = _hybrid_state(cfg, mix, shape, dtype)
+    notes = _notes(cfg, family, mla, head_dim) + ((state_note(mix, state),) if mix and state else ())
     embed, lm_head, final = embeddings(config, cfg, family, vocab, h)
     vision, vision_note = vision_params(config, h)
     mla_fields = _mla_fields(cfg) if mla else {}
@@ -130,7 +150,7 @@ def parse_config(
         experts_per_token=top_k,
         moe_intermediate_size=moe_inter if experts else 0,
         moe_layers=moe_layers,
-        dtype=dtype_of(cfg),
+        dtype=dtype,
         quant=read_quant(cfg, hf_quant),
         embed_params=embed,
         lm_head_params=lm_head,
@@ -143,7 +163,8 @@ def parse_config(
         checkpoint_bytes=checkpoint_bytes,
         checkpoint_bytes_source=checkpoint_source,
         gated_mlp=gated,
-        notes=_notes(cfg, family, mla, head_dim),
+        notes=notes,
+        state_bytes_per_seq=state,
         facts={"kv_heads_query_heads": f"{nkv} KV heads, {nq} query heads"},
         parsed_from=(config, model_id, source, hf_quant, checkpoint_bytes, checkpoint_source),
         **mla_fields,

@@ -22,6 +22,18 @@ LENGTH_KEYS = (
     "seq_len",
 )
 
+# hybrid decoders (kvlint.catalog.hybrid): layer patterns, Mamba / linear-attention sizes
+_HYBRID_KEY_TEXT = """
+    hybrid_override_pattern layers_block_type full_attention_interval attn_layer_period
+    attn_layer_offset expert_layer_period expert_layer_offset attn_type_list attn_output_gate
+    mamba_num_heads mamba_n_heads mamba_head_dim mamba_d_head mamba_d_ssm mamba_expand expand
+    n_groups mamba_n_groups ssm_state_size mamba_d_state conv_kernel mamba_d_conv mamba_dt_rank
+    mamba_proj_bias use_bias use_conv_bias mamba_ssm_cache_dtype mamba_ssm_dtype
+    moe_shared_expert_intermediate_size moe_latent_size linear_num_key_heads linear_key_head_dim
+    linear_num_value_heads linear_value_head_dim linear_conv_kernel_dim
+"""
+HYBRID_KEYS = tuple(_HYBRID_KEY_TEXT.split())
+
 # The keys kvlint keeps from a config.json in its compact catalog (everything else is dropped).
 KEEP_KEYS = frozenset(
     {
@@ -100,6 +112,7 @@ KEEP_KEYS = frozenset(
         "original_max_position_embeddings",
         "parallel_attn",
         "alibi",
+        *HYBRID_KEYS,
     }
 )
 VISION_KEEP = frozenset(
@@ -202,6 +215,15 @@ def compact(config: dict[str, Any]) -> dict[str, Any]:
             value = _compact_quant(value)
         out[key] = value
     return out
+
+
+def compact_hf_quant(hf_quant: dict[str, Any]) -> dict[str, Any]:
+    """The part of a ModelOpt hf_quant_config.json that kvlint reads (per-layer tables dropped)."""
+    q = hf_quant.get("quantization")
+    if not isinstance(q, dict):
+        return {}
+    keep = ("quant_algo", "kv_cache_quant_algo", "group_size", "exclude_modules")
+    return {"quantization": {k: q[k] for k in keep if k in q}}
 
 
 def first(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:

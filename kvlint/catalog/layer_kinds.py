@@ -5,14 +5,17 @@ from __future__ import annotations
 from typing import Any
 
 from kvlint.catalog.arch import CHUNKED, FULL, NONE, SLIDING
+from kvlint.catalog.hybrid import kv_kinds, mixers
 
 # transformers' layer_types spellings -> the KV spec vLLM gives such a layer.
 _TYPE_KIND = {
     "full_attention": FULL,
     "sliding_attention": SLIDING,
     "chunked_attention": CHUNKED,
+    "attention": FULL,
     "linear_attention": NONE,
     "mamba": NONE,
+    "mamba2": NONE,
     "conv": NONE,
 }
 _QWEN_WINDOWED = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
@@ -43,7 +46,11 @@ def _windowed_kinds(cfg: dict[str, Any], family: str, layers: int) -> tuple[str,
 
 
 def layer_kinds(cfg: dict[str, Any], family: str, layers: int, window: int | None) -> tuple[str, ...]:
-    """The KV kind of every decoder layer, from layer_types, Llama 4's chunking or the window pattern."""
+    """The KV kind of every decoder layer, from a hybrid pattern, layer_types, Llama 4's chunking or
+    the window pattern."""
+    mix = mixers(cfg, family, layers)
+    if mix:
+        return kv_kinds(mix)
     types = cfg.get("layer_types")
     if isinstance(types, list) and len(types) == layers:
         return tuple(_TYPE_KIND.get(str(t), FULL) for t in types)

@@ -10,9 +10,22 @@ from typing import Any, NamedTuple
 
 from kvlint.catalog.arch import LayerParams
 from kvlint.catalog.hf_keys import first
+from kvlint.catalog.hybrid import ATTENTION, MLP_ONLY, MOE_ONLY, mixer_params
 
 # Families whose MLP is not gated (two matrices, not three).
-UNGATED = {"falcon", "phi", "opt", "gpt2", "gpt_neox", "gpt_bigcode", "bloom", "starcoder2", "gptj", "mpt"}
+UNGATED = {
+    "falcon",
+    "phi",
+    "opt",
+    "gpt2",
+    "gpt_neox",
+    "gpt_bigcode",
+    "bloom",
+    "starcoder2",
+    "gptj",
+    "mpt",
+    "nemotron_h",  # relu2 MLPs and experts: up and down only
+}
 # Families whose tie_word_embeddings defaults to True when the key is absent (their HF config class default).
 _TIED_BY_DEFAULT = {
     "gemma",
@@ -81,6 +94,8 @@ def _attn_params(cfg: dict[str, Any], family: str, h: int, nq: int, nkv: int, d:
         q = h * q_lora + q_lora + q_lora * nq * (nope + rope) if q_lora else h * nq * (nope + rope)
         return q + h * (kv_lora + rope) + kv_lora + kv_lora * nq * (nope + v) + nq * v * h
     params = h * nq * d + 2 * h * nkv * d + nq * d * h
+    if cfg.get("attn_output_gate"):
+        params += h * nq * d  # Qwen3-Next / Qwen3.5: q_proj also yields the output gate
     if (
         cfg.get("attention_bias")
         or cfg.get("qkv_bias")
@@ -116,14 +131,22 @@ def _is_moe_layer(cfg: dict[str, Any], family: str, i: int, experts: int) -> boo
     if family.startswith("llama4"):
         step = int(cfg.get("interleave_moe_layer_step") or 1)
         return (i + 1) % step == 0
+    if family == "jamba":
+        period = int(cfg.get("expert_layer_period") or 2)
+        return i % period == int(cfg.get("expert_layer_offset") or 1)
     return True  # Mixtral, gpt-oss, ...: every layer
 
 
 def _moe_layer(cfg: dict[str, Any], family: str, s: Shape, attn: int, norms: int) -> LayerParams:
     h, mats = s.hidden, s.mlp_mats
-    routed = s.experts * mats * h * s.moe_inter
+    latent = int(cfg.get("moe_latent_size") or 0)  # Nemotron-3 latent MoE: experts work in a smaller width
+    routed = s.experts * mats * (latent or h) * s.moe_inter + (2 * h * latent if latent else 0)
     shared = 0
-    if cfg.get("n_shared_experts"):
+    if cfg.get("moe_shared_expert_intermediate_size"):  # Nemotron-H
+        shared = (
+            int(cfg.get("n_shared_experts") or 1) * mats * h * int(cfg["moe_shared_expert_intermediate_size"])
+        )
+    elif cfg.get("n_shared_experts"):
         shared = int(cfg["n_shared_experts"]) * mats * h * s.moe_inter
     elif cfg.get("shared_expert_intermediate_size"):
         shared = mats * h * int(cfg["shared_expert_intermediate_size"]) + h  # + shared_expert_gate
@@ -143,18 +166,41 @@ def _dense_layer(cfg: dict[str, Any], family: str, s: Shape, attn: int, norms: i
     return LayerParams(attn, mlp, 0, norms)
 
 
-def layer_params(cfg: dict[str, Any], family: str, layers: int, s: Shape) -> tuple[list[LayerParams], int]:
-    """Every decoder layer's parameters, and how many layers are MoE."""
+def _single_block(cfg: dict[str, Any], family: str, s: Shape, mixer: str, attn: int) -> LayerParams:
+    """A Nemotron-H layer: one norm and ONE of attention, Mamba, an MLP or a mixture of experts."""
+    h = s.hidden
+    if mixer == MOE_ONLY:
+        return _moe_layer(cfg, family, s, 0, h)
+    if mixer == MLP_ONLY:
+        return LayerParams(0, s.mlp_mats * h * s.dense_inter, 0, h)
+    body = attn if mixer == ATTENTION else mixer_params(cfg, mixer, h, s.query_heads, s.attn_dim)
+    return LayerParams(body, 0, 0, h)
+
+
+def layer_params(
+    cfg: dict[str, Any], family: str, layers: int, s: Shape, mix: tuple[str, ...] | None = None
+) -> tuple[list[LayerParams], int]:
+    """Every decoder layer's parameters, and how many layers are MoE. `mix` names each layer's token
+    mixer in a hybrid model (kvlint.catalog.hybrid): Mamba / linear-attention weights replace the
+    attention weights of those layers."""
     out: list[LayerParams] = []
     moe_layers = 0
     attn = _attn_params(cfg, family, s.hidden, s.query_heads, s.kv_heads, s.attn_dim)
     norms = _norms(cfg, family, s.hidden, s.attn_dim)
+    single_block = family in ("nemotron_h", "nemotron_3")
     for i in range(layers):
+        if mix and single_block:
+            moe_layers += mix[i] == MOE_ONLY
+            out.append(_single_block(cfg, family, s, mix[i], attn))
+            continue
+        mixer_w = attn
+        if mix and mix[i] != ATTENTION:
+            mixer_w = mixer_params(cfg, mix[i], s.hidden, s.query_heads, s.attn_dim)
         if _is_moe_layer(cfg, family, i, s.experts):
             moe_layers += 1
-            out.append(_moe_layer(cfg, family, s, attn, norms))
+            out.append(_moe_layer(cfg, family, s, mixer_w, norms))
         else:
-            out.append(_dense_layer(cfg, family, s, attn, norms))
+            out.append(_dense_layer(cfg, family, s, mixer_w, norms))
     return out, moe_layers
 
 
