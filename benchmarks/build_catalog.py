@@ -5,7 +5,8 @@
 Inputs, all in this folder:
 - catalog_sources.json: which public config.json copies the catalog is built from. Each entry names
   the ids it serves and where the config is read: `github:OWNER/REPO@COMMIT:PATH` (a JSON file), or
-  `...:PATH#NAME[KEY]` (a dict literal NAME in a Python file, e.g. mlc-llm's MODEL_PRESETS). The files
+  `...:PATH#NAME[KEY]` (a dict literal NAME in a Python file, e.g. mlc-llm's MODEL_PRESETS), or
+  `...:FILE.json#[KEY]` (the config under KEY of a JSON object of configs, e.g. a calculator's bundle). The files
   are read in place from local git mirrors of those repositories (`git show COMMIT:PATH`), never copied.
 - catalog_curated.json: entries whose config was read from a web page (a Hugging Face blob/blame page)
   rather than a git repository; their compact config is recorded there with the page it came from.
@@ -82,8 +83,10 @@ def read_ref(ref: str, mirrors: Path) -> dict[str, Any]:
     if not m:
         raise SourceError(f"not a github:OWNER/REPO@COMMIT:PATH reference: {ref}")
     repo, commit, path, sel = m["repo"], m["commit"], m["path"], m["sel"]
-    if not sel:
+    if not sel or (path.endswith(".json") and sel.startswith("[")):
         data = json.loads(git_show(mirrors, repo, commit, path))
+        if sel:  # `FILE.json#[KEY]`: the config stored under KEY of a JSON object of configs
+            data = data.get(sel[1:-1]) if isinstance(data, dict) and sel.endswith("]") else None
         if not isinstance(data, dict):
             raise SourceError(f"{ref}: not a JSON object")
         return data

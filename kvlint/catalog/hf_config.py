@@ -40,8 +40,28 @@ from kvlint.catalog.param_count import (
 from kvlint.catalog.quant import read_quant
 
 
+def _legacy(config: dict[str, Any], family: str) -> tuple[dict[str, Any], str]:
+    """Pre-transformers Falcon (model_type RefinedWeb / RefinedWebModel) and BLOOM's n_embed, read as
+    vLLM's RWConfig / transformers' configs read them: hidden_size from n_embed, n_head_kv 1 when
+    absent, the new decoder architecture when hidden_size is 8192 (RWConfig's falcon-40b rule)."""
+    if family not in ("RefinedWeb", "RefinedWebModel") and "n_embed" not in config:
+        return config, family
+    cfg = dict(config)
+    if cfg.get("hidden_size") is None and cfg.get("n_embed") is not None:
+        cfg["hidden_size"] = cfg["n_embed"]
+    if family in ("RefinedWeb", "RefinedWebModel"):
+        family = cfg["model_type"] = "falcon"
+        if cfg.get("n_head_kv") is None:
+            cfg["n_head_kv"] = 1
+        if cfg.get("hidden_size") == 8192:
+            cfg["new_decoder_architecture"] = True
+    return cfg, family
+
+
 def _kv_heads(cfg: dict[str, Any], family: str, nq: int) -> int:
-    if family == "falcon" and cfg.get("multi_query") and not cfg.get("new_decoder_architecture"):
+    # vLLM get_total_num_kv_heads: multi_query means one KV head (GPTBigCode, Falcon-7B), except on
+    # Falcon's new decoder architecture (Falcon-40B/180B), which states n_head_kv.
+    if cfg.get("multi_query") and not (family == "falcon" and cfg.get("new_decoder_architecture")):
         return 1
     return int(
         first(cfg, "n_head_kv", "num_kv_heads", "num_key_value_heads", "multi_query_group_num", default=nq)
@@ -54,7 +74,7 @@ def _head_dims(cfg: dict[str, Any], h: int, nq: int) -> tuple[bool, int, int]:
         head_dim = int(cfg["kv_lora_rank"]) + int(cfg.get("qk_rope_head_dim") or 0)
         attn_dim = int(cfg.get("qk_nope_head_dim") or 128) + int(cfg.get("qk_rope_head_dim") or 64)
         return True, head_dim, attn_dim
-    head_dim = int(first(cfg, "head_dim", "hidden_size_per_head", default=0) or h // nq)
+    head_dim = int(first(cfg, "head_dim", "hidden_size_per_head", "kv_channels", default=0) or h // nq)
     return False, head_dim, head_dim
 
 
@@ -103,7 +123,7 @@ def parse_config(
     """Build a ModelArch from a config dict. Raises ConfigError naming the missing key."""
     if not isinstance(config, dict):
         raise ConfigError("config.json is not a JSON object")
-    cfg, family = text_part(config)
+    cfg, family = _legacy(*text_part(config))
     problem = config_problem(cfg)  # before any arithmetic: a per-layer loop runs on num_hidden_layers
     if problem:
         raise ConfigError(problem)

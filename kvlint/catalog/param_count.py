@@ -28,6 +28,8 @@ UNGATED = {
 }
 # Families whose tie_word_embeddings defaults to True when the key is absent (their HF config class default).
 _TIED_BY_DEFAULT = {
+    "cohere",  # CohereConfig(tie_word_embeddings=True)
+    "cohere2",
     "gemma",
     "gemma2",
     "gemma3",
@@ -42,7 +44,9 @@ _TIED_BY_DEFAULT = {
 # Families with four norms per decoder layer (pre/post attention and pre/post feed-forward).
 _FOUR_NORMS = {"gemma2", "gemma3", "gemma3_text"}
 # Families whose LayerNorms carry a bias beside the weight.
-_NORM_BIAS = ("phi", "opt", "falcon", "gpt2", "gpt_neox", "starcoder2")
+_NORM_BIAS = ("phi", "opt", "falcon", "gpt2", "gpt_neox", "starcoder2", "gpt_bigcode", "bloom")
+# GPT-2-style families whose every linear layer (QKV, output, both MLP matrices) carries a bias.
+_LINEAR_BIAS = ("gpt2", "gpt_bigcode", "gpt_neox", "bloom")
 
 
 class Shape(NamedTuple):
@@ -99,10 +103,12 @@ def _attn_params(cfg: dict[str, Any], family: str, h: int, nq: int, nkv: int, d:
     if (
         cfg.get("attention_bias")
         or cfg.get("qkv_bias")
-        or family in ("qwen2", "qwen2_moe", "qwen2_vl", "phi", "opt")
+        or cfg.get("add_qkv_bias")  # ChatGLM / GLM-4 (THUDM remote code)
+        or family in ("qwen2", "qwen2_moe", "qwen2_vl", "phi", "opt", *_LINEAR_BIAS)
+        or (family == "falcon" and cfg.get("bias"))
     ):
         params += nq * d + 2 * nkv * d
-        if family in ("phi", "opt") or cfg.get("bias"):
+        if family in ("phi", "opt", *_LINEAR_BIAS) or cfg.get("bias"):
             params += h
     return params
 
@@ -161,8 +167,12 @@ def _moe_layer(cfg: dict[str, Any], family: str, s: Shape, attn: int, norms: int
 
 def _dense_layer(cfg: dict[str, Any], family: str, s: Shape, attn: int, norms: int) -> LayerParams:
     mlp = s.mlp_mats * s.hidden * s.dense_inter
-    if cfg.get("mlp_bias") or family in ("phi", "opt", "falcon"):
-        mlp += (s.mlp_mats - 1) * s.dense_inter + s.hidden if family != "falcon" else 0
+    if (
+        cfg.get("mlp_bias")
+        or family in ("phi", "opt", *_LINEAR_BIAS)
+        or (family == "falcon" and cfg.get("bias"))
+    ):
+        mlp += (s.mlp_mats - 1) * s.dense_inter + s.hidden
     return LayerParams(attn, mlp, 0, norms)
 
 
@@ -216,6 +226,10 @@ def embeddings(
     embed = vocab * h
     if family == "opt":
         embed += (int(cfg.get("max_position_embeddings") or 2048) + 2) * h  # learned positions
+    elif family in ("gpt2", "gpt_bigcode"):
+        embed += int(first(cfg, "n_positions", "max_position_embeddings", default=1024)) * h  # wpe
+    elif family == "bloom":
+        embed += 2 * h  # word_embeddings_layernorm
     lm_head = 0 if tied else vocab * h
     final = 2 * h if family in _NORM_BIAS else h
     return embed, lm_head, final
