@@ -19,8 +19,9 @@ people pin (read in public copies of server_args.py; the PRs are the change poin
     +2 GiB for EAGLE-style speculative decoding, +6 GiB for STANDALONE).
 
 The first release carrying each PR is taken as the first tag after its merge date (v0.4.7 and
-v0.5.3); the logs in benchmarks/calibration/sglang_startup_logs.yaml agree (a v0.4.3 log
-implies 0.85 at TP 4; a July 2025 log prints 0.874 on an H100; a 2026 log prints 0.835).
+v0.5.3); the logs in benchmarks/calibration/sglang_startup_logs.yaml agree (s-001, v0.4.3 at TP 4,
+prints 0.85; s-003 and s-006, v0.4.4 at TP 1, print 0.88; s-009, a 2026 build on 4 x B200, implies 0.852
+against this formula's 0.855).
 A version kvlint does not know (no image tag, `latest`) gets the newest generation, and says so.
 `gpu_mem` is what nvidia-smi reports in MiB (get_nvgpu_memory_capacity), not torch's total.
 """
