@@ -59,6 +59,9 @@ def figures(report: dict, keys: list[str]) -> dict:
         "workloads recognised": len(deps),
         "on an engine kvlint models (vLLM/SGLang/TGI)": sum(d["engine"] in MODELLED for d in deps),
         "checked with a capacity plan": sum(d["plan"] is not None for d in deps),
+        "no GPU stated, fit verdict on the usual cloud GPUs (KV002 info)": sum(
+            f["rule"] == "KV002" and f["severity"] == "info" and " fits on " in f["message"] for f in finds
+        ),
         "workloads reported not checkable (KV004)": len(not_checkable),
         "unread layouts reported (KV004, no workload)": sum(
             f["rule"] == "KV004" and any(u in f["message"] for u in UNREAD) for f in finds
