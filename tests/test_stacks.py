@@ -537,3 +537,21 @@ def test_kaito_workspace_preset_names_its_hugging_face_model_and_why_it_is_not_c
     assert d.model.value == "microsoft/Phi-3-medium-128k-instruct" and d.model.where.line == 15
     (f,) = result.findings
     assert f.rule == "KV004" and "data parallel when the model is under half of one GPU" in f.message
+
+
+def test_fix_rounds_read_the_runtime_beside_the_file(tmp_path):
+    """--fix lints the file again between rounds: with the runtime beside it, as the check does."""
+    from kvlint.fix.files import fix_files
+
+    for name in ("isvc.yaml", "runtime.yaml"):
+        (tmp_path / name).write_text((KSERVE / "runtime-beside" / name).read_text())
+    isvc = tmp_path / "isvc.yaml"
+    isvc.write_text(
+        isvc.read_text().replace(
+            "--tensor-parallel-size=2", "--tensor-parallel-size=2\n        - --gpu-memory-utilization=1.5"
+        )
+    )
+    checked = run(isvc)
+    assert {f.rule for f in checked.findings} == {"KV208"}  # the runtime's /dev/shm: no KV207
+    fixed = fix_files([(str(isvc), "isvc.yaml")], Settings(), unsafe=False, write=False)
+    assert fixed.changed_files == 1 and "gpu-memory-utilization" in fixed.diff

@@ -94,8 +94,11 @@ def _decode(data: bytes) -> tuple[str, bytes] | None:
         return None
 
 
-def fix_bytes(data: bytes, display: str, settings, base_dir: str, unsafe: bool) -> tuple[bytes, FixOutcome]:
-    """Lint, apply the trusted fixes, lint again, up to MAX_ROUNDS; the new bytes and what was done."""
+def fix_bytes(
+    data: bytes, display: str, settings, base_dir: str, unsafe: bool, real_path: str | None = None
+) -> tuple[bytes, FixOutcome]:
+    """Lint, apply the trusted fixes, lint again, up to MAX_ROUNDS; the new bytes and what was done.
+    `real_path`: the file on disk, so the rounds read what is beside it as the check does (a KServe runtime)."""
     from kvlint.lint import lint_text
 
     decoded = _decode(data)
@@ -104,7 +107,7 @@ def fix_bytes(data: bytes, display: str, settings, base_dir: str, unsafe: bool) 
     text, bom = decoded
     outcome = FixOutcome(text, text)
     for _ in range(MAX_ROUNDS):
-        result = lint_text(bom + outcome.after.encode("utf-8"), display, settings, base_dir)
+        result = lint_text(bom + outcome.after.encode("utf-8"), display, settings, base_dir, real_path)
         chosen = [(f, fix) for f in result.findings if (fix := trusted_fix(f, unsafe)) is not None]
         if not chosen:
             break

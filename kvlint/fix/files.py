@@ -33,7 +33,7 @@ def fix_files(shown: list[tuple[str, str]], settings, unsafe: bool, write: bool)
             data = read_regular(path, settings.max_file_size)
         except OSError:
             continue  # not a regular file, too large or unreadable: the lint run reports it
-        new, outcome = fix_bytes(data, display, settings, base_dir(path), unsafe)
+        new, outcome = fix_bytes(data, display, settings, base_dir(path), unsafe, path)
         if not outcome.changed:
             continue
         run.changed_files += 1
