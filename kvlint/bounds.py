@@ -134,7 +134,9 @@ ARCHITECTURE: dict[str, Range] = {
     "kv_lora_rank": Range("MLA latent rank", 1, HEADS_MAX),
     "part_head_dim": Range("partial head size", 0, HEADS_MAX),
     "experts": Range("expert count", 0, HEADS_MAX),
-    "rope_factor": Range("RoPE scaling factor", 0, 1 << 20, integer=False),
+    "rope_factor": Range(
+        "RoPE scaling factor", 0, 1 << 20, integer=False, lo_open=True
+    ),  # 0 would scale the context to nothing
 }
 
 # config.json keys -> the architecture fact they give

@@ -301,3 +301,22 @@ def test_show_never_converts_a_huge_integer_to_decimal():
     assert show(int("9" * 4000)) in ("a number of about 4,000 digits", "a number of about 4,001 digits")
     assert show(1 << 40000).startswith("a number of about 12,")
     assert show(float("nan")) == "nan" and show("x" * 100).endswith("…")
+
+
+@pytest.mark.parametrize(
+    "engine,args",
+    [
+        ("tgi", ["--rope-factor=0"]),
+        ("tgi", ["--rope-scaling", "linear", "--rope-factor", "-0.0"]),
+        ("vllm", ["--hf-overrides", '{"rope_scaling": {"rope_type": "linear", "factor": 0}}']),
+    ],
+)
+def test_a_rope_factor_of_zero_is_refused_not_used_to_scale_the_context_to_nothing(engine, args):
+    """Found by the campaign (TGI `--rope-factor=0` in a shell script): the factor was accepted in
+    [0, 2^20] and scaled the derived context length to 0, outside the bounds the plan may use."""
+    r = lint(_engine_pod(engine, args))
+    kv005 = [f for f in r.findings if f.rule == "KV005" and "rope_scaling.factor" in f.message]
+    assert kv005 and "(0, 1,048,576]" in kv005[0].message and kv005[0].where.line == 12, rules_of(r)
+    for d in r.deployments:
+        if d.plan is not None:
+            assert d.plan.max_model_len >= 1

@@ -206,6 +206,11 @@ def engine_flags_in_a_script(draw) -> str:
     "image: vllm/vllm-openai:v0.10.1, command: [sh, -c], args: ['vllm serve x --gpu-memory-utilization=1e309 "
     "--max-model-len=${L:-8k} && --block-size 0']}]}}}\n"
 )
+@example(  # found by the campaign: a RoPE factor of 0 scaled the derived context length to 0
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: s}\nspec: {template: {spec: {containers: [{name: e, "
+    "image: 'ghcr.io/huggingface/text-generation-inference:3.0', command: [sh, -c], args: ['text-generation-launcher "
+    "--model-id meta-llama/Llama-3.1-8B-Instruct --rope-factor=0'], resources: {limits: {nvidia.com/gpu: 1}}}]}}}\n"
+)
 def test_engine_flags_in_shell_scripts(text):
     lint_case(text)
 
