@@ -28,6 +28,7 @@ from kvlint.catalog.hf_keys import (
 )
 from kvlint.catalog.hybrid import mixers, state_note, state_per_layer
 from kvlint.catalog.layer_kinds import window_and_kinds
+from kvlint.catalog.native_keys import native_keys
 from kvlint.catalog.param_count import (
     UNGATED,
     Shape,
@@ -124,6 +125,7 @@ def parse_config(
     if not isinstance(config, dict):
         raise ConfigError("config.json is not a JSON object")
     cfg, family = _legacy(*text_part(config))
+    cfg = native_keys(cfg, family)  # DBRX / MPT / Persimmon / ERNIE 4.5 MoE name their sizes their own way
     problem = config_problem(cfg)  # before any arithmetic: a per-layer loop runs on num_hidden_layers
     if problem:
         raise ConfigError(problem)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.catalog.native_keys import NATIVE_KEYS, compact_nested
+
 # The keys under which configs state the longest context (derive_max_len takes the smallest given).
 LENGTH_KEYS = (
     "max_position_embeddings",
@@ -116,6 +118,7 @@ KEEP_KEYS = frozenset(
         "parallel_attn",
         "alibi",
         *HYBRID_KEYS,
+        *NATIVE_KEYS,
     }
 )
 VISION_KEEP = frozenset(
@@ -214,6 +217,8 @@ def compact(config: dict[str, Any]) -> dict[str, Any]:
             value = compact(value)
         elif key in ("vision_config", "audio_config") and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k in VISION_KEEP}
+        elif key in ("attn_config", "ffn_config") and isinstance(value, dict):
+            value = compact_nested(value)
         elif key in ("quantization_config", "compression_config") and isinstance(value, dict):
             value = _compact_quant(value)
         out[key] = value

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from kvlint.catalog.arch import LayerParams
 from kvlint.catalog.hf_keys import first
 from kvlint.catalog.hybrid import ATTENTION, MLP_ONLY, MOE_ONLY, mixer_params
+from kvlint.catalog.native_keys import ernie_moe_layer
 
 # Families whose MLP is not gated (two matrices, not three).
 UNGATED = {
@@ -24,6 +25,7 @@ UNGATED = {
     "starcoder2",
     "gptj",
     "mpt",
+    "persimmon",  # dense_h_to_4h / dense_4h_to_h, relu2
     "nemotron_h",  # relu2 MLPs and experts: up and down only
 }
 # Families whose tie_word_embeddings defaults to True when the key is absent (their HF config class default).
@@ -44,9 +46,9 @@ _TIED_BY_DEFAULT = {
 # Families with four norms per decoder layer (pre/post attention and pre/post feed-forward).
 _FOUR_NORMS = {"gemma2", "gemma3", "gemma3_text"}
 # Families whose LayerNorms carry a bias beside the weight.
-_NORM_BIAS = ("phi", "opt", "falcon", "gpt2", "gpt_neox", "starcoder2", "gpt_bigcode", "bloom")
+_NORM_BIAS = ("phi", "opt", "falcon", "gpt2", "gpt_neox", "starcoder2", "gpt_bigcode", "bloom", "persimmon")
 # GPT-2-style families whose every linear layer (QKV, output, both MLP matrices) carries a bias.
-_LINEAR_BIAS = ("gpt2", "gpt_bigcode", "gpt_neox", "bloom")
+_LINEAR_BIAS = ("gpt2", "gpt_bigcode", "gpt_neox", "bloom", "persimmon")
 
 
 class Shape(NamedTuple):
@@ -137,6 +139,8 @@ def _is_moe_layer(cfg: dict[str, Any], family: str, i: int, experts: int) -> boo
     if family.startswith("llama4"):
         step = int(cfg.get("interleave_moe_layer_step") or 1)
         return (i + 1) % step == 0
+    if family == "ernie4_5_moe":
+        return ernie_moe_layer(cfg, i, int(cfg.get("num_hidden_layers") or 0))
     if family == "jamba":
         period = int(cfg.get("expert_layer_period") or 2)
         return i % period == int(cfg.get("expert_layer_offset") or 1)
@@ -162,6 +166,8 @@ def _moe_layer(cfg: dict[str, Any], family: str, s: Shape, attn: int, norms: int
     if family == "gpt_oss":
         routed += s.experts * (2 * s.moe_inter + h)  # expert biases
         router += s.experts
+    elif family == "ernie4_5_moe":
+        router += s.experts  # gate.e_score_correction_bias
     return LayerParams(attn, 0, routed + shared, norms + router)
 
 

@@ -1,0 +1,110 @@
+"""Configs that name their sizes in their own keys (DBRX, MPT, Persimmon, ERNIE 4.5 MoE), renamed to the
+Hugging Face keys the rest of the parser reads, as the engine reads them:
+- DBRX (vllm/model_executor/models/dbrx.py): n_layers blocks of d_model width, n_heads query heads of
+  d_model // n_heads, attn_config.kv_n_heads KV heads (ModelConfig.get_total_num_kv_heads), every block a
+  mixture of ffn_config.moe_num_experts gated experts (ws holds w1 and v1, w2s the down matrix) of
+  ffn_config.ffn_hidden_size, moe_top_k per token; LayerNorms and linears without bias; untied lm_head.
+- MPT (vllm/model_executor/models/mpt.py): n_layers, d_model, n_heads; the MLP is up/down of
+  expansion_ratio * d_model (no gate); KV heads attn_config.kv_n_heads when stated, else n_heads
+  (get_total_num_kv_heads); biases unless no_bias; ALiBi, no RoPE; lm_head is the token embedding.
+- Persimmon (vllm/model_executor/models/persimmon.py): dense_h_to_4h / dense_4h_to_h (two matrices,
+  relu2, with bias), query_key_value and dense with bias, LayerNorms with bias, LayerNorm q/k norms of
+  head_dim when qk_layernorm, RoPE on partial_rotary_factor of the head (PersimmonConfig default 0.5).
+- ERNIE 4.5 MoE (vllm/model_executor/models/ernie45_moe.py): moe_num_experts experts of
+  moe_intermediate_size, moe_k per token, moe_num_shared_experts shared experts as one MLP of
+  moe_intermediate_size * moe_num_shared_experts; layer i is MoE when (i + 1) % moe_layer_interval == 0
+  and moe_layer_start_index <= i <= moe_layer_end_index (default the last layer); qkv bias when use_bias.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_NATIVE_KEY_TEXT = """
+    n_layers n_heads attn_config ffn_config expansion_ratio no_bias qk_layernorm use_bias moe_num_experts
+    moe_k moe_num_shared_experts moe_layer_start_index moe_layer_end_index moe_layer_interval
+"""
+NATIVE_KEYS = tuple(_NATIVE_KEY_TEXT.split())
+# the parts of DBRX / MPT's nested attn_config and ffn_config that the parser reads
+_NESTED_KEEP = ("kv_n_heads", "alibi", "qk_ln", "moe_num_experts", "moe_top_k", "ffn_hidden_size")
+PERSIMMON_ROTARY_DEFAULT = 0.5  # PersimmonConfig(partial_rotary_factor=0.5) when the config omits it
+
+
+def compact_nested(value: dict[str, Any]) -> dict[str, Any]:
+    """The part of an attn_config / ffn_config kept in the compact catalog copy."""
+    return {k: v for k, v in value.items() if k in _NESTED_KEEP}
+
+
+def _sub(cfg: dict[str, Any], key: str) -> dict[str, Any]:
+    value = cfg.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _set(cfg: dict[str, Any], key: str, value: Any) -> None:
+    if cfg.get(key) is None and value is not None:
+        cfg[key] = value
+
+
+def _dbrx(cfg: dict[str, Any]) -> None:
+    attn, ffn = _sub(cfg, "attn_config"), _sub(cfg, "ffn_config")
+    _set(cfg, "num_key_value_heads", attn.get("kv_n_heads"))
+    _set(cfg, "num_local_experts", ffn.get("moe_num_experts"))
+    _set(cfg, "num_experts_per_tok", ffn.get("moe_top_k"))
+    _set(cfg, "intermediate_size", ffn.get("ffn_hidden_size"))
+
+
+def _mpt(cfg: dict[str, Any]) -> None:
+    attn = _sub(cfg, "attn_config")
+    _set(cfg, "num_key_value_heads", attn.get("kv_n_heads"))
+    ratio, width = cfg.get("expansion_ratio"), cfg.get("d_model")
+    if isinstance(ratio, (int, float)) and isinstance(width, int) and ratio > 0:
+        _set(cfg, "intermediate_size", int(ratio * width))
+    if not cfg.get("no_bias", True):
+        _set(cfg, "attention_bias", True)
+        _set(cfg, "mlp_bias", True)
+    _set(cfg, "tie_word_embeddings", True)  # vLLM MPTForCausalLM asserts tie_word_embeddings
+    if attn.get("qk_ln"):
+        _set(cfg, "use_qk_norm", True)
+
+
+def _persimmon(cfg: dict[str, Any]) -> None:
+    _set(cfg, "partial_rotary_factor", PERSIMMON_ROTARY_DEFAULT)
+    if cfg.get("qk_layernorm"):
+        _set(cfg, "use_qk_norm", True)
+
+
+def _ernie_moe(cfg: dict[str, Any]) -> None:
+    _set(cfg, "num_local_experts", cfg.get("moe_num_experts"))
+    _set(cfg, "num_experts_per_tok", cfg.get("moe_k"))
+    _set(cfg, "n_shared_experts", cfg.get("moe_num_shared_experts"))
+    if cfg.get("use_bias"):
+        _set(cfg, "qkv_bias", True)
+        _set(cfg, "mlp_bias", True)
+
+
+_RENAMES = {"n_layers": "num_hidden_layers", "n_heads": "num_attention_heads", "d_model": "hidden_size"}
+_BY_FAMILY = {"dbrx": _dbrx, "mpt": _mpt, "persimmon": _persimmon, "ernie4_5_moe": _ernie_moe}
+
+
+def native_keys(cfg: dict[str, Any], family: str) -> dict[str, Any]:
+    """The config with its family's own keys also stated under the Hugging Face names (a copy; the keys
+    the config already states win)."""
+    reader = _BY_FAMILY.get(family)
+    if reader is None:
+        return cfg
+    out = dict(cfg)
+    if family in ("dbrx", "mpt"):
+        for key, target in _RENAMES.items():
+            _set(out, target, cfg.get(key))
+        _set(out, "max_position_embeddings", cfg.get("max_seq_len"))
+    reader(out)
+    return out
+
+
+def ernie_moe_layer(cfg: dict[str, Any], i: int, layers: int) -> bool:
+    """vLLM Ernie4_5_MoeDecoderLayer: MoE when (i + 1) % interval == 0 and start <= i <= end."""
+    interval = int(cfg.get("moe_layer_interval") or 1)
+    start = int(cfg.get("moe_layer_start_index") or 0)
+    end = cfg.get("moe_layer_end_index")
+    end = end if isinstance(end, int) else layers - 1
+    return (i + 1) % interval == 0 and start <= i <= end
