@@ -555,3 +555,57 @@ def test_fix_rounds_read_the_runtime_beside_the_file(tmp_path):
     assert {f.rule for f in checked.findings} == {"KV208"}  # the runtime's /dev/shm: no KV207
     fixed = fix_files([(str(isvc), "isvc.yaml")], Settings(), unsafe=False, write=False)
     assert fixed.changed_files == 1 and "gpu-memory-utilization" in fixed.diff
+
+
+# --- other vLLM Helm chart layouts (recognised by their keys) ----------------------------------
+
+CHARTS = STACKS / "helm-charts"
+
+
+def test_opea_vllm_chart_renders_model_args_shm_and_gpu():
+    result = run(CHARTS / "good-opea-vllm-gpu.yaml")
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.engine.value == "vllm" and d.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert d.model.origin == "stated" and d.model.where.line == 18  # LLM_MODEL_ID
+    assert d.max_context.value == 8192 and d.max_context.where.line == 15  # extraCmdArgs
+    assert d.gpus.value == 1 and d.gpu.value == "l4" and d.extra["replicas"].value == 1
+    assert d.has_shm and d.shm_size.value == "4Gi" and d.shm_size.where.line == 8  # shmSize
+    assert r.plan is not None and result.findings == [], [f.message for f in result.findings]
+
+
+def test_opea_vllm_chart_tp_above_its_gpus_is_kv201():
+    result = run(CHARTS / "bad-opea-vllm-tp-above-gpus.yaml")
+    assert rules(result) == {"KV201"}
+    assert result.findings[0].where.line == 12
+
+
+def test_opea_vllm_override_file_takes_the_charts_default_model_and_shm():
+    result = run(CHARTS / "opea-vllm-overlay-default-model.yaml")
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.model.value == "meta-llama/Meta-Llama-3-8B-Instruct" and d.model.origin == "default"
+    assert "chart's default LLM_MODEL_ID" in d.model.note
+    assert d.shm_size.value == "1Gi" and d.shm_size.origin == "default"
+    assert r.plan is not None and result.findings == [], [f.message for f in result.findings]
+
+
+def test_real_opea_vllm_values_are_a_cpu_vllm_of_the_stated_model():
+    result = run(corpus2("opea-project__GenAIInfra__helm-charts__common__vllm__values.yaml"))
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.model.value == "meta-llama/Meta-Llama-3-8B-Instruct" and d.model.where.line == 103
+    assert d.accelerator == "cpu"
+    assert [(f.rule, f.severity.name) for f in result.findings] == [("KV004", "INFO")]
+    assert "CPU vLLM" in result.findings[0].message
+
+
+def test_vllm_chart_gpu_models_become_the_node_affinity():
+    good = run(CHARTS / "good-vllm-chart-gpu-product.yaml")
+    (r,) = good.deployments
+    assert r.deployment.gpu.value == "l4" and r.plan is not None and good.findings == []
+    bad = run(CHARTS / "bad-vllm-chart-gpu-placeholder.yaml")
+    (f,) = bad.findings
+    assert (
+        f.rule == "KV002" and f.where.line == 21 and "TYPE_GPU_USED" in f.message and "Pending" in f.message
+    )

@@ -4,7 +4,9 @@
   and the operator's VLLMRuntime CRD (same fields under spec.model / spec.vllmConfig / spec.deploymentConfig).
 - KubeAI models chart: `catalog.<name>: {url, engine, args, resourceProfile}`.
 - Charts in the vLLM Helm chart's shape and similar (`image.repository` naming the engine, `model.id`,
-  `image.command`, `resources`, `nodeSelector`, `tensorParallelSize`, `maxModelLen`, `gpuModels`).
+  `image.command`, `resources`, `nodeSelector`, `tensorParallelSize`, `maxModelLen`, `gpuModels` as the
+  node affinity the vLLM chart renders), and charts that write the command line from keys of their own
+  (extract/chart_layouts.py: the OPEA vllm chart's LLM_MODEL_ID / extraCmdArgs / shmSize).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from kvlint.codes import UNKNOWN_MODEL
 from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract import chart_layouts
 from kvlint.extract import container as ct
 from kvlint.extract.argv import option_tokens
 from kvlint.extract.kubeai import kubeai_spec
@@ -22,6 +25,7 @@ from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
 if TYPE_CHECKING:
     from kvlint.extract.argv import EnvVar
+    from kvlint.extract.chart_layouts import Layout
     from kvlint.extract.engine_args import Launch
 
 
@@ -81,12 +85,15 @@ def _image_repository(root: Mapping) -> Scalar | None:
     return repo
 
 
-def _chart_container(root: Mapping, image: Mapping | None, repo: Scalar) -> Mapping:
-    """The container the chart renders: image.command, the image, resources."""
+def _chart_container(root: Mapping, image: Mapping | None, repo: Scalar, layout: Layout | None) -> Mapping:
+    """The container the chart renders: image.command (or the layout's argument list), the image, resources."""
     cmd = image.seq("command") if image is not None else None
     fake = Mapping((root.line, root.col, root.end_line, root.end_col))
     if cmd is not None:
         fake.values["command"] = cmd
+    extra_args = chart_layouts.args(layout, root) if layout is not None else None
+    if extra_args is not None:
+        fake.values["args"] = extra_args
     fake.values["image"] = repo
     for key in ("resources",):
         if key in root:
@@ -110,7 +117,8 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
     text = str(repo.value)
     tag = image.scalar("tag") if image is not None else None
     full = f"{text}:{tag.value}" if tag is not None else text
-    fake = _chart_container(root, image, repo)
+    layout = chart_layouts.layout_of(root)
+    fake = _chart_container(root, image, repo, layout)
     from kvlint.extract.argv import container_commands, read_env
     from kvlint.extract.engine_args import find_launch
 
@@ -124,7 +132,7 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
     version = ct.image_version(full, launch.engine)
     if version:
         d.engine_version = inferred(version, f"from the image tag {full}", (tag or repo).where(path))
-    _read_chart_engine(d, launch, root, env, repo, path)
+    _read_chart_engine(d, launch, root, env, repo, path, layout)
     model_node = _chart_model(root)
     if (
         d.model is None
@@ -135,30 +143,53 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
         d.model = stated(str(model_node.value), model_node.where(path))
     ct.add_container_facts(d, ctx, root, fake)
     _gpu_models(d, root, path)
+    replicas = root.scalar("replicaCount")  # both charts: `replicas: {{ .Values.replicaCount }}`
+    if replicas is not None and isinstance(replicas.value, int):
+        d.extra["replicas"] = stated(replicas.value, replicas.where(path), "replicaCount")
+    if layout is not None and launch.engine == "vllm":
+        chart_layouts.apply(d, layout, root, path)
     if d.model is None:
         d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
     return d
 
 
 def _read_chart_engine(
-    d: Deployment, launch: Launch, root: Mapping, env: dict[str, EnvVar], repo: Scalar, path: str
+    d: Deployment,
+    launch: Launch,
+    root: Mapping,
+    env: dict[str, EnvVar],
+    repo: Scalar,
+    path: str,
+    layout: Layout | None = None,
 ) -> None:
     """The engine's options: vLLM's command line plus the chart's own keys (PS_CONFIG), or the other engines'."""
     if launch.engine == "vllm":
         from kvlint.extract.engine_args import vllm
 
         entries = [(opt, root.scalar(key)) for key, opt in PS_CONFIG.items() if root.scalar(key) is not None]
-        vllm.read(d, list(launch.tokens) + option_tokens(entries, path), env)  # type: ignore[arg-type]
+        model = chart_layouts.model_tokens(layout, root, path) if layout is not None else []
+        vllm.read(d, list(launch.tokens) + model + option_tokens(entries, path), env)  # type: ignore[arg-type]
     elif launch.engine in ("sglang", "tgi"):
         ct.read_engine(d, launch, env)
     else:
         ct.mark_unsupported(d, launch.engine, repo.where(path))
 
 
+def _gpu_count(root: Mapping, side: str) -> int:
+    node = root.at("resources", side, "nvidia.com/gpu")
+    value = node.value if isinstance(node, Scalar) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _gpu_models(d: Deployment, root: Mapping, path: str) -> None:
-    """`gpuModels[0]` names the GPU when nothing else did (a TYPE_GPU placeholder names none)."""
+    """`gpuModels` as the vLLM chart renders it: node affinity `nvidia.com/gpu.product In gpuModels`, only when
+    resources.requests and resources.limits both ask for nvidia.com/gpu (vllm-project/vllm
+    examples/online_serving/chart-helm/templates/deployment.yaml); a value no node carries keeps the pod Pending."""
     gpu_models = root.seq("gpuModels")
-    if d.gpu is None and gpu_models is not None and gpu_models.items:
-        first = gpu_models.items[0]
-        if isinstance(first, Scalar) and first.value and "TYPE_GPU" not in str(first.value):
-            d.gpu = stated(str(first.value), first.where(path), "gpuModels")
+    if gpu_models is None or not gpu_models.items:
+        return
+    if _gpu_count(root, "requests") <= 0 or _gpu_count(root, "limits") <= 0:
+        return
+    values = [str(v.value) for v in gpu_models.items if isinstance(v, Scalar) and v.value]
+    if values:
+        ct.apply_labels(d, [("nvidia.com/gpu.product", values, gpu_models.items[0].where(path))])

@@ -13,7 +13,11 @@ class UnknownGpu(IssueRule):
     no node offers it and the pod stays Pending), or a GPU node-label value no real node carries
     (`nvidia.com/gpu.product: NVIDIA-H100-SXM4-80GB`, a GKE accelerator spelt differently): a warning
     naming the closest real values, since the pod would stay Pending. The message lists the checks
-    that were skipped.
+    that were skipped. Chart values that the chart turns into such a label are read the same way:
+    the vLLM project's Helm chart renders `gpuModels` as node affinity `nvidia.com/gpu.product In
+    gpuModels` when `resources.requests` and `resources.limits` both ask for `nvidia.com/gpu`
+    (vllm-project/vllm examples/online_serving/chart-helm/templates/deployment.yaml), so its
+    placeholder `TYPE_GPU_USED` left in place is this warning at the `gpuModels` entry.
 
     A pod that gets its GPUs through Dynamic Resource Allocation (`spec.resourceClaims` naming a
     ResourceClaim or ResourceClaimTemplate, `resource.k8s.io` v1beta1/v1beta2/v1) is read from the
