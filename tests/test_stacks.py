@@ -539,6 +539,73 @@ def test_kaito_workspace_preset_names_its_hugging_face_model_and_why_it_is_not_c
     assert f.rule == "KV004" and "data parallel when the model is under half of one GPU" in f.message
 
 
+def test_kaito_inference_configmap_fixes_tp_and_vllm_runs_it_on_the_vm_gpus():
+    """KAITO's own custom-config example: its ConfigMap's vllm: keys are appended after the operator's
+    flags, so TP 2 on a one-GPU VM is what vLLM gets (error, at the ConfigMap's line)."""
+    result = run(STACKS / "kaito" / "bad-custom-config.yaml")
+    (d,) = deps(result).values()
+    assert d.engine.value == "vllm" and d.model.value == "deepseek-ai/DeepSeek-R1-Distill-Qwen-14B"
+    assert d.tensor_parallel.value == 2 and d.tensor_parallel.where.line == 19
+    assert d.max_context.value == 131072 and d.max_context.where.line == 18
+    assert d.gpu_memory_utilization.value == 0.95 and d.gpu_memory_utilization.where.line == 16
+    assert d.gpus_per_pod.value == 1 and "Standard_NC24ads_A100_v4" in d.gpus_per_pod.note
+    assert d.pods.value == 1 and "estimator" in d.pods.note
+    by_rule = {f.rule: f for f in result.findings}
+    assert set(by_rule) == {"KV201", "KV103"}
+    assert by_rule["KV201"].where.line == 19 and by_rule["KV201"].severity.name.lower() == "error"
+
+
+def test_kaito_configmap_beside_the_workspace_is_read_and_located_in_its_file():
+    result = run(STACKS / "kaito" / "config-beside" / "workspace.yaml")
+    (d,) = deps(result).values()
+    assert d.engine.value == "vllm" and d.tensor_parallel.value == 1
+    assert d.max_sequences.value == 6 and d.max_sequences.where.file.endswith("inference-params.yaml")
+    assert d.max_sequences.where.line == 15
+    assert result.deployments[0].plan is not None
+    assert result.findings == [], [f.message for f in result.findings]
+
+
+def test_kaito_defaults_are_named_when_the_configmap_leaves_them_out(tmp_path):
+    text = (STACKS / "kaito" / "config-beside" / "inference-params.yaml").read_text()
+    (tmp_path / "cm.yaml").write_text(text.replace("      gpu-memory-utilization: 0.95\n", ""))
+    ws = tmp_path / "ws.yaml"
+    ws.write_text((STACKS / "kaito" / "config-beside" / "workspace.yaml").read_text())
+    (d,) = deps(run(ws)).values()
+    assert d.gpu_memory_utilization.value == 0.95 and d.gpu_memory_utilization.origin == "inferred"
+    assert "KAITO default" in d.gpu_memory_utilization.note
+
+
+def test_kaito_workspace_whose_configmap_is_elsewhere_says_what_was_not_checked():
+    result = run(STACKS / "kaito" / "config-missing.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV004" and "inference-params" in f.message and "not in this file" in f.message
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        ("resource:\n  count: 2\n  instanceType", "resource.count 2"),
+        ('instanceType: "Standard_NC24ads_A100_v4"', "Standard_NC48ads_A100_v4"),
+    ],
+)
+def test_kaito_keeps_kv004_where_the_operator_decides_at_run_time(tmp_path, edit, said):
+    """More nodes: KAITO's estimator picks them and adds pipeline parallelism; a multi-GPU VM without
+    data-parallel-size: KAITO may add data parallelism from the preset's weight size."""
+    src = STACKS / "kaito" / "config-beside"
+    (tmp_path / "cm.yaml").write_text((src / "inference-params.yaml").read_text())
+    text = (src / "workspace.yaml").read_text()
+    if said.startswith("resource"):
+        text = text.replace("resource:\n  instanceType", edit)
+        want = "pipeline-parallel-size"
+    else:
+        text = text.replace(edit, 'instanceType: "Standard_NC48ads_A100_v4"')
+        want = "data-parallel-size"
+    (tmp_path / "ws.yaml").write_text(text)
+    result = run(tmp_path / "ws.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV004" and want in f.message
+
+
 def test_fix_rounds_read_the_runtime_beside_the_file(tmp_path):
     """--fix lints the file again between rounds: with the runtime beside it, as the check does."""
     from kvlint.fix.files import fix_files

@@ -124,31 +124,6 @@ def nim_service(ctx: ct.ObjectContext) -> list[Deployment]:
     return [d]
 
 
-def kaito(ctx: ct.ObjectContext) -> list[Deployment]:
-    """KAITO Workspace: a preset name, the VM size (resource.instanceType) and node count."""
-    preset = ctx.root.at("inference", "preset", "name")
-    if not isinstance(preset, Scalar):
-        return []
-    from kvlint.catalog import kaito as kaito_catalog
-
-    d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name, ctx.base_dir)
-    hf = kaito_catalog.hf_id(str(preset.value))
-    d.model = (
-        inferred(hf, f"KAITO preset {preset.value} ({kaito_catalog.source()})", preset.where(ctx.file))
-        if hf is not None
-        else stated(str(preset.value), preset.where(ctx.file), "KAITO preset name")
-    )
-    d.engine = stated("kaito", preset.where(ctx.file))
-    itype = ctx.root.at("resource", "instanceType")
-    if isinstance(itype, Scalar) and itype.value:
-        ct.apply_labels(d, [("node.kubernetes.io/instance-type", [str(itype.value)], itype.where(ctx.file))])
-    count = ctx.root.at("resource", "count")
-    if isinstance(count, Scalar) and isinstance(count.value, int):
-        d.pods = stated(count.value, count.where(ctx.file), "KAITO resource.count: GPU nodes")
-    ct.mark_unsupported(d, "kaito", preset.where(ctx.file))
-    return [d]
-
-
 def vllm_runtime(ctx: ct.ObjectContext) -> list[Deployment]:
     """production-stack operator VLLMRuntime: spec.model.modelURL, spec.vllmConfig, spec.deploymentConfig."""
     spec = ctx.root.map("spec")

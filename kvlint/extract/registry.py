@@ -15,6 +15,7 @@ from kvlint.extract import (
     container,
     dynamo,
     helm_values,
+    kaito,
     kserve,
     kserve_llm,
     kubeai,
@@ -42,7 +43,7 @@ KUBERNETES_KINDS: dict[str, ObjectReader] = {
     "RayCluster": ray.extract,
     "RayJob": ray.extract,
     "NIMService": kubernetes.nim_service,
-    "Workspace": kubernetes.kaito,
+    "Workspace": kaito.workspace,
     "VLLMRuntime": kubernetes.vllm_runtime,
     "DynamoGraphDeployment": dynamo.extract,
 }

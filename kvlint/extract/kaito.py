@@ -1,0 +1,186 @@
+"""KAITO `Workspace` (kaito.sh) with its inference ConfigMap, read as KAITO's operator and its vLLM
+wrapper read them (kaito-project/kaito@056b828):
+
+- the model is the preset's Hugging Face id (KAITO's preset catalog, kvlint/catalog/kaito.py);
+- the GPU nodes are `resource.instanceType` (GPU and GPUs per node from the VM type);
+- `inference.config` names a ConfigMap whose `inference_config.yaml` key holds a `vllm:` section; when
+  no config is named KAITO uses its default ConfigMap `inference-params-template`
+  (api/v1beta1/workspace_validation.go DefaultInferenceConfigTemplate; charts/kaito/workspace/templates/
+  inference-params.yaml: `vllm: {cpu-offload-gb: 0}`, no parallelism);
+- the wrapper presets/workspace/inference/vllm/inference_api.py appends every `vllm:` key as
+  `--key value` after the operator's own flags, so the ConfigMap wins (KaitoConfig, parse_args).
+
+The operator chooses at run time: the parallelism (pkg/model/interface.go configureParallelism: data
+parallel over the node's GPUs when the weights are under half of one GPU, else tensor parallel = the
+node's GPUs, pipeline parallel = nodes), the node count (workspace_controller.go
+UpdateWorkspaceTargetNodeCount: its estimator, for the vLLM runtime; resource.count is not read),
+--max-model-len auto, and the memory fraction (free memory - 600 MiB, fallback 0.84). When the ConfigMap
+fixes the tensor parallelism on a one-GPU VM (data parallel is then 1) or states data-parallel-size, and
+the Workspace asks for one node at most, the workload is checked; otherwise KV004 says which of these the
+operator decides.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract import container as ct
+from kvlint.findings import Issue
+from kvlint.load.tree import Mapping, Scalar
+
+DEFAULT_CONFIG = "inference-params-template"
+CONFIG_KEY = "inference_config.yaml"
+SOURCE = "kaito-project/kaito@056b828"
+WRAPPER = f"KAITO's vLLM wrapper inference_api.py appends the ConfigMap's vllm: keys as flags ({SOURCE})"
+
+
+def workspace(ctx: ct.ObjectContext) -> list[Deployment]:
+    """KAITO Workspace: a preset name, the VM size (resource.instanceType), node count, inference ConfigMap."""
+    preset = ctx.root.at("inference", "preset", "name")
+    if not isinstance(preset, Scalar):
+        return []
+    from kvlint.catalog import kaito as kaito_catalog
+
+    d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name, ctx.base_dir)
+    d.ignores = dict(ctx.ignores)
+    pwhere = preset.where(ctx.file)
+    hf = kaito_catalog.hf_id(str(preset.value))
+    d.model = (
+        inferred(hf, f"KAITO preset {preset.value} ({kaito_catalog.source()})", pwhere)
+        if hf is not None
+        else stated(str(preset.value), pwhere, "KAITO preset name")
+    )
+    d.engine = stated("kaito", pwhere)
+    itype = ctx.root.at("resource", "instanceType")
+    if isinstance(itype, Scalar) and itype.value:
+        ct.apply_labels(d, [("node.kubernetes.io/instance-type", [str(itype.value)], itype.where(ctx.file))])
+    count = ctx.root.at("resource", "count")
+    nodes = count.value if isinstance(count, Scalar) and isinstance(count.value, int) else None
+    if nodes is not None and count is not None:
+        d.pods = stated(nodes, count.where(ctx.file), "KAITO resource.count: GPU nodes")
+    vllm_cfg, cfg_file, missing = _config(ctx)
+    why = _operator_decides(ctx, d, vllm_cfg, nodes, hf is not None)
+    if missing or why:
+        ct.mark_unsupported(d, "kaito", pwhere)
+        if missing or why != "parallelism":
+            d.issues[-1] = Issue(d.issues[-1].code, f"{d.label()}: {missing or why}", pwhere)
+        return [d]
+    _read_config(d, vllm_cfg, cfg_file)  # type: ignore[arg-type]
+    return [d]
+
+
+def _config(ctx: ct.ObjectContext) -> tuple[Mapping | None, str, str]:
+    """The `vllm:` section of the Workspace's inference ConfigMap (this file's documents, then YAML files
+    beside it) and the file it is in, or (None, why it could not be read, ""). KAITO's default ConfigMap fixes no parallelism."""
+    node = ctx.root.at("inference", "config")
+    name = str(node.value) if isinstance(node, Scalar) and node.value else ""
+    if not name:
+        return None, "", ""
+    found = ctx.nearby.objects(("ConfigMap",)) if ctx.nearby is not None else []
+    hit = next((f for f in found if _name(f.root) == name), None)
+    if hit is None:
+        return (
+            None,
+            "",
+            (
+                f"its inference ConfigMap {name} (inference.config) is not in this file or a YAML file beside it: "
+                "the vLLM settings it passes (tensor-parallel-size, max-model-len, gpu-memory-utilization, …) "
+                "could not be checked"
+            ),
+        )
+    text = hit.root.at("data", CONFIG_KEY)
+    if not isinstance(text, Scalar) or not isinstance(text.value, str):
+        return (
+            None,
+            "",
+            f"ConfigMap {name} has no data.{CONFIG_KEY} (KAITO rejects it): its vLLM settings are unknown",
+        )
+    from kvlint.extract.ray import serve_config
+
+    lines = ctx.lines if hit.same_file else _lines(ctx, hit.file)
+    root, _issues = serve_config(text, hit.file, lines)
+    vllm = root.map("vllm") if root is not None else None
+    if root is None or (root.get("vllm") is not None and vllm is None):
+        return None, "", f"ConfigMap {name}: {CONFIG_KEY} is not a YAML mapping with a vllm: mapping"
+    return vllm, hit.file, ""
+
+
+def _operator_decides(
+    ctx: ct.ObjectContext, d: Deployment, vllm: Mapping | None, nodes: int | None, hf: bool
+) -> str:
+    """What the operator decides at run time that changes the verdict ("parallelism": the general note)."""
+    runtime = ctx.root.at("metadata", "annotations", "kaito.sh/runtime")
+    if isinstance(runtime, Scalar) and str(runtime.value).lower() == "transformers":
+        return "kaito.sh/runtime: transformers runs KAITO's Hugging Face transformers server; not modelled"
+    keys = set(vllm.keys) if vllm is not None else set()
+    if vllm is None or "tensor-parallel-size" not in keys or not hf or d.gpus_per_pod is None:
+        return "parallelism"
+    if nodes is not None and nodes > 1:
+        return (
+            f"resource.count {nodes}: KAITO's estimator picks the node count for the vLLM runtime and sets "
+            f"pipeline-parallel-size to it ({SOURCE} UpdateWorkspaceTargetNodeCount, configureParallelism); "
+            "the GPUs of one replica are decided at run time; not modelled"
+        )
+    pp = vllm.scalar("pipeline-parallel-size")
+    if pp is not None and str(pp.value) not in ("1", "None"):
+        return (
+            "pipeline-parallel-size above 1 spans nodes KAITO's estimator sets up at run time; not modelled"
+        )
+    if d.gpus_per_pod.value > 1 and "data-parallel-size" not in keys:
+        return (
+            f"the ConfigMap fixes tensor-parallel-size but not data-parallel-size: on a {d.gpus_per_pod.value}-GPU "
+            "node KAITO adds data-parallel-size = the node's GPUs when the preset's weights are under half of one "
+            f"GPU ({SOURCE} pkg/model/interface.go configureParallelism), a size kvlint does not know; not modelled"
+        )
+    return ""
+
+
+def _read_config(d: Deployment, vllm: Mapping, path: str) -> None:
+    from kvlint.extract.engine_args import vllm as vllm_args
+    from kvlint.extract.ray import engine_kwargs_tokens
+
+    d.engine = inferred("vllm", f"KAITO's preset runtime is vLLM; {WRAPPER}", d.engine.where)  # type: ignore[union-attr]
+    from kvlint.extract.argv import Token
+
+    model = d.model
+    # the operator's own flag comes first; the ConfigMap's keys follow it and win (preset_inferences.go)
+    operator = [Token("--max-model-len", d.where, "KAITO default"), Token("auto", d.where, "KAITO default")]
+    vllm_args.read(d, operator + engine_kwargs_tokens(vllm, path), {}, positional_model=False, strict=False)
+    if d.model is None:
+        d.model = model
+    if d.pods is None:
+        d.pods = inferred(
+            1,
+            "one node assumed: KAITO's estimator picks the node count at run time (status.TargetNodeCount); "
+            "with more nodes it adds pipeline-parallel-size",
+            d.where,
+        )
+    if d.gpu_memory_utilization is None:
+        d.gpu_memory_utilization = inferred(
+            0.95,
+            "KAITO default: inference_api.py takes (free GPU memory - 600 MiB) / total at start, capped at "
+            "0.95 (an idle GPU reaches the cap; 0.84 when it cannot measure)",
+            d.where,
+        )
+
+
+def _name(root: Mapping) -> str:
+    node = root.at("metadata", "name")
+    return str(node.value) if isinstance(node, Scalar) and node.value is not None else ""
+
+
+def _lines(ctx: ct.ObjectContext, shown: str) -> list[str]:
+    real = ctx.nearby.real_path if ctx.nearby is not None else None
+    if real is None:
+        return []
+    from kvlint.fileio import read_regular
+
+    try:
+        data = read_regular(
+            os.path.join(os.path.dirname(os.path.abspath(real)), os.path.basename(shown)),
+            ctx.nearby.max_bytes,  # type: ignore[union-attr]
+        )
+    except OSError:
+        return []
+    return data.decode("utf-8", "replace").splitlines()
