@@ -3,7 +3,8 @@
 Readings (vLLM, read in place through the code search): vllm/model_executor/models/dbrx.py (DbrxExperts: ws of
 2 x ffn_hidden_size and w2s per expert, i.e. a gated MLP; DbrxAttention: head_dim d_model // n_heads,
 attn_config.kv_n_heads KV heads; biases removed), persimmon.py (PersimmonMLP: dense_h_to_4h / dense_4h_to_h
-only; query_key_value and dense with bias; q/k LayerNorm of head_dim), ernie45_moe.py (moe_num_experts of
+only; query_key_value and dense with bias; q/k LayerNorm of head_dim), mpt.py (up_proj / down_proj of
+expansion_ratio x d_model, biases unless no_bias, ALiBi asserted, lm_head = wte), ernie45_moe.py (moe_num_experts of
 moe_intermediate_size, moe_k per token, shared experts as one MLP of moe_intermediate_size x
 moe_num_shared_experts, MoE when (i + 1) % moe_layer_interval == 0 and start <= i <= end), and
 vllm/config ModelConfig.get_total_num_kv_heads (MPT: attn_config["kv_n_heads"] when present, else n_heads;
@@ -13,7 +14,8 @@ Published figures:
 - DBRX: "132B total parameters of which 36B parameters are active on any input" (transformers DBRX page,
   https://huggingface.co/docs/transformers/model_doc/dbrx); the Open LLM Leaderboard request for
   databricks/dbrx-instruct states params 131.597 (B).
-- MPT-7B: 6.7B parameters (mosaicml's MPT-7B card; not reopened here, so matched to 1%).
+- MPT-7B: 6.7B parameters (the figure in the brief, from mosaicml's MPT-7B card, which was not found in the
+  stores; the Open LLM Leaderboard request for mosaicml/mpt-7b rounds it to params 7.0). Matched to 1%.
 - Persimmon-8B: Adept's release post (https://www.adept.ai/blog/persimmon-8b) calls it a model with fewer
   than 10B parameters and 70k unused embeddings; about 9.3B in all is the commonly quoted count (matched to
   1.5%: kvlint counts 9.40B, of which 2.15B are the untied 262,144 x 4096 embedding and lm_head).
@@ -73,6 +75,7 @@ def test_mpt_reads_d_model_n_layers_and_expansion_ratio():
     assert arch.intermediate_size == 4 * 4096 and not arch.gated_mlp
     assert arch.max_positions == 2048
     assert arch.lm_head_params == 0  # vLLM's MPTForCausalLM uses the token embedding as lm_head
+    assert arch.rope_cache_elems == 0  # ALiBi, no rotary embedding
     assert 2 * arch.kv_heads * arch.head_dim * arch.attention_layers * 2 == 524_288
     assert arch.params == pytest.approx(6.7e9, rel=0.01)
 

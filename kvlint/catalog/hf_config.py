@@ -181,7 +181,10 @@ def parse_config(
         vision_params=vision,
         vision_note=vision_note,
         mtp_params=mtp_params(cfg, per_layer[-1], h),
-        rope_cache_elems=rope_cache_elems(cfg, family, attn_dim if not mla else head_dim),
+        # MPT attends with ALiBi slopes (vLLM MPTAttention asserts attn_config.alibi): no RoPE cache
+        rope_cache_elems=0
+        if family == "mpt"
+        else rope_cache_elems(cfg, family, attn_dim if not mla else head_dim),
         checkpoint_bytes=checkpoint_bytes,
         checkpoint_bytes_source=checkpoint_source,
         gated_mlp=gated,

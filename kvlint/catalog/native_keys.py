@@ -6,7 +6,8 @@ Hugging Face keys the rest of the parser reads, as the engine reads them:
   ffn_config.ffn_hidden_size, moe_top_k per token; LayerNorms and linears without bias; untied lm_head.
 - MPT (vllm/model_executor/models/mpt.py): n_layers, d_model, n_heads; the MLP is up/down of
   expansion_ratio * d_model (no gate); KV heads attn_config.kv_n_heads when stated, else n_heads
-  (get_total_num_kv_heads); biases unless no_bias; ALiBi, no RoPE; lm_head is the token embedding.
+  (get_total_num_kv_heads); biases unless no_bias; ALiBi (MPTAttention asserts attn_config.alibi), so no
+  RoPE cache; lm_head is the token embedding (MPTForCausalLM asserts tie_word_embeddings).
 - Persimmon (vllm/model_executor/models/persimmon.py): dense_h_to_4h / dense_4h_to_h (two matrices,
   relu2, with bias), query_key_value and dense with bias, LayerNorms with bias, LayerNorm q/k norms of
   head_dim when qk_layernorm, RoPE on partial_rotary_factor of the head (PersimmonConfig default 0.5).
@@ -63,8 +64,7 @@ def _mpt(cfg: dict[str, Any]) -> None:
         _set(cfg, "attention_bias", True)
         _set(cfg, "mlp_bias", True)
     _set(cfg, "tie_word_embeddings", True)  # vLLM MPTForCausalLM asserts tie_word_embeddings
-    if attn.get("qk_ln"):
-        _set(cfg, "use_qk_norm", True)
+    # qk_ln (LayerNorms of d_model on q and k) is not counted: 4 x d_model per layer at most
 
 
 def _persimmon(cfg: dict[str, Any]) -> None:
