@@ -676,3 +676,40 @@ def test_vllm_chart_gpu_models_become_the_node_affinity():
     assert (
         f.rule == "KV002" and f.where.line == 21 and "TYPE_GPU_USED" in f.message and "Pending" in f.message
     )
+
+
+def test_silogen_vllm_chart_engine_args_model_and_gpus():
+    result = run(CHARTS / "good-silogen-vllm.yaml")
+    (r,) = result.deployments
+    d = r.deployment
+    assert (
+        d.engine.value == "vllm" and d.model.value == "Qwen/Qwen2.5-7B-Instruct" and d.model.where.line == 7
+    )
+    assert d.gpus.value == 1 and d.gpus_per_pod.note == "amd.com/gpu" and d.tensor_parallel.value == 1
+    assert d.max_context.value == 8192 and d.max_context.where.line == 10
+    assert d.max_sequences.value == 8 and d.enforce_eager.value is True
+    assert d.shm_size.value == "32Gi" and d.extra["replicas"].value == 1
+    assert [(f.rule, f.severity.name) for f in result.findings] == [("KV002", "INFO")]
+    assert "AMD" in result.findings[0].message  # amd.com/gpu: the AMD cards are the candidates
+
+
+def test_silogen_vllm_chart_gpus_is_the_tp_and_the_gpu_count():
+    result = run(CHARTS / "bad-silogen-vllm-too-few-gpus.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV002" and f.severity.name == "ERROR" and "2 GPUs" in f.message
+
+
+def test_real_silogen_override_without_gpus_takes_the_charts_default():
+    name = "silogen__ai-workloads__workloads__llm-inference-vllm__helm__overrides__models__cohereforai_aya-expanse-32b-fp8.yaml"
+    result = run(corpus2(name))
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.model.value == "CohereForAI/aya-expanse-32b" and d.quantization.value == "fp8"
+    assert (
+        d.gpus.value == 1
+        and d.tensor_parallel.origin == "default"
+        and "default `gpus`" in d.tensor_parallel.note
+    )
+    assert {f.rule for f in result.findings} == {"KV002"} and all(
+        f.severity.name == "INFO" for f in result.findings
+    )

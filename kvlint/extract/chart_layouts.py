@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, stated
-from kvlint.extract.argv import Token, option_tokens
+from kvlint.extract.argv import Token, option_tokens, scalar_where
 from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Scalar, Sequence
 
@@ -103,3 +103,33 @@ def apply(d: Deployment, layout: Layout, root: Mapping, path: str) -> None:
 
 
 __all__ = ["LAYOUTS", "Layout", "apply", "args", "layout_of", "model_tokens"]
+
+
+# --- charts whose engine options are a mapping of flag -> value --------------------------------
+# silogen/ai-workloads workloads/llm-inference-vllm/helm (templates/_entrypoint.tpl, deployment.yaml):
+# `python3 -m vllm.entrypoints.openai.api_server --<key>=<value> (a null value: a bare --<key>) ...
+# --model=<model> --tensor-parallel-size=<gpus>`, resources amd.com/gpu: <gpus>, /dev/shm a
+# memory-backed emptyDir of dshm.sizeLimit. `gpus` left out: its values.yaml default 1 (corpus copy,
+# commit c32f131c); the default image and /dev/shm are not assumed (the benchmark chart beside it has its own).
+SILOGEN_SOURCE = "silogen/ai-workloads workloads/llm-inference-vllm/helm values.yaml"
+SILOGEN_GPUS = 1
+
+
+def is_engine_args_chart(root: Mapping) -> bool:
+    return isinstance(root.map("vllm_engine_args"), Mapping) and "model" in root and "kind" not in root
+
+
+def engine_args_tokens(root: Mapping, path: str) -> list[Token]:
+    """`vllm_engine_args` as the template writes it: `--key=value`, or `--key` for a null value."""
+    tokens: list[Token] = []
+    args = root.map("vllm_engine_args")
+    if args is None:
+        return tokens
+    for key, node in args.items():
+        flag = key if key.startswith("--") else f"--{key}"
+        value = node.value if isinstance(node, Scalar) else None
+        where = args.keys[key].where(path) if key in args.keys else node.where(path)
+        tokens.append(Token(flag, where))
+        if value is not None:
+            tokens.append(Token(str(value), scalar_where(node, path)))  # type: ignore[arg-type]
+    return tokens
