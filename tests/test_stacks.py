@@ -575,6 +575,14 @@ def test_kaito_defaults_are_named_when_the_configmap_leaves_them_out(tmp_path):
     assert "KAITO default" in d.gpu_memory_utilization.note
 
 
+def test_kaito_configmap_without_tensor_parallel_size_leaves_the_parallelism_to_the_operator():
+    path = corpus2("kaito-project__kaito__examples__inference__kaito_workspace_gpt_oss_20b.yaml")
+    (f,) = run(path).findings
+    assert f.rule == "KV004" and "ConfigMap inference-params fixes no tensor-parallel-size" in f.message
+    (g,) = run(STACKS / "kaito" / "workspace-preset.yaml").findings
+    assert "default inference ConfigMap inference-params-template" in g.message
+
+
 def test_kaito_workspace_whose_configmap_is_elsewhere_says_what_was_not_checked():
     result = run(STACKS / "kaito" / "config-missing.yaml")
     (f,) = result.findings

@@ -65,6 +65,15 @@ def workspace(ctx: ct.ObjectContext) -> list[Deployment]:
         ct.mark_unsupported(d, "kaito", pwhere)
         if missing or why != "parallelism":
             d.issues[-1] = Issue(d.issues[-1].code, f"{d.label()}: {missing or why}", pwhere)
+        elif vllm_cfg is None or "tensor-parallel-size" not in vllm_cfg.keys:
+            named = ctx.root.at("inference", "config")
+            cm = (
+                f"inference ConfigMap {named.value}"
+                if isinstance(named, Scalar) and named.value
+                else f"KAITO's default inference ConfigMap {DEFAULT_CONFIG}"
+            )
+            code, msg = d.issues[-1].code, d.issues[-1].message
+            d.issues[-1] = Issue(code, msg + f"; its {cm} fixes no tensor-parallel-size", pwhere)
         return [d]
     _read_config(d, vllm_cfg, cfg_file)  # type: ignore[arg-type]
     return [d]
