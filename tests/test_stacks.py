@@ -721,3 +721,22 @@ def test_real_silogen_override_without_gpus_takes_the_charts_default():
     assert {f.rule for f in result.findings} == {"KV002"} and all(
         f.severity.name == "INFO" for f in result.findings
     )
+
+
+def test_vllm_chart_keys_it_does_not_read_are_kv005_naming_the_place():
+    result = run(CHARTS / "bad-vllm-chart-misplaced-keys.yaml")
+    kv005 = sorted((f.where.line, f.message) for f in result.findings if f.rule == "KV005")
+    assert [line for line, _ in kv005] == [9, 12]
+    assert "`replicas`" in kv005[0][1] and "`replicaCount`" in kv005[0][1]
+    assert "resources.requests does not" in kv005[1][1] and "values.schema.json" in kv005[1][1]
+    # the GPU affinity is rendered only when requests and limits both ask for GPUs: no GPU type here
+    assert result.deployments[0].deployment.gpu is None
+
+
+def test_opea_chart_keys_it_does_not_read_are_kv005_naming_the_place():
+    result = run(CHARTS / "bad-opea-vllm-misplaced-args.yaml")
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert f.where.line == 8 and "`extraArgs`" in f.message and "`extraCmdArgs`" in f.message
+    assert result.deployments[0].deployment.max_context is None or (
+        result.deployments[0].deployment.max_context.origin != "stated"
+    )  # the misplaced --max-model-len is not applied

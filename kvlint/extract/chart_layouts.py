@@ -133,3 +133,154 @@ def engine_args_tokens(root: Mapping, path: str) -> list[Token]:
         if value is not None:
             tokens.append(Token(str(value), scalar_where(node, path)))  # type: ignore[arg-type]
     return tokens
+
+
+# --- keys a chart does not read ------------------------------------------------------------------
+# Top-level keys each chart reads: its values.schema.json `properties`, or its values.yaml, plus the keys
+# its templates read that those leave out. Helm passes any other key through silently (neither schema
+# forbids additional properties), so a key outside the set is a setting the deployment never gets.
+VLLM_CHART_SOURCE = (
+    "vllm-project/vllm examples/online_serving/chart-helm values.schema.json and templates/deployment.yaml"
+)
+VLLM_CHART_KEYS = frozenset(
+    [
+        "image",
+        "containerPort",
+        "serviceName",
+        "servicePort",
+        "extraPorts",
+        "replicaCount",
+        "deploymentStrategy",
+        "resources",
+        "gpuModels",
+        "affinity",
+        "autoscaling",
+        "configs",
+        "secrets",
+        "externalConfigs",
+        "customObjects",
+        "maxUnavailablePodDisruptionBudget",
+        "extraInit",
+        "extraContainers",
+        "readinessProbe",
+        "livenessProbe",
+        "labels",
+        "shm",
+        "nodeSelector",
+        "tolerations",
+    ]
+)
+OPEA_SOURCE = (
+    "opea-project/GenAIInfra helm-charts/common/vllm values.yaml and templates/{deployment,configmap}.yaml"
+)
+OPEA_KEYS = frozenset(
+    [
+        "replicaCount",
+        "autoscaling",
+        "accelDevice",
+        "port",
+        "shmSize",
+        "image",
+        "imagePullSecrets",
+        "nameOverride",
+        "fullnameOverride",
+        "serviceAccount",
+        "podAnnotations",
+        "podSecurityContext",
+        "securityContext",
+        "service",
+        "resources",
+        "extraCmdArgs",
+        "livenessProbe",
+        "readinessProbe",
+        "startupProbe",
+        "nodeSelector",
+        "tolerations",
+        "affinity",
+        "tdxEnabled",
+        "LLM_MODEL_ID",
+        "OMPI_MCA_btl_vader_single_copy_mechanism",
+        "PT_HPU_ENABLE_LAZY_COLLECTIVES",
+        "VLLM_CPU_KVCACHE_SPACE",
+        "VLLM_SKIP_WARMUP",
+        "VLLM_TORCH_PROFILER_DIR",
+        "openvino_enabled",
+        "ov_command",
+        "global",
+    ]
+)
+# keys people write for what the chart reads elsewhere
+VLLM_CHART_PLACES = {
+    "command": "image.command",
+    "args": "image.command (the chart renders no separate args)",
+    "replicas": "replicaCount",
+    "model": "image.command (the chart runs image.command as written)",
+    "nvidia.com/gpu": "resources.requests and resources.limits (the schema requires nvidia.com/gpu in both)",
+    "env": "image.env",
+}
+OPEA_PLACES = {
+    "args": "extraCmdArgs",
+    "extraArgs": "extraCmdArgs",
+    "command": "extraCmdArgs (the chart runs the image's entrypoint)",
+    "model": "LLM_MODEL_ID",
+    "modelId": "LLM_MODEL_ID",
+    "MODEL_ID": "LLM_MODEL_ID",
+    "replicas": "replicaCount",
+    "shm_size": "shmSize",
+}
+
+
+def is_vllm_chart(root: Mapping) -> bool:
+    image = root.map("image")
+    return (
+        image is not None
+        and image.seq("command") is not None
+        and ("gpuModels" in root or "extraInit" in root)
+    )
+
+
+def unread_keys(root: Mapping, path: str) -> list[Issue]:
+    """A top-level key the chart does not read: a warning naming where the chart reads that setting."""
+    from difflib import get_close_matches
+
+    from kvlint.codes import UNPARSED_SETTING
+    from kvlint.findings import Severity
+
+    if is_vllm_chart(root):
+        name, keys, places, source = "vLLM Helm chart", VLLM_CHART_KEYS, VLLM_CHART_PLACES, VLLM_CHART_SOURCE
+    elif layout_of(root) is not None:
+        name, keys, places, source = "OPEA vllm chart", OPEA_KEYS, OPEA_PLACES, OPEA_SOURCE
+    else:
+        return []
+    out: list[Issue] = []
+    for key, _node in root.items():
+        if key in keys:
+            continue
+        place = places.get(key) or next(iter(get_close_matches(key, sorted(keys), n=1, cutoff=0.8)), None)
+        where = root.keys[key].where(path) if key in root.keys else root.where(path)
+        out.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"the {name} does not read `{key}` ({source}): Helm ignores it"
+                + (f"; the chart reads this setting from `{place}`" if place else ""),
+                where,
+                fix=f"move it to `{place}`" if place else "remove it, or set it where the chart reads it",
+                severity=Severity.WARNING,
+            )
+        )
+    res = root.map("resources")
+    if name == "vLLM Helm chart" and res is not None:
+        req, lim = res.map("requests"), res.map("limits")
+        if lim is not None and "nvidia.com/gpu" in lim and (req is None or "nvidia.com/gpu" not in req):
+            out.append(
+                Issue(
+                    UNPARSED_SETTING,
+                    "resources.limits asks for nvidia.com/gpu but resources.requests does not: the chart's "
+                    "values.schema.json requires nvidia.com/gpu in both (helm install fails), and its GPU node "
+                    f"affinity and runtimeClassName need both above 0 ({source})",
+                    (req or res).where(path),
+                    fix="add nvidia.com/gpu under resources.requests, equal to the limit",
+                    severity=Severity.WARNING,
+                )
+            )
+    return out

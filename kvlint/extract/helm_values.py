@@ -150,6 +150,7 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
         d.extra["replicas"] = stated(replicas.value, replicas.where(path), "replicaCount")
     if layout is not None and launch.engine == "vllm":
         chart_layouts.apply(d, layout, root, path)
+    d.issues.extend(chart_layouts.unread_keys(root, path))
     if d.model is None:
         d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
     return d

@@ -9,7 +9,12 @@ class UnparsedSetting(IssueRule):
     ## What it does
     Reports values kvlint reads but cannot make sense of: a non-numeric `--max-model-len`, an
     ambiguous flag prefix, a `$(VAR)` that names no variable of the container, a Helm
-    placeholder left in an argument, an unknown engine flag kvlint needs to read.
+    placeholder left in an argument, an unknown engine flag kvlint needs to read. In the values of a
+    chart kvlint reads by its layout (the vLLM project's chart-helm, the OPEA vllm chart), a top-level
+    key the chart does not read (not in its values.schema.json / values.yaml nor its templates) is a
+    warning naming where the chart reads that setting (`replicas` -> `replicaCount`, `extraArgs` ->
+    `extraCmdArgs`): Helm passes it through silently and the engine never gets it. So is a GPU in the
+    vLLM chart's `resources.limits` without `resources.requests`, which its schema requires.
 
     ## Why is this bad?
     The engine will read that value its own way (or refuse it). kvlint would otherwise check a
