@@ -740,3 +740,17 @@ def test_opea_chart_keys_it_does_not_read_are_kv005_naming_the_place():
     assert result.deployments[0].deployment.max_context is None or (
         result.deployments[0].deployment.max_context.origin != "stated"
     )  # the misplaced --max-model-len is not applied
+
+
+def test_opea_umbrella_reads_the_vllm_subchart_section():
+    result = run(CHARTS / "good-opea-umbrella-vllm-subchart.yaml")
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.name == "vllm" and d.model.value == "Qwen/Qwen2.5-7B-Instruct" and d.model.where.line == 10
+    assert d.image.origin == "default" and d.gpu.value == "l4" and d.gpus.value == 1
+    assert d.max_context.value == 8192 and d.shm_size.value == "8Gi"
+    assert r.plan is not None and result.findings == [], [f.message for f in result.findings]
+    real = run(corpus2("opea-project__GenAIInfra__helm-charts__chatqna__values.yaml"))
+    (r,) = real.deployments
+    assert r.deployment.model.where.line == 74 and r.deployment.shm_size.value == "128Gi"
+    assert [(f.rule, f.severity.name) for f in real.findings] == [("KV004", "INFO")]

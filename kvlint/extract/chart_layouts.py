@@ -48,6 +48,21 @@ LAYOUTS: tuple[Layout, ...] = (
 )
 
 
+# Umbrella charts carry a subchart's values under the subchart's name (Helm's convention); a section
+# under that name holding the layout's model key is that subchart's values (OPEA ChatQnA: `vllm:`).
+SUBCHARTS = {"vllm": (0, "opea/vllm:latest")}  # name -> (index in LAYOUTS, the subchart's default image)
+
+
+def subchart_sections(root: Mapping) -> list[tuple[str, Mapping, Layout, str]]:
+    out = []
+    for name, (index, image) in SUBCHARTS.items():
+        section = root.map(name)
+        layout = LAYOUTS[index]
+        if section is not None and section.value("enabled") is not False and layout.model_key in section:
+            out.append((name, section, layout, image))
+    return out
+
+
 def layout_of(root: Mapping) -> Layout | None:
     for layout in LAYOUTS:
         if all(k in root for k in layout.keys) and any(k in root for k in layout.any_of):

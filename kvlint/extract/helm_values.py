@@ -61,6 +61,11 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
         d.engine = stated("nim", where, "nim-llm Helm values")
         ct.mark_unsupported(d, "nim", where)
         out.append(d)
+    if not out:
+        out.extend(
+            subchart(ctx, name, section, layout, image)
+            for name, section, layout, image in chart_layouts.subchart_sections(root)
+        )
     if not out and chart_layouts.is_engine_args_chart(root):
         out.append(engine_args_chart(ctx, root))
     if not out:
@@ -243,4 +248,35 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
         d.extra["replicas"] = stated(replicas.value, replicas.where(path), "replicas")
     if d.model is None:
         d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
+    return d
+
+
+def subchart(ctx: ct.ObjectContext, name: str, section: Mapping, layout: Layout, image: str) -> Deployment:
+    """A subchart's values inside an umbrella chart's values (under the subchart's name), read as the
+    subchart renders them; what the section leaves out is the subchart's default."""
+    from kvlint.deployment import default
+    from kvlint.extract.argv import scalar_tokens
+    from kvlint.extract.engine_args import vllm
+
+    path = ctx.file
+    d = Deployment(path, section.where(path), "values", name, ctx.base_dir)
+    img = section.at("image", "repository")
+    if isinstance(img, Scalar) and img.value:
+        d.image = stated(str(img.value), img.where(path))
+    else:
+        d.image = default(image, f"the {layout.name}'s default image ({layout.source})")
+    d.engine = stated("vllm", section.where(path), f"`{name}:` holds the {layout.name}'s values")
+    extra = section.seq(layout.args_key)
+    tokens = (scalar_tokens(extra, path) if extra is not None else []) + chart_layouts.model_tokens(
+        layout, section, path
+    )
+    vllm.read(d, tokens, {})
+    fake = Mapping((section.line, section.col, section.end_line, section.end_col))
+    if "resources" in section:
+        fake.values["resources"] = section.values["resources"]
+    ct.add_container_facts(d, ctx, section, fake)
+    chart_layouts.apply(d, layout, section, path)
+    replicas = section.scalar("replicaCount")
+    if replicas is not None and isinstance(replicas.value, int):
+        d.extra["replicas"] = stated(replicas.value, replicas.where(path), "replicaCount")
     return d
