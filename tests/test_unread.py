@@ -130,3 +130,109 @@ def test_a_file_kvlint_reads_gets_no_extra_kv004():
 
     result = read_and_lint(str(FIXTURES / "KV201" / "good.yaml"), Settings(), "good.yaml")
     assert not isinstance(result, str) and result.findings == []
+
+
+# Serving custom resources of stacks kvlint has no reader for (issue 12): found here from the YAML's own
+# apiVersion group and kind, read with ruamel.yaml, not with kvlint. Each must give a located KV004 that
+# says what lives outside the file.
+SERVING_CRS = {
+    ("ome.io", "InferenceService"),
+    ("kaito.sh", "InferenceSet"),
+    ("inference.llmaz.io", "Playground"),
+    ("networking.serving.volcano.sh", "ModelServer"),
+}
+# Chart values / configs that name a model and an engine or GPU count in a layout no reader takes:
+# a model key holding a Hugging Face style id (org/name) at most three levels down, and an engine word
+# (or a GPU count key) among the keys. production-stack (`servingEngineSpec`) and llm-d-modelservice
+# (`modelArtifacts`) values have readers and their own tests in test_stacks.
+MODEL_KEYS = {"hfModelId", "modelURL", "id", "name"}
+ENGINE_KEYS = {"sglang", "vllm", "nim-llm", "backendRuntime", "gpus"}
+READ_LAYOUTS = {"servingEngineSpec", "modelArtifacts"}
+
+
+def _docs(path: Path) -> list:
+    from ruamel.yaml import YAML
+
+    try:
+        return list(YAML(typ="safe", pure=True).load_all(path.read_text(errors="replace")))
+    except Exception:  # noqa: BLE001 - broken YAML is KV001's
+        return []
+
+
+def _serving_crs(path: Path) -> list[str]:
+    out = []
+    for d in _docs(path):
+        if isinstance(d, dict) and isinstance(d.get("apiVersion"), str):
+            if (d["apiVersion"].split("/")[0], d.get("kind")) in SERVING_CRS:
+                out.append(str(d["kind"]))
+    return out
+
+
+def _keys(value, depth: int = 0):
+    if isinstance(value, dict) and depth < 4:
+        for k, v in value.items():
+            yield str(k), v
+            yield from _keys(v, depth + 1)
+    elif isinstance(value, list) and depth < 4:
+        for v in value:
+            yield from _keys(v, depth + 1)
+
+
+def _serving_values(path: Path) -> bool:
+    for d in _docs(path):
+        if not isinstance(d, dict) or {"kind", "apiVersion", *READ_LAYOUTS} & set(d):
+            continue
+        pairs = list(_keys(d))
+        model = any(
+            k in MODEL_KEYS and isinstance(v, str) and re.fullmatch(r"[\w.-]+/[\w.-]+", v) for k, v in pairs
+        )
+        engine = any(k in ENGINE_KEYS and v not in (None, "", 0, False) for k, v in pairs)
+        if model and engine:
+            return True
+    return False
+
+
+CR_FILES = [p for p in _files() if _serving_crs(p)]
+VALUE_FILES = [p for p in _files() if _serving_values(p)]
+
+
+@pytest.mark.skipif(not CR_FILES, reason="../shared/corpus is absent")
+@pytest.mark.parametrize("path", CR_FILES, ids=lambda p: p.name[:80])
+def test_a_serving_resource_of_an_unread_stack_is_read_or_said(path: Path):
+    result = read_and_lint(str(path), Settings(), path.name)
+    assert not isinstance(result, str), result
+    said = [f for f in result.findings if f.rule in SAID]
+    assert result.deployments or said, f"{path.name}: {_serving_crs(path)} and no finding"
+    if not result.deployments:
+        assert any(f.where.line > 0 and "not checked" in f.message for f in said)
+
+
+@pytest.mark.skipif(not VALUE_FILES, reason="../shared/corpus is absent")
+@pytest.mark.parametrize("path", VALUE_FILES, ids=lambda p: p.name[:80])
+def test_serving_values_naming_a_model_and_an_engine_are_read_or_said(path: Path):
+    result = read_and_lint(str(path), Settings(), path.name)
+    assert not isinstance(result, str), result
+    assert result.deployments or {f.rule for f in result.findings} & SAID, f"{path.name}: silent"
+
+
+def test_the_serving_class_scan_finds_both_kinds_in_the_corpus():
+    if not CR_FILES:
+        pytest.skip("../shared/corpus is absent")
+    kinds = {k for p in CR_FILES for k in _serving_crs(p)}
+    assert kinds == {kind for _group, kind in SERVING_CRS}  # each class has a real file
+    assert len(VALUE_FILES) >= 3
+
+
+def test_an_ome_inference_service_says_its_runtime_is_elsewhere():
+    isvc = (
+        "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: r1}\n"
+        "spec:\n  model:\n    name: deepseek-r1\n  runtime:\n    name: srt-deepseek\n"
+    )
+    (f,) = lint(isvc).findings
+    assert (
+        f.rule == "KV004"
+        and f.where.line == 5
+        and "runtime" in f.message
+        and "ClusterServingRuntimes" in f.message
+    )
+    assert lint(isvc.replace("ome.io/v1beta1", "example.com/v1")).findings == []

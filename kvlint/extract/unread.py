@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from kvlint.bounds import show
 from kvlint.catalog import gpus
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.extract import pods
+from kvlint.extract import pods, unread_stacks
 from kvlint.extract.argv import scalar_where
 from kvlint.findings import Issue
 from kvlint.load.compose import Document
@@ -45,6 +45,7 @@ def issues(documents: list[Document], path: str) -> list[Issue]:
             or _command(root, path)
             or _instance(root, path)
             or _engine_values(root, path)
+            or unread_stacks.issue(root, path, _label(root))
         )
         if found is not None:
             out.append(found)

@@ -1,0 +1,100 @@
+"""Serving configuration of stacks kvlint has no reader for, recognised by class (issue 12): a serving
+custom resource by API group and kind, or chart values by a key signature. Each entry says what kvlint
+cannot check in such a file and why, with the stack's documentation or source that says so. Used by
+extract/unread for a document that gave no workload and no other finding."""
+
+from __future__ import annotations
+
+from kvlint.codes import NOT_CHECKABLE
+from kvlint.findings import Issue
+from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+
+# (API group, kind) -> what kvlint cannot check and why (source).
+SERVING_KINDS: dict[tuple[str, str], str] = {
+    ("ome.io", "InferenceService"): (
+        "OME InferenceService: the runtime that decides engine, parallelism and GPUs is selected by the OME "
+        "controller (or named by spec.runtime) from ClusterServingRuntimes/ServingRuntimes not in this file, "
+        "and the model is a ClusterBaseModel resolved by the controller (sgl-project/ome "
+        "config/samples/isvc comments, docs 'InferenceService' concept page)"
+    ),
+    ("ome.io", "ClusterServingRuntime"): (
+        "OME ClusterServingRuntime: a runtime template; the model and replica counts come from the "
+        "InferenceServices that select it, not from this file (sgl-project/ome docs 'ServingRuntime')"
+    ),
+    ("ome.io", "ServingRuntime"): (
+        "OME ServingRuntime: a runtime template; the model and replica counts come from the "
+        "InferenceServices that select it, not from this file (sgl-project/ome docs 'ServingRuntime')"
+    ),
+    ("kaito.sh", "InferenceSet"): (
+        "KAITO InferenceSet: the GPU is chosen by the KAITO operator from the preset and node selection "
+        "(instance type, label selector or MIG partition profile), and the engine arguments from the "
+        "preset's inference ConfigMap, none of which kvlint reads here (kaito-project/kaito "
+        "examples/inference, docs 'InferenceSet')"
+    ),
+    ("inference.llmaz.io", "Playground"): (
+        "llmaz Playground: the engine image, default arguments and GPU resources come from the "
+        "BackendRuntime it names and the model from OpenModel objects; the BackendRuntime is not in this "
+        "file (InftyAI/llmaz docs/examples, api/inference/v1alpha1 PlaygroundSpec)"
+    ),
+    ("inference.llmaz.io", "Service"): (
+        "llmaz Service: pods are rendered by the llmaz controller from the BackendRuntime and OpenModel "
+        "objects it names, not in this file (InftyAI/llmaz api/inference/v1alpha1 ServiceSpec)"
+    ),
+    ("networking.serving.volcano.sh", "ModelServer"): (
+        "kthena ModelServer: a routing object that selects serving pods by label (workloadSelector); the "
+        "engine arguments and GPUs are in the ModelServing workloads it selects, not in this file "
+        "(volcano-sh/kthena docs 'kthena-router' examples)"
+    ),
+}
+
+# Chart values by key signature: (keys from the root that must all be present, what and why).
+# The first key path is where the finding is placed. Not here: production-stack and llm-d-modelservice
+# values, which have readers (extract/production_stack, extract/llmd_values); their chart defaults are read and hold no enabled model.
+VALUE_SIGNATURES: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
+    (
+        (("models",), ("gpuPresets",)),
+        "OME ome-serving chart values: models with GPU counts rendered by the chart into ClusterBaseModels and "
+        "ClusterServingRuntimes at install time; kvlint does not render Helm templates (sgl-project/ome "
+        "charts/ome-serving)",
+    ),
+    (
+        (("backendRuntime",),),
+        "llmaz chart values: engine images of the BackendRuntimes only; the models, GPUs and engine "
+        "arguments are set per Playground, not in this file (InftyAI/llmaz chart/values.global.yaml)",
+    ),
+    (
+        (("sglang",), ("model", "id"), ("instances",)),
+        "awsome-inference SGLang config: its deploy scripts turn model.id, the sglang flags and the instance "
+        "type into an SGLang launch on EC2; kvlint does not read this layout (aws-samples/awsome-inference "
+        "2.projects/sglang-inference)",
+    ),
+    (
+        (("nim-llm", "model", "name"),),
+        "NVIDIA nim-llm subchart values: a NIM picks its engine, parallelism and memory settings inside the "
+        "container from the model profile matching the GPUs it finds (NVIDIA NIM for LLMs docs 'Model "
+        "Profiles'); kvlint does not render the chart",
+    ),
+)
+
+
+def issue(root: Mapping, path: str, label: str) -> Issue | None:
+    api, kind = root.value("apiVersion"), root.value("kind")
+    if isinstance(api, str) and isinstance(kind, str):
+        why = SERVING_KINDS.get((api.split("/")[0], kind))
+        if why is not None:
+            at = root.get("spec") or root.get("kind") or root
+            return Issue(NOT_CHECKABLE, f"{label}{why}: not checked", at.where(path))
+        return None
+    for keys, why in VALUE_SIGNATURES:
+        nodes = [root.at(*k) for k in keys]
+        if all(_present(n) for n in nodes):
+            first = nodes[0]
+            assert first is not None
+            return Issue(NOT_CHECKABLE, f"{why}: not checked", first.where(path))
+    return None
+
+
+def _present(node: Node | None) -> bool:
+    if isinstance(node, Mapping | Sequence):
+        return len(node) > 0
+    return isinstance(node, Scalar) and node.value not in (None, "")
