@@ -140,6 +140,7 @@ SERVING_CRS = {
     ("kaito.sh", "InferenceSet"),
     ("inference.llmaz.io", "Playground"),
     ("networking.serving.volcano.sh", "ModelServer"),
+    ("gmc.opea.io", "GMConnector"),
 }
 # Chart values / configs that name a model and an engine or GPU count in a layout no reader takes:
 # a model key holding a Hugging Face style id (org/name) at most three levels down, and an engine word
@@ -236,3 +237,15 @@ def test_an_ome_inference_service_says_its_runtime_is_elsewhere():
         and "ClusterServingRuntimes" in f.message
     )
     assert lint(isvc.replace("ome.io/v1beta1", "example.com/v1")).findings == []
+
+
+def test_an_engine_options_file_and_an_ollama_override_are_kv004():
+    options = (
+        "backend: pytorch\ntensor_parallel_size: 16\nmax_seq_len: 8448\nkv_cache_config:\n  dtype: fp8\n"
+    )
+    (f,) = lint(options).findings
+    assert f.rule == "KV004" and f.where.line == 2 and "launch command" in f.message
+    ollama = "ollama:\n  gpu:\n    enabled: true\n    number: 1\n  models:\n    - gemma:7b\n"
+    (f,) = lint(ollama).findings
+    assert f.rule == "KV004" and f.where.line == 6 and "Ollama" in f.message
+    assert lint("ollama:\n  models:\n    - gemma:7b\n").findings == []  # no GPU section: not claimed

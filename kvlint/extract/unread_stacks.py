@@ -40,6 +40,11 @@ SERVING_KINDS: dict[tuple[str, str], str] = {
         "llmaz Service: pods are rendered by the llmaz controller from the BackendRuntime and OpenModel "
         "objects it names, not in this file (InftyAI/llmaz api/inference/v1alpha1 ServiceSpec)"
     ),
+    ("gmc.opea.io", "GMConnector"): (
+        "OPEA GMConnector: a pipeline of OPEA microservices; the LLM server (TGI/vLLM) pods, model and "
+        "accelerators are rendered by the GMC controller from its own service manifests, not in this file "
+        "(opea-project/GenAIInfra microservices-connector)"
+    ),
     ("networking.serving.volcano.sh", "ModelServer"): (
         "kthena ModelServer: a routing object that selects serving pods by label (workloadSelector); the "
         "engine arguments and GPUs are in the ModelServing workloads it selects, not in this file "
@@ -67,6 +72,17 @@ VALUE_SIGNATURES: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
         "awsome-inference SGLang config: its deploy scripts turn model.id, the sglang flags and the instance "
         "type into an SGLang launch on EC2; kvlint does not read this layout (aws-samples/awsome-inference "
         "2.projects/sglang-inference)",
+    ),
+    (
+        (("tensor_parallel_size",), ("kv_cache_config",)),
+        "TensorRT-LLM LLM-API options file (trtllm-serve --config / --extra_llm_api_options): the model and "
+        "GPUs are on the launch command that loads it, not in this file (NVIDIA TensorRT-LLM docs "
+        "'trtllm-serve', tensorrt_llm/llmapi/llm_args.py)",
+    ),
+    (
+        (("ollama", "models"), ("ollama", "gpu")),
+        "Ollama chart values (otwld/ollama-helm): the models are pulled at start and Ollama sets context "
+        "and GPU offload at load time from the GPU memory it finds (ollama docs FAQ), not in this file",
     ),
     (
         (("nim-llm", "model", "name"),),
