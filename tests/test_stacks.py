@@ -754,3 +754,31 @@ def test_opea_umbrella_reads_the_vllm_subchart_section():
     (r,) = real.deployments
     assert r.deployment.model.where.line == 74 and r.deployment.shm_size.value == "128Gi"
     assert [(f.rule, f.severity.name) for f in real.findings] == [("KV004", "INFO")]
+
+
+def test_production_stack_modelspec_keys_it_does_not_read_are_kv005_naming_the_place():
+    result = run(CHARTS / "bad-production-stack-misplaced-keys.yaml")
+    kv005 = sorted((f.where.line, f.message) for f in result.findings if f.rule == "KV005")
+    assert [line for line, _ in kv005] == [14, 21]
+    assert "`servingEngineSpec.modelSpec[0].replicas`" in kv005[0][1]
+    assert "`servingEngineSpec.modelSpec[0].replicaCount`" in kv005[0][1]
+    assert "`servingEngineSpec.modelSpec[0].vllmConfig.maxNumSeqs`" in kv005[1][1]
+    assert all("production-stack@" in m and "values.schema.json" in m for _, m in kv005)
+    # the misplaced maxNumSeqs is not applied as --max-num-seqs
+    d = result.deployments[0].deployment
+    assert d.max_sequences is None or d.max_sequences.origin != "stated"
+
+
+def test_production_stack_missing_request_gpu_takes_the_charts_zero():
+    result = run(CHARTS / "bad-production-stack-no-gpu-request.yaml")
+    d = result.deployments[0].deployment
+    assert d.gpus_per_pod.value == 0 and d.gpus_per_pod.origin == "default"
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert f.where.line == 9 and "0 GPUs" in f.message and "requestGPU" in f.message
+
+
+def test_production_stack_keys_the_chart_reads_give_no_kv005():
+    result = run(CHARTS / "good-production-stack-keys.yaml")
+    assert not [f for f in result.findings if f.rule == "KV005"]
+    assert result.deployments[0].deployment.gpus_per_pod.value == 1
+    assert not [f for f in result.findings if f.severity.name in ("WARNING", "ERROR")]

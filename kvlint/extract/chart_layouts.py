@@ -256,8 +256,6 @@ def is_vllm_chart(root: Mapping) -> bool:
 
 def unread_keys(root: Mapping, path: str) -> list[Issue]:
     """A top-level key the chart does not read: a warning naming where the chart reads that setting."""
-    from difflib import get_close_matches
-
     from kvlint.codes import UNPARSED_SETTING
     from kvlint.findings import Severity
 
@@ -267,22 +265,7 @@ def unread_keys(root: Mapping, path: str) -> list[Issue]:
         name, keys, places, source = "OPEA vllm chart", OPEA_KEYS, OPEA_PLACES, OPEA_SOURCE
     else:
         return []
-    out: list[Issue] = []
-    for key, _node in root.items():
-        if key in keys:
-            continue
-        place = places.get(key) or next(iter(get_close_matches(key, sorted(keys), n=1, cutoff=0.8)), None)
-        where = root.keys[key].where(path) if key in root.keys else root.where(path)
-        out.append(
-            Issue(
-                UNPARSED_SETTING,
-                f"the {name} does not read `{key}` ({source}): Helm ignores it"
-                + (f"; the chart reads this setting from `{place}`" if place else ""),
-                where,
-                fix=f"move it to `{place}`" if place else "remove it, or set it where the chart reads it",
-                severity=Severity.WARNING,
-            )
-        )
+    out = keys_not_read(root, path, name, keys, places, source)
     res = root.map("resources")
     if name == "vLLM Helm chart" and res is not None:
         req, lim = res.map("requests"), res.map("limits")
@@ -298,4 +281,41 @@ def unread_keys(root: Mapping, path: str) -> list[Issue]:
                     severity=Severity.WARNING,
                 )
             )
+    return out
+
+
+def keys_not_read(
+    box: Mapping,
+    path: str,
+    name: str,
+    keys: frozenset[str],
+    places: dict[str, str],
+    source: str,
+    at: str = "",
+) -> list[Issue]:
+    """Each key of `box` outside the set the chart reads: a KV005 warning at the key naming where the chart
+    reads that setting (a known-misplacement table, else the closest key the chart reads)."""
+    from difflib import get_close_matches
+
+    from kvlint.codes import UNPARSED_SETTING
+    from kvlint.findings import Severity
+
+    out: list[Issue] = []
+    for key, _node in box.items():
+        if key in keys:
+            continue
+        place = places.get(key) or next(iter(get_close_matches(key, sorted(keys), n=1, cutoff=0.8)), None)
+        if place and at:
+            place = at + place
+        where = box.keys[key].where(path) if key in box.keys else box.where(path)
+        out.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"the {name} does not read `{at}{key}` ({source}): Helm ignores it"
+                + (f"; the chart reads this setting from `{place}`" if place else ""),
+                where,
+                fix=f"move it to `{place}`" if place else "remove it, or set it where the chart reads it",
+                severity=Severity.WARNING,
+            )
+        )
     return out

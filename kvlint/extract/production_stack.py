@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import contextlib
 
-from kvlint.deployment import Deployment, inferred, stated
+from kvlint.codes import UNPARSED_SETTING
+from kvlint.deployment import Deployment, default, inferred, stated
+from kvlint.extract import chart_layouts, pods
 from kvlint.extract import container as ct
-from kvlint.extract import pods
 from kvlint.extract.argv import Token, option_tokens, scalar_where
 from kvlint.extract.engine_args import vllm
+from kvlint.findings import Issue, Severity
 from kvlint.load.tree import Mapping, Scalar, Sequence
 
 # production-stack vllmConfig keys -> vLLM options
@@ -25,6 +27,96 @@ PS_CONFIG = {
     "kvCacheDtype": "--kv-cache-dtype",
     "quantization": "--quantization",
     "blockSize": "--block-size",
+}
+
+
+# Keys of a servingEngineSpec.modelSpec[] entry the chart reads: values.schema.json `items.properties`
+# plus every `$modelSpec.<key>` / `hasKey $modelSpec "<key>"` in helm/templates/*. The schema does not
+# forbid other keys, so Helm renders the entry without them.
+PS_SOURCE = (
+    "vllm-project/production-stack@a6c01db0 helm/values.schema.json "
+    "servingEngineSpec.modelSpec.items and helm/templates/*.yaml"
+)
+PS_MODELSPEC_KEYS = frozenset(
+    [
+        "annotations",
+        "podAnnotations",
+        "name",
+        "repository",
+        "tag",
+        "imagePullSecret",
+        "modelURL",
+        "replicaCount",
+        "requestCPU",
+        "requestMemory",
+        "limitCPU",
+        "limitMemory",
+        "requestGPU",
+        "requestGPUType",
+        "requestGPUMem",
+        "requestGPUMemPercentage",
+        "requestGPUCores",
+        "limitGPUMem",
+        "limitGPUMemPercentage",
+        "limitGPUCores",
+        "priorityClassName",
+        "runtimeClassName",
+        "pvcStorage",
+        "pvcLabels",
+        "pvcMatchLabels",
+        "pvcAnnotations",
+        "pvcAccessMode",
+        "pvcExistingClaimName",
+        "storageClass",
+        "serviceAccountName",
+        "initContainer",
+        "vllmConfig",
+        "lmcacheConfig",
+        "hf_token",
+        "env",
+        "envFromSecret",
+        "nodeName",
+        "nodeSelectorTerms",
+        "affinity",
+        "tolerations",
+        "tolerationsPolicy",
+        "chatTemplate",
+        "chatTemplateConfigMap",
+        "keda",
+        "extraVolumes",
+        "extraVolumeMounts",
+        "toolCallParser",
+        "enableTool",
+        "enableLoRA",
+        "modelRevision",
+        "resources",
+        "shmSize",
+        "raySpec",
+        "enabled",
+        "labels",
+        "podLabels",
+        "serviceAnnotations",
+        "pdb",
+    ]
+)
+# keys people write for what the chart reads elsewhere (paths relative to the modelSpec entry)
+PS_MODELSPEC_PLACES = {
+    "gpu": "requestGPU",
+    "gpus": "requestGPU",
+    "numGPUs": "requestGPU",
+    "nvidia.com/gpu": "requestGPU",
+    "cpu": "requestCPU",
+    "memory": "requestMemory",
+    "replicas": "replicaCount",
+    "model": "modelURL",
+    "modelName": "modelURL",
+    "image": "repository",
+    "imageTag": "tag",
+    "nodeSelector": "nodeSelectorTerms",
+    "args": "vllmConfig.extraArgs",
+    "extraArgs": "vllmConfig.extraArgs",
+    "hfToken": "hf_token",
+    **{key: f"vllmConfig.{key}" for key in PS_CONFIG},
 }
 
 
@@ -49,11 +141,25 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
         positional_model=False,
     )
     gpu = spec.scalar("requestGPU")
+    if ctx.kind != "VLLMRuntime":
+        d.issues.extend(
+            chart_layouts.keys_not_read(
+                spec,
+                path,
+                "vLLM production-stack chart",
+                PS_MODELSPEC_KEYS,
+                PS_MODELSPEC_PLACES,
+                PS_SOURCE,
+                f"{label}.",
+            )
+        )
     if ctx.kind == "VLLMRuntime":
         gpu = spec.at("deploymentConfig", "resources", "gpu")  # type: ignore[assignment]
     if isinstance(gpu, Scalar) and gpu.value is not None:
         with contextlib.suppress(ValueError):
             d.gpus_per_pod = stated(int(str(gpu.value)), gpu.where(path), "requestGPU")
+    elif ctx.kind != "VLLMRuntime":
+        _no_gpu_request(d, spec, path)
     ray = spec.map("raySpec")
     if ray is not None and ray.value("enabled") is True:
         _ray_group(d, spec, ray, path)
@@ -69,6 +175,27 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
     if mem is not None and mem.value is not None:
         d.memory_quantities.append(("requestMemory", str(mem.value), mem.where(path)))
     return [d]
+
+
+def _no_gpu_request(d: Deployment, spec: Mapping, path: str) -> None:
+    """requestGPU left out (or commented out): the chart's templates add `nvidia.com/gpu` (or requestGPUType)
+    to requests/limits only `if gt (int $modelSpec.requestGPU) 0`, so the pod asks Kubernetes for 0 GPUs."""
+    where = (spec.scalar("name") or spec).where(path)
+    d.gpus_per_pod = default(
+        0,
+        f"requestGPU left out: the chart requests no GPU for the pod (`int` of a missing value is 0; {PS_SOURCE})",
+    )
+    d.issues.append(
+        Issue(
+            UNPARSED_SETTING,
+            f"{d.label()}: `requestGPU` is left out, so the production-stack chart asks Kubernetes for 0 GPUs "
+            "(its templates add the GPU request only when requestGPU > 0) and the pod is scheduled without a GPU; "
+            f"its values.schema.json also lists requestGPU as required ({PS_SOURCE})",
+            where,
+            fix="set requestGPU to the GPUs each replica needs (tensor x pipeline parallel size)",
+            severity=Severity.WARNING,
+        )
+    )
 
 
 def _image(d: Deployment, spec: Mapping, repo: Scalar, path: str) -> None:

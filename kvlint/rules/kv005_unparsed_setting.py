@@ -14,7 +14,10 @@ class UnparsedSetting(IssueRule):
     key the chart does not read (not in its values.schema.json / values.yaml nor its templates) is a
     warning naming where the chart reads that setting (`replicas` -> `replicaCount`, `extraArgs` ->
     `extraCmdArgs`): Helm passes it through silently and the engine never gets it. So is a GPU in the
-    vLLM chart's `resources.limits` without `resources.requests`, which its schema requires.
+    vLLM chart's `resources.limits` without `resources.requests`, which its schema requires. The same
+    holds for a key of a vLLM production-stack `servingEngineSpec.modelSpec[]` entry the chart does not
+    read (`maxNumSeqs` -> `vllmConfig.maxNumSeqs`, `replicas` -> `replicaCount`), and an entry without
+    `requestGPU` is a warning: the chart then requests 0 GPUs (its default), so the pod gets none.
 
     ## Why is this bad?
     The engine will read that value its own way (or refuse it). kvlint would otherwise check a
