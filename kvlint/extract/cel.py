@@ -90,19 +90,26 @@ def _unwrap(text: str) -> str:
     return text
 
 
+def _step(ch: str, depth: int, quote: str) -> tuple[int, str]:
+    """Bracket depth and open quote after `ch` (brackets inside a string do not count)."""
+    if quote:
+        return depth, "" if ch == quote else quote
+    if ch in "\"'":
+        return depth, ch
+    if ch in "([":
+        return depth + 1, quote
+    if ch in ")]":
+        return depth - 1, quote
+    return depth, quote
+
+
 def _closing(text: str) -> int:
     depth, quote = 0, ""
     for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-            if depth == 0:
-                return i
+        closes = not quote and ch in ")]"
+        depth, quote = _step(ch, depth, quote)
+        if closes and depth == 0:
+            return i
     return -1
 
 
@@ -112,19 +119,12 @@ def _split(text: str, op: str) -> list[str]:
     depth, quote, start, i = 0, "", 0, 0
     while i < len(text):
         ch = text[i]
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif depth == 0 and text.startswith(op, i):
+        if not quote and depth == 0 and ch not in "\"'()[]" and text.startswith(op, i):
             parts.append(text[start:i])
             start = i + len(op)
             i += len(op)
             continue
+        depth, quote = _step(ch, depth, quote)
         i += 1
     parts.append(text[start:])
     return parts
