@@ -170,3 +170,24 @@ def test_organisation_aliases_and_version_spelling(ident, base, rule):
 )
 def test_other_organisations_and_names_do_not_match(ident):
     assert models._by_name(ident, has_org=True).arch is None
+
+
+def test_a_bf16_release_is_the_base_of_its_quantized_siblings():
+    # NVIDIA publishes NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 beside -FP8 (named in OME's serving values,
+    # ../shared/corpus/manifests2/sgl-project__ome__charts__ome-serving__values.yaml); only -BF16 is catalogued.
+    got = models.resolve("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8")
+    base = models.resolve("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16").arch
+    assert got.arch is not None and base is not None
+    assert got.arch.quant is not None and got.arch.quant.method == "fp8"
+    assert "base released as -BF16/-FP16" in (got.derived or "")
+    assert (got.arch.layer_kinds, got.arch.kv_heads, got.arch.state_bytes_per_seq) == (
+        base.layer_kinds,
+        base.kv_heads,
+        base.state_bytes_per_seq,
+    )
+    # the precision word is a precision, so a BF16 copy of a model published in FP8 is priced unquantized
+    v3 = models.resolve("deepseek-ai/DeepSeek-V3").arch
+    copy = models.resolve("unsloth/DeepSeek-V3-bf16").arch
+    assert v3 is not None and v3.quant is not None and copy is not None and copy.quant is None
+    assert stem("NVIDIA-Nemotron-3-Nano-30B-A3B-BF16") == "nvidia-nemotron-3-nano-30b-a3b"
+    assert stem("bf16") == "bf16"  # a precision word alone is still a name

@@ -6,7 +6,8 @@ The rules, in the order they apply (README "Models kvlint derives by name" repea
    format replaces the base's: FP8, FP8-dynamic, FP8-static, FP8-block, FP8-KV (FP8 weights and an
    FP8 KV cache), quantized.w8a8 / W8A8 (int8 weights and activations), quantized.w8a16 / W8A16,
    quantized.w4a16 / W4A16 (int4, group 128), AWQ / AWQ-INT4 / AWQ-4bit, GPTQ / GPTQ-Int4 /
-   GPTQ-4bit, GPTQ-Int8 / GPTQ-8bit, bnb-4bit (nf4), NVFP4 / FP4, MXFP4, INT4, INT8.
+   GPTQ-4bit, GPTQ-Int8 / GPTQ-8bit, bnb-4bit (nf4), NVFP4 / FP4, MXFP4, INT4, INT8; BF16 / FP16
+   state unquantized 16-bit weights (a BF16 copy of a model published in FP8 is twice its size).
 2. Organisation. The base must come from the same organisation (RedHatAI and neuralmagic count as
    one), or the id is published by a known republisher (REPUBLISHERS below), or rule 1 matched
    (a quantized copy states its base by name), or the reference has no organisation (a bare name or
@@ -14,7 +15,9 @@ The rules, in the order they apply (README "Models kvlint derives by name" repea
 3. Variant. Names are compared without the variant words -Instruct, -Chat and -Base (anywhere),
    -it, -pt and -hf (at the end), a trailing date stamp (-2407, -2507, -0528, ...), and the
    Meta- prefix Meta dropped from its repository names: instruction-tuned, chat and base twins
-   share one architecture. An underscore between two digits reads as a dot (NVIDIA and OpenGVLab
+   share one architecture. A trailing -BF16 / -FP16 of a catalogued name is its precision, not
+   its architecture (NVIDIA publishes NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 beside -FP8 and -NVFP4),
+   so a quantized sibling finds the BF16 release as its base. An underscore between two digits reads as a dot (NVIDIA and OpenGVLab
    spell versions Llama-3_3, InternVL2_5 in some repository names and 3.3, 2.5 in others).
    A base whose name is the same without rule 3 is preferred.
 
@@ -91,7 +94,10 @@ _SUFFIXES: tuple[tuple[str, NameQuant], ...] = (
     ("gptq", _GPTQ4),
     ("int4", NameQuant("int4 weights", _q("int4", _INT4_ZEROS, "int4 weights, group 128, scales + zeros"))),
     ("int8", NameQuant("int8 weights", _q("int8", 8.0, "int8 weights"))),
+    ("bf16", NameQuant("BF16 weights (unquantized)", None)),
+    ("fp16", NameQuant("FP16 weights (unquantized)", None)),
 )
+_PRECISION_WORDS = frozenset({"bf16", "fp16"})  # a release's precision, not its architecture (rule 3)
 
 # Organisations that republish other organisations' models under the original name.
 REPUBLISHERS = frozenset(
@@ -151,10 +157,19 @@ def _plain(name: str) -> str:
     return low[len("meta-") :] if low.startswith("meta-llama-") else low
 
 
+def _unsized(name: str) -> str:
+    """_plain without a trailing -BF16 / -FP16 precision word (the same release in another precision)."""
+    low = _plain(name)
+    head, _, tail = low.rpartition("-")
+    return head if head and tail in _PRECISION_WORDS else low
+
+
 def stem(name: str) -> str:
     """The name without variant words (rule 3): what base and instruct twins have in common."""
     low = _plain(name)
     words = [w for w in low.split("-") if w and w not in _ANY_WORDS]
+    if len(words) > 1 and words[-1] in _PRECISION_WORDS:
+        words.pop()
     while words and (words[-1] in _END_WORDS or _DATE.match(words[-1])):
         words.pop()
     return "-".join(words)
@@ -201,6 +216,10 @@ class NameIndex:
         if not found:
             return Derived(None, stated, tuple(rules))
         exact = [(k, t) for k, t in found if _plain(k.rsplit("/", 1)[-1]) == _plain(base_name)]
+        if not exact:
+            exact = [(k, t) for k, t in found if _unsized(k.rsplit("/", 1)[-1]) == _unsized(base_name)]
+            if exact:
+                rules.append("base released as -BF16/-FP16")
         pool = exact or found
         if not exact:
             rules.append("instruct/chat/base variant")
