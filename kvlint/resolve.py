@@ -16,7 +16,7 @@ from kvlint.catalog.declared import arch_from_declared
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.codes import MATCHED_BY_NAME, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, default, inferred
-from kvlint.findings import Issue, Location
+from kvlint.findings import Issue, Location, Severity
 from kvlint.record import field, record, replace
 
 
@@ -61,21 +61,7 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
         d.gpu = inferred(defaults.gpu, defaults.gpu_source or "GPU from --gpu / configuration default")
     if d.gpu is None:
         r.unknown.add("gpu")
-        r.issues.append(
-            Issue(
-                UNKNOWN_GPU,
-                "GPU type is not stated"
-                + (
-                    f": {candidates.note} admits {len(candidates.value)} types"
-                    if candidates is not None
-                    else ""
-                ),
-                candidates.where or d.where if candidates is not None else d.where,
-                fix="narrow the claim's selector to the card it runs on (productName)"
-                if candidates is not None
-                else "select the GPU with a node label, or pass --gpu NAME",
-            )
-        )
+        r.issues.append(_not_stated(d, candidates))
         return
     name = str(d.gpu.value)
     spec = gpu_catalog.lookup(name)
@@ -111,6 +97,41 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
         r.gpu = spec
         return
     r.gpu = spec
+
+
+def _warns(i: Issue) -> bool:
+    """The issue is a warning or an error (KV005's own default is a warning)."""
+    if i.severity is not None:
+        return i.severity in (Severity.WARNING, Severity.ERROR)
+    return i.code == UNPARSED_SETTING
+
+
+def _not_stated(d: Deployment, candidates: Value | None) -> Issue:
+    if candidates is not None:
+        return Issue(
+            UNKNOWN_GPU,
+            f"GPU type is not stated: {candidates.note} admits {len(candidates.value)} types",
+            candidates.where or d.where,
+            fix="narrow the claim's selector to the card it runs on (productName)",
+        )
+    zero = d.gpus_per_pod is not None and d.gpus_per_pod.value == 0
+    if zero and any(_warns(i) for i in d.issues):
+        # the pod asks for no GPU and another finding already warns about that: the missing GPU type
+        # follows from it, so it is said as an info, not a second warning about the same thing
+        return Issue(
+            UNKNOWN_GPU,
+            "GPU type is not stated, and the pod requests no GPU: there is no card to identify until it "
+            "does (the missing GPU request is reported on its own)",
+            d.where,
+            fix="request the GPUs first; then select the GPU with a node label, or pass --gpu NAME",
+            severity=Severity.INFO,
+        )
+    return Issue(
+        UNKNOWN_GPU,
+        "GPU type is not stated",
+        d.where,
+        fix="select the GPU with a node label, or pass --gpu NAME",
+    )
 
 
 def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:

@@ -30,6 +30,10 @@ class UnknownGpu(IssueRule):
     that admits several types is checked on each, as a fleet is (below), and KV002 is the info
     that lists where the deployment fits.
 
+    A pod that requests no GPU at all (production-stack's `requestGPU` left out: the chart adds no GPU
+    request) has no card to identify: when another finding already warns about the missing request,
+    KV002 is an info that points to it rather than a second warning on the same line.
+
     When the file names no GPU at all (no `gpu:`, no GPU node label, no instance type, no MIG
     profile, no DRA claim — the cluster decides):
     - with a `fleet: [L4, A100-80GB, H100]` in the configuration, every capacity rule runs once on
