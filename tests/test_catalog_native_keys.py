@@ -23,6 +23,12 @@ Published figures:
   https://huggingface.co/docs/transformers/model_doc/ernie4_5_moe). No copy of its config.json was found
   to catalogue; the geometry below is the one two independent public test fixtures state for it
   (Ascend atb_llm's ernie_moe config test and llm_memory_calculator's ERNIE_45_21B_A3B).
+- Bailing MoE (inclusionAI Ling): configs from inclusionAI's own Ling repository, which ships them for MindIE
+  serving (github:inclusionAI/Ling inference/mindie/{lite,plus}/model_{chat,base}_config.json) together with
+  the vLLM bailing_moe.py it runs as a patch (inference/vllm/bailing_moe.patch: every block a BailingMoE whose
+  shared experts are one MLP of moe_intermediate_size * num_shared_experts; query_key_value biased when
+  use_bias or use_qkv_bias). Published sizes, the same repository's README: Ling-lite 16.8B total / 2.75B
+  activated, Ling-plus 290B total / 28.8B activated.
 """
 
 from __future__ import annotations
@@ -149,3 +155,58 @@ def test_ernie_moe_reads_its_expert_keys():
     # interval 2 with an end index: MoE on odd layers from the start index up to the end
     sparse = dict(ERNIE_45_21B_A3B, moe_layer_interval=2, moe_layer_end_index=19)
     assert parse_config(compact(sparse), "x", "test").moe_layers == 10
+
+
+def test_ling_lite_counts_its_two_shared_experts():
+    arch = _arch("inclusionAI/Ling-lite")
+    assert (arch.family, arch.layers, arch.query_heads, arch.kv_heads, arch.head_dim) == (
+        "bailing_moe",
+        28,
+        16,
+        4,
+        128,
+    )
+    assert (arch.num_experts, arch.experts_per_token, arch.moe_layers) == (64, 6, 28)
+    # bf16 KV per token: 2 (K, V) x 4 heads x 128 x 28 layers x 2 bytes
+    assert 2 * arch.kv_heads * arch.head_dim * arch.attention_layers * 2 == 57_344
+    assert arch.params == pytest.approx(16.8e9, rel=0.005)
+    assert _active(arch) == pytest.approx(2.75e9, rel=0.01)
+
+
+def test_ling_plus_geometry_and_sizes():
+    arch = _arch("inclusionAI/Ling-plus")
+    assert (arch.layers, arch.hidden_size, arch.query_heads, arch.kv_heads, arch.head_dim) == (
+        88,
+        5376,
+        56,
+        8,
+        96,
+    )
+    assert 2 * arch.kv_heads * arch.head_dim * arch.attention_layers * 2 == 270_336
+    assert arch.params == pytest.approx(290e9, rel=0.005)
+    assert _active(arch) == pytest.approx(28.8e9, rel=0.02)
+    # the base release writes its experts as n_routed_experts / n_shared_experts: the same model
+    assert _arch("inclusionAI/Ling-plus-base").params == arch.params
+
+
+def test_shared_experts_are_counted_and_qkv_bias_follows_use_bias():
+    base = {
+        "model_type": "bailing_moe",
+        "hidden_size": 256,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "intermediate_size": 512,
+        "moe_intermediate_size": 64,
+        "num_experts": 8,
+        "num_experts_per_tok": 2,
+        "vocab_size": 1000,
+        "max_position_embeddings": 4096,
+    }
+    none = parse_config(dict(base, num_shared_experts=0), "t", "t")
+    two = parse_config(dict(base, num_shared_experts=2), "t", "t")
+    assert two.params - none.params == 2 * 2 * 3 * 256 * 64  # 2 layers x one gated MLP of 2 x 64
+    qkv_bias = 4 * 64 + 2 * 2 * 64  # q (4 heads of 64) and k, v (2 heads each) per layer
+    for key in ("use_qkv_bias", "use_bias"):
+        biased = parse_config(dict(base, num_shared_experts=2, **{key: True}), "t", "t")
+        assert biased.params - two.params == 2 * qkv_bias, key

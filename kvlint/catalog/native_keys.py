@@ -1,4 +1,4 @@
-"""Configs that name their sizes in their own keys (DBRX, MPT, Persimmon, ERNIE 4.5 MoE), renamed to the
+"""Configs that name their sizes in their own keys (DBRX, MPT, Persimmon, ERNIE 4.5 MoE, Bailing MoE), renamed to the
 Hugging Face keys the rest of the parser reads, as the engine reads them:
 - DBRX (vllm/model_executor/models/dbrx.py): n_layers blocks of d_model width, n_heads query heads of
   d_model // n_heads, attn_config.kv_n_heads KV heads (ModelConfig.get_total_num_kv_heads), every block a
@@ -15,6 +15,11 @@ Hugging Face keys the rest of the parser reads, as the engine reads them:
   moe_intermediate_size, moe_k per token, moe_num_shared_experts shared experts as one MLP of
   moe_intermediate_size * moe_num_shared_experts; layer i is MoE when (i + 1) % moe_layer_interval == 0
   and moe_layer_start_index <= i <= moe_layer_end_index (default the last layer); qkv bias when use_bias.
+- Bailing MoE, inclusionAI's Ling (vLLM bailing_moe.py, as in the patch the Ling repository ships,
+  github:inclusionAI/Ling@5ccaeae:inference/vllm/bailing_moe.patch): every block is a BailingMoE of
+  num_experts experts of moe_intermediate_size plus num_shared_experts shared experts as one MLP of
+  moe_intermediate_size * num_shared_experts; query_key_value has a bias when use_bias or use_qkv_bias
+  (the dense / expert biases use_bias also adds are not counted: the Ling configs state use_bias false).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 _NATIVE_KEY_TEXT = """
     n_layers n_heads attn_config ffn_config expansion_ratio no_bias qk_layernorm use_bias moe_num_experts
     moe_k moe_num_shared_experts moe_layer_start_index moe_layer_end_index moe_layer_interval
+    num_shared_experts use_qkv_bias
 """
 NATIVE_KEYS = tuple(_NATIVE_KEY_TEXT.split())
 # the parts of DBRX / MPT's nested attn_config and ffn_config that the parser reads
@@ -82,8 +88,20 @@ def _ernie_moe(cfg: dict[str, Any]) -> None:
         _set(cfg, "mlp_bias", True)
 
 
+def _bailing_moe(cfg: dict[str, Any]) -> None:
+    _set(cfg, "n_shared_experts", cfg.get("num_shared_experts"))
+    if cfg.get("use_bias") or cfg.get("use_qkv_bias"):
+        _set(cfg, "qkv_bias", True)
+
+
 _RENAMES = {"n_layers": "num_hidden_layers", "n_heads": "num_attention_heads", "d_model": "hidden_size"}
-_BY_FAMILY = {"dbrx": _dbrx, "mpt": _mpt, "persimmon": _persimmon, "ernie4_5_moe": _ernie_moe}
+_BY_FAMILY = {
+    "dbrx": _dbrx,
+    "mpt": _mpt,
+    "persimmon": _persimmon,
+    "ernie4_5_moe": _ernie_moe,
+    "bailing_moe": _bailing_moe,
+}
 
 
 def native_keys(cfg: dict[str, Any], family: str) -> dict[str, Any]:
