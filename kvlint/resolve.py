@@ -59,6 +59,20 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
     candidates = d.extra.get("gpu_candidates")
     if d.gpu is None and defaults.gpu and candidates is None:
         d.gpu = inferred(defaults.gpu, defaults.gpu_source or "GPU from --gpu / configuration default")
+    if d.gpu is None and "gpu" in d.unreadable:
+        # the extractor's KV005 warns that the resource gets no pod / GPU as written: said once, as an info
+        r.unknown.add("gpu")
+        r.issues.append(
+            Issue(
+                UNKNOWN_GPU,
+                "GPU type is not stated, and as written the resource gets no GPU: there is no card to "
+                "identify until it does (the setting that decides it is reported on its own)",
+                d.where,
+                fix="fix that setting first; then name the GPU",
+                severity=Severity.INFO,
+            )
+        )
+        return
     if d.gpu is None:
         r.unknown.add("gpu")
         r.issues.append(_not_stated(d, candidates))

@@ -305,16 +305,29 @@ def keys_not_read(
         if key in keys:
             continue
         place = places.get(key) or next(iter(get_close_matches(key, sorted(keys), n=1, cutoff=0.8)), None)
-        if place and at:
+        prose = place is not None and place.startswith(
+            ("a ", "an ")
+        )  # not a key of this box: said as written
+        if place and at and not prose:
             place = at + place
         where = box.keys[key].where(path) if key in box.keys else box.where(path)
+        said = (
+            f"; it belongs in {place}"
+            if prose
+            else f"; the chart reads this setting from `{place}`"
+            if place
+            else ""
+        )
         out.append(
             Issue(
                 UNPARSED_SETTING,
-                f"the {name} does not read `{at}{key}` ({source}): Helm ignores it"
-                + (f"; the chart reads this setting from `{place}`" if place else ""),
+                f"the {name} does not read `{at}{key}` ({source}): Helm ignores it" + said,
                 where,
-                fix=f"move it to `{place}`" if place else "remove it, or set it where the chart reads it",
+                fix=f"move it to {place}"
+                if prose
+                else f"move it to `{place}`"
+                if place
+                else "remove it, or set it where the chart reads it",
                 severity=Severity.WARNING,
             )
         )

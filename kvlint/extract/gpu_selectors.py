@@ -96,7 +96,7 @@ def kubeai_profile(profile: str) -> tuple[GpuSpec | None, int | None, str]:
     gid = catalog.table("kubeai_profiles").get(name)
     spec = catalog.by_id(gid) if gid else None
     try:
-        n = int(count) if count else 1
+        n = int(count) if count else None  # no count: the controller rejects the profile (kubeai_keys)
     except ValueError:
         n = None
     return spec, n, f"KubeAI resourceProfile {profile}"

@@ -3,24 +3,32 @@
 
 from __future__ import annotations
 
-from kvlint.codes import NOT_CHECKABLE
+from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import gpu_selectors
+from kvlint.extract import kubeai_keys as keys
 from kvlint.extract.argv import EnvVar, scalar_tokens
 from kvlint.extract.engine_args import vllm
-from kvlint.findings import Issue, Location
+from kvlint.findings import Issue, Location, Severity
 from kvlint.load.tree import Mapping, Scalar
 
 
 def kubeai_model(ctx: ct.ObjectContext) -> list[Deployment]:
     spec = ctx.root.map("spec")
-    return [d for d in [kubeai_spec(ctx, spec)] if d is not None] if spec is not None else []
+    if spec is None or not str(ctx.root.value("apiVersion") or "").startswith("kubeai.org/"):
+        return [d for d in [kubeai_spec(ctx, spec)] if d is not None] if spec is not None else []
+    d = kubeai_spec(ctx, spec)
+    if d is not None:
+        d.issues.extend(keys.unread_model_keys(ctx.root, spec, ctx.file))
+    return [d] if d is not None else []
 
 
 def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -> Deployment | None:
+    """A Model's spec, or (`name` given) a models-chart `catalog.<name>` entry of the same shape."""
     engine_node = spec.scalar("engine")
-    engine = str(engine_node.value).lower() if engine_node is not None else ""
+    written = str(engine_node.value) if engine_node is not None and engine_node.value is not None else ""
+    engine = written.lower()
     d = Deployment(
         ctx.file,
         ctx.where if name is None else spec.where(ctx.file),
@@ -35,9 +43,15 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
         return None
     if url is not None and url.value:
         _model_url(d, url, ctx.file)
+    d.issues.extend(keys.engine_value(written, where, d.label()))
+    if name is not None:
+        d.issues.extend(keys.unread_catalog_keys(spec, ctx.file, name))
     profile = spec.scalar("resourceProfile")
     if profile is not None and profile.value:
         _profile(d, profile, ctx.file)
+    elif d.accelerator == "gpu" and "unsupported" not in d.extra:
+        d.issues.append(keys.missing_profile(d.label(), (spec.keys.get("engine") or spec).where(ctx.file)))
+        d.unreadable.extend(("gpu", "gpus_per_pod"))  # no pod at all: no GPU to check
     return d
 
 
@@ -85,9 +99,16 @@ def _model_url(d: Deployment, url: Scalar, file: str) -> None:
 
 
 def _profile(d: Deployment, profile: Scalar, file: str) -> None:
-    """resourceProfile: `cpu…` and `google-tpu…` are not GPUs; otherwise the GPU and count it names."""
+    """resourceProfile: `cpu…` and `google-tpu…` are not GPUs; otherwise the GPU and count it names.
+    A profile the controller cannot use (kubeai_keys.profile_problem) is a KV005 and no GPU is assumed."""
     text = str(profile.value)
     where = profile.where(file)
+    problem = keys.profile_problem(text)
+    if problem is not None:
+        message, fix = problem
+        d.issues.append(
+            Issue(UNPARSED_SETTING, f"{d.label()}: {message}", where, fix=fix, severity=Severity.WARNING)
+        )
     if text.startswith(("cpu", "google-tpu")):
         d.accelerator = "cpu" if text.startswith("cpu") else "tpu"
         if d.accelerator == "cpu":
@@ -97,6 +118,9 @@ def _profile(d: Deployment, profile: Scalar, file: str) -> None:
             d.extra["unsupported"] = stated("cpu", where)
         return
     gpu, count, note = gpu_selectors.kubeai_profile(text)
-    d.gpu = inferred(gpu.id if gpu else text.partition(":")[0], note, where)
-    if count is not None:
+    if gpu is not None or problem is None:
+        d.gpu = inferred(gpu.id if gpu else text.partition(":")[0], note, where)
+    if problem is not None:  # the controller creates no pod: no GPU count to assume
+        d.unreadable.extend(("gpus_per_pod",) if gpu is not None else ("gpu", "gpus_per_pod"))
+    elif count is not None:
         d.gpus_per_pod = inferred(count, note, where)

@@ -18,6 +18,12 @@ class UnparsedSetting(IssueRule):
     holds for a key of a vLLM production-stack `servingEngineSpec.modelSpec[]` entry the chart does not
     read (`maxNumSeqs` -> `vllmConfig.maxNumSeqs`, `replicas` -> `replicaCount`), and an entry without
     `requestGPU` is a warning: the chart then requests 0 GPUs (its default), so the pod gets none.
+    A KubeAI `Model` field the CRD does not have (`spec.maxModelLen`, `args` beside `spec`) is a warning
+    naming where KubeAI reads it (kubectl's strict field validation rejects it), as is a models-chart
+    `catalog.<name>` key its template does not render (`image`, `replicas`); so are a `resourceProfile`
+    the controller cannot use (no `:<count>`, a profile name KubeAI's chart does not define, with the
+    closest one), a left-out `resourceProfile` (KubeAI has no default: the Model gets no pod) and an
+    `engine` outside the CRD's enum (`vllm` for `VLLM`). No GPU count is assumed for such a Model.
 
     ## Why is this bad?
     The engine will read that value its own way (or refuse it). kvlint would otherwise check a

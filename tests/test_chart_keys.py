@@ -1,0 +1,106 @@
+"""What users get wrong in serving-stack charts and resources (issue 12 item 4): keys the stack does not read,
+a GPU request left out, values the stack rejects. Key sets come from each stack's own published source,
+named in the finding; fixtures in fixtures/KV005 and fixtures/stacks/<stack> follow the real layouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import FIXTURES, lint, shared
+
+from kvlint.lint import read_and_lint
+from kvlint.settings import Settings
+
+STACKS = FIXTURES / "stacks"
+
+
+def run(path: Path):
+    result = read_and_lint(str(path), Settings(), path.name)
+    assert not isinstance(result, str), result
+    return result
+
+
+def kv005(result) -> list[tuple[int, str]]:
+    return sorted((f.where.line, f.message) for f in result.findings if f.rule == "KV005")
+
+
+def warnings(result) -> list[str]:
+    return [f"{f.rule}:{f.where.line}" for f in result.findings if f.severity.name in ("WARNING", "ERROR")]
+
+
+# --- KubeAI ------------------------------------------------------------------------------------
+
+
+def test_kubeai_model_fields_the_crd_lacks_and_a_profile_without_count():
+    result = run(FIXTURES / "KV005" / "bad-kubeai-model-misplaced.yaml")
+    found = kv005(result)
+    assert [line for line, _ in found] == [16, 18, 19]
+    assert "`spec.maxModelLen`" in found[0][1] and "--max-model-len" in found[0][1]
+    assert "kubectl apply rejects it" in found[0][1] and "kubeai@2f32ef49" in found[0][1]
+    assert "not `<profile>:<count>`" in found[1][1] and "invalid resource profile" in found[1][1]
+    assert "`args`" in found[2][1] and "`spec.args`" in found[2][1]
+    d = result.deployments[0].deployment
+    assert d.max_context is None or d.max_context.origin != "stated"  # misplaced maxModelLen not applied
+    assert d.gpus_per_pod is None and "gpus_per_pod" in d.unreadable  # no count assumed
+    assert d.gpu is not None and str(d.gpu.value) == "l4"  # the profile name still says the card
+
+
+def test_kubeai_good_model_is_read_whole():
+    result = run(FIXTURES / "KV005" / "good-kubeai-model.yaml")
+    assert result.findings == []
+    d = result.deployments[0].deployment
+    assert (str(d.gpu.value), d.gpus_per_pod.value, d.max_context.value) == ("l4", 1, 8192)
+
+
+def test_kubeai_missing_profile_is_no_pod_not_an_assumed_gpu():
+    result = run(STACKS / "kubeai" / "bad-model-no-profile.yaml")
+    assert warnings(result) == ["KV005:12"]  # "GPU type is not stated" only as an info beside it
+    assert [f.severity.name for f in result.findings if f.rule == "KV002"] == ["INFO"]
+    ((_, message),) = kv005(result)
+    assert "left out" in message and "no default profile" in message and "model_controller.go" in message
+    d = result.deployments[0].deployment
+    assert d.gpus_per_pod is None and d.gpu is None
+
+
+def test_kubeai_unknown_profile_names_the_closest_and_lower_case_engine_is_rejected():
+    result = run(STACKS / "kubeai" / "bad-model-unknown-profile.yaml")
+    found = kv005(result)
+    assert [line for line, _ in found] == [12, 16]
+    assert "engine `vllm`" in found[0][1] and "VLLM" in found[0][1]
+    assert "closest: nvidia-gpu-a100-80gb" in found[1][1] and "resource profile not found" in found[1][1]
+    assert [f.fix for f in result.findings if f.where.line == 16] == [
+        "write `resourceProfile: nvidia-gpu-a100-80gb:1`"
+    ]
+
+
+def test_kubeai_models_chart_keys_its_template_does_not_render():
+    result = run(STACKS / "kubeai" / "bad-models-chart-misplaced-keys.yaml")
+    found = kv005(result)
+    assert [line for line, _ in found] == [12, 13, 18]
+    assert "catalog.llama-3.1-70b-instruct-fp8-h100.image" in found[0][1] and "Model resource" in found[0][1]
+    assert "--tensor-parallel-size" in found[1][1] and "charts/models/templates/models.yaml" in found[1][1]
+    assert "minReplicas" in found[2][1]
+    d = result.deployments[0].deployment
+    assert d.tensor_parallel is None or d.tensor_parallel.value == 1  # the misplaced TP is not applied
+
+
+def test_kubeai_models_chart_good_catalog_has_no_kv005():
+    result = run(STACKS / "kubeai" / "good-models-chart-catalog.yaml")
+    assert kv005(result) == []
+    d = result.deployments[0].deployment
+    assert (d.tensor_parallel.value, d.gpus_per_pod.value) == (2, 2)
+
+
+def test_kubeai_model_of_another_api_group_is_not_checked_against_kubeais_crd():
+    result = lint(
+        "apiVersion: example.com/v1\nkind: Model\nmetadata: {name: m}\n"
+        "spec: {url: hf://Qwen/Qwen2.5-7B-Instruct, engine: VLLM, resourceProfile: nvidia-gpu-l4:1, foo: 1}\n"
+    )
+    assert kv005(result) == []
+
+
+def test_kubeai_corpus_models_have_no_kv005():
+    """Every real KubeAI Model and models-chart entry in the corpus uses the CRD's fields and real profiles."""
+    for folder in ("manifests", "manifests2"):
+        for path in sorted(shared("corpus", folder).glob("substratusai__kubeai__*.yaml")):
+            assert kv005(run(path)) == [], path.name
