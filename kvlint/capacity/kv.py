@@ -10,6 +10,9 @@ from __future__ import annotations
 from kvlint.catalog.arch import CHUNKED, FULL, NONE, SLIDING, ModelArch
 from kvlint.record import record
 
+# A layer that holds one fixed state per running request (Mamba / linear attention; kvlint.capacity.state)
+MAMBA = "mamba"
+
 DTYPE_BYTES = {
     "float32": 4.0,
     "fp32": 4.0,
@@ -115,7 +118,10 @@ def group_layers(kinds: tuple[str, ...], hybrid: bool) -> KvGroups:
 
 
 def blocks_per_request(kind: str, max_len: int, block_size: int, window: int | None, batched: int) -> int:
-    """max_memory_usage_bytes / page_size for one request at max_len, per spec kind."""
+    """max_memory_usage_bytes / page_size for one request at max_len, per spec kind (a state layer:
+    one page, MambaSpec with mamba_cache_mode "none")."""
+    if kind == MAMBA:
+        return 1
     if kind == SLIDING and window:
         return cdiv(min(window - 1 + batched, max_len), block_size) + 1
     if kind == CHUNKED and window:
@@ -133,6 +139,7 @@ __all__ = [
     "CHUNKED",
     "FULL",
     "SLIDING",
+    "MAMBA",
     "KvGroups",
     "blocks_per_request",
     "bytes_per_token_layer",

@@ -96,6 +96,7 @@ class ModelArch:
         0  # cos/sin cache the engine builds: positions x rotary_dim, summed over rope kinds
     )
     state_bytes_per_seq: int = 0  # hybrid models: fixed Mamba / linear-attention state per running sequence
+    state_layers: tuple[int, ...] = ()  # the layers holding that state (Mamba / linear attention), in order
     checkpoint_bytes: int | None = None  # safetensors total_size when known
     checkpoint_bytes_source: str = ""
     gated_mlp: bool = True

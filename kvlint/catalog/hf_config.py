@@ -26,7 +26,7 @@ from kvlint.catalog.hf_keys import (
     rope_cache_elems,
     text_part,
 )
-from kvlint.catalog.hybrid import mixers, state_note, state_per_layer
+from kvlint.catalog.hybrid import STATEFUL, mixers, state_note, state_per_layer
 from kvlint.catalog.layer_kinds import window_and_kinds
 from kvlint.catalog.native_keys import native_keys
 from kvlint.catalog.param_count import (
@@ -190,6 +190,7 @@ def parse_config(
         gated_mlp=gated,
         notes=notes,
         state_bytes_per_seq=state,
+        state_layers=tuple(i for i, m in enumerate(mix or ()) if m in STATEFUL) if state else (),
         facts={"kv_heads_query_heads": f"{nkv} KV heads, {nq} query heads"},
         parsed_from=(config, model_id, source, hf_quant, checkpoint_bytes, checkpoint_source),
         **mla_fields,

@@ -20,6 +20,7 @@ from kvlint.capacity.course import longest_context
 from kvlint.capacity.engines import sglang_defaults as sd
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions
 from kvlint.capacity.plan import EngineSettings, Plan, Term
+from kvlint.capacity.state import has_state, sglang_state
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import CHUNKED, NONE, SLIDING, ModelArch
 from kvlint.catalog.gpus import GpuSpec
@@ -193,6 +194,16 @@ def _cell(arch: ModelArch, s: EngineSettings, kv_bytes: float, layers: int) -> t
     return per_layer * layers, layers - swa, swa
 
 
+def _state_terms(state_bytes: int, slots: int, cap: int) -> list[Term]:
+    if not state_bytes:
+        return []
+    note = (
+        f"SGLang mamba pool (handle_max_mamba_cache): {slots:,} state slots, taken before the KV pool; "
+        f"max_running_requests at most {cap:,} (max_mamba_cache_size // ratio)"
+    )
+    return [Term("Mamba/linear state", state_bytes, note)]
+
+
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
     w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization, engine="sglang")
@@ -203,8 +214,15 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     layers = max(pp_partitions(arch.attention_layers, s.pp))
     cell, full_layers, swa_layers = _cell(arch, s, kv_bytes, layers)
     stage_weights = w.per_gpu_max
-    pool = budget - stage_weights
-    kv_tokens = profile_max_num_token(free_before, free_before - stage_weights, s.utilization, cell)
+    state_bytes, slots, cap = 0, 0, 0
+    if has_state(arch):  # handle_max_mamba_cache: the state pool comes out of the rest memory first
+        rest = int(free_before * s.utilization) - stage_weights
+        n_state = max(pp_partitions(len(arch.state_layers), s.pp))
+        state_bytes, slots, cap = sglang_state(arch, s.tp, n_state, rest, s.extra, s.max_num_seqs)
+    pool = budget - stage_weights - state_bytes
+    kv_tokens = profile_max_num_token(
+        free_before, free_before - stage_weights - state_bytes, s.utilization, cell
+    )
     swa_note = ""
     if swa_layers and kv_tokens:
         per_layer = cell // max(1, layers)
@@ -223,6 +241,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     pool_reqs = sd.max_num_reqs(kv_tokens, ctx) + (1 if s.extra.get("era") == sd.TP_TIERS else 0)
     dp_div = s.dp if s.extra.get("enable_dp_attention") and s.dp > 1 else 1
     max_running = (s.max_num_seqs // dp_div) if s.max_num_seqs else min(max(1, kv_tokens // 2), pool_reqs)
+    if cap:  # init_memory: max_num_reqs <= max_mamba_cache_size // ratio
+        max_running = min(max_running, cap)
     full_cell = cell if not swa_layers else (cell // max(1, layers)) * layers
     p = Plan(
         engine="sglang",
@@ -230,7 +250,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         gpu_total=total,
         utilization=s.utilization,
         budget=budget,
-        terms=[Term("weights", stage_weights, w.source)],
+        terms=[Term("weights", stage_weights, w.source)] + _state_terms(state_bytes, slots, cap),
         kv_pool=pool,
         kv_per_token=full_cell,
         page_bytes=cell * page,

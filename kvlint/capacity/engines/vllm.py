@@ -21,14 +21,15 @@ from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use 
 )
 from kvlint.capacity.kv import (
     FULL,
+    MAMBA,
     blocks_per_request,
     bytes_per_token_layer,
     cdiv,
     group_layers,
     kv_dtype_bytes,
-    stage_kinds,
 )
 from kvlint.capacity.plan import EngineSettings, Plan, Term
+from kvlint.capacity.state import vllm_layout
 from kvlint.capacity.weights import Weights
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
@@ -133,9 +134,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         graphs_note += "; not subtracted before v0.21 (graphs come out of the utilization headroom)"
     graph_terms = [Term("CUDA graphs", graphs, graphs_note)] if s.subtract_cuda_graphs and graphs else []
 
-    hybrid = s.hybrid_kv_cache_manager and s.generation == "V1"
+    s, stages, hybrid, state_note = vllm_layout(arch, s, kv_bytes)  # Mamba layers: state groups
     page_layer = bytes_per_token_layer(arch, s.tp, kv_bytes) * s.block_size
-    stages = stage_kinds(arch, s.pp)
 
     best: tuple[int, int, Plan] | None = None
     offload = int(
@@ -169,7 +169,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             budget=budget,
             terms=terms,
             kv_pool=pool,
-            kv_per_token=len(kinds) * bytes_per_token_layer(arch, s.tp, kv_bytes),
+            kv_per_token=sum(k != MAMBA for k in kinds) * bytes_per_token_layer(arch, s.tp, kv_bytes),
             page_bytes=page_layer,
             block_size=s.block_size,
             layers_per_block=groups.group_size * groups.num_groups,
@@ -195,9 +195,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     assert best is not None
     p = best[2]
     p.stage_pools = pools
-    note = _sliding_note(arch, hybrid)
-    if note:
-        p.notes.append(note)
+    p.notes.extend(n for n in (_sliding_note(arch, hybrid), state_note) if n)
     p.lines = _lines(p, arch, s, kv_bytes)
     return p
 

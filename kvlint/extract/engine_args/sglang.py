@@ -29,6 +29,9 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--disable-cuda-graph": ("disable_cuda_graph", "bool"),
     "--disable-hybrid-swa-memory": ("disable_hybrid_swa_memory", "bool"),
     "--attention-backend": ("attention_backend", "text"),
+    "--max-mamba-cache-size": ("max_mamba_cache_size", "int"),
+    "--mamba-full-memory-ratio": ("mamba_full_memory_ratio", "float"),
+    "--disable-radix-cache": ("disable_radix_cache", "bool"),
 }
 NEEDED = {
     "--model-path",

@@ -1,0 +1,113 @@
+"""Hybrid models' fixed state in the engines' pools (kvlint/capacity/state.py).
+
+Each term is checked against the engine's own rule or a figure a public log states, not against
+kvlint's constants: vLLM's HybridAttentionMambaModelConfig block-size rule, its KV-cache groups and
+MambaSpec's one page per request (vllm-project/vllm issue #26646), and SGLang's
+handle_max_mamba_cache / init_memory (sgl-project/sglang@001ccef0 model_runner_kv_cache_mixin.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import vllm_settings
+
+from kvlint.capacity import state
+from kvlint.capacity.engines import sglang, vllm
+from kvlint.capacity.kv import MAMBA, blocks_per_request, cdiv, group_layers
+from kvlint.catalog import models
+from kvlint.catalog.gpus import lookup as lookup_gpu
+from kvlint.record import replace
+
+QWEN3_NEXT = "Qwen/Qwen3-Next-80B-A3B-Thinking"
+
+
+def _arch(ident: str):
+    arch = models.resolve(ident).arch
+    assert arch is not None, ident
+    return arch
+
+
+def test_qwen3_next_state_page_and_groups_reproduce_a_public_vllm_log():
+    """vllm-project/vllm#26646 (Qwen3-Next-80B-A3B-Instruct, an int4 AutoRound copy: same layer
+    geometry as the catalogued Thinking twin; tensor_parallel 2, max_model_len 215,040) logs
+    "GPU KV cache size: 90,048 tokens" and "Maximum concurrency for 215,040 tokens per request: 1.66x".
+    The issue is about an fp8 KV cache; with one byte per value the figures follow from kvlint's
+    state page, vLLM's block rule, 4 groups and one state block per group and request."""
+    arch = _arch(QWEN3_NEXT)
+    assert state.layer_state_bytes(arch, 2) == 548_864  # conv 4,096 x 3 x 2 B + 16 x 128 x 128 x 2 B
+    block, note = state.vllm_block_size(arch, 2, 1.0, 16)
+    assert block == 16 * cdiv(548_864, 16 * 512) == 1072 and "1072 tokens" in note
+    groups = group_layers(state.stage_kinds(arch, 1)[0], hybrid=True)
+    assert groups.group_size == 12 and dict(groups.groups) == {"full": 1, MAMBA: 3}
+    need = sum(n * blocks_per_request(kind, 215_040, block, None, 8192) for kind, n in groups.groups)
+    assert need == cdiv(215_040, 1072) + 3
+    fits = [
+        nb
+        for nb in range(1, 2000)
+        if nb // groups.num_groups * block == 90_048 and f"{nb / need:.2f}" == "1.66"
+    ]
+    assert fits == [338, 339]
+    # with a 16-bit cache neither figure can come out of one pool (the block would be 544 tokens)
+    assert 90_048 % state.vllm_block_size(arch, 2, 2.0, 16)[0] != 0
+
+
+def _vllm_settings(arch, **kw):
+    return vllm_settings(
+        **{"version": "0.11.0", "tp": 4, "max_model_len": 262_144, "max_num_seqs": 1024, **kw}
+    )
+
+
+def test_vllm_hybrid_plan_takes_one_state_block_per_group_and_request():
+    arch = _arch(QWEN3_NEXT)
+    gpu = lookup_gpu("H100")
+    assert gpu is not None
+    p = vllm.plan(arch, gpu, _vllm_settings(arch))
+    assert p.block_size == 272  # 16 x cdiv(274,432 B state at TP 4, 16 x 1,024 B)
+    assert p.layers_per_block == 12 * 4  # 4 groups of 12 layer slots share one block
+    assert p.num_blocks == p.kv_pool // (p.block_size * 1024 * 12)
+    assert p.kv_tokens == p.num_blocks // 4 * 272  # _report_kv_cache_config
+    assert p.request_units == cdiv(262_144, 272) + 3
+    assert p.max_concurrency == pytest.approx((p.num_blocks - 1) / p.request_units)
+    assert p.kv_per_token == 12 * 1024  # only the 12 attention layers hold per-token KV
+    # short requests: the state slots, not the attention pool, bound the concurrency
+    short = vllm.plan(arch, gpu, _vllm_settings(arch, max_model_len=2048))
+    assert short.request_units == 8 + 3
+    assert short.max_concurrency == pytest.approx((short.num_blocks - 1) / 11)
+    assert any("raises the attention block size from 16 to 272" in n for n in p.notes)
+
+
+def test_a_dense_model_keeps_its_vllm_block_size_and_groups():
+    arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
+    gpu = lookup_gpu("H100")
+    assert gpu is not None and not state.has_state(arch)
+    p = vllm.plan(arch, gpu, _vllm_settings(arch, tp=1, max_model_len=8192))
+    assert p.block_size == 16 and p.request_units == 8192 // 16
+
+
+def test_sglang_mamba_pool_comes_out_of_the_rest_memory_first():
+    arch = _arch(QWEN3_NEXT)
+    gpu = lookup_gpu("H100")
+    assert gpu is not None
+    s = _vllm_settings(arch, engine="sglang", version="0.5.3", generation="-", max_num_seqs=0)
+    s = replace(s, utilization=0.85, block_size=1, hybrid_kv_cache_manager=False)
+    p = sglang.plan(arch, gpu, s)
+    (term,) = [t for t in p.terms if t.label == "Mamba/linear state"]
+    per_req = 274_432 * 36  # one request's state over the 36 Gated DeltaNet layers at TP 4
+    rest = p.budget - p.terms[0].bytes
+    slots = int(rest * 0.9 / 1.9) // per_req  # mamba_full_memory_ratio 0.9
+    assert term.bytes == slots * per_req
+    assert p.kv_pool == rest - term.bytes
+    assert p.max_num_seqs <= slots // 3  # init_memory: max_mamba_cache_size // 3 with the radix cache on
+    # stated slots and the radix cache off: the slots are what is stated, one per running request
+    s2 = replace(s, max_num_seqs=64, extra={"disable_radix_cache": True})
+    p2 = sglang.plan(arch, gpu, s2)
+    (term2,) = [t for t in p2.terms if t.label == "Mamba/linear state"]
+    assert term2.bytes == 64 * per_req and p2.max_num_seqs == 64
+
+
+def test_nemotron_3_nano_parameters_match_the_model_card():
+    # NVIDIA-Nemotron-3-Nano-30B-A3B card: "31.6B total parameters" (huggingface.co/nvidia/
+    # NVIDIA-Nemotron-3-Nano-30B-A3B-BF16); 23 Mamba-2 layers, 6 attention layers of 52
+    arch = _arch("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    assert arch.params / 1e9 == pytest.approx(31.6, rel=0.01)
+    assert len(arch.state_layers) == 23 and arch.attention_layers == 6
