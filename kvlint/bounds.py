@@ -117,6 +117,9 @@ FIELDS: dict[str, Range] = {
     "num_gpu_blocks_override": Range("GPU block count override", 1, 1 << 40),
     # SGLang's reserved memory grows with it (capacity/engines/sglang_defaults.py): bounded like a count
     "cuda_graph_max_bs": Range("SGLang CUDA-graph batch size", 1, 1 << 20),
+    # SGLang's mamba state pool of hybrid models (capacity/state.py)
+    "max_mamba_cache_size": Range("SGLang mamba state slots", 1, 1 << 32),
+    "mamba_full_memory_ratio": Range("SGLang mamba_full_memory_ratio", 0, 1000, integer=False, lo_open=True),
 }
 
 # Model architecture facts: the spec's `architecture:` keys and config.json's keys.
