@@ -78,7 +78,10 @@ def apply(
             out.kept.append(f)
             continue
         by: str | None = None
-        for i, codes in by_line.get(f.where.line, ()):
+        # a line comment covers a line of this file, not the same line number of a file beside it (a
+        # KServe runtime's value); file-wide comments and the workload's annotations still apply
+        here = f.where.file == loaded.path
+        for i, codes in by_line.get(f.where.line, ()) if here else ():
             if f.rule in codes:
                 used.add(i)
                 by = by or f"comment at {directives[i].where}"

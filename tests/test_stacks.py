@@ -394,7 +394,8 @@ def test_kserve_runtime_in_a_file_beside_is_merged():
     assert d.max_context.value == 8192 and d.max_sequences.value == 8  # from runtime.yaml
     assert d.has_shm and d.shm_size.value == "2Gi"  # runtime.yaml's /dev/shm: no KV207
     assert "runtime.yaml" in d.extra["runtime"].value
-    assert d.max_context.where.file == d.file  # shown at this file's reference, never in another file
+    # a value the runtime states is located at the runtime file's own line (issue 12), not this file's
+    assert d.max_context.where.file.endswith("runtime.yaml") and d.max_context.where.line == 16
     assert result.findings == [], [f.message for f in result.findings]
 
 

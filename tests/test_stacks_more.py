@@ -30,3 +30,78 @@ def test_no_gpu_type_on_a_pod_that_requests_no_gpu_follows_from_the_request_find
     assert by_rule["KV002"].severity.name == "INFO"
     assert "requests no GPU" in by_rule["KV002"].message
     assert by_rule["KV002"].where.line == by_rule["KV005"].where.line
+
+
+# --- KServe multi-node (workerSpec) -----------------------------------------------------------------
+
+MULTI = STACKS / "kserve-isvc"
+
+
+def test_kserve_multinode_sizes_and_parallelism_come_from_workerspec():
+    """TP 2 x PP 2 on kserve-huggingfaceserver-multinode beside the file, no GPU request: KServe makes 4 Ray
+    nodes of 1 GPU (computeRayNodeAndGPUs case 4) and passes TP/PP as env the runtime's command reads."""
+    result = run(MULTI / "multinode" / "isvc.yaml")
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.engine.value == "vllm"
+    assert d.tensor_parallel.value == 2 and d.tensor_parallel.where.line == 20
+    assert d.pipeline_parallel.value == 2 and d.pipeline_parallel.where.line == 21
+    assert d.pods.value == 4 and d.gpus.value == 4 and d.gpus_per_pod.value == 1
+    assert d.has_shm and d.shm_size.value == "3Gi"  # the runtime's memory-backed /dev/shm
+    assert not [f for f in result.findings if f.rule in ("KV201", "KV207", "KV005")]
+    kv003 = next(f for f in result.findings if f.rule == "KV003")
+    assert (
+        "pvc://llama-3-8b-pvc" in kv003.message and kv003.where.line == 16
+    )  # the storageUri, not "not stated"
+
+
+def test_kserve_multinode_requests_that_cannot_cover_tp_x_pp_are_kv201():
+    result = run(MULTI / "multinode-bad" / "isvc.yaml")
+    kv201 = next(f for f in result.findings if f.rule == "KV201")
+    assert kv201.severity.name == "ERROR" and kv201.where.line == 24
+    assert "7 GPUs" in kv201.message and "KServe refuses" in kv201.message
+
+
+def test_kserve_value_from_a_runtime_in_another_file_is_located_there():
+    result = run(MULTI / "multinode-bad" / "isvc.yaml")
+    kv005 = next(f for f in result.findings if f.rule == "KV005")
+    runtime = MULTI / "multinode-bad" / "runtime.yaml"
+    assert kv005.where.file == str(runtime)
+    line = runtime.read_text().splitlines()[kv005.where.line - 1]
+    assert line[kv005.where.column - 1 :].startswith("--max_modle_len")
+
+
+def test_kserve_ray_node_count_follows_kserve():
+    """kserve/kserve@aaac4e29 components/predictor.go computeRayNodeAndGPUs, case by case."""
+    from kvlint.extract.kserve_multinode import ray_nodes
+
+    assert ray_nodes(8, 0, 2) == (4, 2, 2, True)  # worker GPUs set: head takes the rest
+    assert ray_nodes(8, 1, 2) == (4, 1, 2, False)  # 1 + 3 x 2 < 8: KServe refuses
+    assert ray_nodes(4, 4, 1) == (1, 4, 0, True)  # the head alone covers TP x PP
+    assert ray_nodes(5, 2, 0) == (4, 2, 1, True)  # head only: one-GPU workers for the rest
+    assert ray_nodes(4, 0, 0) == (4, 1, 1, True)  # no GPUs stated: one per node
+
+
+def test_kserve_workerspec_on_a_single_node_runtime_is_refused(tmp_path):
+    runtime = (MULTI / "runtime-beside" / "runtime.yaml").read_text()
+    isvc = (MULTI / "runtime-beside" / "isvc.yaml").read_text()
+    assert "workerSpec" not in runtime and "workerSpec" not in isvc
+    (tmp_path / "runtime.yaml").write_text(runtime)
+    named = isvc.replace("    model:\n", "    model:\n      runtime: vllm\n", 1)  # chosen by name
+    (tmp_path / "isvc.yaml").write_text(named.rstrip() + "\n    workerSpec:\n      tensorParallelSize: 2\n")
+    result = run(tmp_path / "isvc.yaml")
+    kv005 = [f for f in result.findings if f.rule == "KV005"]
+    assert kv005 and "refuses" in kv005[0].message and kv005[0].severity.name == "WARNING"
+
+
+def test_a_line_comment_does_not_suppress_the_same_line_number_of_the_runtime_file(tmp_path):
+    src = MULTI / "multinode-bad"
+    (tmp_path / "runtime.yaml").write_text((src / "runtime.yaml").read_text())
+    lines = (src / "isvc.yaml").read_text().splitlines()
+    assert lines[22].strip() == "workerSpec:"  # line 23, the line of the runtime's KV005
+    lines[22] += "  # kvlint: disable=KV005 -- only this file's line 23"
+    (tmp_path / "isvc.yaml").write_text("\n".join(lines) + "\n")
+    result = run(tmp_path / "isvc.yaml")
+    kv005 = [f for f in result.findings if f.rule == "KV005"]
+    assert [(f.where.file.endswith("runtime.yaml"), f.where.line) for f in kv005] == [(True, 23)]
+    assert not result.suppressed

@@ -57,7 +57,7 @@ def scalar_where(node: Scalar, path: str) -> Location:
     """The text of a one-line scalar, without its quotes."""
     loc = node.where(path)
     if node.quoted and node.line == node.end_line and node.text is not None:
-        return Location(path, loc.line, loc.column + 1, loc.line, loc.column + 1 + len(node.text))
+        return Location(loc.file, loc.line, loc.column + 1, loc.line, loc.column + 1 + len(node.text))
     return loc
 
 
@@ -77,6 +77,8 @@ def _scalar_token_where(
     and a script of n words costs O(n), whatever text fails to match (it took 49 s for a
     420 KB script when every word searched to the end of the scalar). A word not found there
     is reported at the scalar and the cursor stays put."""
+    if node.file is not None and node.file != path:  # read from another file: its lines are not `lines`
+        return node.where(path), start
     line_idx, col = start
     if line_idx < node.line:
         line_idx, col = node.line, node.col
@@ -269,8 +271,20 @@ def _shell_script_index(texts: list[str]) -> int | None:
 _SEPARATORS = {"&&", "||", ";", "|", "&"}
 
 
+class FileLines(list):
+    """This file's lines, and those of files beside it whose nodes a workload uses (a KServe runtime):
+    words of a script read from such a file are located in that file's own lines."""
+
+    def __init__(self, lines: list[str], files: dict[str, list[str]]) -> None:
+        super().__init__(lines)
+        self.files = files
+
+
 def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvVar]) -> list[Token]:
     """Shell words of a script scalar, with separators kept as tokens."""
+    if node.file is not None and node.file != path:
+        lines = lines.files.get(node.file, []) if isinstance(lines, FileLines) else []
+        path = node.file
     text = str(node.value)
     text = re.sub(r"\\\n", " ", text)  # line continuations
     out: list[Token] = []

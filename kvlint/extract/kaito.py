@@ -22,8 +22,6 @@ operator decides.
 
 from __future__ import annotations
 
-import os
-
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.findings import Issue
@@ -180,16 +178,4 @@ def _name(root: Mapping) -> str:
 
 
 def _lines(ctx: ct.ObjectContext, shown: str) -> list[str]:
-    real = ctx.nearby.real_path if ctx.nearby is not None else None
-    if real is None:
-        return []
-    from kvlint.fileio import read_regular
-
-    try:
-        data = read_regular(
-            os.path.join(os.path.dirname(os.path.abspath(real)), os.path.basename(shown)),
-            ctx.nearby.max_bytes,  # type: ignore[union-attr]
-        )
-    except OSError:
-        return []
-    return data.decode("utf-8", "replace").splitlines()
+    return ctx.nearby.lines_of(shown) if ctx.nearby is not None else []

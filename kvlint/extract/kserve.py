@@ -12,7 +12,9 @@ components/predictor.go; pkg/apis/serving/v1beta1/predictor_model.go):
   InferenceService's metadata;
 - the runtime's pod fields (nodeSelector, affinity, tolerations, volumes, imagePullSecrets,
   schedulerName, resourceClaims) merge the same way under the predictor's.
-A runtime in this file or in a YAML file beside it is merged; KServe's stock Hugging Face runtime
+A multi-node predictor (`workerSpec`) is sized as KServe sizes its Ray cluster (extract/kserve_multinode.py).
+A runtime in this file or in a YAML file beside it is merged, a value it states located at its own file's
+line (a workload-level KV004 stays at this file's reference to the runtime); KServe's stock Hugging Face runtime
 stands in, named as a default, when the format is `huggingface` and no runtime is found; any other
 runtime not found is said (KV004), and what only it could state (its args, env, /dev/shm) is left
 unknown rather than assumed empty.
@@ -25,12 +27,14 @@ import re
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, stated
 from kvlint.extract import container as ct
+from kvlint.extract import kserve_multinode as multinode
 from kvlint.extract import pods, synthetic
-from kvlint.extract.argv import Token, scalar_tokens, scalar_where
+from kvlint.extract.argv import FileLines, Token, scalar_tokens, scalar_where
 from kvlint.extract.workloads import pod_workloads
 from kvlint.findings import Issue
 from kvlint.load.nearby import Found
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.record import replace
 
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 CONTAINER = "kserve-container"  # constants.InferenceServiceContainerName
@@ -77,14 +81,21 @@ def isvc(ctx: ct.ObjectContext) -> list[Deployment]:
     spec = _runtime_spec(runtime, anchor, stock)
     if spec is None:
         return _without_runtime(ctx, predictor, model, anchor)
+    if runtime is not None and not runtime.same_file and ctx.nearby is not None:
+        ctx = replace(ctx, lines=FileLines(ctx.lines, {runtime.file: ctx.nearby.lines_of(runtime.file)}))
     rc = next((c for c in pods.containers(spec) if c.value("name") == CONTAINER), None)
     if rc is None:
         return _without_runtime(ctx, predictor, model, anchor, f"{how} has no {CONTAINER} container")
     merged = _placeholders(_container(rc, model), ctx)
     pod = _pod(spec, predictor, merged)
-    d = ct.build(ctx, pod, merged, storage=_storage(model, ctx.file))
+    multi, refused = multinode.read(predictor, spec, ctx.file, ctx.name, multinode.storage_uri(model))
+    d = ct.build(ctx, pod, merged, multi.env if multi else None, storage=_storage(model, ctx.file))
     if d is None:
         return _other_runtime(ctx, pod, merged, how)
+    if multi is not None:
+        multinode.apply(d, multi, merged, ctx.file)
+    d.issues.extend([refused] if refused is not None else [])
+    _own_file(d, ctx, anchor)
     storage = _storage(model, ctx.file)
     if storage is not None and d.model is not None and str(d.model.value).rstrip("/") == "/mnt/models":
         d.model = stated(
@@ -94,6 +105,22 @@ def isvc(ctx: ct.ObjectContext) -> list[Deployment]:
     if stock:
         _stock_defaults(d, model)
     return [d]
+
+
+def _own_file(d: Deployment, ctx: ct.ObjectContext, anchor: Node) -> None:
+    """What the workload as a whole cannot be checked for (KV004) is said in this file, at its reference to
+    the runtime, naming where in the runtime's file it comes from; values stay at their own lines."""
+    for i, issue in enumerate(d.issues):
+        if issue.code == NOT_CHECKABLE and issue.where.file != ctx.file:
+            w = issue.where
+            d.issues[i] = Issue(
+                issue.code,
+                f"{issue.message} (runtime {w.file}:{w.line})",
+                anchor.where(ctx.file),
+                issue.details,
+                issue.fix,
+                issue.severity,
+            )
 
 
 # --- finding the runtime ------------------------------------------------------------------------
@@ -165,8 +192,8 @@ def _runtime_spec(runtime: Found | None, anchor: Node, stock: bool) -> Mapping |
         spec = runtime.root.map("spec")
         if spec is None:
             return None
-        # a runtime in another file: its values are shown at this file's reference to it
-        return spec if runtime.same_file else synthetic.relocated(spec, anchor)  # type: ignore[return-value]
+        # a runtime in another file: its values are located at that file's own lines
+        return spec if runtime.same_file else synthetic.in_file(spec, runtime.file)  # type: ignore[return-value]
     if stock:
         return synthetic.from_data(STOCK_HF_SPEC, anchor)  # type: ignore[return-value]
     return None
@@ -203,9 +230,11 @@ def _placeholders(container: Mapping, ctx: ct.ObjectContext) -> Mapping:
     def fill(node: Node) -> Node:
         if isinstance(node, Scalar) and isinstance(node.value, str) and "{{" in node.value:
             text = _PLACEHOLDER.sub(lambda m: meta[m.group(1)], node.value)
-            return Scalar(
+            out = Scalar(
                 text, text, node.tag, node.quoted, (node.line, node.col, node.end_line, node.end_col)
             )
+            out.file = node.file
+            return out
         return node
 
     out = synthetic.strategic_merge(container, None)
@@ -218,11 +247,15 @@ def _placeholders(container: Mapping, ctx: ct.ObjectContext) -> Mapping:
 
 
 def _storage(model: Mapping, path: str) -> Token | None:
-    """The Hub model of an `hf://` storageUri, which the storage initializer puts at /mnt/models."""
+    """The model a storageUri puts at /mnt/models: the Hub id of an `hf://` one, else the location itself."""
     uri = model.scalar("storageUri")
-    if uri is None or not str(uri.value).startswith("hf://"):
+    if uri is None or not uri.value or "://" not in str(uri.value):
         return None
-    return Token(str(uri.value)[5:], scalar_where(uri, path), "storageUri (downloaded to /mnt/models)")
+    text = str(uri.value)
+    if text.startswith("hf://"):
+        return Token(text[5:], scalar_where(uri, path), "storageUri (downloaded to /mnt/models)")
+    # pvc://, oci://, s3://, gs://: the files at /mnt/models are whatever that location holds
+    return Token(text, scalar_where(uri, path), "storageUri (mounted or downloaded at /mnt/models)")
 
 
 # --- the workload -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 def mapping(anchor: Node, values: dict[str, Node | dict | None]) -> Mapping:
     """A Mapping at `anchor`'s position holding `values` (nested dicts become Mappings; None is left out)."""
     out = Mapping((anchor.line, anchor.col, anchor.end_line, anchor.end_col))
+    out.file = anchor.file
     for key, value in values.items():
         if value is None:
             continue
@@ -25,17 +26,20 @@ def mapping(anchor: Node, values: dict[str, Node | dict | None]) -> Mapping:
 def scalar(anchor: Node, value: object, text: str | None = None) -> Scalar:
     """A Scalar holding `value`, located where `anchor` is."""
     shown = str(value) if text is None else text
-    return Scalar(
+    out = Scalar(
         value,
         shown,
         "tag:yaml.org,2002:str",
         False,
         (anchor.line, anchor.col, anchor.end_line, anchor.end_col),
     )
+    out.file = anchor.file
+    return out
 
 
 def sequence(anchor: Node, items: list[Node]) -> Sequence:
     out = Sequence((anchor.line, anchor.col, anchor.end_line, anchor.end_col))
+    out.file = anchor.file
     out.items = list(items)
     return out
 
@@ -69,6 +73,7 @@ def strategic_merge(
     out: Node = patch
     if isinstance(base, Mapping) and isinstance(patch, Mapping):
         merged = Mapping((patch.line, patch.col, patch.end_line, patch.end_col))
+        merged.file = patch.file
         for k, v in base.items():
             merged.keys[k], merged.values[k] = base.keys[k], v
         for k, v in patch.items():
@@ -99,13 +104,13 @@ def _merge_items(base: Sequence, patch: Sequence, merge_key: str, memo: dict) ->
     return items
 
 
-def relocated(node: Node, anchor: Node, _memo: dict | None = None) -> Node:
-    """A copy of `node` with every position at `anchor` (values from another file, shown at this
-    file's reference to them). Shared (aliased) nodes stay shared: the copy is no larger."""
+def in_file(node: Node, file: str, _memo: dict | None = None) -> Node:
+    """A copy of `node` (read from `file`, not the file being linted) whose every position says so:
+    findings on its values point at that file's own lines. Shared (aliased) nodes stay shared."""
     memo: dict = {} if _memo is None else _memo
     if id(node) in memo:
         return memo[id(node)]
-    marks = (anchor.line, anchor.col, anchor.end_line, anchor.end_col)
+    marks = (node.line, node.col, node.end_line, node.end_col)
     out: Node = node
     if isinstance(node, Scalar):
         out = Scalar(node.value, node.text, node.tag, node.quoted, marks)
@@ -113,14 +118,17 @@ def relocated(node: Node, anchor: Node, _memo: dict | None = None) -> Node:
         copy = Mapping(marks)
         memo[id(node)] = copy
         for key, child in node.items():
-            copy.keys[key] = scalar(anchor, key)
-            copy.values[key] = relocated(child, anchor, memo)
+            k = node.keys[key]
+            copy.keys[key] = Scalar(k.value, k.text, k.tag, k.quoted, (k.line, k.col, k.end_line, k.end_col))
+            copy.keys[key].file = file
+            copy.values[key] = in_file(child, file, memo)
         out = copy
     elif isinstance(node, Sequence):
-        seq = sequence(anchor, [])
+        seq = Sequence(marks)
         memo[id(node)] = seq
-        seq.items = [relocated(i, anchor, memo) for i in node.items]
+        seq.items = [in_file(i, file, memo) for i in node.items]
         out = seq
+    out.file = file
     memo[id(node)] = out
     return out
 

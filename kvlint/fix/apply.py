@@ -108,7 +108,11 @@ def fix_bytes(
     outcome = FixOutcome(text, text)
     for _ in range(MAX_ROUNDS):
         result = lint_text(bom + outcome.after.encode("utf-8"), display, settings, base_dir, real_path)
-        chosen = [(f, fix) for f in result.findings if (fix := trusted_fix(f, unsafe)) is not None]
+        chosen = [
+            (f, fix)
+            for f in result.findings
+            if (fix := trusted_fix(f, unsafe)) is not None and all(e.where.file == display for e in fix.edits)
+        ]  # an edit located in another file (a KServe runtime beside this one) is not applied to this one
         if not chosen:
             break
         new_text, applied = apply_fixes(outcome.after, [fix for _, fix in chosen])

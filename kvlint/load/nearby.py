@@ -55,6 +55,17 @@ class Nearby:
             out.append(Found(root, os.path.join(shown, name) if shown else name, False))
         return out
 
+    def lines_of(self, shown: str) -> list[str]:
+        """The text lines of a file beside this one, named as `objects()` shows it (empty if unreadable)."""
+        if self.real_path is None:
+            return []
+        directory = os.path.dirname(os.path.abspath(self.real_path))
+        try:
+            data = read_regular(os.path.join(directory, os.path.basename(shown)), self.max_bytes)
+        except OSError:
+            return []
+        return data.decode("utf-8", "replace").splitlines()
+
 
 def _siblings(directory: str, own: str, kinds: tuple[str, ...], cap: int) -> list[tuple[str, Mapping]]:
     try:

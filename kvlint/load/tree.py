@@ -17,7 +17,7 @@ TAG_PREFIX = "tag:yaml.org,2002:"
 
 
 class Node:
-    __slots__ = ("line", "col", "end_line", "end_col")
+    __slots__ = ("line", "col", "end_line", "end_col", "file")
 
     def __init__(self, line: int, col: int, end_line: int, end_col: int) -> None:
         # 0-based, as ruamel reports them; `where()` gives the 1-based Location.
@@ -25,13 +25,16 @@ class Node:
         self.col = col
         self.end_line = end_line
         self.end_col = end_col
+        # the file the node was read from, when it is not the file being linted (a KServe runtime in a
+        # file beside it): its positions are that file's, and `where()` says so
+        self.file: str | None = None
 
     def where(self, file: str) -> Location:
         end_line, end_col = self.end_line, self.end_col
         if end_line > self.line and end_col == 0:
             # A block value ends at the start of the next line; report the end of its last line.
             end_line, end_col = self.line, self.col + 1
-        return Location(file, self.line + 1, self.col + 1, end_line + 1, end_col + 1)
+        return Location(self.file or file, self.line + 1, self.col + 1, end_line + 1, end_col + 1)
 
 
 class Scalar(Node):

@@ -13,7 +13,10 @@ class ParallelismGpuMismatch(DeploymentRule):
     Compares `tensor_parallel x pipeline_parallel` (x `data_parallel` when set) with the GPUs
     available to one model replica: `resources.limits` `nvidia.com/gpu` (or `amd.com/gpu`) per
     pod, times the pods of the group for a LeaderWorkerSet, an AIBrix pod group or a multi-node
-    Ray cluster; an instance type's GPU count where no limit is set. vLLM's
+    Ray cluster; an instance type's GPU count where no limit is set. A KServe multi-node
+    InferenceService (`workerSpec`) gets the head and worker pods KServe sizes for
+    `tensorParallelSize x pipelineParallelSize` (kserve/kserve components/predictor.go
+    computeRayNodeAndGPUs): requests that cannot cover it are this error (KServe refuses it). vLLM's
     `--distributed-executor-backend ray` in a plain Deployment (no KubeRay object, no pod group)
     adds no GPUs: Ray starts a one-node cluster of the pod's own GPUs.
 
