@@ -29,6 +29,7 @@ from kvlint.catalog.hf_keys import (
 from kvlint.catalog.hybrid import STATEFUL, mixers, state_note, state_per_layer
 from kvlint.catalog.layer_kinds import window_and_kinds
 from kvlint.catalog.native_keys import native_keys
+from kvlint.catalog.nested_defaults import with_text_defaults, with_vision_defaults
 from kvlint.catalog.param_count import (
     UNGATED,
     Shape,
@@ -125,6 +126,7 @@ def parse_config(
     if not isinstance(config, dict):
         raise ConfigError("config.json is not a JSON object")
     cfg, family = _legacy(*text_part(config))
+    cfg = with_text_defaults(config, cfg, family)  # a nested text config omits its class defaults
     cfg = native_keys(cfg, family)  # DBRX / MPT / Persimmon / ERNIE 4.5 MoE name their sizes their own way
     problem = config_problem(cfg)  # before any arithmetic: a per-layer loop runs on num_hidden_layers
     if problem:
@@ -149,7 +151,7 @@ def parse_config(
     state = _hybrid_state(cfg, mix, shape, dtype)
     notes = _notes(cfg, family, mla, head_dim) + ((state_note(mix, state),) if mix and state else ())
     embed, lm_head, final = embeddings(config, cfg, family, vocab, h)
-    vision, vision_note = vision_params(config, h)
+    vision, vision_note = vision_params(with_vision_defaults(config), h)
     mla_fields = _mla_fields(cfg) if mla else {}
     return ModelArch(
         id=model_id,
