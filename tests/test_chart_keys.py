@@ -104,3 +104,46 @@ def test_kubeai_corpus_models_have_no_kv005():
     for folder in ("manifests", "manifests2"):
         for path in sorted(shared("corpus", folder).glob("substratusai__kubeai__*.yaml")):
             assert kv005(run(path)) == [], path.name
+
+
+# --- llm-d modelservice ------------------------------------------------------------------------
+
+
+def test_llmd_keys_the_chart_does_not_read_name_where_it_does():
+    result = run(FIXTURES / "KV005" / "bad-llmd-modelservice-misplaced.yaml")
+    found = kv005(result)
+    assert [line for line, _ in found] == [16, 17, 18]
+    assert "`decode.parallelism.tp`" in found[0][1] and "helm install fails" in found[0][1]
+    assert "`decode.parallelism.tensor`" in found[0][1]
+    assert "`decode.containers[].args`" in found[1][1] and "Helm ignores it" in found[1][1]
+    assert "extraConfig.affinity" in found[2][1]
+    assert all("llm-d-modelservice@3051935e" in m for _, m in found)
+    d = result.deployments[0].deployment
+    assert d.tensor_parallel is None or d.tensor_parallel.value == 1  # the misplaced tp is not applied
+    assert d.gpus_per_pod.value == 1
+
+
+def test_llmd_gpu_request_left_out_is_the_charts_tensor_times_data_local():
+    result = run(FIXTURES / "KV005" / "good-llmd-modelservice.yaml")
+    assert result.findings == []
+    d = result.deployments[0].deployment
+    assert d.gpus_per_pod.value == 1 and d.gpus_per_pod.origin == "inferred"
+    assert "parallelism.dataLocal 1 x tensor 1" in d.gpus_per_pod.note
+
+
+def test_llmd_top_level_and_container_keys(tmp_path):
+    text = (FIXTURES / "KV005" / "good-llmd-modelservice.yaml").read_text()
+    text = text.replace("multinode: false\n", "multinode: false\nmodel: Qwen/Qwen3-8B\n")
+    text = text.replace("    modelCommand: vllmServe\n", "    modelCommand: vllmServe\n    gpus: 2\n")
+    text = text.replace("  size: 20Gi\n", "  size: 20Gi\n  id: Qwen/Qwen3-8B\n")
+    result = lint(text, "values.yaml")
+    found = [m for _, m in kv005(result)]
+    assert len(found) == 3
+    assert "`model`" in found[0] and "modelArtifacts.uri" in found[0]
+    assert "`modelArtifacts.id`" in found[1] and "helm install fails" in found[1]
+    assert "`decode.containers[0].gpus`" in found[2] and "resources.limits" in found[2]
+
+
+def test_llmd_corpus_values_have_no_kv005():
+    for path in sorted(shared("corpus", "manifests2").glob("llm-d-incubation__llm-d-modelservice__*.yaml")):
+        assert kv005(run(path)) == [], path.name

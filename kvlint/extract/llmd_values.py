@@ -14,6 +14,8 @@ values.yaml and templates/_helpers.tpl), applied here:
   `accelerator.type` (nvidia: nvidia.com/gpu, amd: amd.com/gpu; intel, gaudi, google, cpu and
   rebellions are not GPUs kvlint models);
 - `multinode: true` renders a LeaderWorkerSet of `parallelism.workers` pods per replica;
+- pod keys: nodeSelector, tolerations and volumes of the role; affinity only inside `extraConfig` (rendered
+  into the pod spec as written); keys the chart does not read are KV005 warnings (extract/llmd_keys.py);
 - a role with `create: false` or `replicas: 0` renders no pods (prefill defaults to 0 replicas);
   the llm-d inference simulator image serves no model.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
+from kvlint.extract import llmd_keys
 from kvlint.extract import synthetic as syn
 from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
@@ -79,6 +82,15 @@ def model_node(root: Mapping, path: str) -> Scalar | None:
 
 
 def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
+    out = _roles(root, path, base_dir, lines)
+    if out:
+        out[0].issues.extend(llmd_keys.top_issues(root, path))
+    for d in out:
+        d.issues.extend(llmd_keys.role_issues(root, d.name, path))
+    return out
+
+
+def _roles(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
     out: list[Deployment] = []
     ctx = ct.ObjectContext(path, lines, base_dir, root, "values", "", {})
     for role in ("decode", "prefill"):
@@ -180,8 +192,14 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
     resource = RESOURCES.get(accel)
     values["resources"], auto = _resources(c, resource, par.dp_local * par.tp, anchor)  # type: ignore[assignment]
     container = syn.mapping(c, values)  # type: ignore[arg-type]
-    pod_keys = ("volumes", "nodeSelector", "affinity", "tolerations")
-    pod = syn.mapping(section, {k: v for k, v in section.values.items() if k in pod_keys})
+    # the pod keys the chart renders: nodeSelector, tolerations, volumes; affinity only through extraConfig
+    pod_keys = ("volumes", "nodeSelector", "tolerations")
+    extra = section.map("extraConfig")
+    affinity = extra.get("affinity") if extra is not None else None
+    pod_values: dict[str, Node | dict | None] = {k: v for k, v in section.values.items() if k in pod_keys}
+    if affinity is not None:
+        pod_values["affinity"] = affinity
+    pod = syn.mapping(section, pod_values)
     d = ct.build(ctx, pod, container)
     if d is None:
         return None

@@ -24,6 +24,10 @@ class UnparsedSetting(IssueRule):
     the controller cannot use (no `:<count>`, a profile name KubeAI's chart does not define, with the
     closest one), a left-out `resourceProfile` (KubeAI has no default: the Model gets no pod) and an
     `engine` outside the CRD's enum (`vllm` for `VLLM`). No GPU count is assumed for such a Model.
+    In llm-d `llm-d-modelservice` values, a key outside the chart's values.schema.json and templates (top
+    level, `modelArtifacts`, `decode`/`prefill`, their `parallelism` and `containers[]`) is a warning naming
+    where it belongs (`decode.args` -> `decode.containers[].args`, `parallelism.tp` -> `parallelism.tensor`);
+    where the schema forbids other keys (`modelArtifacts`, `parallelism`, `accelerator`) helm install fails.
 
     ## Why is this bad?
     The engine will read that value its own way (or refuse it). kvlint would otherwise check a

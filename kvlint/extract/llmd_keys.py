@@ -1,0 +1,205 @@
+"""Keys of `llm-d-modelservice` values the chart does not read (issue 12 item 4).
+
+Source: llm-d-incubation/llm-d-modelservice@3051935e charts/llm-d-modelservice/values.schema.json and
+templates/*.yaml (_helpers.tpl modelPod / container / resources). The key set of each section is the schema's
+`properties` plus what the templates read from it (`.Values.decode.tolerations`, `.pdSpec.extraConfig`,
+`.container.modelCommand`, ...). Where the schema sets `additionalProperties: false` (modelArtifacts,
+parallelism, accelerator, routing, tracing) an unknown key fails `helm install` (schema validation); elsewhere
+(the top level, decode / prefill, containers[]) Helm accepts it and renders nothing from it.
+"""
+
+from __future__ import annotations
+
+from kvlint.extract.chart_layouts import keys_not_read
+from kvlint.findings import Issue
+from kvlint.load.tree import Mapping
+from kvlint.record import replace
+
+SOURCE = (
+    "llm-d-incubation/llm-d-modelservice@3051935e charts/llm-d-modelservice/values.schema.json and templates"
+)
+NAME = "llm-d-modelservice chart"
+TOP = frozenset(
+    [
+        "accelerator",
+        "common",
+        "decode",
+        "enabled",
+        "extraObjects",
+        "fullnameOverride",
+        "global",
+        "modelArtifacts",
+        "multinode",
+        "prefill",
+        "requester",
+        "routing",
+        "serviceAccountOverride",
+        "tracing",
+        "nameOverride",
+        "schedulerName",
+    ]
+)
+ARTIFACTS = frozenset(["authSecretName", "labels", "mountPath", "name", "readOnly", "size", "uri"])
+ROLE = frozenset(
+    [
+        "acceleratorTypes",
+        "autoscaling",
+        "containers",
+        "create",
+        "initContainers",
+        "monitoring",
+        "nodeSelector",
+        "parallelism",
+        "replicas",
+        "resourceClaims",
+        "volumes",
+        "annotations",
+        "enableServiceLinks",
+        "hostIPC",
+        "hostPID",
+        "podAnnotations",
+        "strategy",
+        "subGroupExclusiveTopology",
+        "subGroupPolicy",
+        "terminationGracePeriodSeconds",
+        "tolerations",
+        "extraConfig",
+        "imagePullSecrets",
+        "podSecurityContext",
+        "priorityClassName",
+        "schedulerName",
+    ]
+)
+PARALLELISM = frozenset(["data", "dataLocal", "tensor", "workers"])
+CONTAINER = frozenset(
+    [
+        "args",
+        "command",
+        "env",
+        "extraConfig",
+        "image",
+        "imagePullPolicy",
+        "livenessProbe",
+        "modelCommand",
+        "mountModelVolume",
+        "name",
+        "ports",
+        "readinessProbe",
+        "resources",
+        "securityContext",
+        "startupProbe",
+        "stdin",
+        "tty",
+        "volumeMounts",
+        "workingDir",
+    ]
+)
+ACCELERATOR = frozenset(["dra", "env", "resourceClaimTemplates", "resources", "type"])
+# sections whose schema forbids other keys: helm install fails on them
+STRICT = {"modelArtifacts": ARTIFACTS, "accelerator": ACCELERATOR}
+
+_URI = "modelArtifacts.uri (hf://<org>/<model>)"
+TOP_PLACES = {
+    "model": _URI,
+    "modelName": _URI,
+    "modelId": _URI,
+    "replicas": "decode.replicas",
+    "parallelism": "decode.parallelism",
+    "tensorParallelSize": "decode.parallelism.tensor",
+    "containers": "decode.containers",
+    "resources": "decode.containers[].resources",
+    "args": "decode.containers[].args",
+    "image": "decode.containers[].image",
+    "nodeSelector": "decode.nodeSelector",
+    "tolerations": "decode.tolerations",
+    "affinity": "decode.extraConfig.affinity",
+}
+ARTIFACT_PLACES = {
+    "model": "uri (hf://<org>/<model>)",
+    "id": "uri",
+    "url": "uri",
+    "modelId": "uri",
+    "path": "uri",
+}
+ROLE_PLACES = {
+    "args": "containers[].args",
+    "command": "containers[].command",
+    "env": "containers[].env",
+    "image": "containers[].image",
+    "resources": "containers[].resources",
+    "modelCommand": "containers[].modelCommand",
+    "affinity": "extraConfig.affinity (the chart renders extraConfig into the pod spec)",
+    "replicaCount": "replicas",
+    "tensor": "parallelism.tensor",
+    "tensorParallelSize": "parallelism.tensor",
+    "tp": "parallelism.tensor",
+    "workers": "parallelism.workers",
+    "dataLocal": "parallelism.dataLocal",
+}
+PARALLELISM_PLACES = {
+    "tp": "tensor",
+    "tensorParallelSize": "tensor",
+    "tensorParallel": "tensor",
+    "tensor_parallel": "tensor",
+    "dp": "data",
+    "dataParallel": "data",
+    "dataParallelSize": "data",
+    "dpLocal": "dataLocal",
+    "dataParallelLocal": "dataLocal",
+    "data_local": "dataLocal",
+    "pipeline": "a container's args, as --pipeline-parallel-size (the chart has no pipeline key)",
+    "pp": "a container's args, as --pipeline-parallel-size (the chart has no pipeline key)",
+    "expert": "a container's args, as --enable-expert-parallel (the chart has no expert key)",
+}
+CONTAINER_PLACES = {
+    "arguments": "args",
+    "extraArgs": "args",
+    "vllmArgs": "args",
+    "limits": "resources.limits",
+    "requests": "resources.requests",
+    "gpus": "resources.limits (or leave it out: the chart requests parallelism.tensor x dataLocal GPUs)",
+    "nvidia.com/gpu": "resources.limits",
+}
+
+
+def _strict(issues: list[Issue]) -> list[Issue]:
+    """A key where the schema sets additionalProperties false: helm install fails, nothing is ignored."""
+    return [
+        replace(
+            i,
+            message=i.message.replace(
+                ": Helm ignores it", ": its values.schema.json forbids other keys here, so helm install fails"
+            ),
+        )
+        for i in issues
+    ]
+
+
+def top_issues(root: Mapping, path: str) -> list[Issue]:
+    """The top level, modelArtifacts and accelerator."""
+    out = keys_not_read(root, path, NAME, TOP, TOP_PLACES, SOURCE)
+    for key, keys in STRICT.items():
+        box = root.map(key)
+        if box is not None:
+            places = ARTIFACT_PLACES if key == "modelArtifacts" else {}
+            out += _strict(keys_not_read(box, path, NAME, keys, places, SOURCE, f"{key}."))
+    return out
+
+
+def role_issues(root: Mapping, role: str, path: str) -> list[Issue]:
+    """decode / prefill: the section, its parallelism and each container."""
+    section = root.map(role)
+    if section is None:
+        return []
+    out = keys_not_read(section, path, NAME, ROLE, ROLE_PLACES, SOURCE, f"{role}.")
+    par = section.map("parallelism")
+    if par is not None:
+        out += _strict(
+            keys_not_read(par, path, NAME, PARALLELISM, PARALLELISM_PLACES, SOURCE, f"{role}.parallelism.")
+        )
+    containers = section.seq("containers")
+    for i, c in enumerate(containers.items if containers is not None else ()):
+        if isinstance(c, Mapping):
+            at = f"{role}.containers[{i}]."
+            out += keys_not_read(c, path, NAME, CONTAINER, CONTAINER_PLACES, SOURCE, at)
+    return out
