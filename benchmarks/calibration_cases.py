@@ -164,6 +164,9 @@ def build_tgi(case: dict, version: str | None) -> tuple[Deployment | None, str]:
     for key in ("max_input_tokens", "max_batch_prefill_tokens", "cuda_memory_fraction"):
         if s.get(key) is not None:
             d.extra[key] = stated(s[key], where)
+    if s.get("gpu_memory_in_use_bytes"):
+        # memory the log says other processes held before TGI started (TGI measures free memory)
+        d.extra["gpu_memory_in_use"] = stated(int(s["gpu_memory_in_use_bytes"]), where)
     return d, ""
 
 

@@ -1,23 +1,31 @@
 """TGI's memory accounting, from its source (huggingface/text-generation-inference, tags v1.0.0-v3.3.7).
 
-server/text_generation_server/models/flash_causal_lm.py `warmup`: a prefill of
-max_batch_prefill_tokens runs first (its peak stays in PyTorch's cache), then
-    v2.3 and later: free = mem_get_info free - (1 - CUDA_MEMORY_FRACTION x TGI_WIGGLE_ROOM) x total
-    up to v2.2:     free = 0.95 x (mem_get_info free - (1 - CUDA_MEMORY_FRACTION) x total)
-    num_blocks = free // (layers x BLOCK_SIZE x kv_heads/GPU x head_dim x 2 x bytes) + warm-up blocks
+server/text_generation_server/models/flash_causal_lm.py `warmup`: the warm-up batch gets its KV
+blocks, a prefill of max_batch_prefill_tokens runs (what it allocated stays in PyTorch's cache:
+`get_free_memory` reads torch.cuda.mem_get_info, no empty_cache in between), then
+    v3.0 and later: free = mem_get_info free - (1 - CUDA_MEMORY_FRACTION x TGI_WIGGLE_ROOM) x total
+                    num_blocks = free // block_bytes + warm-up blocks
+    v1.4.5-v2.4:    free = mem_get_info free - (1 - CUDA_MEMORY_FRACTION) x total
+                    num_blocks = int(free x wiggle // block_bytes) + warm-up blocks
+                    (`int((free_memory * 0.95) // total_cache_size) + cache_manager.num_blocks`,
+                    TGI_WIGGLE_ROOM from v2.3), so the warm-up blocks escape the wiggle room
+    up to v1.4.4:   num_blocks = free // block_bytes + warm-up blocks
+    block_bytes = layers x BLOCK_SIZE x kv_heads/GPU x head_dim x 2 x bytes;
     "KV-cache blocks: N, size: BLOCK_SIZE"; the router logs "Setting max batch total tokens to N x BLOCK_SIZE".
-TGI_WIGGLE_ROOM (server/text_generation_server/models/globals.py): 0.95 in v2.3 and v3.0, 0.90 in v2.4,
-0.93 in v3.1-v3.2, 0.90 from v3.3. BLOCK_SIZE: 16 (paged) before v2.3; flashinfer, the launcher's default
-attention from v2.3 (resolve_attention), uses 1. The launcher defaults (launcher/src/main.rs) are in
-`launcher_defaults`; the router (backends/v3/src/main.rs) refuses to start when
-"`max_total_tokens` must be <= `max_batch_total_tokens`" or the prefill budget exceeds the batch.
+Wiggle room (globals.py TGI_WIGGLE_ROOM): 0.95 in v1.4.5-v2.3 and v3.0, 0.90 in v2.4, 0.93 in v3.1-v3.2,
+0.90 from v3.3. BLOCK_SIZE: 16 (paged) before v2.3; flashinfer, the launcher's default attention from
+v2.3 (resolve_attention), uses 1. The launcher defaults (launcher/src/main.rs) are in tgi_launcher; the
+router (backends/v3/src/main.rs) refuses to start when "`max_total_tokens` must be <=
+`max_batch_total_tokens`" or the prefill budget exceeds the batch.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 from kvlint.capacity.course import longest_context
+from kvlint.capacity.engines.tgi_launcher import launcher_defaults
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.weights import weights as weight_bytes
@@ -25,25 +33,8 @@ from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.units import GIB, gib, tokens
 
+LAYER_LIVE_HIDDEN = 7  # hidden-size tensors a layer holds while its MLP runs (prefill_bytes)
 CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context and NCCL state held before the warm-up measures free memory
-# launcher/src/main.rs ComputeType::f16_flop: the cards TGI knows by their nvidia-smi name (TFLOPs)
-CARD_TFLOPS = {
-    "nvidia-4090": 82,
-    "nvidia-t4": 65,
-    "nvidia-l4": 121,
-    "nvidia-l40": 181,
-    "nvidia-l40s": 363,
-    "nvidia-a10g": 125,
-    "nvidia-a40": 149,
-    "nvidia-h100-80gb-hbm3": 900,
-    "nvidia-h100-nvl": 900,
-    "nvidia-h100": 900,
-    "nvidia-a100-sxm4-80gb": 312,
-    "nvidia-a100-sxm4-40gb": 312,
-    "nvidia-a100-80gb-pcie": 312,
-    "nvidia-a100": 312,
-    "nvidia-h200": 989,
-}
 
 
 def parse_version(text: str | None) -> tuple[int, ...] | None:
@@ -54,7 +45,9 @@ def parse_version(text: str | None) -> tuple[int, ...] | None:
 
 
 def wiggle_room(version: tuple[int, ...] | None) -> tuple[float, bool]:
-    """(factor, applied inside the fraction) for the server's KV sizing, by release."""
+    """(factor, applied inside the fraction) for the server's KV sizing, by release: inside
+    (`get_free_memory(self.device, MEMORY_FRACTION * TGI_WIGGLE_ROOM)`) from v3.0; on the measured
+    free memory (`int((free_memory * TGI_WIGGLE_ROOM) // total_cache_size)`) in v1.4.5-v2.4."""
     if version is None or version >= (3, 3):
         return 0.90, True
     if version >= (3, 1):
@@ -62,9 +55,7 @@ def wiggle_room(version: tuple[int, ...] | None) -> tuple[float, bool]:
     if version >= (3, 0):
         return 0.95, True
     if version >= (2, 4):
-        return 0.90, True
-    if version >= (2, 3):
-        return 0.95, True
+        return 0.90, False
     if version >= (1, 4, 5):
         return 0.95, False
     return 1.0, False
@@ -75,70 +66,6 @@ def block_size(version: tuple[int, ...] | None, attention: str | None) -> int:
     if attention is None:
         attention = "flashinfer" if version is None or version >= (2, 3) else "paged"
     return {"flashinfer": 1, "flashdecoding": 256, "flashdecoding-ipex": 64}.get(attention, 16)
-
-
-def model_flop(arch: ModelArch) -> int | None:
-    """launcher Config::flop (per token): attention and MLP matmuls of every layer; None for VLMs."""
-    if arch.vision_params:
-        return None
-    nh, nkv, d, h = arch.query_heads, arch.kv_heads, arch.head_dim, arch.hidden_size
-    inter = (arch.intermediate_size or arch.moe_intermediate_size) * max(1, arch.experts_per_token or 1)
-    attn = 2 * nh * d * h * 4 + 2 * nkv * d * h * 2
-    return (attn + 2 * 3 * h * inter) * arch.layers
-
-
-def _card(gpu: GpuSpec | None) -> str | None:
-    name = gpu.nvidia_smi_name if gpu else None
-    return name.replace(" ", "-").lower() if name else None
-
-
-def vram_maximum(arch: ModelArch, gpu: GpuSpec | None, shards: int, fraction: float) -> int | None:
-    """launcher vram_maximum: (smi total x shards x fraction x 0.95 - model_vram) / token_vram; None
-    when quantized or the GPU is unknown. model_vram as the launcher computes it (its attention term
-    omits x hidden_size), token_vram = KV per token + the fused-MoE style MLP estimate."""
-    if arch.quant is not None or gpu is None or not gpu.smi_total_mib:
-        return None
-    d, h, inter = arch.head_dim, arch.hidden_size, arch.intermediate_size or arch.moe_intermediate_size
-    experts = max(1, arch.num_experts)
-    available = int(gpu.smi_total_mib * (1 << 20) * shards * fraction * 0.95)
-    layer = 3 * inter * experts * h + (arch.query_heads + 2 * arch.kv_heads) * d + arch.query_heads * d * h
-    model = (layer * arch.layers + 2 * h * arch.vocab_size) * 2
-    kv = arch.kv_heads * 2 * d * 2 * arch.layers
-    mlp = (inter + inter // 2) * experts * 2 * 3
-    if available < model:
-        return None
-    return (available - model) // (kv + mlp)
-
-
-def launcher_defaults(
-    arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | None, shards: int, fraction: float
-) -> tuple[int, str]:
-    """max_batch_prefill_tokens when unset, and where it comes from."""
-    mpe = arch.max_positions
-    if version is not None and version < (2, 0):
-        return 4096, "TGI v1 default max_batch_prefill_tokens 4096"
-    if version is not None and version < (2, 4):
-        return mpe - 1 + 50, "TGI v2.0-v2.3 default max_batch_prefill_tokens = max_input_tokens + 50"
-    if version is not None and version < (3, 0):
-        return min(4096, mpe), "TGI v2.4 default max_batch_prefill_tokens min(4096, max_position_embeddings)"
-    flop = model_flop(arch)
-    tflops = CARD_TFLOPS.get(_card(gpu) or "")
-    optimal = (tflops * 10**12 * shards) // flop if flop and tflops else None
-    optimal = optimal if optimal and optimal > 100 else None
-    default_optimal = 8000 if arch.family == "gemma3" else 4096
-    value = min(optimal or default_optimal, mpe)
-    vmax = vram_maximum(arch, gpu, shards, fraction)
-    if vmax is not None:
-        value = min(value, vmax)
-    how = (
-        "compute-optimal for this GPU"
-        if optimal
-        else f"{default_optimal} (the GPU's compute is not in TGI's table)"
-    )
-    return (
-        value,
-        f"TGI v3 default max_batch_prefill_tokens: {how}, capped at max_position_embeddings and VRAM",
-    )
 
 
 def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
@@ -198,26 +125,32 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
 
 
 def prefill_bytes(arch: ModelArch, tokens_: int, tp: int, version: tuple[int, ...] | None = None) -> int:
-    """Peak of the warm-up prefill, 2 bytes per value. Dense MLP (flash_llama / flash_mistral
-    `forward`, v1.0.0-v3.0.0: `self.down_proj(self.act(gate_up_states[:, 0]) * gate_up_states[:, 1])`):
-    the gate/up output (2 x intermediate) stays alive while the activation and the product (one
-    intermediate each) are built, beside the layer input and the residual (2 x hidden). MoE: in
-    v2.0.x Mixtral calls vLLM's fused_moe (flash_mixtral_modeling.py, the vLLM forks pinned in
-    server/Makefile-vllm), whose intermediate caches (M, topk, 2 x ffn/TP), (M x topk, ffn/TP) and
-    (M, topk, hidden) are allocated for every prefill token at once (vLLM chunks them only later,
-    vllm issue #5938); other releases keep the fused-MoE estimate shared with vLLM's forward term."""
+    """Peak of the warm-up prefill's layer activations, 2 bytes per value.
+
+    Layer frame (flash_llama / flash_mistral / flash_mixtral `*Layer.forward`, the same v1.0.0-v3.3.7):
+    `normed_hidden_states, res`, `attn_output` and `normed_attn_res_output, attn_res` are locals that
+    stay alive while the MLP runs, beside the caller's `hidden_states, residual` (the model loop
+    rebinds them only when the layer returns): 7 hidden-size tensors per token (LAYER_LIVE_HIDDEN).
+    Dense MLP (`self.down_proj(self.act(gate_up_states[:, 0]) * gate_up_states[:, 1])`): the gate/up
+    output (2 x intermediate) stays alive while the activation and the product (one intermediate
+    each) are built. MoE: in v2.0.x Mixtral calls vLLM's fused_moe (flash_mixtral_modeling.py, the
+    vLLM forks pinned in server/Makefile-vllm; Narsil/vllm@b5dfc61d fused_moe.py), whose
+    intermediate caches (M, topk, 2 x ffn/TP), (M x topk, ffn/TP) and (M, topk, hidden) are allocated
+    for every prefill token at once and whose output is written in place (`inplace=True`); other
+    releases keep the fused-MoE estimate shared with vLLM's forward term."""
     h = arch.hidden_size
-    i = arch.intermediate_size // max(1, tp)
-    forward = tokens_ * (4 * i + 2 * h) * 2
-    moe = 0
+    mlp = 0
+    if not arch.num_experts or arch.moe_layers < arch.layers:
+        mlp = 4 * (arch.intermediate_size // max(1, tp))
     if arch.num_experts and arch.moe_layers:
         mi = arch.moe_intermediate_size // max(1, tp)
         k = max(1, arch.experts_per_token)
         if version is not None and (2, 0) <= version < (2, 1):
-            moe = tokens_ * (k * (2 * mi + mi + h) + 2 * h) * 2
+            moe = k * (2 * mi + mi + h)
         else:
-            moe = tokens_ * k * (max(2 * mi, h) + mi) * 2
-    return int(max(forward, moe))
+            moe = k * (max(2 * mi, h) + mi)
+        mlp = max(mlp, moe)
+    return int(tokens_) * (LAYER_LIVE_HIDDEN * h + mlp) * 2
 
 
 def warmup_logits_bytes(arch: ModelArch, tokens_: int, tp: int, version: tuple[int, ...] | None) -> int:
@@ -235,36 +168,71 @@ def warmup_logits_bytes(arch: ModelArch, tokens_: int, tp: int, version: tuple[i
     return int(tokens_) * arch.vocab_size * 2 * copies
 
 
+def warmup_kv_tokens(arch: ModelArch, s: EngineSettings, version: tuple[int, ...] | None, block: int) -> int:
+    """KV tokens the warm-up batch holds while free memory is measured. The router's `warmup`
+    (router/client/src/client.rs v1.4.5-v2.1, backends/v3/src/client/grpc_client.rs later) sends
+    requests of `truncate = min(max_input_length, max_prefill_tokens - n_tokens)` tokens until the
+    prefill budget is used, each with `max_new_tokens: max_total_tokens - truncate`;
+    FlashCausalLMBatch.from_pb gives each `ceil((input_length + max_new_tokens - 1) / BLOCK_SIZE)`
+    blocks, capped at the sliding window's blocks in flash_mistral.py up to v2.0.x."""
+    prefill = max(1, s.max_batched_tokens)
+    max_input = max(1, int(s.extra.get("max_input_tokens") or s.max_model_len - 1))
+    per_request = math.ceil(max(1, s.max_model_len - 1) / block)
+    if arch.sliding_window and version is not None and version < (2, 1):
+        per_request = min(per_request, math.ceil(arch.sliding_window / block))
+    return math.ceil(prefill / max_input) * per_request * block
+
+
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
+    """KV pool per GPU as the warm-up of the release computes it. When the warm-up's allocations
+    (weights, the warm-up batch's KV blocks, the prefill activations, the logits) do not fit under
+    the allocator's limit (`torch.cuda.set_per_process_memory_fraction(MEMORY_FRACTION)` in
+    utils/dist.py, and the device), PyTorch's CUDACachingAllocator `malloc` frees its cached
+    blocks and retries ("Free all non-split cached blocks and retry alloc"): the activation blocks,
+    freed when the model's forward returned, are no longer held when TGI measures free memory."""
     total = gpu.engine_bytes or 0
     version = parse_version(s.version)
     w = weight_bytes(arch, s.tp, 1, s.dtype, s.quantization, engine="tgi")
     kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
     wiggle, inside = wiggle_room(version)
+    per_token = bytes_per_token_layer(arch, s.tp, kv_bytes) * arch.attention_layers
+    block = max(1, s.block_size)
+    warm_kv = warmup_kv_tokens(arch, s, version, block) * per_token
     prefill = prefill_bytes(arch, s.max_batched_tokens, s.tp, version)
+    logits = warmup_logits_bytes(arch, s.max_batched_tokens, s.tp, version)
+    other = int(s.extra.get("gpu_memory_in_use") or 0)
+    limit = min(int(total * s.utilization), total - CONTEXT_BYTES - other)
+    held = w.per_gpu_max + warm_kv + logits  # what the warm-up holds once its activations are freed
+    warmup_fails = held > limit  # "Not enough memory to handle N prefill tokens"
+    released = not warmup_fails and held + prefill > limit
+    acts_note = f"warm-up prefill of {tokens(s.max_batched_tokens)} tokens (activations)"
+    if released:
+        acts_note += (
+            f": {gib(prefill)} did not fit beside the rest, so PyTorch released its cached blocks"
+            " before TGI measured free memory"
+        )
     terms = [
         Term("weights", w.per_gpu_max, w.source),
-        Term(
-            "prefill warm-up",
-            prefill,
-            f"warm-up prefill of {tokens(s.max_batched_tokens)} tokens (activations)",
-        ),
+        Term("prefill warm-up", 0 if released else prefill, acts_note),
         Term(
             "warm-up logits",
-            warmup_logits_bytes(arch, s.max_batched_tokens, s.tp, version),
+            logits,
             "prefill_logprobs over every warm-up token (logits + log_softmax, full vocabulary)",
         ),
         Term("CUDA context", CONTEXT_BYTES, "CUDA context and communication buffers"),
     ]
+    if other:
+        # warmup measures free memory (mem_get_info), so what other processes hold is not in it
+        terms.append(Term("other processes", other, "held on the GPU by other processes when TGI started"))
     used = sum(t.bytes for t in terms)
     if inside:
         budget = int(total * s.utilization * wiggle)
         pool = budget - used
     else:
+        # the warm-up blocks are held when free memory is measured and added back in full
         budget = int(total * s.utilization)
-        pool = int((budget - used) * wiggle)
-    per_token = bytes_per_token_layer(arch, s.tp, kv_bytes) * arch.attention_layers
-    block = max(1, s.block_size)
+        rest = budget - used - warm_kv
+        pool = int(rest * wiggle) + warm_kv if rest >= 0 else budget - used
     kv_tokens = max(0, pool) // (per_token * block) * block if per_token else 0
     ctx = s.max_model_len
     if s.extra.get("max_total_tokens_default") and kv_tokens > 0:
@@ -296,13 +264,23 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         weights_source=w.source,
         load_budget=int(total * s.utilization),
     )
-    how = f"x wiggle room {wiggle}" if inside else f"(the rest x {wiggle})"
+    how = f"x wiggle room {wiggle}" if inside else f"(the rest less the warm-up blocks x {wiggle})"
     p.lines = [
         f"GPU memory: {gib(total)} x CUDA_MEMORY_FRACTION {s.utilization:g} {how} = {gib(budget)}",
         *(f"  - {t.label}: {gib(t.bytes)}  ({t.note})" for t in terms),
+        *(
+            [f"  (warm-up batch KV {gib(warm_kv)} is held, then added back in full)"]
+            if not inside and wiggle < 1
+            else []
+        ),
         f"  = KV pool per GPU: {gib(pool)}",
         f"KV per token per GPU: {per_token:,} B (block {block}) -> max_batch_total_tokens {tokens(kv_tokens)}",
     ]
+    if warmup_fails:
+        p.notes.append(
+            f"the warm-up batch's KV blocks ({gib(warm_kv)}) and logits do not fit beside the weights: TGI's"
+            f" warm-up stops with 'Not enough memory to handle {s.max_batched_tokens} prefill tokens'"
+        )
     declared = s.extra.get("max_batch_total_tokens")
     if isinstance(declared, int):
         p.notes.append(

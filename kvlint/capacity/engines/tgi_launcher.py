@@ -1,0 +1,91 @@
+"""TGI launcher defaults (launcher/src/main.rs of huggingface/text-generation-inference): the
+`max_batch_prefill_tokens` a release picks when the flag is unset, and the inputs it uses
+(the card's compute from ComputeType::f16_flop, the model's flop per token, the VRAM estimate)."""
+
+from __future__ import annotations
+
+from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.gpus import GpuSpec
+
+# launcher/src/main.rs ComputeType::f16_flop: the cards TGI knows by their nvidia-smi name (TFLOPs)
+CARD_TFLOPS = {
+    "nvidia-4090": 82,
+    "nvidia-t4": 65,
+    "nvidia-l4": 121,
+    "nvidia-l40": 181,
+    "nvidia-l40s": 363,
+    "nvidia-a10g": 125,
+    "nvidia-a40": 149,
+    "nvidia-h100-80gb-hbm3": 900,
+    "nvidia-h100-nvl": 900,
+    "nvidia-h100": 900,
+    "nvidia-a100-sxm4-80gb": 312,
+    "nvidia-a100-sxm4-40gb": 312,
+    "nvidia-a100-80gb-pcie": 312,
+    "nvidia-a100": 312,
+    "nvidia-h200": 989,
+}
+
+
+def model_flop(arch: ModelArch) -> int | None:
+    """launcher Config::flop (per token): attention and MLP matmuls of every layer; None for VLMs."""
+    if arch.vision_params:
+        return None
+    nh, nkv, d, h = arch.query_heads, arch.kv_heads, arch.head_dim, arch.hidden_size
+    inter = (arch.intermediate_size or arch.moe_intermediate_size) * max(1, arch.experts_per_token or 1)
+    attn = 2 * nh * d * h * 4 + 2 * nkv * d * h * 2
+    return (attn + 2 * 3 * h * inter) * arch.layers
+
+
+def _card(gpu: GpuSpec | None) -> str | None:
+    name = gpu.nvidia_smi_name if gpu else None
+    return name.replace(" ", "-").lower() if name else None
+
+
+def vram_maximum(arch: ModelArch, gpu: GpuSpec | None, shards: int, fraction: float) -> int | None:
+    """launcher vram_maximum: (smi total x shards x fraction x 0.95 - model_vram) / token_vram; None
+    when quantized or the GPU is unknown. model_vram as the launcher computes it (its attention term
+    omits x hidden_size), token_vram = KV per token + the fused-MoE style MLP estimate."""
+    if arch.quant is not None or gpu is None or not gpu.smi_total_mib:
+        return None
+    d, h, inter = arch.head_dim, arch.hidden_size, arch.intermediate_size or arch.moe_intermediate_size
+    experts = max(1, arch.num_experts)
+    available = int(gpu.smi_total_mib * (1 << 20) * shards * fraction * 0.95)
+    layer = 3 * inter * experts * h + (arch.query_heads + 2 * arch.kv_heads) * d + arch.query_heads * d * h
+    model = (layer * arch.layers + 2 * h * arch.vocab_size) * 2
+    kv = arch.kv_heads * 2 * d * 2 * arch.layers
+    mlp = (inter + inter // 2) * experts * 2 * 3
+    if available < model:
+        return None
+    return (available - model) // (kv + mlp)
+
+
+def launcher_defaults(
+    arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | None, shards: int, fraction: float
+) -> tuple[int, str]:
+    """max_batch_prefill_tokens when unset, and where it comes from."""
+    mpe = arch.max_positions
+    if version is not None and version < (2, 0):
+        return 4096, "TGI v1 default max_batch_prefill_tokens 4096"
+    if version is not None and version < (2, 4):
+        return mpe - 1 + 50, "TGI v2.0-v2.3 default max_batch_prefill_tokens = max_input_tokens + 50"
+    if version is not None and version < (3, 0):
+        return min(4096, mpe), "TGI v2.4 default max_batch_prefill_tokens min(4096, max_position_embeddings)"
+    flop = model_flop(arch)
+    tflops = CARD_TFLOPS.get(_card(gpu) or "")
+    optimal = (tflops * 10**12 * shards) // flop if flop and tflops else None
+    optimal = optimal if optimal and optimal > 100 else None
+    default_optimal = 8000 if arch.family == "gemma3" else 4096
+    value = min(optimal or default_optimal, mpe)
+    vmax = vram_maximum(arch, gpu, shards, fraction)
+    if vmax is not None:
+        value = min(value, vmax)
+    how = (
+        "compute-optimal for this GPU"
+        if optimal
+        else f"{default_optimal} (the GPU's compute is not in TGI's table)"
+    )
+    return (
+        value,
+        f"TGI v3 default max_batch_prefill_tokens: {how}, capped at max_position_embeddings and VRAM",
+    )

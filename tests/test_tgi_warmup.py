@@ -1,0 +1,69 @@
+"""TGI warm-up terms checked against the batch totals public start-up logs state
+(benchmarks/calibration/tgi_startup_logs.yaml, each case with its source link)."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from calibration_cases import DATA, build_tgi, load_yaml  # noqa: E402
+
+from kvlint.capacity.engines import tgi  # noqa: E402
+from kvlint.resolve import Defaults, resolve  # noqa: E402
+
+
+def _cases():
+    cases = load_yaml(DATA / "tgi_startup_logs.yaml")["tgi_cases"]
+    return [
+        c
+        for c in cases
+        if c.get("scorable", True) and (c.get("measured") or {}).get("max_batch_total_tokens") is not None
+    ]
+
+
+def _plan(case, settings=None):
+    if settings is not None:
+        case = {**case, "settings": settings}
+    d, why = build_tgi(case, case.get("engine_version"))
+    assert d is not None, why
+    return resolve(d, Defaults()).plan
+
+
+def _held(case):
+    """Cases whose warm-up activations are still held when free memory is measured."""
+    return [c for c in case if _plan(c).term("prefill warm-up") > 0]
+
+
+@pytest.mark.parametrize("case", _held(_cases()), ids=lambda c: c["id"])
+def test_layer_locals_move_the_pool_toward_the_logged_batch(case, monkeypatch):
+    """While a layer's MLP runs, `*Layer.forward` still holds normed_hidden_states, res,
+    attn_output, normed_attn_res_output and attn_res beside the caller's hidden_states and
+    residual (tgi.prefill_bytes). Counting those seven hidden-size tensors, not the two of the
+    layer input and residual alone, brings the pool closer to the batch total the log states."""
+    logged = case["measured"]["max_batch_total_tokens"]
+    with_locals = _plan(case).kv_tokens
+    monkeypatch.setattr(tgi, "LAYER_LIVE_HIDDEN", 2)
+    without = _plan(case).kv_tokens
+    assert without > with_locals
+    assert abs(with_locals - logged) < abs(without - logged)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [c for c in _cases() if (c.get("settings") or {}).get("gpu_memory_in_use_bytes")],
+    ids=lambda c: c["id"],
+)
+def test_memory_other_processes_held_is_not_in_the_pool(case):
+    """TGI sizes its cache from the free memory it measures after the warm-up
+    (torch.cuda.mem_get_info), so what other processes held when it started, as the log states
+    it, is missing from the pool: with that figure the pool is closer to the logged batch."""
+    logged = case["measured"]["max_batch_total_tokens"]
+    stated = _plan(case)
+    bare = _plan(case, {k: v for k, v in case["settings"].items() if k != "gpu_memory_in_use_bytes"})
+    assert stated.term("other processes") == case["settings"]["gpu_memory_in_use_bytes"]
+    assert abs(stated.kv_tokens - logged) < abs(bare.kv_tokens - logged)
+    assert abs(stated.kv_tokens - logged) / logged < 0.05
