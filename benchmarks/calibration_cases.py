@@ -141,6 +141,8 @@ def build_sglang(case: dict, version: str | None) -> tuple[Deployment | None, st
         "enable_dp_attention",
         "speculative_algorithm",
         "cuda_graph_max_bs",
+        "enable_piecewise_cuda_graph",
+        "disable_piecewise_cuda_graph",
     ):
         if s.get(key) is not None:
             d.extra[key] = stated(s[key], where)

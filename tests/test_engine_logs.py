@@ -111,7 +111,8 @@ def test_vllm_terms_against_the_v019_logs(vllm019):
 def test_image_tags_give_the_sglang_and_tgi_version():
     from kvlint.extract.container import image_version
 
-    assert image_version("lmsysorg/sglang:v0.4.6.post1-cu124", "sglang") == "0.4.6"
+    assert image_version("lmsysorg/sglang:v0.4.6.post1-cu124", "sglang") == "0.4.6.post1"
+    assert image_version("vllm/vllm-openai:v0.6.1.post2", "vllm") == "0.6.1"
     assert image_version("ghcr.io/huggingface/text-generation-inference:3.0.1", "tgi") == "3.0.1"
     assert image_version("lmsysorg/sglang:latest", "sglang") is None
     assert image_version("vllm/vllm-openai:v0.10.0", "sglang") is None  # another project's image
@@ -129,19 +130,40 @@ def _implied_fraction(m):
     [
         c
         for c in _with(_sglang_cases(), "avail_after_gib", "weights_gib", "k_size_gib")
-        if c["engine_version"] is None
+        if c["engine_version"] is not None
         and c["settings"].get("mem_fraction_static") is None
+        and c.get("outcome") == "started"
         and gpu_catalog.lookup(str(c["gpu"])) is not None
     ],
     ids=lambda c: c["id"],
 )
-def test_untagged_sglang_gets_the_newest_defaults_and_says_so(case):
-    """A build without a version tag gets the newest modelled defaults, named as such; on a log from
-    a 2026 main-branch build (s-009, B200, TP 4) they give the fraction its own figures imply."""
+def test_sglang_release_default_fraction_is_the_one_its_log_implies(case):
+    """The default mem_fraction_static the release's rules give on the log's GPU (times its
+    multimodal reduction) is the fraction the log's own free-memory figures imply: v0.4.4 on an H100
+    and an H200 (s-010, s-003 with the vision-tower x 0.95), v0.5.10 on 4 x B200 (s-009, with the
+    prefill CUDA-graph reserve that release adds by default)."""
     gpu = gpu_catalog.lookup(case["gpu"])
-    picked = sglang_defaults.defaults(gpu.smi_total_mib, case["tensor_parallel_size"], 1, None)
-    assert "newest modelled" in picked.source
-    assert picked.mem_fraction_static == pytest.approx(_implied_fraction(case["measured"]), abs=0.005)
+    version = sglang_defaults.parse_version(case["engine_version"])
+    picked = sglang_defaults.defaults(gpu.smi_total_mib, case["tensor_parallel_size"], 1, version)
+    multimodal = "ForConditionalGeneration" in " ".join(map(str, case.get("quotes") or []))
+    factor = sglang_defaults.multimodal_factor(version, True, None, None) if multimodal else 1.0
+    assert picked.mem_fraction_static * factor == pytest.approx(
+        _implied_fraction(case["measured"]), abs=0.003
+    )
+
+
+def test_untagged_sglang_gets_the_newest_read_release_and_says_so():
+    """No version: the rules of the newest release read, named as such. On a 24 GB card at TP 4 they
+    differ from v0.5.3's (chunked prefill 4096 instead of 2048, graph bs 160, prefill-graph reserve)."""
+    newest = sglang_defaults.RELEASES[-1]
+    picked = sglang_defaults.defaults(23034, 4, 1, None)
+    assert "no version given" in picked.source and newest.read_at in picked.source
+    assert (
+        picked.mem_fraction_static == sglang_defaults.defaults(23034, 4, 1, newest.first).mem_fraction_static
+    )
+    assert (
+        picked.mem_fraction_static < sglang_defaults.defaults(23034, 4, 1, (0, 5, 3, 0)).mem_fraction_static
+    )
 
 
 def _refused(case):
@@ -155,17 +177,19 @@ def _refused(case):
 )
 def test_sglang_refusals_follow_from_the_logged_free_memory(case):
     """A logged 'Not enough memory' refusal is what profile_max_num_token gives from the free memory
-    the log states: no token fits. For a multimodal checkpoint on SGLang <= v0.4.6 (s-006, Gemma 3
-    AWQ on an RTX 4090) the refusal needs model_runner's reduction of the fraction (x 0.95): with the
-    printed 0.88 alone the rest would have been positive."""
+    the log states: no token fits. For a multimodal checkpoint on SGLang v0.4.4 (s-006, Gemma 3 AWQ
+    on an RTX 4090) the refusal needs model_runner's reduction of the fraction (x 0.95 up to v0.4.4):
+    with the printed 0.88 alone the rest would have been positive."""
     m = case["measured"]
     before = int((m["avail_after_gib"] + m["weights_gib"]) * GIB)
     after = int(m["avail_after_gib"] * GIB)
     printed = case["settings"].get("mem_fraction_static") or m["mem_fraction_static_printed"]
     version = sglang_defaults.parse_version(case["engine_version"])
     multimodal = "ForConditionalGeneration" in " ".join(map(str, case.get("quotes") or []))
-    reduce = multimodal and sglang_defaults.era(version) == sglang_defaults.TP_TIERS
-    fraction = printed * sglang.MULTIMODAL_FRACTION if reduce else printed
+    defaulted = case["settings"].get("mem_fraction_static") is None
+    factor = sglang_defaults.multimodal_factor(version, defaulted, None, None) if multimodal else 1.0
+    reduce = factor < 1.0
+    fraction = printed * factor
     cell = 1 << 17  # any positive cell: the rest itself is negative
     assert sglang.profile_max_num_token(before, after, fraction, cell) == 0
     if reduce:
@@ -275,3 +299,17 @@ def test_sglang_cell_is_what_the_log_allocated_per_token(case):
     m = case["measured"]
     logged_cell = 2 * m["k_size_gib"] * GIB / m["max_total_num_tokens"]
     assert _sglang_plan(case).kv_per_token == pytest.approx(logged_cell, rel=0.005)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in _sglang_cases() if "48 GB card" in str(c.get("gpu"))], ids=lambda c: c["id"]
+)
+def test_ecc_off_48gb_totals_hold_what_a_log_had_free(case):
+    """A log with more free memory before loading than an ECC-on 48 GB card gives CUDA at all (s-004,
+    47.24 GiB) fits the ECC-off totals kvlint carries for the RTX A6000 and the RTX 6000 Ada."""
+    m = case["measured"]
+    free_before = (m["avail_after_gib"] + m["weights_gib"]) * GIB
+    for ecc_on in ("L40S", "L20"):
+        assert gpu_catalog.lookup(ecc_on).engine_bytes < free_before
+    for ecc_off in ("RTX A6000", "RTX 6000 Ada"):
+        assert free_before < gpu_catalog.lookup(ecc_off).engine_bytes

@@ -91,6 +91,10 @@ class ModelArch:
     final_params: int = 0  # final norm
     vision_params: int = 0  # vision / multimodal tower and projector, loaded by vLLM
     vision_note: str = ""
+    # vision_config num_hidden_layers / hidden_size as stated (None: absent); SGLang sizes its
+    # multimodal mem_fraction_static reduction from them (adjust_mem_fraction_for_vlm)
+    vision_layers: int | None = None
+    vision_hidden: int | None = None
     mtp_params: int = 0  # multi-token-prediction layers, loaded only for MTP speculative decoding
     rope_cache_elems: int = (
         0  # cos/sin cache the engine builds: positions x rotary_dim, summed over rope kinds

@@ -114,6 +114,13 @@ def _notes(cfg: dict[str, Any], family: str, mla: bool, head_dim: int) -> tuple[
     return tuple(notes)
 
 
+def _vision_int(config: dict[str, Any], key: str) -> int | None:
+    """An int field of vision_config as the checkpoint states it (None when absent)."""
+    v = config.get("vision_config")
+    value = v.get(key) if isinstance(v, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def parse_config(
     config: dict[str, Any],
     model_id: str,
@@ -182,6 +189,8 @@ def parse_config(
         final_params=final,
         vision_params=vision,
         vision_note=vision_note,
+        vision_layers=_vision_int(config, "num_hidden_layers"),
+        vision_hidden=_vision_int(config, "hidden_size"),
         mtp_params=mtp_params(cfg, per_layer[-1], h),
         # MPT attends with ALiBi slopes (vLLM MPTAttention asserts attn_config.alibi): no RoPE cache
         rope_cache_elems=0

@@ -15,6 +15,8 @@ from kvlint.load.tree import Mapping, Scalar
 from kvlint.record import field, record
 
 _VERSION_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)")
+# SGLang changed its memory defaults between post releases (0.4.6.post1 -> post2): keep the suffix
+_SGLANG_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
 
 
 @record
@@ -60,7 +62,7 @@ IMAGE_REPOS = {"vllm": ("vllm",), "sglang": ("sglang",), "tgi": ("text-generatio
 
 
 def image_version(image: str, engine: str) -> str | None:
-    """`vllm/vllm-openai:v0.10.0` -> "0.10.0", `lmsysorg/sglang:v0.4.6.post1-cu124` -> "0.4.6",
+    """`vllm/vllm-openai:v0.10.0` -> "0.10.0", `lmsysorg/sglang:v0.4.6.post1-cu124` -> "0.4.6.post1",
     `ghcr.io/huggingface/text-generation-inference:3.0.1` -> "3.0.1"; None for latest/nightly or an
     image of another project."""
     names = IMAGE_REPOS.get(engine)
@@ -69,7 +71,7 @@ def image_version(image: str, engine: str) -> str | None:
     repo, _, tag = image.rpartition(":")
     if not repo or "/" in tag or not any(n in repo.lower() for n in names):
         return None
-    m = _VERSION_TAG.match(tag)
+    m = (_SGLANG_TAG if engine == "sglang" else _VERSION_TAG).match(tag)
     return m.group(1) if m else None
 
 

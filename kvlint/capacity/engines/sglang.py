@@ -53,9 +53,6 @@ HYBRID_SWA_FAMILIES = (
     "gemma4",
     "laguna",
 )
-# v0.4.x model_runner: "Automatically reduce --mem-fraction-static to 0.665 because this is a multimodal
-# model" (0.7 x 0.95, the v0.4.3 log in sgl-project/sglang PR 3605); modelled for releases up to v0.4.6.
-MULTIMODAL_FRACTION = 0.95
 
 
 def _int(d, name: str, default: int) -> int:
@@ -97,6 +94,9 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         speculative=str(spec) if spec else None,
         chunked=int(stated_chunked) if stated_chunked else None,
         graph_bs=int(_extra(d, "cuda_graph_max_bs") or 0) or None,
+        mla=arch.mla,
+        piecewise=_piecewise(d),
+        cuda_graph=not _extra(d, "disable_cuda_graph"),
     )
     if "chunked_prefill_size" not in d.extra:
         d.extra["chunked_prefill_size"] = default(
@@ -148,13 +148,21 @@ def hybrid_swa(arch: ModelArch) -> bool:
     return arch.family.startswith(HYBRID_SWA_FAMILIES)
 
 
+def _piecewise(d) -> bool | None:
+    """--enable-piecewise-cuda-graph (v0.5.3-v0.5.9) / --disable-piecewise-cuda-graph (v0.5.10 on)."""
+    if _extra(d, "disable_piecewise_cuda_graph"):
+        return False
+    return True if _extra(d, "enable_piecewise_cuda_graph") else None
+
+
 def _fraction(d, arch: ModelArch, version: tuple[int, ...] | None) -> float:
     """The mem_fraction_static the model runner uses: the stated or default value, reduced for a
-    multimodal checkpoint (one with a vision tower) by releases up to v0.4.6."""
-    value = float(d.extra["mem_fraction_static"].value)
-    if arch.vision_params and sd.era(version) == sd.TP_TIERS:
-        return round(value * MULTIMODAL_FRACTION, 3)
-    return value
+    checkpoint with a vision tower as the release does (sglang_defaults.multimodal_factor)."""
+    value = d.extra["mem_fraction_static"]
+    if not arch.vision_params:
+        return float(value.value)
+    factor = sd.multimodal_factor(version, value.origin == "default", arch.vision_layers, arch.vision_hidden)
+    return round(float(value.value) * factor, 3)
 
 
 def _page_size(d) -> tuple[int, str]:
@@ -275,10 +283,13 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     if s.extra.get("speculative_algorithm"):
         p.notes.append(
             "speculative decoding: the draft model's weights and its KV pool (as many tokens as the target's) "
-            "come out of the memory mem_fraction_static leaves free; its default reserves 2 GiB more for them"
+            "come out of the memory mem_fraction_static leaves free (the v0.4.8-v0.5.9 defaults reserve 2 GiB more "
+            "for them, v0.5.10 4 GiB, v0.5.23 none)"
         )
     if not s.extra.get("version_known"):
-        p.notes.append("SGLang version unknown: the newest modelled defaults (v0.5.3 and later) apply")
+        p.notes.append(
+            f"SGLang version unknown: the defaults of the newest release kvlint read ({sd.RELEASES[-1].read_at}) apply"
+        )
     p.lines = [
         f"free GPU memory before loading: {gib(total)} - {gib(CONTEXT_BYTES)} (CUDA context)"
         + (f" - {gib(dist)} ({dist_note})" if dist else "")

@@ -1,68 +1,131 @@
-"""SGLang's defaults by release, as python/sglang/srt/server_args.py sets them (ServerArgs.__post_init__).
+"""SGLang's defaults by release, as each release's python/sglang/srt/server_args.py sets them.
 
-Three generations of the `--mem-fraction-static` default, each from the source of the releases
-people pin (read in public copies of server_args.py; the PRs are the change points):
+Every row of RELEASES was read in the released package (the PyPI wheel `sglang==X`, the same files
+as the tag) at the release named in it; a release between two read rows takes the rules of the
+latest read row at or below it, and a version kvlint cannot read (no image tag, `latest`) takes the
+newest row, and says so. `gpu_mem` is what nvidia-smi reports in MiB (get_nvgpu_memory_capacity),
+not torch's total. The `--mem-fraction-static` default has had these forms:
 
-  * up to v0.4.6  - a fixed fraction by tensor-parallel size: TP>=16 0.79, >=8 0.81, >=4 0.85,
-    >=2 0.87, else 0.88; chunked_prefill_size 2048 below 25,000 MB of GPU memory, else 8192;
-    cuda_graph_max_bs 8 (TP<4) / 80 (TP>=4) below 25,000 MB, else the runner's 160.
-  * v0.4.7 .. v0.5.2 - PR sglang#7054 "Simplify the heuristics for setting --mem-fraction-static"
-    (merged 2025-06-10): reserved MB by GPU class, (2.8 + TPxPP/10) x 1024 under 35 GiB,
-    (9.5 + TPxPP/2) x 1024 under 90 GiB, (12 + TPxPP/2) x 1024 under 160 GiB, else 32 x 1024;
-    +2 GiB with speculative decoding, +4 GiB with DP attention;
-    mem_fraction_static = round((gpu_mem - reserved) / gpu_mem, 3).
-  * v0.5.3 and later - PR sglang#10975 "Use more general heuristics to set the default value of
-    --mem-fraction-static" (merged 2025-09-27), ServerArgs._handle_gpu_memory_settings:
-    chunked_prefill_size / cuda_graph_max_bs by GPU class, then
-    reserved = 512 + max(chunked_prefill_size, 2048) x 1.5 + cuda_graph_max_bs x 2 + TPxPP/8 x 1024
-    (+ cuda_graph_max_bs x DP x 3 with DP attention; at least 10 GiB on GPUs over 60 GiB;
-    +2 GiB for EAGLE-style speculative decoding, +6 GiB for STANDALONE).
+  * tp       v0.4.3-v0.4.5: a fixed fraction by TP size (>=16 0.79, >=8 0.81, >=4 0.85, >=2 0.87,
+             else 0.88) - server_args.py `if self.tp_size >= 16: ... 0.79`.
+  * tp-13g   v0.4.6, v0.4.6.post1: the TP tiers up to 81,920 MiB, above that
+             (gpu_mem - 13 x 1024) / gpu_mem (`# FIXME: more fine grained auto-selection polices`).
+  * tp-48g   v0.4.6.post2-v0.4.6.post5: tiers by TP x PP up to 81,920 MiB, else 0.88; above 96 GiB
+             min(f + 48 x 1024 x (1 - f) / gpu_mem, (gpu_mem - 18 x 1024) / gpu_mem).
+  * tp-b200  v0.4.7: as tp-48g, but 0.79 above 180,000 MiB on CUDA, 20 GiB instead of 18 with
+             speculative decoding, and x 0.95 for speculative decoding at or below 96 GiB.
+  * gpu-tiers v0.4.8-v0.5.2 (sgl-project/sglang PR 7054): reserved MiB by GPU class,
+             (2.8 + TPxPP/10) x 1024 under 35 GiB, (9.5 + TPxPP/2) x 1024 under 90 GiB, (12 + TPxPP/2) x
+             1024 under 160 GiB, else 32 x 1024; +2 GiB speculative, +4 GiB DP attention;
+             round((gpu_mem - reserved) / gpu_mem, 3).
+  * reserved v0.5.3 on (PR 10975, ServerArgs._handle_gpu_memory_settings; v0.5.23:
+             arg_groups/memory_hook.py): 512 + max(chunked_prefill_size, 2048) x 1.5 + decode graph
+             max bs x 2 + TPxPP/8 x 1024 (+ graph bs x DP x 3, and x 1.5 more above bs 300, with DP
+             attention) + the prefill (piecewise) CUDA-graph reserve, at least 10 GiB above 60 GiB,
+             + the speculative-decoding reserve.
 
-The first release carrying each PR is taken as the first tag after its merge date (v0.4.7 and
-v0.5.3); the logs in benchmarks/calibration/sglang_startup_logs.yaml agree (s-001, v0.4.3 at TP 4,
-prints 0.85; s-003 and s-006, v0.4.4 at TP 1, print 0.88; s-009, a 2026 build on 4 x B200, implies 0.852
-against this formula's 0.855).
-A version kvlint does not know (no image tag, `latest`) gets the newest generation, and says so.
-`gpu_mem` is what nvidia-smi reports in MiB (get_nvgpu_memory_capacity), not torch's total.
+The multimodal reduction moved too: model_runner.py multiplies the fraction in use (stated or
+default) by 0.95 up to v0.4.4 and by 0.90 in v0.4.5-v0.4.8 ("Automatically reduce
+--mem-fraction-static ... because this is a multimodal model"); v0.4.9 multiplies only the default
+by 0.90 in server_args.py; from v0.4.10 `adjust_mem_fraction_for_vlm` scales only the default by
+0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1024^2) - 1), 0.8, 1.05) with L, H the vision_config's
+num_hidden_layers (default 24) and hidden_size (default 1024).
 """
 
 from __future__ import annotations
 
 import re
 
-from kvlint.record import record
+from kvlint.record import record, replace
 
-TP_TIERS = "tp-tiers"  # <= 0.4.6
-GPU_TIERS = "gpu-tiers"  # 0.4.7 .. 0.5.2 (PR #7054)
+TP_TIERS = "tp-tiers"  # <= 0.4.7: fixed fractions by TP size (with large-GPU variants)
+GPU_TIERS = "gpu-tiers"  # 0.4.8 .. 0.5.2 (PR #7054)
 RESERVED = "reserved-formula"  # >= 0.5.3 (PR #10975)
 NEWEST = RESERVED
+UNKNOWN_FRACTION = 0.88  # "else: self.mem_fraction_static = 0.88" when gpu_mem is unknown
+WHEEL = "read in sglang {} server_args.py / model_runner.py (PyPI wheels)"
 
-ERA_SOURCE = {
-    TP_TIERS: "SGLang <= v0.4.6 server_args.py: fixed mem_fraction_static by TP size",
-    GPU_TIERS: "SGLang v0.4.7-v0.5.2 server_args.py (PR sglang#7054): reserved memory by GPU class",
-    RESERVED: "SGLang >= v0.5.3 server_args.py _handle_gpu_memory_settings (PR sglang#10975)",
-}
-UNKNOWN_FRACTION = 0.88  # every generation: "else: self.mem_fraction_static = 0.88" when gpu_mem is unknown
+
+@record(frozen=True)
+class Rules:
+    """What one read release does (see the module docstring for each field's source lines)."""
+
+    first: tuple[int, int, int, int]  # the first release these rules hold for
+    read_at: str  # the release(s) they were read at
+    fraction: str  # tp | tp-13g | tp-48g | tp-b200 | gpu-tiers | reserved
+    multimodal: str  # runner (any fraction) | default (only a defaulted one) | vit (default, by ViT size)
+    multimodal_factor: float = 0.90
+    small_chunked: int = 2048  # chunked_prefill_size under 35 GiB (reserved era)
+    small_graph_bs: int = 16  # decode graph max bs under 35 GiB at TP < 4 (reserved era)
+    small_graph_bs_tp4: int = 80
+    spec_mb: int = 2048  # EAGLE-style speculative reserve (STANDALONE: +4096 more), reserved era
+    piecewise: str = "none"  # none | opt-in (--enable-piecewise-cuda-graph) | default
+    prefill_graph_64_from: int = 640  # where the 64-step run of prefill capture sizes starts
+    # graph reserves only for the graphs that are captured (--disable-cuda-graph, PP > 1)
+    graph_gated: bool = False
+
+
+_V058 = Rules((0, 5, 8, 0), "v0.5.8", "reserved", "vit", small_graph_bs=24, piecewise="opt-in")
+_V0510 = replace(_V058, first=(0, 5, 10, 0), read_at="v0.5.10", spec_mb=4096, piecewise="default")
+RELEASES: tuple[Rules, ...] = (
+    Rules((0, 4, 3, 0), "v0.4.4", "tp", "runner", 0.95),
+    Rules((0, 4, 5, 0), "v0.4.5", "tp", "runner"),
+    Rules((0, 4, 6, 0), "v0.4.6, v0.4.6.post1", "tp-13g", "runner"),
+    Rules((0, 4, 6, 2), "v0.4.6.post2, v0.4.6.post3, v0.4.6.post5", "tp-48g", "runner"),
+    Rules((0, 4, 7, 0), "v0.4.7", "tp-b200", "runner"),
+    Rules((0, 4, 8, 0), "v0.4.8", "gpu-tiers", "runner"),
+    Rules((0, 4, 9, 0), "v0.4.9", "gpu-tiers", "default"),
+    Rules((0, 4, 10, 0), "v0.4.10, v0.5.2", "gpu-tiers", "vit"),
+    Rules((0, 5, 3, 0), "v0.5.3, v0.5.4", "reserved", "vit"),
+    Rules((0, 5, 5, 0), "v0.5.5, v0.5.7", "reserved", "vit", small_graph_bs=24),
+    _V058,
+    replace(_V058, first=(0, 5, 9, 0), read_at="v0.5.9", prefill_graph_64_from=576),
+    replace(_V0510, prefill_graph_64_from=576),  # v0.5.9 moved the 64-step run to 576
+    # v0.5.23 (arg_groups/memory_hook.py, cuda_graph_hook.py): 4096-token chunks and graph bs 48 / 160 on
+    # 20-35 GB cards, no speculative reserve, graph reserves only for the graphs captured
+    replace(
+        _V0510,
+        first=(0, 5, 23, 0),
+        read_at="v0.5.23",
+        small_chunked=4096,
+        small_graph_bs=48,
+        small_graph_bs_tp4=160,
+        spec_mb=0,
+        prefill_graph_64_from=576,
+        graph_gated=True,
+    ),
+)
 
 
 def parse_version(text: str | None) -> tuple[int, ...] | None:
-    """'v0.4.6.post1-cu124' -> (0, 4, 6); None for latest, nightly, dev or anything unreadable."""
+    """'v0.4.6.post1-cu124' -> (0, 4, 6, 1); '0.5.3' -> (0, 5, 3, 0); None for latest, dev, ..."""
     if not text:
         return None
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(text).strip())
+    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:\.?post(\d+))?", str(text).strip())
     if not m:
         return None
-    return tuple(int(p) for p in m.groups() if p is not None)
+    return tuple(int(p or 0) for p in m.groups())
+
+
+def rules(version: tuple[int, ...] | None) -> Rules:
+    if version is None:
+        return RELEASES[-1]
+    picked = RELEASES[0]
+    for row in RELEASES:
+        if tuple(version) >= row.first:
+            picked = row
+    return picked
 
 
 def era(version: tuple[int, ...] | None) -> str:
-    if version is None:
-        return NEWEST
-    if version < (0, 4, 7):
-        return TP_TIERS
-    if version < (0, 5, 3):
-        return GPU_TIERS
-    return RESERVED
+    kind = rules(version).fraction
+    return RESERVED if kind == "reserved" else GPU_TIERS if kind == "gpu-tiers" else TP_TIERS
+
+
+def source(version: tuple[int, ...] | None) -> str:
+    row = rules(version)
+    text = f"SGLang {row.fraction} defaults, " + WHEEL.format(row.read_at)
+    return text + ("" if version is not None else " (no version given: the newest read release)")
 
 
 @record(frozen=True)
@@ -73,19 +136,21 @@ class SglangDefaults:
     source: str
 
 
-def gpu_class(gpu_mb: float, tp: int, era_name: str) -> tuple[int, int]:
+def gpu_class(gpu_mb: float, tp: int, row: Rules) -> tuple[int, int]:
     """(chunked_prefill_size, cuda_graph_max_bs) the release picks for a GPU of gpu_mb MiB."""
     small = 8 if tp < 4 else 80
-    if era_name == TP_TIERS:
-        return (2048, small) if gpu_mb < 25_000 else (8192, 160)
-    if era_name == GPU_TIERS:
+    if row.fraction in ("tp", "tp-13g", "tp-48g", "tp-b200"):
+        if gpu_mb < 25_000:
+            return 2048, small
+        return (16384 if row.fraction == "tp-b200" and gpu_mb > 180_000 else 8192), 160
+    if row.fraction == "gpu-tiers":
         if gpu_mb < 35 * 1024:
             return 2048, small
         return (8192, 160) if gpu_mb < 160 * 1024 else (16384, 160)
     if gpu_mb < 20 * 1024:
         return 2048, 8
     if gpu_mb < 35 * 1024:
-        return 2048, 24 if tp < 4 else 80
+        return row.small_chunked, row.small_graph_bs if tp < 4 else row.small_graph_bs_tp4
     if gpu_mb < 60 * 1024:
         return 4096, 32 if tp < 4 else 160
     if gpu_mb < 160 * 1024:
@@ -93,11 +158,25 @@ def gpu_class(gpu_mb: float, tp: int, era_name: str) -> tuple[int, int]:
     return 16384, 512
 
 
-def _tp_tier_fraction(tp: int) -> float:
+def _tp_tier_fraction(parallel: int) -> float:
     for floor, frac in ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87)):
-        if tp >= floor:
+        if parallel >= floor:
             return frac
     return 0.88
+
+
+def _tp_era_fraction(row: Rules, gpu_mb: float, tp: int, pp: int, spec: bool) -> float:
+    if row.fraction == "tp":
+        return _tp_tier_fraction(tp)
+    if row.fraction == "tp-13g":
+        return _tp_tier_fraction(tp) if gpu_mb <= 81920 else (gpu_mb - 1024 * 13) / gpu_mb
+    frac = _tp_tier_fraction(tp * pp) if gpu_mb <= 81920 else 0.88
+    if row.fraction == "tp-b200" and gpu_mb > 180 * 1000:
+        return 0.79
+    if gpu_mb > 96 * 1024:
+        reserve = 1024 * (20 if spec and row.fraction == "tp-b200" else 18)
+        return min(frac + 48 * 1024 * (1 - frac) / gpu_mb, (gpu_mb - reserve) / gpu_mb)
+    return frac * 0.95 if spec and row.fraction == "tp-b200" else frac
 
 
 def _gpu_tier_reserved(gpu_mb: float, parallel: int, spec: bool, dp_attention: bool) -> float:
@@ -112,18 +191,43 @@ def _gpu_tier_reserved(gpu_mb: float, parallel: int, spec: bool, dp_attention: b
     return reserved + (2 * 1024 if spec else 0) + (4 * 1024 if dp_attention else 0)
 
 
-def _formula_reserved(
-    gpu_mb: float, parallel: int, chunked: int, graph_bs: int, dp: int, dp_attention: bool, spec: str | None
-) -> float:
-    reserved = 512 + max(chunked, 2048) * 1.5 + graph_bs * 2 + parallel / 8 * 1024
+def prefill_graph_sizes(max_tokens: int, row: Rules) -> list[int]:
+    """The piecewise / prefill CUDA-graph capture sizes (`_generate_piecewise_cuda_graph_tokens`)."""
+    sizes = (
+        list(range(4, 33, 4))
+        + list(range(48, 257, 16))
+        + list(range(288, 513, 32))
+        + list(range(row.prefill_graph_64_from, 1024 + 1, 64))
+        + list(range(1280, 4096 + 1, 256))
+        + list(range(4608, max_tokens + 1, 512))
+    )
+    return [s for s in sizes if s <= max_tokens]
+
+
+def _piecewise_mb(row: Rules, chunked: int, mla: bool, piecewise: bool | None) -> float:
+    on = piecewise is True if row.piecewise == "opt-in" else piecewise is not False
+    if row.piecewise == "none" or not on:
+        return 0.0
+    if mla and row.piecewise == "default":
+        return 1.5 * 1024  # "For MLA backend the memory overhead is much higher than expected with fa3"
+    return len(prefill_graph_sizes(chunked if not mla else 2048, row)) * 8
+
+
+def _formula_reserved(gpu_mb: float, parallel: int, c: int, g: int, row: Rules, **kw) -> float:
+    dp, dp_attention, spec = kw.get("dp", 1), kw.get("dp_attention", False), kw.get("spec")
+    graphs = kw.get("cuda_graph", True) or not row.graph_gated
+    reserved = 512 + max(c, 2048) * 1.5 + (g * 2 if graphs else 0) + parallel / 8 * 1024
     if dp_attention:
-        reserved += graph_bs * dp * 3
+        reserved += g * dp * 3 + (g * dp * 1.5 if g > 300 else 0)
+    # v0.5.23 cuda_graph_hook: --disable-cuda-graph turns off both phases, PP > 1 the prefill graphs
+    if graphs and not (row.graph_gated and kw.get("pp", 1) > 1):
+        reserved += _piecewise_mb(row, c, kw.get("mla", False), kw.get("piecewise"))
     if gpu_mb > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    if spec and spec.upper() == "STANDALONE":
+    if spec and spec.upper() == "STANDALONE" and row.spec_mb:
         reserved += 6 * 1024
     elif spec and spec.upper() != "NGRAM":
-        reserved += 2 * 1024
+        reserved += row.spec_mb
     return reserved
 
 
@@ -138,28 +242,45 @@ def defaults(
     speculative: str | None = None,
     chunked: int | None = None,
     graph_bs: int | None = None,
+    mla: bool = False,
+    piecewise: bool | None = None,
+    cuda_graph: bool = True,
 ) -> SglangDefaults:
     """The defaults SGLang of `version` picks on a GPU of gpu_mb MiB (None: unknown GPU)."""
-    name = era(version)
-    label = ERA_SOURCE[name] + ("" if version is not None else " (no version given: the newest modelled)")
+    row = rules(version)
+    label = source(version)
     if not gpu_mb:
-        frac = _tp_tier_fraction(tp) if name == TP_TIERS else UNKNOWN_FRACTION
+        frac = _tp_tier_fraction(tp) if row.fraction == "tp" else UNKNOWN_FRACTION
         return SglangDefaults(frac, chunked or 4096, graph_bs or 160, label + "; GPU memory unknown")
-    c_default, g_default = gpu_class(gpu_mb, tp, name)
+    c_default, g_default = gpu_class(gpu_mb, tp, row)
     c = chunked if chunked and chunked > 0 else c_default
     if dp_attention and dp > 1 and not chunked:
         c = c // dp  # "DP attention is enabled. The chunked prefill size is adjusted to ..."
     g = graph_bs or g_default
-    if name == TP_TIERS:
-        frac = _tp_tier_fraction(tp)
+    if row.fraction == "gpu-tiers":
+        frac = round(
+            (gpu_mb - _gpu_tier_reserved(gpu_mb, tp * pp, bool(speculative), dp_attention)) / gpu_mb, 3
+        )
+    elif row.fraction == "reserved":
+        kw = {"dp": dp, "dp_attention": dp_attention, "spec": speculative, "mla": mla, "piecewise": piecewise}
+        kw |= {"cuda_graph": cuda_graph, "pp": pp}
+        frac = round((gpu_mb - _formula_reserved(gpu_mb, tp * pp, c, g, row, **kw)) / gpu_mb, 3)
     else:
-        parallel = tp * pp
-        if name == GPU_TIERS:
-            reserved = _gpu_tier_reserved(gpu_mb, parallel, bool(speculative), dp_attention)
-        else:
-            reserved = _formula_reserved(gpu_mb, parallel, c, g, dp, dp_attention, speculative)
-        frac = round((gpu_mb - reserved) / gpu_mb, 3)
+        frac = _tp_era_fraction(row, gpu_mb, tp, pp, bool(speculative))
     return SglangDefaults(frac, c, g, label)
+
+
+def multimodal_factor(
+    version: tuple[int, ...] | None, defaulted: bool, vision_layers: int | None, vision_hidden: int | None
+) -> float:
+    """What the release multiplies mem_fraction_static by for a checkpoint with a vision tower."""
+    row = rules(version)
+    if row.multimodal != "runner" and not defaulted:
+        return 1.0
+    if row.multimodal != "vit":
+        return row.multimodal_factor
+    ratio = (vision_layers or 24) * (vision_hidden or 1024) ** 2 / (24 * 1024**2)
+    return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
 
 
 def max_num_reqs(kv_tokens: int, context_len: int) -> int:
@@ -168,4 +289,14 @@ def max_num_reqs(kv_tokens: int, context_len: int) -> int:
     return min(max(int(kv_tokens / max(1, context_len) * 512), 2048), 4096)
 
 
-__all__ = ["NEWEST", "SglangDefaults", "defaults", "era", "max_num_reqs", "parse_version"]
+__all__ = [
+    "NEWEST",
+    "RELEASES",
+    "SglangDefaults",
+    "defaults",
+    "era",
+    "max_num_reqs",
+    "multimodal_factor",
+    "parse_version",
+    "rules",
+]

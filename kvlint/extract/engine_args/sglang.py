@@ -27,6 +27,8 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--speculative-algorithm": ("speculative_algorithm", "text"),
     "--cuda-graph-max-bs": ("cuda_graph_max_bs", "int"),
     "--disable-cuda-graph": ("disable_cuda_graph", "bool"),
+    "--enable-piecewise-cuda-graph": ("enable_piecewise_cuda_graph", "bool"),
+    "--disable-piecewise-cuda-graph": ("disable_piecewise_cuda_graph", "bool"),
     "--disable-hybrid-swa-memory": ("disable_hybrid_swa_memory", "bool"),
     "--attention-backend": ("attention_backend", "text"),
     "--max-mamba-cache-size": ("max_mamba_cache_size", "int"),
