@@ -105,3 +105,32 @@ def test_a_line_comment_does_not_suppress_the_same_line_number_of_the_runtime_fi
     kv005 = [f for f in result.findings if f.rule == "KV005"]
     assert [(f.where.file.endswith("runtime.yaml"), f.where.line) for f in kv005] == [(True, 23)]
     assert not result.suppressed
+
+
+# --- files the unread net now says (issue 12 item 4 hand-check) -------------------------------------------
+
+
+def test_a_patch_with_engine_options_and_no_image_is_said():
+    result = run(FIXTURES / "KV004" / "bad-kustomize-patch-engine-args.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV004" and f.where.line == 15 and "kustomize" in f.message and "no image" in f.message
+
+
+def test_a_patch_without_engine_options_is_not(tmp_path):
+    text = (FIXTURES / "KV004" / "bad-kustomize-patch-engine-args.yaml").read_text()
+    path = tmp_path / "patch.yaml"
+    path.write_text(
+        text.replace("--tensor-parallel-size=1", "--log-level=debug").replace("--quantization=awq", "-v")
+    )
+    assert run(path).findings == []
+
+
+def test_values_naming_an_accelerator_resource_and_a_hub_model_are_said(tmp_path):
+    result = run(FIXTURES / "KV004" / "bad-accelerator-values-unmodelled.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV004" and f.where.line == 9
+    assert "ibm.com/spyre_pf" in f.message and "ibm-granite/granite-3.3-8b-instruct" in f.message
+    text = (FIXTURES / "KV004" / "bad-accelerator-values-unmodelled.yaml").read_text()
+    path = tmp_path / "values.yaml"
+    path.write_text(text.replace("ibm-granite/granite-3.3-8b-instruct", "granite"))  # no Hub id: nothing said
+    assert run(path).findings == []

@@ -45,6 +45,8 @@ def issues(documents: list[Document], path: str) -> list[Issue]:
             or _command(root, path)
             or _instance(root, path)
             or _engine_values(root, path)
+            or _patch(root, path)
+            or _accelerator_named(root, path)
             or unread_stacks.issue(root, path, _label(root))
         )
         if found is not None:
@@ -176,3 +178,72 @@ def _engine_values(root: Mapping, path: str) -> Issue | None:
                 count.where(path),
             )
     return None
+
+
+# Options only an LLM engine's command line takes (vLLM, SGLang, TGI spellings): in a container with no image
+# they are a patch's additions to a base this file does not hold
+ENGINE_FLAGS = re.compile(
+    r"^--(tensor-parallel-size|pipeline-parallel-size|max-model-len|gpu-memory-utilization|max-num-seqs|"
+    r"quantization|model-path|tp-size|tp|context-length|mem-fraction-static|num-shard|max-total-tokens|"
+    r"max-input-length|model-id)(=|$)"
+)
+
+
+def _patch(root: Mapping, path: str) -> Issue | None:
+    """A Kubernetes object whose container has no image but engine options in its args (a kustomize patch that
+    adds flags to a base): the base decides the engine, the model source and the GPUs."""
+    if not isinstance(root.value("kind"), str):
+        return None
+    for spec in pods.find_pod_specs(root):
+        for c in pods.containers(spec.node):
+            if c.get("image") is not None:
+                continue
+            for key in ("args", "command"):
+                for item in c.seq(key) or ():
+                    if isinstance(item, Scalar) and ENGINE_FLAGS.match(str(item.value or "")):
+                        flag = show(str(item.value).split("=")[0], 40)
+                        name = show(str(c.value("name") or "?"), 60)
+                        return Issue(
+                            NOT_CHECKABLE,
+                            f"{_label(root)}container {name} has no image but engine options ({flag} …): a patch "
+                            "(kustomize) over a base this file does not hold, which decides the engine, the model "
+                            "source and the GPUs: not checked; lint the rendered output (`kustomize build`)",
+                            scalar_where(item, path),
+                        )
+    return None
+
+
+# An accelerator's Kubernetes resource name written as a value (chart or scenario values that choose the
+# device: llm-d-benchmark's `accelerator.resource: ibm.com/spyre_pf`), with vendors kvlint does not model
+ACCELERATOR_NAME = re.compile(
+    r"^(nvidia\.com/gpu|amd\.com/gpu|google\.com/tpu|habana\.ai/gaudi|aws\.amazon\.com/neuron\w*|"
+    r"huawei\.com/ascend\w*|ibm\.com/spyre\w*|intel\.com/gpu)$",
+    re.I,
+)
+MODEL_KEYS = ("model", "name", "huggingfaceId", "modelId", "model_id", "modelName")
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def _accelerator_named(root: Mapping, path: str) -> Issue | None:
+    """Values that name an accelerator resource and a Hub model id, in a layout no reader takes (llm-d
+    modelservice values are read by their own reader; its chart defaults name only the simulator's model)."""
+    from kvlint.extract import llmd_values
+
+    if llmd_values.is_modelservice(root):
+        return None
+    device: Scalar | None = None
+    model: Scalar | None = None
+    for keys, node in _walk(root):
+        if not isinstance(node, Scalar) or not isinstance(node.value, str) or not keys:
+            continue
+        if device is None and ACCELERATOR_NAME.match(node.value):
+            device = node
+        elif model is None and keys[-1] in MODEL_KEYS and HUB_ID.match(node.value):
+            model = node
+    if device is None or model is None:
+        return None
+    return Issue(
+        NOT_CHECKABLE,
+        f"{_label(root)}values that run {show(str(model.value), 80)} on {show(str(device.value), 40)} {WHY}",
+        device.where(path),
+    )
