@@ -7,7 +7,7 @@ get_pp_indices (layer split), vllm/v1/core/kv_cache_utils.py (grouping, blocks, 
 
 from __future__ import annotations
 
-from kvlint.catalog.arch import CHUNKED, FULL, NONE, SLIDING, ModelArch
+from kvlint.catalog.arch import CHUNKED, CROSS, FULL, NONE, SLIDING, ModelArch
 from kvlint.record import record
 
 # A layer that holds one fixed state per running request (Mamba / linear attention; kvlint.capacity.state)
@@ -117,16 +117,56 @@ def group_layers(kinds: tuple[str, ...], hybrid: bool) -> KvGroups:
     return KvGroups(size, groups, padding)
 
 
-def blocks_per_request(kind: str, max_len: int, block_size: int, window: int | None, batched: int) -> int:
+def blocks_per_request(
+    kind: str, max_len: int, block_size: int, window: int | None, batched: int, encoder_tokens: int = 0
+) -> int:
     """max_memory_usage_bytes / page_size for one request at max_len, per spec kind (a state layer:
-    one page, MambaSpec with mamba_cache_mode "none")."""
+    one page, MambaSpec with mamba_cache_mode "none"). A cross-attention layer holds the request's
+    encoder tokens whatever its text length (CrossAttentionSpec: cdiv(max_num_encoder_input_tokens,
+    block_size); for an encoder-decoder model vLLM sets max_num_encoder_input_tokens to the largest
+    encoder input, get_encdec_max_encoder_len)."""
     if kind == MAMBA:
         return 1
+    if kind == CROSS:
+        return cdiv(encoder_tokens, block_size)
     if kind == SLIDING and window:
         return cdiv(min(window - 1 + batched, max_len), block_size) + 1
     if kind == CHUNKED and window:
         return cdiv(min(window + batched, max_len), block_size)
     return cdiv(max_len, block_size)
+
+
+def request_blocks(
+    groups: KvGroups, max_len: int, block_size: int, window: int | None, batched: int, encoder_tokens: int = 0
+) -> int:
+    """Blocks one request of max_len tokens takes, over every KV-cache group. When one block spans every
+    layer (V0's CacheEngine allocates a tensor per layer of get_num_layers, cross-attention layers
+    included), the encoder tokens take blocks of their own beside the text's (V0
+    block_manager.can_allocate adds the encoder sequence's get_num_required_blocks)."""
+    n = sum(
+        k * blocks_per_request(kind, max_len, block_size, window, batched, encoder_tokens)
+        for kind, k in groups.groups
+    )
+    if encoder_tokens and groups.groups and all(kind != CROSS for kind, _ in groups.groups):
+        n += cdiv(encoder_tokens, block_size)
+    return n
+
+
+def text_token_layers(kinds: tuple[str, ...], hybrid: bool) -> int:
+    """Layers that take KV for every text token: all of them when one block spans every layer; with the
+    hybrid manager, cross-attention layers hold encoder tokens only; state layers hold none."""
+    return sum(1 for k in kinds if k != MAMBA and not (hybrid and k == CROSS))
+
+
+def cross_note(arch: ModelArch, hybrid: bool) -> str | None:
+    if not arch.cross_layers:
+        return None
+    where = (
+        "a KV-cache group of their own holding the request's encoder tokens (CrossAttentionSpec)"
+        if hybrid
+        else "a slot in every block, and each request's encoder tokens take blocks of their own (V0 encoder-decoder)"
+    )
+    return f"{arch.cross_layers} cross-attention layers ({arch.encoder_tokens:,} image tokens per request): {where}"
 
 
 def kv_bytes_per_token_full(arch: ModelArch, tp: int, kv_bytes: float, layers: int | None = None) -> int:
@@ -137,11 +177,15 @@ def kv_bytes_per_token_full(arch: ModelArch, tp: int, kv_bytes: float, layers: i
 
 __all__ = [
     "CHUNKED",
+    "CROSS",
     "FULL",
     "SLIDING",
     "MAMBA",
     "KvGroups",
     "blocks_per_request",
+    "cross_note",
+    "request_blocks",
+    "text_token_layers",
     "bytes_per_token_layer",
     "cdiv",
     "group_layers",

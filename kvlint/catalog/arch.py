@@ -13,6 +13,9 @@ CHUNKED = "chunked"  # ChunkedLocalAttentionSpec (Llama 4): about chunk + batche
 NONE = (
     "none"  # no growing KV: Mamba / linear-attention layers (a fixed state, see hybrid.py), MLP-only layers
 )
+# CrossAttentionSpec: a decoder layer attending to encoder (image) tokens, e.g. mllama's cross-attention
+# layers. Its KV holds the request's encoder tokens (ModelArch.encoder_tokens), not its text tokens.
+CROSS = "cross"
 
 # Encoder-only families: bidirectional attention over the whole input, nothing decoded, so the engine
 # keeps no KV cache (vLLM serves them as pooling models with EncoderOnlyAttentionSpec). Embedding and
@@ -101,6 +104,7 @@ class ModelArch:
     )
     state_bytes_per_seq: int = 0  # hybrid models: fixed Mamba / linear-attention state per running sequence
     state_layers: tuple[int, ...] = ()  # the layers holding that state (Mamba / linear attention), in order
+    encoder_tokens: int = 0  # cross-attention models: encoder (image) tokens one request's CROSS layers cache
     checkpoint_bytes: int | None = None  # safetensors total_size when known
     checkpoint_bytes_source: str = ""
     gated_mlp: bool = True
@@ -118,6 +122,12 @@ class ModelArch:
     @property
     def attention_layers(self) -> int:
         return sum(1 for k in self.layer_kinds if k != NONE)
+
+    @property
+    def cross_layers(self) -> int:
+        """Layers whose KV holds encoder tokens (counted in attention_layers: V0 and SGLang give
+        them a slot per text token as well)."""
+        return sum(1 for k in self.layer_kinds if k == CROSS)
 
     @property
     def has_sliding(self) -> bool:

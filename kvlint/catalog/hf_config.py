@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvlint.bounds import config_problem
-from kvlint.catalog.arch import CHUNKED, ModelArch
+from kvlint.catalog.arch import CHUNKED, CROSS, LayerParams, ModelArch
 from kvlint.catalog.hf_keys import (
     KEEP_KEYS,
     ConfigError,
@@ -37,9 +37,9 @@ from kvlint.catalog.param_count import (
     layer_params,
     mlp_sizes,
     mtp_params,
-    vision_params,
 )
 from kvlint.catalog.quant import read_quant
+from kvlint.catalog.vision import cross_layer_extra, encoder_tokens, vision_params
 
 
 def _legacy(config: dict[str, Any], family: str) -> tuple[dict[str, Any], str]:
@@ -101,6 +101,10 @@ def _hybrid_state(cfg: dict[str, Any], mix: tuple[str, ...] | None, shape: Shape
     return sum(state_per_layer(cfg, m, h, nq, d, width) for m in mix)
 
 
+def _cross(p: LayerParams, head_dim: int) -> LayerParams:
+    return LayerParams(p.attn, p.mlp, p.experts, p.replicated + cross_layer_extra(head_dim))
+
+
 def _notes(cfg: dict[str, Any], family: str, mla: bool, head_dim: int) -> tuple[str, ...]:
     notes: list[str] = []
     if mla:
@@ -154,11 +158,16 @@ def parse_config(
     shape = Shape(h, nq, nkv, attn_dim, experts, dense_inter, moe_inter, 3 if gated else 2)
     mix = mixers(cfg, family, layers)
     per_layer, moe_layers = layer_params(cfg, family, layers, shape, mix)
+    per_layer = [
+        _cross(p, attn_dim) if kind == CROSS else p for p, kind in zip(per_layer, kinds, strict=True)
+    ]
     dtype = dtype_of(cfg)
     state = _hybrid_state(cfg, mix, shape, dtype)
     notes = _notes(cfg, family, mla, head_dim) + ((state_note(mix, state),) if mix and state else ())
     embed, lm_head, final = embeddings(config, cfg, family, vocab, h)
     vision, vision_note = vision_params(with_vision_defaults(config), h)
+    enc_tokens, enc_note = encoder_tokens(config) if CROSS in kinds else (0, "")
+    notes += (enc_note,) if enc_note else ()
     mla_fields = _mla_fields(cfg) if mla else {}
     return ModelArch(
         id=model_id,
@@ -202,6 +211,7 @@ def parse_config(
         notes=notes,
         state_bytes_per_seq=state,
         state_layers=tuple(i for i, m in enumerate(mix or ()) if m in STATEFUL) if state else (),
+        encoder_tokens=enc_tokens,
         facts={"kv_heads_query_heads": f"{nkv} KV heads, {nq} query heads"},
         parsed_from=(config, model_id, source, hf_quant, checkpoint_bytes, checkpoint_source),
         **mla_fields,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.catalog.arch import CHUNKED, FULL, NONE, SLIDING
+from kvlint.catalog.arch import CHUNKED, CROSS, FULL, NONE, SLIDING
 from kvlint.catalog.hybrid import kv_kinds, mixers
 
 # transformers' layer_types spellings -> the KV spec vLLM gives such a layer.
@@ -68,6 +68,10 @@ def window_and_kinds(cfg: dict[str, Any], family: str, layers: int) -> tuple[int
         window = None
     window = int(window) if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
     kinds = layer_kinds(cfg, family, layers, window)
+    cross = cfg.get("cross_attention_layers")  # mllama: these decoder layers attend to the image tokens
+    if isinstance(cross, list) and cross:
+        marked = {i for i in cross if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers}
+        kinds = tuple(CROSS if i in marked else k for i, k in enumerate(kinds))
     if SLIDING not in kinds:
         window = None if not cfg.get("layer_types") else window
     return window, kinds

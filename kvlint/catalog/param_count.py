@@ -248,27 +248,3 @@ def mtp_params(cfg: dict[str, Any], per: LayerParams, h: int) -> int:
     return int(cfg["num_nextn_predict_layers"]) * (
         per.attn + per.mlp + per.experts + per.replicated + 2 * h * h
     )
-
-
-def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
-    """The vision tower and projector, estimated from vision_config (counted, loaded by the engine)."""
-    v = config.get("vision_config")
-    if not isinstance(v, dict) or not v:
-        return 0, ""
-    # Qwen2-VL's vision_config states the tower's width as embed_dim; its hidden_size is the text model's
-    h = v.get("embed_dim") or v.get("hidden_size")
-    layers = v.get("num_hidden_layers") or v.get("depth")
-    if not isinstance(h, int) or not isinstance(layers, int):
-        return 0, "vision tower present but its size is not in the config (not counted)"
-    inter = v.get("intermediate_size") or int(h * (v.get("mlp_ratio") or 4))
-    patch = v.get("patch_size") or 14
-    chans = v.get("num_channels") or v.get("in_chans") or 3
-    image = v.get("image_size") or 336
-    per_layer = 4 * h * h + 4 * h + 2 * h * inter + inter + h + 4 * h  # attn + mlp (+biases, 2 LayerNorms)
-    patches = (image // patch) ** 2 if isinstance(image, int) and isinstance(patch, int) and patch else 0
-    embed = chans * patch * patch * h + patches * h
-    proj_in = v.get("projector_input_dim") or h
-    proj_out = v.get("projector_output_dim") or v.get("vision_output_dim") or text_hidden
-    projector = proj_in * proj_out + proj_out * text_hidden
-    total = layers * per_layer + embed + projector
-    return int(total), f"vision tower estimated from vision_config ({layers} layers x hidden {h}), bf16"

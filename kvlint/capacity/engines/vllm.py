@@ -21,12 +21,13 @@ from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use 
 )
 from kvlint.capacity.kv import (
     FULL,
-    MAMBA,
-    blocks_per_request,
     bytes_per_token_layer,
     cdiv,
+    cross_note,
     group_layers,
     kv_dtype_bytes,
+    request_blocks,
+    text_token_layers,
 )
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.state import vllm_layout
@@ -169,7 +170,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             budget=budget,
             terms=terms,
             kv_pool=pool,
-            kv_per_token=sum(k != MAMBA for k in kinds) * bytes_per_token_layer(arch, s.tp, kv_bytes),
+            kv_per_token=text_token_layers(kinds, hybrid) * bytes_per_token_layer(arch, s.tp, kv_bytes),
             page_bytes=page_layer,
             block_size=s.block_size,
             layers_per_block=groups.group_size * groups.num_groups,
@@ -195,7 +196,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     assert best is not None
     p = best[2]
     p.stage_pools = pools
-    p.notes.extend(n for n in (_sliding_note(arch, hybrid), state_note) if n)
+    p.notes.extend(n for n in (_sliding_note(arch, hybrid), state_note, cross_note(arch, hybrid)) if n)
     p.lines = _lines(p, arch, s, kv_bytes)
     return p
 
@@ -221,19 +222,11 @@ def _pool(s: EngineSettings, budget: int, terms: list[Term]) -> int:
     return budget - sum(t.bytes for t in terms)
 
 
-def _blocks_per_request(arch: ModelArch, s: EngineSettings, groups) -> int:
-    """Blocks one request of max_model_len tokens takes, over every KV-cache group."""
-    return sum(
-        n
-        * blocks_per_request(
-            kind,
-            s.max_model_len,
-            s.block_size,
-            arch.sliding_window or arch.attention_chunk_size,
-            s.max_batched_tokens,
-        )
-        for kind, n in groups.groups
-    )
+def _blocks_per_request(arch: ModelArch, s: EngineSettings, groups, max_len: int | None = None) -> int:
+    """Blocks one request of max_model_len (or max_len) tokens takes, over every KV-cache group."""
+    window = arch.sliding_window or arch.attention_chunk_size
+    n = s.max_model_len if max_len is None else max_len
+    return request_blocks(groups, n, s.block_size, window, s.max_batched_tokens, arch.encoder_tokens)
 
 
 def _sliding_note(arch: ModelArch, hybrid: bool) -> str | None:
@@ -246,20 +239,12 @@ def _sliding_note(arch: ModelArch, hybrid: bool) -> str | None:
 
 def _largest_len(arch: ModelArch, s: EngineSettings, groups, blocks: int) -> int:
     """Binary search of the largest max_model_len whose one request fits `blocks` (vLLM's estimate)."""
-    window = arch.sliding_window or arch.attention_chunk_size
-
-    def need(n: int) -> int:
-        return sum(
-            k * blocks_per_request(kind, n, s.block_size, window, s.max_batched_tokens)
-            for kind, k in groups.groups
-        )
-
-    if not groups.groups or need(1) > blocks:
+    if not groups.groups or _blocks_per_request(arch, s, groups, 1) > blocks:
         return 0
     lo, hi = 1, max(s.max_model_len, arch.max_positions) * 64
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if need(mid) <= blocks:
+        if _blocks_per_request(arch, s, groups, mid) <= blocks:
             lo = mid
         else:
             hi = mid - 1
@@ -311,7 +296,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     """EngineSettings for vLLM; every default applied is written back on the deployment, named."""
     version = parse_version(version_text)
     use_v1 = d.extra.get("VLLM_USE_V1")
-    gen = generation(version, str(use_v1.value) if use_v1 else None)
+    gen = generation(version, str(use_v1.value) if use_v1 else None, encoder_decoder=arch.cross_layers > 0)
     vname = f"vLLM {version_text}" if version_text else "vLLM"
     _default_shape(d, arch, vname)
     _default_batching(d, gpu, version, gen)

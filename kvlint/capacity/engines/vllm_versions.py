@@ -155,9 +155,17 @@ def parse_version(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(p) for p in m.groups() if p is not None)
 
 
-def generation(version: tuple[int, ...] | None, use_v1_env: str | None = None) -> str:
-    """V1 became the default engine in 0.8.0; V0 was removed in 0.11. VLLM_USE_V1=0 selects V0 before that."""
+def generation(
+    version: tuple[int, ...] | None, use_v1_env: str | None = None, encoder_decoder: bool = False
+) -> str:
+    """V1 became the default engine in 0.8.0; V0 was removed in 0.11. VLLM_USE_V1=0 selects V0 before that.
+    Before 0.11 an encoder-decoder model (mllama's cross-attention) falls back to V0: "['Mllama
+    ForConditionalGeneration'] is not supported by the V1 Engine. Falling back to V0." (v0.9.2 log,
+    https://github.com/vllm-project/vllm-ascend/issues/1963; vLLM PR #24907 removed V0 encoder-decoder
+    support for 0.11)."""
     if version is not None and version < (0, 8):
+        return "V0"
+    if encoder_decoder and version is not None and version < (0, 11):
         return "V0"
     if use_v1_env == "0" and (version is None or version < (0, 11)):
         return "V0"

@@ -1,0 +1,223 @@
+"""The keys of a config.json that kvlint keeps in its compact catalog copy (everything else is dropped).
+
+Split from hf_keys: `compact` (a config.json -> the subset kvlint reads, as the shipped catalog and
+`kvlint models pull` store it) and the key lists it keeps, text model, vision tower and quantization.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.catalog.native_keys import NATIVE_KEYS, compact_nested
+
+# The keys under which configs state the longest context (derive_max_len takes the smallest given).
+LENGTH_KEYS = (
+    "max_position_embeddings",
+    "n_positions",
+    "max_seq_len",
+    "seq_length",
+    "model_max_length",
+    "max_sequence_length",
+    "max_seq_length",
+    "seq_len",
+)
+
+# hybrid decoders (kvlint.catalog.hybrid): layer patterns, Mamba / linear-attention sizes
+_HYBRID_KEY_TEXT = """
+    hybrid_override_pattern layers_block_type full_attention_interval attn_layer_period
+    attn_layer_offset expert_layer_period expert_layer_offset attn_type_list attn_output_gate
+    mamba_num_heads mamba_n_heads mamba_head_dim mamba_d_head mamba_d_ssm mamba_expand expand
+    n_groups mamba_n_groups ssm_state_size mamba_d_state conv_kernel mamba_d_conv mamba_dt_rank
+    mamba_proj_bias use_bias use_conv_bias mamba_ssm_cache_dtype mamba_ssm_dtype
+    moe_shared_expert_intermediate_size moe_latent_size linear_num_key_heads linear_key_head_dim
+    linear_num_value_heads linear_value_head_dim linear_conv_kernel_dim
+"""
+HYBRID_KEYS = tuple(_HYBRID_KEY_TEXT.split())
+
+# The keys kvlint keeps from a config.json in its compact catalog (everything else is dropped).
+KEEP_KEYS = frozenset(
+    {
+        "architectures",
+        "model_type",
+        "num_hidden_layers",
+        "n_layer",
+        "num_layers",
+        "hidden_size",
+        "n_embd",
+        "n_embed",
+        "d_model",
+        "intermediate_size",
+        "ff_intermediate_size",
+        "ffn_hidden_size",
+        "ffn_dim",
+        "kv_channels",
+        "add_qkv_bias",
+        "n_inner",
+        "moe_intermediate_size",
+        "shared_expert_intermediate_size",
+        "intermediate_size_mlp",
+        "num_attention_heads",
+        "n_head",
+        "num_key_value_heads",
+        "n_head_kv",
+        "num_kv_heads",
+        "multi_query_group_num",
+        "multi_query",
+        "new_decoder_architecture",
+        "head_dim",
+        "hidden_size_per_head",
+        "vocab_size",
+        "padded_vocab_size",
+        *LENGTH_KEYS,
+        "rope_scaling",
+        "rope_parameters",
+        "sliding_window",
+        "use_sliding_window",
+        "max_window_layers",
+        "layer_types",
+        "sliding_window_pattern",
+        "attention_chunk_size",
+        "no_rope_layers",
+        "nope_layer_interval",
+        "tie_word_embeddings",
+        "torch_dtype",
+        "dtype",
+        "quantization_config",
+        "compression_config",
+        "num_local_experts",
+        "num_experts",
+        "n_routed_experts",
+        "n_shared_experts",
+        "num_experts_per_tok",
+        "experts_per_token",
+        "first_k_dense_replace",
+        "moe_layer_freq",
+        "decoder_sparse_step",
+        "mlp_only_layers",
+        "interleave_moe_layer_step",
+        "kv_lora_rank",
+        "q_lora_rank",
+        "qk_nope_head_dim",
+        "qk_rope_head_dim",
+        "v_head_dim",
+        "num_nextn_predict_layers",
+        "attention_bias",
+        "qkv_bias",
+        "mlp_bias",
+        "bias",
+        "num_kv_shared_layers",
+        "text_config",
+        "llm_config",
+        "vision_config",
+        "visual",  # Qwen-VL (1.0): its ViT and resampler, in its own key names
+        "audio_config",
+        "cross_attention_layers",  # mllama: decoder layers attending to the image tokens
+        "word_embed_proj_dim",
+        "partial_rotary_factor",
+        "original_max_position_embeddings",
+        "parallel_attn",
+        "alibi",
+        *HYBRID_KEYS,
+        *NATIVE_KEYS,
+    }
+)
+VISION_KEEP = frozenset(
+    {
+        "model_type",
+        "hidden_size",
+        "intermediate_size",
+        "num_hidden_layers",
+        "depth",
+        "num_attention_heads",
+        "patch_size",
+        "image_size",
+        "num_channels",
+        "in_chans",
+        "projector_input_dim",
+        "projector_output_dim",
+        "vision_output_dim",
+        "out_hidden_size",
+        "spatial_merge_size",
+        "embed_dim",
+        "mlp_ratio",
+        "deepstack_visual_indexes",  # Qwen3-VL: one more PatchMerger per listed layer
+        "max_num_tiles",  # mllama: tiles per image, each a full set of patch tokens
+        "num_global_layers",
+        "supported_aspect_ratios",
+        "width",  # Qwen-VL `visual`
+        "layers",
+        "output_dim",
+    }
+)
+QUANT_KEEP = frozenset(
+    {
+        "quant_method",
+        "bits",
+        "group_size",
+        "zero_point",
+        "sym",
+        "desc_act",
+        "version",
+        "fmt",
+        "activation_scheme",
+        "weight_block_size",
+        "modules_to_not_convert",
+        "ignore",
+        "format",
+        "config_groups",
+        "kv_cache_scheme",
+        "load_in_4bit",
+        "load_in_8bit",
+        "bnb_4bit_quant_type",
+        "bnb_4bit_use_double_quant",
+        "quant_algo",
+        "kv_cache_quant_algo",
+        "exclude_modules",
+        "quantization_status",
+        "weight_dtype",
+    }
+)
+_GROUP_KEEP = ("weights", "input_activations", "targets")
+
+
+def _compact_quant(value: dict[str, Any]) -> dict[str, Any]:
+    value = {k: v for k, v in value.items() if k in QUANT_KEEP}
+    if isinstance(value.get("config_groups"), dict):
+        value["config_groups"] = {
+            g: {k: v for k, v in body.items() if k in _GROUP_KEEP}
+            for g, body in value["config_groups"].items()
+            if isinstance(body, dict)
+        }
+    return value
+
+
+# The one activation the tower arithmetic reads: silu means a gated (SwiGLU) MLP (Qwen2.5-VL, Pixtral);
+# other values are not kept, so copies that differ only in them compact to the same arch.
+_GATED_TOWER = ("hidden_act", "silu")
+
+
+def compact(config: dict[str, Any]) -> dict[str, Any]:
+    """The subset of a config.json that kvlint reads (what the shipped catalog stores)."""
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        if key not in KEEP_KEYS:
+            continue
+        if key in ("text_config", "llm_config") and isinstance(value, dict):
+            value = compact(value)
+        elif key in ("vision_config", "visual", "audio_config") and isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k in VISION_KEEP or (k, v) == _GATED_TOWER}
+        elif key in ("attn_config", "ffn_config") and isinstance(value, dict):
+            value = compact_nested(value)
+        elif key in ("quantization_config", "compression_config") and isinstance(value, dict):
+            value = _compact_quant(value)
+        out[key] = value
+    return out
+
+
+def compact_hf_quant(hf_quant: dict[str, Any]) -> dict[str, Any]:
+    """The part of a ModelOpt hf_quant_config.json that kvlint reads (per-layer tables dropped)."""
+    q = hf_quant.get("quantization")
+    if not isinstance(q, dict):
+        return {}
+    keep = ("quant_algo", "kv_cache_quant_algo", "group_size", "exclude_modules")
+    return {"quantization": {k: q[k] for k in keep if k in q}}

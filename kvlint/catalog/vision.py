@@ -1,0 +1,131 @@
+"""Vision towers: their weights (estimated from the config's vision block) and the encoder tokens a
+cross-attention decoder caches per request.
+
+A multimodal config states its tower under `vision_config` (most families) or `visual` (Qwen-VL 1.0,
+in its own key names: width, layers, heads, mlp_ratio, output_dim). The tower's module shapes follow
+the families' model code, named where they differ from a plain ViT:
+- a ViT layer: q, k, v, o projections with biases, a two-matrix MLP with biases, two LayerNorms;
+  a gated (silu, SwiGLU) MLP has three matrices (Qwen2.5-VL's tower, Pixtral's PixtralMLP);
+- Qwen2-VL / Qwen2.5-VL PatchMerger: LayerNorm, then an MLP (h*m^2 -> h*m^2 -> out_hidden_size),
+  m = spatial_merge_size; Qwen3-VL adds one more merger per deepstack_visual_indexes entry;
+- Qwen-VL's Resampler (its visual.py): 256 learned queries, a kv projection width -> output_dim,
+  one multi-head attention of output_dim, then a final output_dim x output_dim projection;
+- mllama (transformers MllamaVisionModel, vLLM mllama.py): num_hidden_layers local plus
+  num_global_layers gated global layers, a class token, a gated position embedding with a
+  per-aspect-ratio tile table of (ratios + 1) x tiles x patches x hidden, pre/post tile position
+  embeddings, and a single Linear(vision_output_dim -> text hidden) projector.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Qwen-VL's Resampler: a 16 x 16 grid of learned queries (Qwen/Qwen-VL visual.py, n_queries=256)
+_QWEN_VL_QUERIES = 256
+
+
+def _block(config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """(the vision block in vision_config's key names, whether it is Qwen-VL's `visual`)."""
+    v = config.get("vision_config")
+    if isinstance(v, dict) and v:
+        return v, False
+    q = config.get("visual")
+    if not isinstance(q, dict) or not q:
+        return {}, False
+    return {
+        "hidden_size": q.get("width"),
+        "num_hidden_layers": q.get("layers"),
+        "mlp_ratio": q.get("mlp_ratio"),
+        "patch_size": q.get("patch_size"),
+        "image_size": q.get("image_size"),
+        "output_dim": q.get("output_dim"),
+    }, True
+
+
+def _int(v: dict[str, Any], *keys: str) -> int | None:
+    for key in keys:
+        value = v.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+def _tile_embeddings(v: dict[str, Any], h: int, patches: int) -> int:
+    """mllama: class token, gated position + tile position tables, pre/post tile embeddings, 2 norms."""
+    tiles = _int(v, "max_num_tiles") or 1
+    ratios = v.get("supported_aspect_ratios")
+    ids = (len(ratios) if isinstance(ratios, list) else 8) + 1  # max_aspect_ratio_id + 1 rows
+    position = patches * h + 1 + ids * tiles * patches * h
+    pre_post = 2 * (ids * tiles * h + 1)
+    return h + position + pre_post + 2 * 2 * h
+
+
+def _projector(v: dict[str, Any], h: int, text_hidden: int, qwen_vl: bool) -> int:
+    if qwen_vl:
+        out = _int(v, "output_dim") or text_hidden
+        # queries + their sincos positions, kv_proj, MultiheadAttention (in/out with biases), ln_q, ln_kv,
+        # then ln_post and the output_dim x output_dim proj
+        return 2 * _QWEN_VL_QUERIES * out + h * out + 4 * out * out + 4 * out + 4 * out + 2 * h + out * out
+    if _int(v, "max_num_tiles"):  # mllama: one Linear(vision_output_dim -> text hidden) with bias
+        vision_out = _int(v, "vision_output_dim") or h
+        return vision_out * text_hidden + text_hidden
+    merge = _int(v, "spatial_merge_size")
+    if merge and _int(v, "embed_dim", "hidden_size"):  # Qwen2-VL PatchMerger (Qwen3-VL: + deepstack ones)
+        wide = h * merge * merge
+        out = _int(v, "out_hidden_size") or text_hidden
+        deepstack = v.get("deepstack_visual_indexes")
+        mergers = 1 + (len(deepstack) if isinstance(deepstack, list) else 0)
+        return mergers * (h + wide * wide + wide + wide * out + out)
+    proj_in = _int(v, "projector_input_dim") or h
+    proj_out = _int(v, "projector_output_dim", "vision_output_dim") or text_hidden
+    return proj_in * proj_out + proj_out * text_hidden
+
+
+def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
+    """The vision tower and projector, estimated from the vision block (counted, loaded by the engine)."""
+    v, qwen_vl = _block(config)
+    if not v:
+        return 0, ""
+    # Qwen2-VL's vision_config states the tower's width as embed_dim; its hidden_size is the text model's
+    h = _int(v, "embed_dim", "hidden_size")
+    layers = _int(v, "num_hidden_layers", "depth")
+    if not h or not layers:
+        return 0, "vision tower present but its size is not in the config (not counted)"
+    layers += _int(v, "num_global_layers") or 0
+    inter = _int(v, "intermediate_size") or int(h * float(v.get("mlp_ratio") or 4))
+    # a gated MLP (gate, up and down): silu towers (Qwen2.5-VL) and Pixtral's (PixtralMLP, whatever its act)
+    mats = 3 if v.get("hidden_act") == "silu" or v.get("model_type") == "pixtral" else 2
+    patch = _int(v, "patch_size") or 14
+    chans = _int(v, "num_channels", "in_chans") or 3
+    image = _int(v, "image_size") or 336
+    per_layer = 4 * h * h + 4 * h + mats * h * inter + (mats - 1) * inter + h + 4 * h
+    patches = (image // patch) ** 2
+    if _int(v, "max_num_tiles"):
+        embed = chans * patch * patch * h + _tile_embeddings(v, h, patches + 1)
+    else:
+        embed = chans * patch * patch * h + patches * h
+    total = layers * per_layer + embed + _projector(v, h, text_hidden, qwen_vl)
+    return int(total), f"vision tower estimated from its config ({layers} layers x hidden {h}), bf16"
+
+
+def encoder_tokens(config: dict[str, Any]) -> tuple[int, str]:
+    """Image tokens one request's cross-attention layers cache: a tiled tower's largest image, every tile
+    a full set of patches plus its class token (vLLM mllama.py get_max_mllama_image_tokens:
+    max_num_tiles x ((image_size // 14) ** 2 + 1), 14 being the patch size)."""
+    v, _ = _block(config)
+    tiles, image, patch = _int(v, "max_num_tiles"), _int(v, "image_size"), _int(v, "patch_size") or 14
+    if not image:
+        return 0, ""
+    per_tile = (image // patch) ** 2 + 1
+    n = (tiles or 1) * per_tile
+    return n, (
+        f"cross-attention KV holds the image tokens: {tiles or 1} tiles x {per_tile:,} "
+        f"((image_size {image} / patch {patch})^2 + 1) = {n:,} per image"
+    )
+
+
+def cross_layer_extra(head_dim: int) -> int:
+    """What a cross-attention decoder layer has beyond a self-attention one (vLLM mllama.py
+    MllamaTextCrossAttention q_norm / k_norm RMSNorms of head_dim, and the layer's two tanh gates
+    cross_attn_attn_gate / cross_attn_mlp_gate)."""
+    return 2 * head_dim + 2
