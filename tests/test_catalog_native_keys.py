@@ -210,3 +210,18 @@ def test_shared_experts_are_counted_and_qkv_bias_follows_use_bias():
     for key in ("use_qkv_bias", "use_bias"):
         biased = parse_config(dict(base, num_shared_experts=2, **{key: True}), "t", "t")
         assert biased.params - two.params == 2 * qkv_bias, key
+
+
+def test_xverse_moe_reads_moe_top_k_and_shared_experts():
+    """XVERSE MoE model card table (https://huggingface.co/xverse/XVERSE-MoE-A36B): 255.4B total, 36.5B
+    activated; XVERSE-MoE-A4.2B: 25.8B total, 4.2B activated (its model card's name and table)."""
+    arch = _arch("xverse/XVERSE-MoE-A36B")
+    assert (arch.layers, arch.query_heads, arch.kv_heads, arch.head_dim) == (50, 48, 16, 128)
+    assert (arch.num_experts, arch.experts_per_token, arch.moe_intermediate_size) == (64, 6, 4096)
+    assert 2 * arch.kv_heads * arch.head_dim * arch.attention_layers * 2 == 409_600  # bf16 KV per token
+    assert arch.params == pytest.approx(255.4e9, rel=0.001)
+    assert _active(arch) == pytest.approx(36.5e9, rel=0.005)
+    small = _arch("xverse/XVERSE-MoE-A4.2B")
+    assert small.kv_heads == small.query_heads == 32  # no num_key_value_heads: one KV head per query head
+    assert small.params == pytest.approx(25.8e9, rel=0.005)
+    assert _active(small) == pytest.approx(4.2e9, rel=0.02)

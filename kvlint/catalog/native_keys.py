@@ -1,4 +1,5 @@
-"""Configs that name their sizes in their own keys (DBRX, MPT, Persimmon, ERNIE 4.5 MoE, Bailing MoE), renamed to the
+"""Configs that name their sizes in their own keys (DBRX, MPT, Persimmon, ERNIE 4.5 MoE, Bailing MoE, XVERSE MoE),
+renamed to the
 Hugging Face keys the rest of the parser reads, as the engine reads them:
 - DBRX (vllm/model_executor/models/dbrx.py): n_layers blocks of d_model width, n_heads query heads of
   d_model // n_heads, attn_config.kv_n_heads KV heads (ModelConfig.get_total_num_kv_heads), every block a
@@ -20,6 +21,11 @@ Hugging Face keys the rest of the parser reads, as the engine reads them:
   num_experts experts of moe_intermediate_size plus num_shared_experts shared experts as one MLP of
   moe_intermediate_size * num_shared_experts; query_key_value has a bias when use_bias or use_qkv_bias
   (the dense / expert biases use_bias also adds are not counted: the Ling configs state use_bias false).
+- XVERSE MoE (model_type xverse with num_experts): every layer holds num_experts experts of intermediate_size
+  ("each expert is 1/4 of a standard FFN", d_ff 4096 for XVERSE-MoE-A36B) plus num_shared_experts shared
+  experts of the same width, moe_top_k routed per token; the model card's table (n_layers 50, d_model 6144,
+  d_ff 4096, 64 non-shared + 2 shared experts, top_k 6: 255.4B total, 36.5B activated,
+  https://huggingface.co/xverse/XVERSE-MoE-A36B) is met by exactly this count.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ from typing import Any
 _NATIVE_KEY_TEXT = """
     n_layers n_heads attn_config ffn_config expansion_ratio no_bias qk_layernorm use_bias moe_num_experts
     moe_k moe_num_shared_experts moe_layer_start_index moe_layer_end_index moe_layer_interval
-    num_shared_experts use_qkv_bias
+    num_shared_experts use_qkv_bias moe_top_k
 """
 NATIVE_KEYS = tuple(_NATIVE_KEY_TEXT.split())
 # the parts of DBRX / MPT's nested attn_config and ffn_config that the parser reads
@@ -94,6 +100,12 @@ def _bailing_moe(cfg: dict[str, Any]) -> None:
         _set(cfg, "qkv_bias", True)
 
 
+def _xverse(cfg: dict[str, Any]) -> None:
+    if cfg.get("num_experts"):
+        _set(cfg, "num_experts_per_tok", cfg.get("moe_top_k"))
+        _set(cfg, "n_shared_experts", cfg.get("num_shared_experts"))
+
+
 _RENAMES = {"n_layers": "num_hidden_layers", "n_heads": "num_attention_heads", "d_model": "hidden_size"}
 _BY_FAMILY = {
     "dbrx": _dbrx,
@@ -101,6 +113,7 @@ _BY_FAMILY = {
     "persimmon": _persimmon,
     "ernie4_5_moe": _ernie_moe,
     "bailing_moe": _bailing_moe,
+    "xverse": _xverse,
 }
 
 
