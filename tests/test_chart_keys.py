@@ -147,3 +147,44 @@ def test_llmd_top_level_and_container_keys(tmp_path):
 def test_llmd_corpus_values_have_no_kv005():
     for path in sorted(shared("corpus", "manifests2").glob("llm-d-incubation__llm-d-modelservice__*.yaml")):
         assert kv005(run(path)) == [], path.name
+
+
+# --- vLLM production-stack: servingEngineSpec, vllmConfig, lmcacheConfig --------------------------
+
+
+def test_production_stack_nested_keys_the_chart_does_not_render():
+    result = run(FIXTURES / "KV005" / "bad-production-stack-nested-keys.yaml")
+    found = kv005(result)
+    assert [line for line, _ in found] == [10, 30, 32]
+    assert "`servingEngineSpec.nodeSelector`" in found[0][1] and "nodeSelectorTerms" in found[0][1]
+    assert (
+        "vllmConfig.maxNumBatchedTokens" in found[1][1]
+        and "extraArgs (as --max-num-batched-tokens)" in found[1][1]
+    )
+    assert "lmcacheConfig.enable`" in found[2][1] and "lmcacheConfig.enabled" in found[2][1]
+    assert all("production-stack@a6c01db0" in m for _, m in found)
+    d = result.deployments[0].deployment
+    assert (
+        d.max_batched_tokens is None or d.max_batched_tokens.origin != "stated"
+    )  # not rendered, not applied
+
+
+def test_production_stack_vllm_option_in_extra_args_is_read():
+    result = run(FIXTURES / "KV005" / "good-production-stack-nested-keys.yaml")
+    assert result.findings == []
+    d = result.deployments[0].deployment
+    assert d.max_batched_tokens.value == 8192 and d.max_batched_tokens.origin == "stated"
+
+
+def test_production_stack_pipeline_parallel_is_rendered_only_with_ray():
+    text = (FIXTURES / "KV005" / "good-production-stack-nested-keys.yaml").read_text()
+    plain = text.replace(
+        "      maxModelLen: 8192\n", "      maxModelLen: 8192\n      pipelineParallelSize: 2\n"
+    )
+    found = kv005(lint(plain, "values.yaml"))
+    assert len(found) == 1 and "only for a raySpec entry" in found[0][1]
+    assert lint(plain, "values.yaml").deployments[0].deployment.pipeline_parallel.value == 1  # vLLM default
+    ray = plain.replace("    requestGPU: 1\n", "    requestGPU: 1\n    raySpec:\n      enabled: true\n")
+    result = lint(ray, "values.yaml")
+    assert kv005(result) == []
+    assert result.deployments[0].deployment.pipeline_parallel.value == 2

@@ -20,6 +20,7 @@ from kvlint.extract import container as ct
 from kvlint.extract.argv import option_tokens
 from kvlint.extract.kubeai import kubeai_spec
 from kvlint.extract.production_stack import PS_CONFIG, production_stack_entry
+from kvlint.extract.production_stack_keys import serving_engine_issues
 from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
@@ -47,6 +48,8 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
             # `enabled: false` entries are not deployed (production-stack values.yaml: "Default to true")
             if isinstance(entry, Mapping) and entry.value("enabled") is not False:
                 out.extend(production_stack_entry(ctx, entry, f"servingEngineSpec.modelSpec[{i}]"))
+        if out:
+            out[0].issues.extend(serving_engine_issues(root, path))
     catalog = root.map("catalog")
     if catalog is not None and all(isinstance(v, Mapping) for _, v in catalog.items()):
         for name, entry in catalog.items():

@@ -9,6 +9,7 @@ from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract import chart_layouts, pods
 from kvlint.extract import container as ct
+from kvlint.extract import production_stack_keys as ps_keys
 from kvlint.extract.argv import Token, option_tokens, scalar_where
 from kvlint.extract.engine_args import vllm
 from kvlint.findings import Issue, Severity
@@ -136,7 +137,9 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
         _image(d, spec, repo, path)
     vllm.read(
         d,
-        _engine_tokens(spec, model_box if ctx.kind == "VLLMRuntime" else None, path),
+        _engine_tokens(
+            spec, model_box if ctx.kind == "VLLMRuntime" else None, path, ctx.kind == "VLLMRuntime"
+        ),
         {},
         positional_model=False,
     )
@@ -153,6 +156,7 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
                 f"{label}.",
             )
         )
+        d.issues.extend(ps_keys.nested_issues(spec, path, label))
     if ctx.kind == "VLLMRuntime":
         gpu = spec.at("deploymentConfig", "resources", "gpu")  # type: ignore[assignment]
     if isinstance(gpu, Scalar) and gpu.value is not None:
@@ -207,13 +211,15 @@ def _image(d: Deployment, spec: Mapping, repo: Scalar, path: str) -> None:
         d.engine_version = inferred(version, f"from the image tag {image}", (tag or repo).where(path))
 
 
-def _engine_tokens(spec: Mapping, model_box: Mapping | None, path: str) -> list[Token]:
-    """vllmConfig keys (and, for VLLMRuntime, spec.model's) as vLLM options, then extraArgs."""
+def _engine_tokens(spec: Mapping, model_box: Mapping | None, path: str, runtime: bool) -> list[Token]:
+    """vllmConfig keys (and, for VLLMRuntime, spec.model's) as vLLM options, then extraArgs: only the keys
+    the chart's templates (or the operator) render as flags (production_stack_keys)."""
     cfg = spec.map("vllmConfig")
     entries: list[tuple[str, Scalar]] = []
-    for box in (cfg, model_box):
+    for name, box in (("vllmConfig", cfg), ("model", model_box)):
+        read = ps_keys.rendered(spec, name, runtime)
         for key, option in PS_CONFIG.items():
-            node = box.scalar(key) if box is not None else None
+            node = box.scalar(key) if box is not None and key in read else None
             if node is not None:
                 entries.append((option, node))
     tokens = option_tokens(entries, path)

@@ -28,6 +28,9 @@ class UnparsedSetting(IssueRule):
     level, `modelArtifacts`, `decode`/`prefill`, their `parallelism` and `containers[]`) is a warning naming
     where it belongs (`decode.args` -> `decode.containers[].args`, `parallelism.tp` -> `parallelism.tensor`);
     where the schema forbids other keys (`modelArtifacts`, `parallelism`, `accelerator`) helm install fails.
+    In production-stack values the same holds one level down: a `servingEngineSpec` key, a `vllmConfig`
+    key the templates do not render as a vLLM flag (`maxNumBatchedTokens` -> `extraArgs`; such a key is
+    not applied), `pipelineParallelSize` without `raySpec`, and an `lmcacheConfig` key they do not read.
 
     ## Why is this bad?
     The engine will read that value its own way (or refuse it). kvlint would otherwise check a
