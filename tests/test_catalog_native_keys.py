@@ -225,3 +225,48 @@ def test_xverse_moe_reads_moe_top_k_and_shared_experts():
     assert small.kv_heads == small.query_heads == 32  # no num_key_value_heads: one KV head per query head
     assert small.params == pytest.approx(25.8e9, rel=0.005)
     assert _active(small) == pytest.approx(4.2e9, rel=0.02)
+def test_hunyuan_large_shares_kv_across_layer_pairs_and_counts_its_published_size():
+    """Tencent-Hunyuan-Large (official config, catalog_curated.json): 389B total / 52B active parameters
+    (the Hunyuan-Large report, arXiv:2411.02265, abstract). Cross-layer attention (use_cla,
+    cla_share_factor 2): the odd layers attend with the previous layer's K and V (vLLM hunyuan_v1.py
+    HunYuanCrossAttention has only q_proj / o_proj), so 32 of 64 layers hold KV."""
+    arch = models.resolve("tencent/Tencent-Hunyuan-Large").arch
+    assert arch is not None
+    assert arch.attention_layers == 32 and arch.layers == 64
+    assert arch.layer_kinds[:4] == ("full", "none", "full", "none")
+    assert arch.head_dim == 6400 // 80 and arch.kv_heads == 8
+    assert 32 * 2 * 8 * 80 * 2 == 81_920  # bf16 KV bytes per token: half of a model without CLA
+    assert arch.params / 1e9 == pytest.approx(389, rel=0.005)
+    assert (arch.num_experts, arch.experts_per_token) == (16, 1)
+    routed = sum(lp.experts for lp in arch.layer_params)
+    shared = 64 * 3 * 6400 * 18304  # use_mixed_mlp_moe: one shared MLP of intermediate_size per layer
+    active = arch.params - (routed - shared) * 15 / 16
+    assert active / 1e9 == pytest.approx(52, rel=0.02)
+
+
+def test_hunyuan_per_layer_lists_and_a_single_expert_read_as_vllm_reads_them():
+    """Hunyuan-7B (tencent/Hunyuan-7B-Pretrain config page): moe_topk / moe_intermediate_size are
+    per-layer lists and num_experts 1 is a dense model (vLLM hunyuan_v1.py `_is_moe`: num_experts > 1)."""
+    cfg = {
+        "architectures": ["HunYuanForCausalLM"],
+        "model_type": "hunyuan",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "attention_head_dim": 128,
+        "num_experts": 1,
+        "moe_topk": [1, 1, 1, 1],
+        "moe_intermediate_size": [14336] * 4,
+        "use_cla": False,
+        "cla_share_factor": 2,
+        "vocab_size": 128256,
+        "max_position_embeddings": 32768,
+    }
+    arch = parse_config(cfg, "t/hunyuan-7b", "test")
+    assert arch.num_experts == 0 and arch.moe_layers == 0
+    assert arch.attention_layers == 4  # use_cla false: every layer keeps its own KV
+    assert arch.layer_params[0].mlp == 3 * 4096 * 14336
+    moe = parse_config(dict(cfg, num_experts=[8] * 4, moe_topk=[2] * 4, use_cla=True), "t/moe", "test")
+    assert (moe.num_experts, moe.experts_per_token, moe.attention_layers) == (8, 2, 2)

@@ -13,7 +13,11 @@ The layer patterns are read as the model code reads them:
 - Jamba (`jamba`): layer i is attention when i % attn_layer_period == attn_layer_offset.
 - GraniteMoeHybrid (`granitemoehybrid`): `layer_types` / `layers_block_type` (mamba / attention).
 - MiniMax-Text-01 / M1: `attn_type_list` (0 lightning attention, 1 softmax attention).
-- Falcon-H1 (`falcon_h1`): attention and Mamba-2 side by side in every layer.
+- Hunyuan cross-layer attention (`use_cla`, `cla_share_factor` f): layer i computes K and V only when
+  i % f == 0; the f - 1 layers after it attend with that layer's K and V and have only q_proj and o_proj
+  (vllm/model_executor/models/hunyuan_v1.py @00f8d445: HunYuanDecoderLayer picks HunYuanCrossAttention
+  for `layer_id % cla_factor != 0`, HunYuanModel.forward passes the previous layer's (k, v) on). Those
+  layers hold no KV of their own and no state.
 
 State sizes follow vLLM's MambaSpec shapes (vllm/model_executor/layers/mamba/mamba_utils.py,
 MambaStateShapeCalculator): Mamba-2 conv (conv_dim x (kernel - 1)) + SSM (heads x head_dim x
@@ -36,6 +40,7 @@ DELTANET = "gated_deltanet"
 LIGHTNING = "lightning"
 MLP_ONLY = "mlp"  # Nemotron-H `-`: a layer with only an MLP
 MOE_ONLY = "moe"  # Nemotron-H `E`: a layer with only a mixture of experts
+CROSS_LAYER = "cross_layer_attention"  # Hunyuan CLA: attends with the previous layer's K and V
 STATEFUL = (MAMBA2, MAMBA1, DELTANET, LIGHTNING)
 
 _PATTERN_CHAR = {"M": MAMBA2, "*": ATTENTION, "-": MLP_ONLY, "E": MOE_ONLY}
@@ -78,6 +83,9 @@ def mixers(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | N
         period = int(cfg.get("attn_layer_period") or 8)
         offset = int(cfg.get("attn_layer_offset") or 4)
         return tuple(ATTENTION if i % period == offset else MAMBA1 for i in range(layers))
+    share = cfg.get("cla_share_factor")
+    if cfg.get("use_cla") and isinstance(share, int) and share > 1:
+        return tuple(ATTENTION if i % share == 0 else CROSS_LAYER for i in range(layers))
     if family in _MINIMAX and isinstance(cfg.get("attn_type_list"), list):
         kinds = cfg["attn_type_list"]
         if len(kinds) == layers:
@@ -203,6 +211,8 @@ def mixer_params(cfg: dict[str, Any], mixer: str, h: int, nq: int, d: int) -> in
         return _deltanet_params(cfg, h)
     if mixer == LIGHTNING:
         return _lightning_params(cfg, h, nq, d)
+    if mixer == CROSS_LAYER:
+        return 2 * h * nq * d  # q_proj and o_proj only
     return 0
 
 
@@ -242,6 +252,7 @@ def state_note(mix: tuple[str, ...], per_seq: int) -> str:
 
 __all__ = [
     "ATTENTION",
+    "CROSS_LAYER",
     "DELTANET",
     "LIGHTNING",
     "MAMBA1",

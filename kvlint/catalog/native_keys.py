@@ -26,6 +26,12 @@ Hugging Face keys the rest of the parser reads, as the engine reads them:
   experts of the same width, moe_top_k routed per token; the model card's table (n_layers 50, d_model 6144,
   d_ff 4096, 64 non-shared + 2 shared experts, top_k 6: 255.4B total, 36.5B activated,
   https://huggingface.co/xverse/XVERSE-MoE-A36B) is met by exactly this count.
+- Hunyuan (vllm/model_executor/models/hunyuan_v1.py @00f8d445): head size `head_dim`, else
+  `attention_head_dim`, else hidden / heads (HunYuanAttention); a layer is MoE only when num_experts > 1
+  (`_is_moe`); `moe_topk`, `moe_intermediate_size` and `num_shared_expert` may be per-layer lists
+  (HunYuanSparseMoeBlock takes `[layer_id]`; the released configs repeat one value, kvlint takes the
+  largest); with use_mixed_mlp_moe the shared expert is one MLP of intermediate_size * num_shared_expert.
+  Cross-layer attention (use_cla, cla_share_factor) is read in kvlint.catalog.hybrid.
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ from typing import Any
 _NATIVE_KEY_TEXT = """
     n_layers n_heads attn_config ffn_config expansion_ratio no_bias qk_layernorm use_bias moe_num_experts
     moe_k moe_num_shared_experts moe_layer_start_index moe_layer_end_index moe_layer_interval
-    num_shared_experts use_qkv_bias moe_top_k
+    num_shared_experts use_qkv_bias moe_top_k moe_topk num_shared_expert use_mixed_mlp_moe use_cla
+    cla_share_factor attention_head_dim use_qk_norm
 """
 NATIVE_KEYS = tuple(_NATIVE_KEY_TEXT.split())
 # the parts of DBRX / MPT's nested attn_config and ffn_config that the parser reads
@@ -104,6 +111,29 @@ def _xverse(cfg: dict[str, Any]) -> None:
     if cfg.get("num_experts"):
         _set(cfg, "num_experts_per_tok", cfg.get("moe_top_k"))
         _set(cfg, "n_shared_experts", cfg.get("num_shared_experts"))
+def _largest(value: Any) -> Any:
+    """A per-layer list's largest entry (Hunyuan states one value per layer); a scalar as it is."""
+    if isinstance(value, list):
+        numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        return max(numbers) if numbers else None
+    return value
+
+
+def _hunyuan(cfg: dict[str, Any]) -> None:
+    _set(cfg, "head_dim", cfg.get("attention_head_dim"))
+    experts = _largest(cfg.get("num_experts"))
+    cfg["num_experts"] = experts if isinstance(experts, int) and experts > 1 else 0  # _is_moe
+    _set(cfg, "num_experts_per_tok", _largest(cfg.get("moe_topk")))
+    if isinstance(cfg.get("moe_intermediate_size"), list):
+        cfg["moe_intermediate_size"] = _largest(cfg["moe_intermediate_size"])
+    shared, inter = _largest(cfg.get("num_shared_expert")), cfg.get("intermediate_size")
+    if (
+        cfg.get("use_mixed_mlp_moe")
+        and cfg["num_experts"]
+        and isinstance(shared, int)
+        and isinstance(inter, int)
+    ):
+        _set(cfg, "moe_shared_expert_intermediate_size", inter * shared)
 
 
 _RENAMES = {"n_layers": "num_hidden_layers", "n_heads": "num_attention_heads", "d_model": "hidden_size"}
@@ -114,6 +144,9 @@ _BY_FAMILY = {
     "ernie4_5_moe": _ernie_moe,
     "bailing_moe": _bailing_moe,
     "xverse": _xverse,
+    "hunyuan": _hunyuan,
+    "hunyuan_v1_dense": _hunyuan,
+    "hunyuan_v1_moe": _hunyuan,
 }
 
 
