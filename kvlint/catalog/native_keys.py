@@ -42,7 +42,7 @@ _NATIVE_KEY_TEXT = """
     n_layers n_heads attn_config ffn_config expansion_ratio no_bias qk_layernorm use_bias moe_num_experts
     moe_k moe_num_shared_experts moe_layer_start_index moe_layer_end_index moe_layer_interval
     num_shared_experts use_qkv_bias moe_top_k moe_topk num_shared_expert use_mixed_mlp_moe use_cla
-    cla_share_factor attention_head_dim use_qk_norm
+    cla_share_factor attention_head_dim
 """
 NATIVE_KEYS = tuple(_NATIVE_KEY_TEXT.split())
 # the parts of DBRX / MPT's nested attn_config and ffn_config that the parser reads
