@@ -225,6 +225,8 @@ def test_xverse_moe_reads_moe_top_k_and_shared_experts():
     assert small.kv_heads == small.query_heads == 32  # no num_key_value_heads: one KV head per query head
     assert small.params == pytest.approx(25.8e9, rel=0.005)
     assert _active(small) == pytest.approx(4.2e9, rel=0.02)
+
+
 def test_hunyuan_large_shares_kv_across_layer_pairs_and_counts_its_published_size():
     """Tencent-Hunyuan-Large (official config, catalog_curated.json): 389B total / 52B active parameters
     (the Hunyuan-Large report, arXiv:2411.02265, abstract). Cross-layer attention (use_cla,

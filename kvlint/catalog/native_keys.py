@@ -111,6 +111,8 @@ def _xverse(cfg: dict[str, Any]) -> None:
     if cfg.get("num_experts"):
         _set(cfg, "num_experts_per_tok", cfg.get("moe_top_k"))
         _set(cfg, "n_shared_experts", cfg.get("num_shared_experts"))
+
+
 def _largest(value: Any) -> Any:
     """A per-layer list's largest entry (Hunyuan states one value per layer); a scalar as it is."""
     if isinstance(value, list):
