@@ -12,14 +12,18 @@ class HeadsNotDivisibleByTp(SettingsRule):
     Checks what vLLM checks when it shards the model: the attention (query) heads must divide by
     TP; the KV heads must divide by TP when TP is smaller than their count, and TP must be a
     multiple of them when it is larger (`QKVParallelLinear`); with expert parallelism, the
-    routed experts must divide by the expert-parallel size (TP x DP).
+    routed experts must divide by the expert-parallel size (TP x DP). TGI shards the KV heads
+    and never replicates them: its shards need `kv_heads % num_shard == 0` at any size
+    (huggingface/text-generation-inference flash_llama_modeling.py: "`num_key_value_heads` must be
+    divisible by `num_shards`"; releases before v2.4 fail the same split in the weight-shape assert).
 
     ## Why is this bad?
     The engine refuses to start: "Total number of attention heads (40) must be divisible by
     tensor parallel size (3)."
 
     ## Formula
-    `num_attention_heads % TP == 0`; `kv_heads % TP == 0` if `TP <= kv_heads`, else `TP % kv_heads == 0`.
+    `num_attention_heads % TP == 0`; `kv_heads % TP == 0` if `TP <= kv_heads`, else `TP % kv_heads == 0`;
+    TGI: `kv_heads % TP == 0`.
 
     ## Example
     Qwen2.5-7B (28 heads, 4 KV heads) with `tensor_parallel: 8`.
@@ -43,7 +47,8 @@ class HeadsNotDivisibleByTp(SettingsRule):
         if tp <= 1:
             return
         where = where_of(d, d.tensor_parallel)
-        valid = [t for t in range(1, 17) if _ok(arch, t)]
+        tgi = d.engine_name == "tgi"
+        valid = [t for t in range(1, 17) if _ok(arch, t, tgi)]
         fix = f"use a tensor-parallel size of {', '.join(map(str, valid))}"
         if arch.query_heads % tp:
             yield ctx.finding(
@@ -51,6 +56,14 @@ class HeadsNotDivisibleByTp(SettingsRule):
                 where,
                 f"Total number of attention heads ({arch.query_heads}) must be divisible by tensor parallel size ({tp}) "
                 f"— {arch.id} cannot be sharded {tp} ways",
+                fix=fix,
+            )
+        elif not arch.mla and tgi and arch.kv_heads % tp:
+            yield ctx.finding(
+                self,
+                where,
+                f"{arch.kv_heads} KV heads do not divide by --num-shard {tp}: TGI shards the KV heads without "
+                "replicating them and refuses (`num_key_value_heads` must be divisible by `num_shards`)",
                 fix=fix,
             )
         elif not arch.mla and tp < arch.kv_heads and arch.kv_heads % tp:
@@ -78,9 +91,11 @@ class HeadsNotDivisibleByTp(SettingsRule):
                 )
 
 
-def _ok(arch, tp: int) -> bool:
+def _ok(arch, tp: int, tgi: bool = False) -> bool:
     if arch.query_heads % tp:
         return False
     if arch.mla:
         return True
+    if tgi:
+        return arch.kv_heads % tp == 0
     return arch.kv_heads % tp == 0 if tp <= arch.kv_heads else tp % arch.kv_heads == 0

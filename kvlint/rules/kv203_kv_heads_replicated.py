@@ -20,6 +20,7 @@ class KvHeadsReplicated(SettingsRule):
 
     ## Formula
     KV heads per GPU = `max(1, kv_heads // TP)` (vLLM `get_num_kv_heads`); MLA: always 1 latent.
+    TGI does not replicate KV heads (it refuses, KV202), so this rule stays silent for TGI's GQA models.
 
     ## Example
     Qwen2.5-7B (4 KV heads) at `tensor_parallel: 8`.
@@ -51,7 +52,7 @@ class KvHeadsReplicated(SettingsRule):
                 "so the KV cache per token per GPU does not shrink with TP",
                 fix="for more KV capacity use data parallelism (DP attention) rather than more TP",
             )
-        elif s.tp > arch.kv_heads:
+        elif s.tp > arch.kv_heads and d.engine_name != "tgi":
             copies = s.tp // arch.kv_heads
             per = 2 * arch.head_dim * 2 * arch.attention_layers
             yield ctx.finding(

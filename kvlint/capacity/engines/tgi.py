@@ -214,13 +214,11 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     terms = [
         Term("weights", w.per_gpu_max, w.source),
         Term("prefill warm-up", 0 if released else prefill, acts_note),
-        Term(
-            "warm-up logits",
-            logits,
-            "prefill_logprobs over every warm-up token (logits + log_softmax, full vocabulary)",
-        ),
         Term("CUDA context", CONTEXT_BYTES, "CUDA context and communication buffers"),
     ]
+    if logits:
+        note = "prefill_logprobs over every warm-up token (logits + log_softmax, full vocabulary)"
+        terms.insert(2, Term("warm-up logits", logits, note))
     if other:
         # warmup measures free memory (mem_get_info), so what other processes hold is not in it
         terms.append(Term("other processes", other, "held on the GPU by other processes when TGI started"))
