@@ -26,8 +26,16 @@ def test_mla_latent_is_replicated_at_any_tp():
     assert not findings(run(model="deepseek-ai/DeepSeek-V3", gpu="H200", max_context=8192), "KV203")
 
 
-@pytest.mark.parametrize("engine", ["sglang", "tgi"])
-def test_other_engines(engine):
+def test_other_engines():
     assert findings(
-        run(engine=engine, model=LLAMA70, gpu="H100", gpus=16, tensor_parallel=16, max_context=8192), "KV203"
+        run(engine="sglang", model=LLAMA70, gpu="H100", gpus=16, tensor_parallel=16, max_context=8192), "KV203"
     )
+
+
+def test_tgi_refuses_instead_of_replicating():
+    """TGI splits the KV heads across shards and never replicates them: 16 shards of 8 KV heads are a
+    KV202 refusal, not a KV203 note."""
+    r = run(engine="tgi", model=LLAMA70, gpu="H100", gpus=16, tensor_parallel=16, max_context=8192)
+    assert not findings(r, "KV203")
+    (f,) = findings(r, "KV202")
+    assert "num_key_value_heads" in f.message
