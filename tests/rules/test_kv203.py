@@ -28,7 +28,8 @@ def test_mla_latent_is_replicated_at_any_tp():
 
 def test_other_engines():
     assert findings(
-        run(engine="sglang", model=LLAMA70, gpu="H100", gpus=16, tensor_parallel=16, max_context=8192), "KV203"
+        run(engine="sglang", model=LLAMA70, gpu="H100", gpus=16, tensor_parallel=16, max_context=8192),
+        "KV203",
     )
 
 
