@@ -16,6 +16,7 @@ from kvlint.catalog.keep_keys import (  # noqa: F401  (re-exported: callers impo
     KEEP_KEYS,
     LENGTH_KEYS,
     QUANT_KEEP,
+    TEXT_KEYS,
     VISION_KEEP,
     compact,
     compact_hf_quant,
@@ -70,12 +71,10 @@ def need(cfg: dict[str, Any], *keys: str) -> int:
 
 
 def text_part(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """The text model's config (multimodal configs nest it under text_config or llm_config) and its family."""
+    """The text model's config (multimodal configs nest it under one of TEXT_KEYS) and its family."""
     arch_names = config.get("architectures") or []
     outer = config.get("model_type") or (ARCH_FAMILY.get(arch_names[0]) if arch_names else None) or ""
-    text = config.get("text_config")
-    if not isinstance(text, dict) or not text:
-        text = config.get("llm_config")  # InternVL-style multimodal configs
+    text = next((config[k] for k in TEXT_KEYS if isinstance(config.get(k), dict) and config[k]), None)
     if isinstance(text, dict) and text:
         merged = dict(text)
         for key in ("quantization_config", "compression_config", "tie_word_embeddings"):

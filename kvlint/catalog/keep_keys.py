@@ -108,6 +108,7 @@ KEEP_KEYS = frozenset(
         "num_kv_shared_layers",
         "text_config",
         "llm_config",
+        "language_config",  # DeepSeek-VL2 / Janus: the language model's config
         "vision_config",
         "visual",  # Qwen-VL (1.0): its ViT and resampler, in its own key names
         "audio_config",
@@ -191,6 +192,11 @@ def _compact_quant(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+# Where a multimodal config.json nests its language model, in the order they are looked for: transformers'
+# text_config (Llava, Qwen2-VL, mllama, Gemma 3 ...), InternVL's llm_config, DeepSeek-VL2's / Janus's
+# language_config.
+TEXT_KEYS = ("text_config", "llm_config", "language_config")
+
 # The one activation the tower arithmetic reads: silu means a gated (SwiGLU) MLP (Qwen2.5-VL, Pixtral);
 # other values are not kept, so copies that differ only in them compact to the same arch.
 _GATED_TOWER = ("hidden_act", "silu")
@@ -202,7 +208,7 @@ def compact(config: dict[str, Any]) -> dict[str, Any]:
     for key, value in config.items():
         if key not in KEEP_KEYS:
             continue
-        if key in ("text_config", "llm_config") and isinstance(value, dict):
+        if key in TEXT_KEYS and isinstance(value, dict):
             value = compact(value)
         elif key in ("vision_config", "visual", "audio_config") and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k in VISION_KEEP or (k, v) == _GATED_TOWER}

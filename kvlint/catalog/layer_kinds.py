@@ -64,7 +64,11 @@ def layer_kinds(cfg: dict[str, Any], family: str, layers: int, window: int | Non
 def window_and_kinds(cfg: dict[str, Any], family: str, layers: int) -> tuple[int | None, tuple[str, ...]]:
     """The sliding window in force (None when no layer slides) and every layer's kind."""
     window = cfg.get("sliding_window")
-    if family in _QWEN_WINDOWED and not cfg.get("use_sliding_window"):
+    # vLLM get_hf_config_sliding_window: a config stating use_sliding_window false has no window, whatever
+    # the family (Qwen2-VL, MiniCPM-V 2.6, MiMo); Qwen2Config's own default is false
+    if cfg.get("use_sliding_window") is False or (
+        family in _QWEN_WINDOWED and not cfg.get("use_sliding_window")
+    ):
         window = None
     window = int(window) if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
     kinds = layer_kinds(cfg, family, layers, window)

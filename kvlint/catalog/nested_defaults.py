@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.catalog.keep_keys import TEXT_KEYS
+
 _MISTRAL = {
     "vocab_size": 32000,
     "hidden_size": 4096,
@@ -57,8 +59,8 @@ VISION_DEFAULTS = {"pixtral": _PIXTRAL_VISION}
 
 
 def nested_text(config: dict[str, Any]) -> bool:
-    """Whether the config nests its text model (text_config / llm_config) rather than stating it at the top."""
-    return any(isinstance(config.get(k), dict) and config.get(k) for k in ("text_config", "llm_config"))
+    """Whether the config nests its text model (text_config / llm_config / ...) rather than stating it at the top."""
+    return any(isinstance(config.get(k), dict) and config.get(k) for k in TEXT_KEYS)
 
 
 def with_text_defaults(config: dict[str, Any], text: dict[str, Any], family: str) -> dict[str, Any]:

@@ -25,21 +25,18 @@ _QWEN_VL_QUERIES = 256
 
 
 def _block(config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """(the vision block in vision_config's key names, whether it is Qwen-VL's `visual`)."""
+    """(the vision block in vision_config's key names, whether it is Qwen-VL's `visual`). Towers that
+    state their size in OpenCLIP's names (width, layers, mlp_ratio: Qwen-VL's `visual`, DeepSeek-VL2's
+    vision_config) are read under the transformers names."""
     v = config.get("vision_config")
-    if isinstance(v, dict) and v:
-        return v, False
-    q = config.get("visual")
-    if not isinstance(q, dict) or not q:
+    qwen_vl = not (isinstance(v, dict) and v)
+    if qwen_vl:
+        v = config.get("visual")
+    if not isinstance(v, dict) or not v:
         return {}, False
-    return {
-        "hidden_size": q.get("width"),
-        "num_hidden_layers": q.get("layers"),
-        "mlp_ratio": q.get("mlp_ratio"),
-        "patch_size": q.get("patch_size"),
-        "image_size": q.get("image_size"),
-        "output_dim": q.get("output_dim"),
-    }, True
+    if v.get("hidden_size") is None and v.get("embed_dim") is None and v.get("width") is not None:
+        v = {**v, "hidden_size": v.get("width"), "num_hidden_layers": v.get("layers")}
+    return v, qwen_vl
 
 
 def _int(v: dict[str, Any], *keys: str) -> int | None:

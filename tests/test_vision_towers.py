@@ -1,0 +1,71 @@
+"""Vision-language configs: the text model's KV from wherever the config nests it, the tower's weights
+estimated from its own block.
+
+Published sizes:
+- Qwen-VL: LLM 7.7B + ViT 1.9B (+ 0.08B adapter) = 9.6B (arXiv:2308.12966 Table 1; quoted by
+  https://aiwiki.ai/wiki/qwen_vl: "about 7.7B parameters ... roughly 1.9B parameters").
+- MiniCPM-V 2.6: "built on SigLip-400M and Qwen2-7B with a total of 8B parameters"
+  (https://inference.readthedocs.io/en/v2.10.0/models/builtin/llm/minicpm-v-2.6.html).
+- DeepSeek-VL2-Tiny: 3.37B total (DeepSeek-VL2 paper, arXiv:2412.10302: Tiny 1.0B activated / 3.37B total);
+  config from OME's test copy (github:sgl-project/ome@17b77ed pkg/hfutil/modelconfig/testdata/deepseek_vl2_tiny.json).
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kvlint.catalog.arch import FULL
+from kvlint.catalog.hf_config import compact, parse_config
+from kvlint.catalog.models import resolve
+
+OME = "17b77edad23bae262e0c9adb7f12039397a5d33d"
+
+
+def test_qwen_vl_visual_block_is_counted():
+    a = resolve("Qwen/Qwen-VL-Chat").arch
+    assert a.params == pytest.approx(9.6e9, rel=0.01)
+    assert a.vision_params == pytest.approx(1.9e9 + 0.08e9, rel=0.03)
+    assert a.layers == 32 and a.kv_heads == 32 and a.head_dim == 128  # KV from the QWen LLM
+
+
+def test_minicpm_v_2_6_is_qwen2_kv_and_a_siglip_tower():
+    a = resolve("openbmb/MiniCPM-V-2_6").arch
+    assert (a.layers, a.kv_heads, a.head_dim) == (28, 4, 128)
+    assert a.params == pytest.approx(8.0e9, rel=0.02)
+    assert 0.4e9 < a.vision_params < 0.5e9
+
+
+def test_use_sliding_window_false_means_no_window_in_any_family():
+    # vLLM ModelConfig.get_hf_config_sliding_window: a config whose use_sliding_window is false has no
+    # window, whatever its model_type (MiniCPM-V states sliding_window 131072 beside it)
+    for model in ("openbmb/MiniCPM-V-2_6", "Qwen/Qwen2-VL-7B-Instruct"):
+        a = resolve(model).arch
+        assert a.sliding_window is None and set(a.layer_kinds) == {FULL}, model
+
+
+def test_clip_is_an_encoder_without_kv_cache():
+    r = resolve("openai/clip-vit-large-patch14-336")
+    assert r.no_kv_cache and r.arch is None
+
+
+def _ome(name: str) -> dict:
+    repo = Path("/work/.mirror/sgl-project+ome")
+    git = repo / "repo" if (repo / "repo").is_dir() else repo
+    if not git.is_dir():
+        pytest.skip("no mirror of sgl-project/ome")
+    out = subprocess.run(
+        ["git", "--git-dir", str(git), "show", f"{OME}:pkg/hfutil/modelconfig/testdata/{name}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def test_language_config_nesting_and_openclip_width_names():
+    a = parse_config(compact(_ome("deepseek_vl2_tiny.json")), "deepseek-ai/deepseek-vl2-tiny", "test")
+    assert a.family == "deepseek_v2" and a.layers == 12 and a.num_experts == 64
+    assert a.params == pytest.approx(3.37e9, rel=0.01)
+    assert 0.38e9 < a.vision_params < 0.45e9  # SigLIP so400m: 27 layers of width 1152
