@@ -188,3 +188,41 @@ def test_production_stack_pipeline_parallel_is_rendered_only_with_ray():
     result = lint(ray, "values.yaml")
     assert kv005(result) == []
     assert result.deployments[0].deployment.pipeline_parallel.value == 2
+
+
+# --- NVIDIA NIM nim-llm chart ------------------------------------------------------------------
+
+
+def test_nim_num_gpus_is_no_gpu_request_and_the_gpu_left_out_is_the_charts_one():
+    result = run(STACKS / "nim" / "bad-nim-llm-num-gpus-and-probes.yaml")
+    found = kv005(result)
+    assert [line for line, _ in found] == [16, 20]
+    assert "model.numGpus 4 does not request GPUs" in found[0][1] and "legacyCompat" in found[0][1]
+    assert "`probes`" in found[1][1] and "startupProbe" in found[1][1]
+    assert all("nim-deploy@bd18a4ed" in m for _, m in found)
+    d = result.deployments[0].deployment
+    assert d.gpus_per_pod.value == 1 and d.gpus_per_pod.origin == "default"
+    assert "nvidia.com/gpu: 1" in d.gpus_per_pod.note
+    assert str(d.gpu.value).startswith("h100")  # the node selector's real product label
+
+
+def test_nim_good_values_only_say_nim_is_not_modelled():
+    result = run(STACKS / "nim" / "good-nim-llm.yaml")
+    assert [f.rule for f in result.findings] == ["KV004"]
+    d = result.deployments[0].deployment
+    assert d.gpus_per_pod.value == 4 and d.gpus_per_pod.origin == "stated"
+
+
+def test_nim_gpu_label_no_node_carries_is_a_warning():
+    text = (
+        (STACKS / "nim" / "good-nim-llm.yaml")
+        .read_text()
+        .replace("NVIDIA-H100-80GB-HBM3", "NVIDIA-H100-80GB")
+    )
+    result = lint(text, "values.yaml")
+    (f,) = [f for f in result.findings if f.rule == "KV002"]
+    assert (
+        f.severity.name == "WARNING"
+        and "no node carries" in f.message
+        and "NVIDIA-H100-80GB-HBM3" in f.message
+    )

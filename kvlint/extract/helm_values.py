@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from kvlint.codes import UNKNOWN_MODEL
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract import chart_layouts
+from kvlint.extract import chart_layouts, nim_chart
 from kvlint.extract import container as ct
 from kvlint.extract.argv import option_tokens
 from kvlint.extract.kubeai import kubeai_spec
@@ -57,13 +57,8 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
                 d = kubeai_spec(ctx, entry, f"catalog.{name}")
                 if d is not None:
                     out.append(d)
-    if not out and _is_nim_chart(root):
-        d = Deployment(path, root.where(path), "values", "(root)", base_dir)
-        model = root.at("model", "name")
-        where = (model or root).where(path)
-        d.engine = stated("nim", where, "nim-llm Helm values")
-        ct.mark_unsupported(d, "nim", where)
-        out.append(d)
+    if not out and nim_chart.is_nim_chart(root):
+        out.append(nim_chart.nim_values(ctx, root))
     if not out:
         out.extend(
             subchart(ctx, name, section, layout, image)
@@ -78,11 +73,6 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
     for d in out:
         ct.finish(d)
     return out
-
-
-def _is_nim_chart(root: Mapping) -> bool:
-    model = root.map("model")
-    return model is not None and any(k in model for k in ("ngcAPISecret", "ngcAPIKey", "nimCache"))
 
 
 def _image_repository(root: Mapping) -> Scalar | None:
