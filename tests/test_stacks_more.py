@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import FIXTURES
+from conftest import FIXTURES, shared
 
 from kvlint.lint import read_and_lint
 from kvlint.settings import Settings
@@ -134,3 +134,80 @@ def test_values_naming_an_accelerator_resource_and_a_hub_model_are_said(tmp_path
     path = tmp_path / "values.yaml"
     path.write_text(text.replace("ibm-granite/granite-3.3-8b-instruct", "granite"))  # no Hub id: nothing said
     assert run(path).findings == []
+
+
+# --- OME (ome.io) ---------------------------------------------------------------------------------------
+
+OME = STACKS / "ome" / "beside"  # runtime, base model and InferenceServices side by side
+
+
+def test_ome_isvc_merges_its_runtime_and_base_model_beside_it():
+    result = run(OME / "isvc.yaml")
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.name == "llama-3-3-70b-instruct/engine" and d.engine.value == "vllm"
+    assert d.model.value == "RedHatAI/Llama-3.3-70B-Instruct-FP8-dynamic"  # the base model's hf:// storageUri
+    assert d.model.where.file.endswith("basemodel.yaml") and d.model.where.line == 11
+    assert d.tensor_parallel.value == 2 and d.tensor_parallel.where.file.endswith("runtime.yaml")
+    assert d.gpus.value == 2 and d.gpu.value == "h100-sxm" and d.has_shm
+    assert r.plan is not None
+    assert not [f for f in result.findings if f.severity.name in ("WARNING", "ERROR")]
+
+
+def test_ome_isvc_engine_override_wins_over_the_runtime():
+    result = run(OME / "bad-isvc-one-gpu.yaml")
+    (d,) = [r.deployment for r in result.deployments]
+    assert d.gpus_per_pod.value == 1 and d.gpus_per_pod.where.file.endswith("bad-isvc-one-gpu.yaml")
+    assert [f.rule for f in result.findings if f.severity.name == "ERROR"] == ["KV201"]
+
+
+def test_ome_runtime_alone_is_a_template_with_its_engine_read():
+    result = run(OME / "runtime.yaml")
+    (d,) = [r.deployment for r in result.deployments]
+    assert d.engine.value == "vllm" and d.gpus.value == 2 and d.tensor_parallel.value == 2
+    (f,) = result.findings
+    assert f.rule == "KV004" and "OME serving runtime template" in f.message
+
+
+def test_ome_multinode_component_is_one_lws_group_with_parallelism_size():
+    """kimi-k2-pd runtime (corpus): engine leader 8 GPUs + worker.size 3 -> 4 pods, --tp-size $(PARALLELISM_SIZE)
+    = 8 x 4 = 32 (components/engine.go setParallelismEnvVarForEngine); SGLang DP attention adds no GPUs."""
+    path = shared("corpus", "manifests2", "sgl-project__ome__config__runtimes__srt__kimi-k2-pd-rt.yaml")
+    result = run(path)
+    by = {r.deployment.name.split("/")[-1]: r.deployment for r in result.deployments}
+    assert (
+        by["engine"].pods.value == 4
+        and by["engine"].gpus.value == 32
+        and by["engine"].tensor_parallel.value == 32
+    )
+    assert by["decoder"].pods.value == 12 and by["decoder"].gpus.value == 96
+    assert not [f for f in result.findings if f.rule == "KV201"]
+
+
+def test_kserve_isvc_does_not_take_an_ome_runtime(tmp_path):
+    """Both projects name their runtime kinds ClusterServingRuntime: a KServe isvc selects only serving.kserve.io."""
+    (tmp_path / "rt.yaml").write_text((OME / "runtime.yaml").read_text())
+    isvc = (
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: x}\nspec:\n  predictor:\n"
+        "    model:\n      runtime: vllm-llama-3-3-70b-instruct-fp8-dynamic\n      modelFormat: {name: safetensors}\n"
+    )
+    (tmp_path / "isvc.yaml").write_text(isvc)
+    result = run(tmp_path / "isvc.yaml")
+    assert any("is not in this file or a YAML file beside it" in f.message for f in result.findings)
+
+
+def test_sglang_dp_attention_stays_inside_the_tp_group():
+    """sgl-project/sglang server_args.py: with --enable-dp-attention, dp_size divides tp_size and the world is
+    tp x pp; without it --dp-size replicates the TP group."""
+    from conftest import lint
+
+    pod = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: ds}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n      - name: s\n        image: lmsysorg/sglang:v0.5.5\n"
+        "        command: [python3, -m, sglang.launch_server, --model-path, deepseek-ai/DeepSeek-V3, --tp-size, '8',"
+        " --dp-size, '8'EXTRA]\n        resources: {limits: {nvidia.com/gpu: 8}}\n"
+    )
+    assert not [
+        f for f in lint(pod.replace("EXTRA", ", --enable-dp-attention")).findings if f.rule == "KV201"
+    ]
+    assert [f for f in lint(pod.replace("EXTRA", "")).findings if f.rule == "KV201"]

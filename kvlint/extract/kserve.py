@@ -28,7 +28,7 @@ from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, stated
 from kvlint.extract import container as ct
 from kvlint.extract import kserve_multinode as multinode
-from kvlint.extract import pods, synthetic
+from kvlint.extract import ome, pods, synthetic
 from kvlint.extract.argv import FileLines, Token, scalar_tokens, scalar_where
 from kvlint.extract.workloads import pod_workloads
 from kvlint.findings import Issue
@@ -108,8 +108,7 @@ def isvc(ctx: ct.ObjectContext) -> list[Deployment]:
 
 
 def _own_file(d: Deployment, ctx: ct.ObjectContext, anchor: Node) -> None:
-    """What the workload as a whole cannot be checked for (KV004) is said in this file, at its reference to
-    the runtime, naming where in the runtime's file it comes from; values stay at their own lines."""
+    """A workload-level KV004 from the runtime's file is said here, at the reference, naming the runtime's line."""
     for i, issue in enumerate(d.issues):
         if issue.code == NOT_CHECKABLE and issue.where.file != ctx.file:
             w = issue.where
@@ -129,6 +128,7 @@ def _own_file(d: Deployment, ctx: ct.ObjectContext, anchor: Node) -> None:
 def _find_runtime(ctx: ct.ObjectContext, predictor: Mapping, model: Mapping) -> tuple[Found | None, str]:
     name = model.scalar("runtime")
     candidates = ctx.nearby.objects(RUNTIME_KINDS) if ctx.nearby is not None else []
+    candidates = [f for f in candidates if not ome.is_ome(f.root)]  # OME (ome.io) reuses the kind names
     if name is not None and name.value:
         wanted = str(name.value)
         named = [f for f in candidates if _name(f.root) == wanted]

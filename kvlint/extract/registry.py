@@ -21,6 +21,7 @@ from kvlint.extract import (
     kubeai,
     kubernetes,
     llmd_values,
+    ome,
     ray,
     ray_serve,
     skypilot,
@@ -48,6 +49,13 @@ KUBERNETES_KINDS: dict[str, ObjectReader] = {
     "DynamoGraphDeployment": dynamo.extract,
 }
 
+# kinds another API group reuses: (group prefix, kind) -> reader, tried before KUBERNETES_KINDS
+GROUP_KINDS: dict[tuple[str, str], ObjectReader] = {
+    (ome.GROUP, "InferenceService"): ome.isvc,
+    (ome.GROUP, "ClusterServingRuntime"): ome.runtime,
+    (ome.GROUP, "ServingRuntime"): ome.runtime,
+}
+
 # (name, detector, reader), tried in order
 DOCUMENT_KINDS: list[tuple[str, Callable[[Mapping], bool], DocumentReader]] = [
     ("skypilot", skypilot.is_skypilot, skypilot.extract),
@@ -62,8 +70,10 @@ DOCUMENT_KINDS: list[tuple[str, Callable[[Mapping], bool], DocumentReader]] = [
 def extract_object(
     root: Mapping, path: str, base_dir: str, lines: list[str], nearby: Nearby | None = None
 ) -> list[Deployment]:
-    kind = root.value("kind")
-    return kubernetes.extract(root, path, base_dir, lines, KUBERNETES_KINDS.get(str(kind)), nearby)
+    kind = str(root.value("kind"))
+    group = str(root.value("apiVersion") or "").split("/")[0] + "/"
+    reader = GROUP_KINDS.get((group, kind)) or KUBERNETES_KINDS.get(kind)
+    return kubernetes.extract(root, path, base_dir, lines, reader, nearby)
 
 
 def extract_other(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:

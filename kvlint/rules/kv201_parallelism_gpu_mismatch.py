@@ -18,7 +18,9 @@ class ParallelismGpuMismatch(DeploymentRule):
     `tensorParallelSize x pipelineParallelSize` (kserve/kserve components/predictor.go
     computeRayNodeAndGPUs): requests that cannot cover it are this error (KServe refuses it). vLLM's
     `--distributed-executor-backend ray` in a plain Deployment (no KubeRay object, no pod group)
-    adds no GPUs: Ray starts a one-node cluster of the pod's own GPUs.
+    adds no GPUs: Ray starts a one-node cluster of the pod's own GPUs. SGLang's `--dp-size` with
+    `--enable-dp-attention` runs data-parallel attention inside the TP group (sgl-project/sglang
+    server_args.py: dp_size must divide tp_size), so it adds no GPUs there.
 
     ## Why is this bad?
     Fewer GPUs than the world size: the engine cannot start (vLLM: "World size (4) is larger
@@ -55,6 +57,9 @@ class ParallelismGpuMismatch(DeploymentRule):
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
         dp = int(d.data_parallel.value) if d.data_parallel else 1
+        dp_attention = d.extra.get("enable_dp_attention")
+        if d.engine_name == "sglang" and dp_attention is not None and dp_attention.value:
+            dp = 1  # SGLang DP attention splits the TP group's GPUs (attention TP = tp / dp): world = tp x pp
         world = tp * pp * dp
         have = int(d.gpus.value)
         if world == have or have <= 0:
