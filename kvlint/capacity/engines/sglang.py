@@ -114,6 +114,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     extra = {k: v.value for k, v in d.extra.items()}
     extra["version_known"] = version is not None
     extra["era"] = sd.era(version)
+    extra["mm_reserve_bytes"] = sd.rules(version).mm_reserve_mb * MB if arch.vision_params else 0
     es = EngineSettings(
         engine="sglang",
         version=version_text,
@@ -227,9 +228,10 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         rest = int(free_before * s.utilization) - stage_weights
         n_state = max(pp_partitions(len(arch.state_layers), s.pp))
         state_bytes, slots, cap = sglang_state(arch, s.tp, n_state, rest, s.extra, s.max_num_seqs)
-    pool = budget - stage_weights - state_bytes
+    mm_reserve = int(s.extra.get("mm_reserve_bytes") or 0)
+    pool = budget - stage_weights - state_bytes - mm_reserve
     kv_tokens = profile_max_num_token(
-        free_before, free_before - stage_weights - state_bytes, s.utilization, cell
+        free_before, free_before - stage_weights - state_bytes - mm_reserve, s.utilization, cell
     )
     swa_note = ""
     if swa_layers and kv_tokens:
@@ -296,6 +298,11 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         + f" = {gib(free_before)}",
         f"x mem_fraction_static {s.utilization:g} = {gib(budget)} for weights + KV pool",
         f"  - weights: {gib(stage_weights)}  ({w.source})",
+        *(
+            [f"  - multimodal embedding cache: {gib(mm_reserve)} (SGLANG_VLM_CACHE_SIZE_MB default, v0.5.23)"]
+            if mm_reserve
+            else []
+        ),
         f"  = KV pool per GPU: {gib(pool)}",
         f"cell per token: {cell:,} B ({layers} attention layers) -> max_total_num_tokens {tokens(kv_tokens)}"
         + (f" (page size {page})" if page > 1 else ""),

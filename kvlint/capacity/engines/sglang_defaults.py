@@ -63,6 +63,9 @@ class Rules:
     prefill_graph_64_from: int = 640  # where the 64-step run of prefill capture sizes starts
     # graph reserves only for the graphs that are captured (--disable-cuda-graph, PP > 1)
     graph_gated: bool = False
+    # multimodal: taken off the KV budget for the embedding cache (SGLANG_VLM_CACHE_SIZE_MB,
+    # kv_cache_configurator.mm_runtime_reservation_gb)
+    mm_reserve_mb: int = 0
 
 
 _V058 = Rules((0, 5, 8, 0), "v0.5.8", "reserved", "vit", small_graph_bs=24, piecewise="opt-in")
@@ -82,7 +85,8 @@ RELEASES: tuple[Rules, ...] = (
     replace(_V058, first=(0, 5, 9, 0), read_at="v0.5.9", prefill_graph_64_from=576),
     replace(_V0510, prefill_graph_64_from=576),  # v0.5.9 moved the 64-step run to 576
     # v0.5.23 (arg_groups/memory_hook.py, cuda_graph_hook.py): 4096-token chunks and graph bs 48 / 160 on
-    # 20-35 GB cards, no speculative reserve, graph reserves only for the graphs captured
+    # 20-35 GB cards, no speculative reserve, graph reserves only for the graphs captured; multimodal
+    # models keep 100 MB of the KV budget for the embedding cache (environ.py SGLANG_VLM_CACHE_SIZE_MB)
     replace(
         _V0510,
         first=(0, 5, 23, 0),
@@ -93,6 +97,7 @@ RELEASES: tuple[Rules, ...] = (
         spec_mb=0,
         prefill_graph_64_from=576,
         graph_gated=True,
+        mm_reserve_mb=100,
     ),
 )
 
