@@ -35,7 +35,9 @@ def _with(cases, *keys):
     "case",
     [
         c
-        for c in _with(_sglang_cases(), "avail_after_gib", "weights_gib", "k_size_gib", "max_total_num_tokens")
+        for c in _with(
+            _sglang_cases(), "avail_after_gib", "weights_gib", "k_size_gib", "max_total_num_tokens"
+        )
         if c["settings"].get("mem_fraction_static") is not None or "avail_before_gib" in c["measured"]
     ],
     ids=lambda c: c["id"],
