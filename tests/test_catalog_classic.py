@@ -66,3 +66,12 @@ def test_glm4_mlp_from_ffn_hidden_size_and_cohere_ties_embeddings():
     # Command R: 35B (model card); CohereConfig ties the embedding when the key is absent.
     cmd = _arch("CohereForAI/c4ai-command-r-v01")
     assert cmd.lm_head_params == 0 and abs(cmd.params / 1e9 - 34.98) < 0.05
+
+
+def test_chatglm2_multi_query_groups_and_32k_context():
+    # THUDM/chatglm2-6b: 2 KV groups of 128 (multi_query_group_num) over 28 layers; its README: context
+    # extended to 32K; 6.24B parameters as published.
+    arch = _arch("THUDM/chatglm2-6b")
+    assert (arch.kv_heads, arch.head_dim, arch.layers, arch.max_positions) == (2, 128, 28, 32768)
+    assert _kv_bytes_bf16(arch) == 28_672
+    assert abs(arch.params / 1e9 - 6.24) < 0.01
