@@ -69,3 +69,16 @@ def test_language_config_nesting_and_openclip_width_names():
     assert a.family == "deepseek_v2" and a.layers == 12 and a.num_experts == 64
     assert a.params == pytest.approx(3.37e9, rel=0.01)
     assert 0.38e9 < a.vision_params < 0.45e9  # SigLIP so400m: 27 layers of width 1152
+
+
+def test_trimmed_qwen2_vl_vision_config_gets_its_class_defaults():
+    # a Qwen2-VL-7B fine-tune saved by transformers 4.47 keeps three keys of its vision_config
+    # (https://huggingface.co/pbarker/Qwen2-VL-7B-sk-googleflights-full-750-47ep/blame/main/config.json);
+    # transformers' Qwen2VLVisionConfig defaults supply the rest (depth 32, embed_dim 1280, mlp_ratio 4)
+    text = resolve("Qwen/Qwen2-VL-7B-Instruct").arch.parsed_from[0]
+    trimmed = {k: v for k, v in text.items() if k != "vision_config"}
+    trimmed["vision_config"] = {"in_chans": 3, "model_type": "qwen2_vl", "spatial_patch_size": 14}
+    full = resolve("Qwen/Qwen2-VL-7B-Instruct").arch
+    a = parse_config(trimmed, "fine-tune", "test")
+    assert a.vision_params == pytest.approx(full.vision_params, rel=0.01)
+    assert a.vision_params > 0.6e9

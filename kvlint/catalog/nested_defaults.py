@@ -55,7 +55,19 @@ _PIXTRAL_VISION = {
     "image_size": 1024,
     "patch_size": 16,
 }
-VISION_DEFAULTS = {"pixtral": _PIXTRAL_VISION}
+# transformers Qwen2VLVisionConfig (configuration_qwen2_vl.py): configs saved by transformers >= 4.46 keep only
+# in_chans / spatial_patch_size (and hidden_size when it is not 3584) in their vision_config
+_QWEN2_VL_VISION = {
+    "depth": 32,
+    "embed_dim": 1280,
+    "hidden_size": 3584,
+    "mlp_ratio": 4,
+    "num_heads": 16,
+    "in_channels": 3,
+    "patch_size": 14,
+    "spatial_merge_size": 2,
+}
+VISION_DEFAULTS = {"pixtral": _PIXTRAL_VISION, "qwen2_vl": _QWEN2_VL_VISION}
 
 
 def nested_text(config: dict[str, Any]) -> bool:
