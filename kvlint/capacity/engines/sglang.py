@@ -97,6 +97,8 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         mla=arch.mla,
         piecewise=_piecewise(d),
         cuda_graph=not _extra(d, "disable_cuda_graph"),
+        multimodal=bool(arch.vision_params),
+        amd=bool(gpu and gpu.vendor == "amd"),
     )
     if "chunked_prefill_size" not in d.extra:
         d.extra["chunked_prefill_size"] = default(

@@ -209,10 +209,25 @@ def prefill_graph_sizes(max_tokens: int, row: Rules) -> list[int]:
     return [s for s in sizes if s <= max_tokens]
 
 
-def _piecewise_mb(row: Rules, chunked: int, mla: bool, piecewise: bool | None) -> float:
-    on = piecewise is True if row.piecewise == "opt-in" else piecewise is not False
-    if row.piecewise == "none" or not on:
+def _piecewise_on(row: Rules, kw: dict) -> bool:
+    """Whether the release captures (and so reserves for) prefill / piecewise CUDA graphs."""
+    explicit = kw.get("piecewise")
+    if row.piecewise == "none" or explicit is False or not kw.get("cuda_graph", True) and row.graph_gated:
+        return False
+    if row.piecewise == "opt-in":
+        return explicit is True
+    if explicit is True:
+        return True  # --enforce-piecewise-cuda-graph / an explicit prefill backend
+    if kw.get("multimodal") or kw.get("pp", 1) > 1:
+        return False  # v0.5.10 _handle_piecewise_cuda_graph 5. / 9.; v0.5.23 cuda_graph_hook rules
+    # v0.5.10 _handle_piecewise_cuda_graph: 2. speculative decoding, 3. DP attention, 6. non-CUDA (AMD)
+    return row.graph_gated or not (kw.get("spec") or kw.get("dp_attention") or kw.get("amd"))
+
+
+def _piecewise_mb(row: Rules, chunked: int, kw: dict) -> float:
+    if not _piecewise_on(row, kw):
         return 0.0
+    mla = kw.get("mla", False)
     if mla and row.piecewise == "default":
         return 1.5 * 1024  # "For MLA backend the memory overhead is much higher than expected with fa3"
     return len(prefill_graph_sizes(chunked if not mla else 2048, row)) * 8
@@ -224,9 +239,7 @@ def _formula_reserved(gpu_mb: float, parallel: int, c: int, g: int, row: Rules, 
     reserved = 512 + max(c, 2048) * 1.5 + (g * 2 if graphs else 0) + parallel / 8 * 1024
     if dp_attention:
         reserved += g * dp * 3 + (g * dp * 1.5 if g > 300 else 0)
-    # v0.5.23 cuda_graph_hook: --disable-cuda-graph turns off both phases, PP > 1 the prefill graphs
-    if graphs and not (row.graph_gated and kw.get("pp", 1) > 1):
-        reserved += _piecewise_mb(row, c, kw.get("mla", False), kw.get("piecewise"))
+    reserved += _piecewise_mb(row, c, kw)
     if gpu_mb > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     if spec and spec.upper() == "STANDALONE" and row.spec_mb:
@@ -250,6 +263,8 @@ def defaults(
     mla: bool = False,
     piecewise: bool | None = None,
     cuda_graph: bool = True,
+    multimodal: bool = False,
+    amd: bool = False,
 ) -> SglangDefaults:
     """The defaults SGLang of `version` picks on a GPU of gpu_mb MiB (None: unknown GPU)."""
     row = rules(version)
@@ -268,7 +283,7 @@ def defaults(
         )
     elif row.fraction == "reserved":
         kw = {"dp": dp, "dp_attention": dp_attention, "spec": speculative, "mla": mla, "piecewise": piecewise}
-        kw |= {"cuda_graph": cuda_graph, "pp": pp}
+        kw |= {"cuda_graph": cuda_graph, "pp": pp, "multimodal": multimodal, "amd": amd}
         frac = round((gpu_mb - _formula_reserved(gpu_mb, tp * pp, c, g, row, **kw)) / gpu_mb, 3)
     else:
         frac = _tp_era_fraction(row, gpu_mb, tp, pp, bool(speculative))
