@@ -226,3 +226,32 @@ def test_nim_gpu_label_no_node_carries_is_a_warning():
         and "no node carries" in f.message
         and "NVIDIA-H100-80GB-HBM3" in f.message
     )
+
+
+# --- AIBrix labels -------------------------------------------------------------------------------
+
+
+def test_aibrix_model_label_missing_on_pods_and_an_unread_label_key():
+    result = run(FIXTURES / "KV005" / "bad-aibrix-labels.yaml")
+    found = kv005(result)
+    assert [line for line, _ in found] == [10, 22]
+    assert "not on its pod template" in found[0][1] and "never routes" in found[0][1]
+    assert "`model.aibrix.ai/metrics-port`" in found[1][1] and "`model.aibrix.ai/metric-port`" in found[1][1]
+    assert all("aibrix@e3e10f9e" in m for _, m in found)
+
+
+def test_aibrix_labels_on_the_pod_template_are_clean():
+    assert run(FIXTURES / "KV005" / "good-aibrix-labels.yaml").findings == []
+
+
+def test_aibrix_name_only_on_a_crds_own_labels_is_not_flagged():
+    """A CRD's controller may copy its labels to the pods; only plain workloads are held to the pod label."""
+    text = (FIXTURES / "KV005" / "bad-aibrix-labels.yaml").read_text()
+    text = text.replace("kind: Deployment", "kind: StormServiceLike").replace("metrics-port", "metric-port")
+    assert kv005(lint(text, "x.yaml")) == []
+
+
+def test_aibrix_corpus_files_have_no_label_kv005():
+    for folder in ("manifests", "manifests2"):
+        for path in sorted(shared("corpus", folder).glob("vllm-project__aibrix__*")):
+            assert not [m for _, m in kv005(run(path)) if "aibrix" in m], path.name

@@ -5,8 +5,8 @@ counted once. Used by the Kubernetes and Ray readers."""
 from __future__ import annotations
 
 from kvlint.deployment import Deployment, stated
+from kvlint.extract import aibrix_labels, pods
 from kvlint.extract import container as ct
-from kvlint.extract import pods
 from kvlint.extract.argv import EnvVar
 from kvlint.load.tree import Mapping, Sequence
 
@@ -21,6 +21,7 @@ def pod_workloads(ctx: ct.ObjectContext) -> list[Deployment]:
         role = _role(spec.path)
         size = _group_size(ctx.root, spec.path, ctx.file)
         env = lws_env(size)
+        labels = aibrix_labels.issues(ctx.root, spec.path, ctx.file)
         for c in pods.containers(spec.node):
             d = ct.build(ctx, spec.node, c, env)
             if d is None:
@@ -31,6 +32,8 @@ def pod_workloads(ctx: ct.ObjectContext) -> list[Deployment]:
             if any(k == key for k, _ in out):
                 continue
             out.append((key, d))
+            d.issues.extend(labels)
+            labels = []  # said once per pod template
     found = [d for _, d in out]
     if len(found) > 1:
         for (role, _, _), d in out:

@@ -33,7 +33,10 @@ class UnparsedSetting(IssueRule):
     not applied), `pipelineParallelSize` without `raySpec`, and an `lmcacheConfig` key they do not read.
     In NVIDIA NIM `nim-llm` values, a top-level or `model.*` key the chart does not read (`probes`,
     `fullname`) is a warning, and so is `model.numGpus` differing from the GPUs the pod gets: it requests
-    none (the GPU request is `resources`; left out, the chart's default is 1 GPU).
+    none (the GPU request is `resources`; left out, the chart's default is 1 GPU). On an AIBrix workload, a
+    `model.aibrix.ai/<key>` label AIBrix reads nowhere (`metrics-port` for `metric-port`) is a warning, and
+    so is `model.aibrix.ai/name` on a Deployment's own labels but not on its pod template: the gateway
+    finds a model's pods by the pod's label, so it never routes to them.
 
     ## Why is this bad?
     The engine will read that value its own way (or refuse it). kvlint would otherwise check a
