@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibration_cases import DATA, ENGINES, load_yaml, logged  # noqa: E402
 
+from kvlint.capacity.engines.tgi import WARMUP_FAILS  # noqa: E402
 from kvlint.findings import Severity  # noqa: E402
 from kvlint.lint import check_deployment  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
@@ -40,6 +41,7 @@ LOGGED_REASON = {
     "no_memory_for_cache_blocks": "no memory for the KV cache",
     "kv_cache_smaller_than_max_model_len": "context larger than the KV cache",
     "config_validation_max_model_len": "context beyond the model",
+    "prefill_oom": "the warm-up prefill does not fit",
 }
 STARTS = "starts"
 OFF = 0.05  # a case whose KV tokens are further off than the p90 target is named
@@ -49,6 +51,8 @@ def predicted_reason(engine: str, errors: set[str], plan, context_stated: bool) 
     """The start-up verdict kvlint's errors amount to, as a failure reason."""
     if "KV101" in errors:
         return "weights exceed memory"
+    if "KV102" in errors and plan is not None and any(n.startswith(WARMUP_FAILS) for n in plan.notes):
+        return "the warm-up prefill does not fit"  # TGI: "Not enough memory to handle N prefill tokens"
     if "KV102" in errors and plan is not None and plan.kv_pool <= 0:
         return "no memory for the KV cache"
     if "KV102" in errors:

@@ -13,7 +13,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from calibration_cases import DATA, build_tgi, load_yaml  # noqa: E402
 
 from kvlint.capacity.engines import tgi  # noqa: E402
+from kvlint.lint import check_deployment  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
+from kvlint.rules import all_rules  # noqa: E402
+from kvlint.settings import Settings  # noqa: E402
 
 
 def _cases():
@@ -67,3 +70,62 @@ def test_memory_other_processes_held_is_not_in_the_pool(case):
     assert stated.term("other processes") == case["settings"]["gpu_memory_in_use_bytes"]
     assert abs(stated.kv_tokens - logged) < abs(bare.kv_tokens - logged)
     assert abs(stated.kv_tokens - logged) / logged < 0.05
+
+
+def _all_cases():
+    return load_yaml(DATA / "tgi_startup_logs.yaml")["tgi_cases"]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        c
+        for c in _all_cases()
+        if c.get("scorable", True)
+        and c.get("engine_version")
+        and (c.get("measured") or {}).get("max_batch_prefill_tokens_printed")
+        and (c.get("settings") or {}).get("max_batch_prefill_tokens") is None
+    ],
+    ids=lambda c: c["id"],
+)
+def test_default_prefill_budget_is_the_one_the_log_printed(case):
+    """With max_batch_prefill_tokens unset, the launcher of the release picks it (v2: the stated
+    max_input_tokens + 50); the prefill size the log prints is that default."""
+    plan = _plan(case)
+    d, _ = build_tgi(case, case.get("engine_version"))
+    resolved = resolve(d, Defaults())
+    assert resolved.settings.max_batched_tokens == case["measured"]["max_batch_prefill_tokens_printed"]
+    assert plan.term("prefill warm-up") > 0
+
+
+def _text_only(case):
+    from calibration_cases import model_ref
+
+    from kvlint.catalog import models
+
+    ref = model_ref(case["model"])
+    return ref is not None and not models.resolve(ref).arch.vision_params
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        c
+        for c in _all_cases()
+        if c.get("failure_class") == "prefill_oom" and c.get("scorable", True) and _text_only(c)
+    ],
+    ids=lambda c: c["id"],
+)
+def test_warmup_that_ran_out_of_memory(case):
+    """A logged 'Not enough memory to handle N prefill tokens' on a text-only model: the weights, the
+    warm-up batch's KV blocks and the larger of the prefill activations and logits exceed the card,
+    and KV102 says the warm-up does not fit. (Vision-language checkpoints are left out: TGI >= 3.2
+    runs Gemma3's image prefill, which the warm-up's first request carries, through
+    F.scaled_dot_product_attention with a dense [batch, 1, seq, seq] mask, flash_gemma3_modeling.py
+    get_attention_mask, which kvlint does not price.)"""
+    d, _ = build_tgi(case, case.get("engine_version"))
+    r = resolve(d, Defaults())
+    found = check_deployment(case["id"], r, Settings(), all_rules())
+    (f,) = [f for f in found if f.rule == "KV102"]
+    assert f.message.startswith(tgi.WARMUP_FAILS)
+    assert f"Not enough memory to handle {r.settings.max_batched_tokens} prefill tokens" in f.message

@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from kvlint.capacity.course import fits
+from kvlint.capacity.engines.tgi import WARMUP_FAILS
 from kvlint.capacity.plan import Plan
 from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.catalog.how import MATCHED_BY_NAME
@@ -53,7 +54,12 @@ class KvCacheBelowMaxContext(PlanRule):
     vLLM checks this at start-up and exits: "To serve at least one request with the model's max
     seq len (N), (X GiB KV cache is needed, which is larger than the available KV cache memory
     (Y GiB)". When the pool is empty it fails with "No available memory for the cache blocks".
-    SGLang starts, but a request of context_length can never be scheduled.
+    SGLang starts, but a request of context_length can never be scheduled. TGI sizes its pool
+    after a warm-up that first allocates KV blocks for the warm-up batch (requests of up to
+    `max_input_tokens` with room to `max_total_tokens`); when that batch and the warm-up prefill do
+    not fit beside the weights, it stops with "Not enough memory to handle N prefill tokens", and
+    when a stated `max_total_tokens` exceeds the pool its router refuses
+    ("`max_total_tokens` must be <= `max_batch_total_tokens`").
 
     ## Formula
     `KV per token per GPU = 2 × layers × max(1, kv_heads ÷ TP) × head_dim × bytes` (MLA: one
@@ -124,7 +130,10 @@ class KvCacheBelowMaxContext(PlanRule):
             tp_key = spec_key(d, "tensor_parallel", s.engine)
             fixes.append(f"{tp_key} {found[0]}")
             edits.append(display(f"{tp_key} {found[0]} on {found[0]} GPUs per replica"))
-        if p.kv_pool <= 0:
+        warmup = next((n for n in p.notes if n.startswith(WARMUP_FAILS)), None)
+        if warmup:
+            message = warmup
+        elif p.kv_pool <= 0:
             message = (
                 f"no memory is left for the KV cache: {gib(p.budget)} usable - "
                 + " - ".join(f"{t.label} {gib(t.bytes)}" for t in p.terms)

@@ -25,7 +25,7 @@ import math
 import re
 
 from kvlint.capacity.course import longest_context
-from kvlint.capacity.engines.tgi_launcher import launcher_defaults
+from kvlint.capacity.engines.tgi_launcher import launcher_defaults, v2_positions
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.weights import weights as weight_bytes
@@ -33,6 +33,7 @@ from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.units import GIB, gib, tokens
 
+WARMUP_FAILS = "the warm-up does not fit"  # plan note prefix KV102 reads
 LAYER_LIVE_HIDDEN = 7  # hidden-size tensors a layer holds while its MLP runs (prefill_bytes)
 CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context and NCCL state held before the warm-up measures free memory
 
@@ -78,12 +79,15 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if "cuda_memory_fraction" not in d.extra:
         d.extra["cuda_memory_fraction"] = default(1.0, "TGI default CUDA_MEMORY_FRACTION 1.0")
     fraction = float(d.extra["cuda_memory_fraction"].value)
+    v1 = version is not None and version < (2, 0)
+    v2 = version is not None and (2, 0) <= version < (3, 0)
     if d.max_context is None:
-        if version is not None and version < (2, 0):
+        if v1:
             d.max_context = default(2048, "TGI v1 default max_total_tokens 2048")
-        elif version is not None and version < (2, 4):
+        elif v2:
             d.max_context = default(
-                arch.max_positions, "TGI v2 default max_total_tokens = max_position_embeddings"
+                v2_positions(arch),
+                "TGI v2 default max_total_tokens = max_position_embeddings, capped at 4096 by the launcher",
             )
         else:
             d.max_context = default(
@@ -92,12 +96,21 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
             )
             d.extra["max_total_tokens_default"] = default(True, "TGI caps max_total_tokens to the KV cache")
     if "max_batch_prefill_tokens" not in d.extra:
-        value, note = launcher_defaults(arch, gpu, version, shards, fraction)
+        stated_input = d.extra["max_input_tokens"].value if "max_input_tokens" in d.extra else None
+        value, note = launcher_defaults(arch, gpu, version, shards, fraction, stated_input)
         d.extra["max_batch_prefill_tokens"] = default(value, note)
     if "max_input_tokens" not in d.extra:
-        d.extra["max_input_tokens"] = default(
-            int(d.max_context.value) - 1, "TGI default max_input_tokens = max_total_tokens - 1"
-        )
+        if v1:
+            d.extra["max_input_tokens"] = default(1024, "TGI v1 default max_input_length 1024")
+        elif v2:
+            d.extra["max_input_tokens"] = default(
+                v2_positions(arch) - 1,
+                "TGI v2 default max_input_tokens = max_position_embeddings - 1, capped at 4095 by the launcher",
+            )
+        else:
+            d.extra["max_input_tokens"] = default(
+                int(d.max_context.value) - 1, "TGI default max_input_tokens = max_total_tokens - 1"
+            )
     if d.max_sequences is None:
         d.max_sequences = default(128, "TGI default max_concurrent_requests 128")
     extra = {k: v.value for k, v in d.extra.items()}
@@ -202,9 +215,11 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     logits = warmup_logits_bytes(arch, s.max_batched_tokens, s.tp, version)
     other = int(s.extra.get("gpu_memory_in_use") or 0)
     limit = min(int(total * s.utilization), total - CONTEXT_BYTES - other)
-    held = w.per_gpu_max + warm_kv + logits  # what the warm-up holds once its activations are freed
-    warmup_fails = held > limit  # "Not enough memory to handle N prefill tokens"
-    released = not warmup_fails and held + prefill > limit
+    # the warm-up needs its largest phase live at once (the forward's activations, or the logits after
+    # them); past that, PyTorch can free only cached blocks and the warm-up raises
+    peak = w.per_gpu_max + warm_kv + max(prefill, logits)
+    warmup_fails = peak > limit  # "Not enough memory to handle N prefill tokens"
+    released = not warmup_fails and w.per_gpu_max + warm_kv + prefill + logits > limit
     acts_note = f"warm-up prefill of {tokens(s.max_batched_tokens)} tokens (activations)"
     if released:
         acts_note += (
@@ -223,14 +238,13 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         # warmup measures free memory (mem_get_info), so what other processes hold is not in it
         terms.append(Term("other processes", other, "held on the GPU by other processes when TGI started"))
     used = sum(t.bytes for t in terms)
-    if inside:
-        budget = int(total * s.utilization * wiggle)
-        pool = budget - used
-    else:
-        # the warm-up blocks are held when free memory is measured and added back in full
-        budget = int(total * s.utilization)
-        rest = budget - used - warm_kv
-        pool = int(rest * wiggle) + warm_kv if rest >= 0 else budget - used
+    # free memory measured with the warm-up batch's blocks still held (get_free_memory clamps it at 0),
+    # the wiggle room on it (v1.4.5-v2.4) or inside the fraction (v3), then the warm-up blocks added back
+    budget = int(total * s.utilization * (wiggle if inside else 1.0))
+    rest = max(0, budget - used - warm_kv)
+    pool = (rest if inside else int(rest * wiggle)) + warm_kv
+    if warmup_fails:
+        pool = limit - peak  # the shortfall: TGI never sizes a cache
     kv_tokens = max(0, pool) // (per_token * block) * block if per_token else 0
     ctx = s.max_model_len
     if s.extra.get("max_total_tokens_default") and kv_tokens > 0:
@@ -276,8 +290,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     ]
     if warmup_fails:
         p.notes.append(
-            f"the warm-up batch's KV blocks ({gib(warm_kv)}) and logits do not fit beside the weights: TGI's"
-            f" warm-up stops with 'Not enough memory to handle {s.max_batched_tokens} prefill tokens'"
+            f"{WARMUP_FAILS}: weights {gib(w.per_gpu_max)} + the warm-up batch's KV blocks {gib(warm_kv)} +"
+            f" {'logits' if logits > prefill else 'activations'} {gib(max(prefill, logits))} exceed"
+            f" {gib(limit)}; TGI stops with 'Not enough memory to handle {s.max_batched_tokens} prefill tokens'"
         )
     declared = s.extra.get("max_batch_total_tokens")
     if isinstance(declared, int):

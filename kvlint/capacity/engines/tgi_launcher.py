@@ -60,17 +60,31 @@ def vram_maximum(arch: ModelArch, gpu: GpuSpec | None, shards: int, fraction: fl
     return (available - model) // (kv + mlp)
 
 
+V2_MAX_DEFAULT = 4096  # launcher/src/main.rs v2.0-v2.4 `let max_default = 4096;`
+
+
+def v2_positions(arch: ModelArch) -> int:
+    """The max_position_embeddings the v2.0-v2.4 launcher derives its defaults from: the model's, capped
+    at 4096 ("Model supports up to {max} but tgi will now set its default to {max_default} instead")."""
+    return min(arch.max_positions, V2_MAX_DEFAULT)
+
+
 def launcher_defaults(
-    arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | None, shards: int, fraction: float
+    arch: ModelArch,
+    gpu: GpuSpec | None,
+    version: tuple[int, ...] | None,
+    shards: int,
+    fraction: float,
+    max_input: int | None = None,
 ) -> tuple[int, str]:
-    """max_batch_prefill_tokens when unset, and where it comes from."""
-    mpe = arch.max_positions
+    """max_batch_prefill_tokens when unset, and where it comes from. v2.0-v2.4: `max_input_tokens + 50`
+    of the stated max_input_tokens, else of its default (v2_positions - 1)."""
     if version is not None and version < (2, 0):
         return 4096, "TGI v1 default max_batch_prefill_tokens 4096"
-    if version is not None and version < (2, 4):
-        return mpe - 1 + 50, "TGI v2.0-v2.3 default max_batch_prefill_tokens = max_input_tokens + 50"
     if version is not None and version < (3, 0):
-        return min(4096, mpe), "TGI v2.4 default max_batch_prefill_tokens min(4096, max_position_embeddings)"
+        value = (max_input if max_input else v2_positions(arch) - 1) + 50
+        return value, "TGI v2 default max_batch_prefill_tokens = max_input_tokens + 50"
+    mpe = arch.max_positions
     flop = model_flop(arch)
     tflops = CARD_TFLOPS.get(_card(gpu) or "")
     optimal = (tflops * 10**12 * shards) // flop if flop and tflops else None
