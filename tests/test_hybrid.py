@@ -150,3 +150,21 @@ def test_a_dense_model_has_no_state_and_every_layer_attends():
     arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
     assert arch.state_bytes_per_seq == 0 and arch.attention_layers == 32
     assert bytes_per_token_layer(arch, 1, 2.0) * 32 == 131_072  # 32 layers x K+V x 8 heads x 128 x 2 bytes
+
+
+def test_kimi_k3_kda_and_mla_layers_and_its_published_size():
+    """Kimi-K3 (config: github:ai-dynamo/aiconfigurator@efaa0e64 .../moonshotai--Kimi-K3_config.json).
+    Baidu AIHC's model page (https://cloud.baidu.com/doc/AIHC/s/hmtl8ixwa) states 2.8T total, 104B
+    activated, 93 layers: 69 KDA + 24 gated MLA, latent MoE of 3584, 896 experts, 16 per token, 2
+    shared. KDA state (vllm/model_executor/layers/kda.py @01a7e5d9, kda_state_shape / kda_state_dtype):
+    q, k, v conv windows of heads x head_dim x (kernel - 1) in bf16, a heads x d x d float32 state."""
+    arch = _arch("moonshotai/Kimi-K3")
+    assert arch.family == "kimi_linear" and arch.mla
+    assert (arch.attention_layers, len(arch.state_layers), arch.layers) == (24, 69, 93)
+    assert arch.layer_kinds[3] == FULL and arch.layer_kinds[0] == NONE  # full_attn_layers count from 1
+    assert _kv_bf16_per_token(arch) == 24 * (512 + 64) * 2
+    assert arch.state_bytes_per_seq == 69 * (3 * 96 * 128 * 3 * 2 + 96 * 128 * 128 * 4)
+    assert arch.params / 1e12 == pytest.approx(2.8, rel=0.01)
+    routed_only = 896 * 3 * 3584 * 3072  # the experts work in the 3584-wide latent space
+    active = arch.params - arch.moe_layers * routed_only * (1 - 16 / 896)
+    assert arch.moe_layers == 92 and active / 1e9 == pytest.approx(104, rel=0.03)

@@ -13,6 +13,8 @@ The layer patterns are read as the model code reads them:
 - Jamba (`jamba`): layer i is attention when i % attn_layer_period == attn_layer_offset.
 - GraniteMoeHybrid (`granitemoehybrid`): `layer_types` / `layers_block_type` (mamba / attention).
 - MiniMax-Text-01 / M1: `attn_type_list` (0 lightning attention, 1 softmax attention).
+- Kimi Linear / Kimi-K3 (`kimi_linear`): `linear_attn_config.kda_layers` are Kimi Delta Attention,
+  `full_attn_layers` MLA, both numbered from 1 (vLLM KimiLinearConfig.is_kda_layer tests layer_idx + 1).
 - Hunyuan cross-layer attention (`use_cla`, `cla_share_factor` f): layer i computes K and V only when
   i % f == 0; the f - 1 layers after it attend with that layer's K and V and have only q_proj and o_proj
   (vllm/model_executor/models/hunyuan_v1.py @00f8d445: HunYuanDecoderLayer picks HunYuanCrossAttention
@@ -37,11 +39,12 @@ ATTENTION = "attention"
 MAMBA2 = "mamba2"
 MAMBA1 = "mamba1"
 DELTANET = "gated_deltanet"
+KDA = "kimi_delta_attention"
 LIGHTNING = "lightning"
 MLP_ONLY = "mlp"  # Nemotron-H `-`: a layer with only an MLP
 MOE_ONLY = "moe"  # Nemotron-H `E`: a layer with only a mixture of experts
 CROSS_LAYER = "cross_layer_attention"  # Hunyuan CLA: attends with the previous layer's K and V
-STATEFUL = (MAMBA2, MAMBA1, DELTANET, LIGHTNING)
+STATEFUL = (MAMBA2, MAMBA1, DELTANET, LIGHTNING, KDA)
 
 _PATTERN_CHAR = {"M": MAMBA2, "*": ATTENTION, "-": MLP_ONLY, "E": MOE_ONLY}
 _BLOCK_NAME = {
@@ -83,6 +86,10 @@ def mixers(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | N
         period = int(cfg.get("attn_layer_period") or 8)
         offset = int(cfg.get("attn_layer_offset") or 4)
         return tuple(ATTENTION if i % period == offset else MAMBA1 for i in range(layers))
+    linear = cfg.get("linear_attn_config")
+    if family == "kimi_linear" and isinstance(linear, dict) and isinstance(linear.get("kda_layers"), list):
+        kda = {int(i) for i in linear["kda_layers"] if isinstance(i, int)}
+        return tuple(KDA if i + 1 in kda else ATTENTION for i in range(layers))
     share = cfg.get("cla_share_factor")
     if cfg.get("use_cla") and isinstance(share, int) and share > 1:
         return tuple(ATTENTION if i % share == 0 else CROSS_LAYER for i in range(layers))
@@ -189,6 +196,34 @@ def _deltanet_state(cfg: dict[str, Any], dtype_bytes: float, ssm_bytes: float) -
     return int(conv_dim * (kernel - 1) * dtype_bytes + nv * dk * dv * ssm_bytes)
 
 
+# ---- Kimi Delta Attention (vllm/model_executor/layers/kda.py @01a7e5d9, KimiDeltaAttention) ----
+
+
+def _kda_dims(cfg: dict[str, Any]) -> tuple[int, int, int]:
+    """(heads, head dim, short-conv kernel) from linear_attn_config."""
+    linear = cfg.get("linear_attn_config") if isinstance(cfg.get("linear_attn_config"), dict) else {}
+    return (
+        int(linear.get("num_heads") or 32),
+        int(linear.get("head_dim") or 128),
+        int(linear.get("short_conv_kernel_size") or 4),
+    )
+
+
+def _kda_params(cfg: dict[str, Any], h: int) -> int:
+    heads, d, kernel = _kda_dims(cfg)
+    proj = heads * d
+    gates = h * d + d * proj  # f_a / f_b (the decay gate's low-rank pair)
+    out_gate = h * proj if (cfg.get("linear_attn_config") or {}).get("use_full_rank_gate") else gates
+    # q/k/v_proj, q/k/v short convolutions, b_proj, dt_bias, A_log, o_norm, o_proj
+    return 3 * h * proj + 3 * kernel * proj + gates + out_gate + h * heads + proj + heads + d + proj * h
+
+
+def _kda_state(cfg: dict[str, Any], dtype_bytes: float) -> int:
+    heads, d, kernel = _kda_dims(cfg)
+    # kda_state_shape / kda_state_dtype: q, k, v conv windows in the cache dtype, recurrent state float32
+    return int(3 * heads * d * (kernel - 1) * dtype_bytes + heads * d * d * 4)
+
+
 # ---- lightning attention (MiniMax-Text-01 / M1) ----
 
 
@@ -211,6 +246,8 @@ def mixer_params(cfg: dict[str, Any], mixer: str, h: int, nq: int, d: int) -> in
         return _deltanet_params(cfg, h)
     if mixer == LIGHTNING:
         return _lightning_params(cfg, h, nq, d)
+    if mixer == KDA:
+        return _kda_params(cfg, h)
     if mixer == CROSS_LAYER:
         return 2 * h * nq * d  # q_proj and o_proj only
     return 0
@@ -232,6 +269,8 @@ def state_per_layer(cfg: dict[str, Any], mixer: str, h: int, nq: int, d: int, dt
         return _deltanet_state(cfg, dtype_bytes, ssm)
     if mixer == LIGHTNING:
         return _lightning_state(nq, d, ssm if ssm != dtype_bytes else 4.0)
+    if mixer == KDA:
+        return _kda_state(cfg, dtype_bytes)
     return 0
 
 
@@ -254,6 +293,7 @@ __all__ = [
     "ATTENTION",
     "CROSS_LAYER",
     "DELTANET",
+    "KDA",
     "LIGHTNING",
     "MAMBA1",
     "MAMBA2",

@@ -32,6 +32,11 @@ Hugging Face keys the rest of the parser reads, as the engine reads them:
   (HunYuanSparseMoeBlock takes `[layer_id]`; the released configs repeat one value, kvlint takes the
   largest); with use_mixed_mlp_moe the shared expert is one MLP of intermediate_size * num_shared_expert.
   Cross-layer attention (use_cla, cla_share_factor) is read in kvlint.catalog.hybrid.
+- Kimi Linear / Kimi-K3 (vLLM kimi_linear.py, KimiLinearConfig): num_experts experts, num_experts_per_token
+  per token, num_shared_experts shared experts of moe_intermediate_size, the first first_k_dense_replace
+  layers dense (as DeepSeek-V3); Kimi-K3's routed experts work in routed_expert_hidden_size (a latent
+  MoE: down / up projections around the experts, as Nemotron-3's moe_latent_size); the Kimi Delta
+  Attention layers are read in kvlint.catalog.hybrid.
 """
 
 from __future__ import annotations
@@ -42,7 +47,8 @@ _NATIVE_KEY_TEXT = """
     n_layers n_heads attn_config ffn_config expansion_ratio no_bias qk_layernorm use_bias moe_num_experts
     moe_k moe_num_shared_experts moe_layer_start_index moe_layer_end_index moe_layer_interval
     num_shared_experts use_qkv_bias moe_top_k moe_topk num_shared_expert use_mixed_mlp_moe use_cla
-    cla_share_factor attention_head_dim
+    cla_share_factor attention_head_dim num_experts_per_token routed_expert_hidden_size linear_attn_config
+    mla_use_output_gate
 """
 NATIVE_KEYS = tuple(_NATIVE_KEY_TEXT.split())
 # the parts of DBRX / MPT's nested attn_config and ffn_config that the parser reads
@@ -138,6 +144,13 @@ def _hunyuan(cfg: dict[str, Any]) -> None:
         _set(cfg, "moe_shared_expert_intermediate_size", inter * shared)
 
 
+def _kimi_linear(cfg: dict[str, Any]) -> None:
+    _set(cfg, "n_routed_experts", cfg.get("num_experts"))
+    _set(cfg, "num_experts_per_tok", cfg.get("num_experts_per_token"))
+    _set(cfg, "n_shared_experts", cfg.get("num_shared_experts"))
+    _set(cfg, "moe_latent_size", cfg.get("routed_expert_hidden_size"))
+
+
 _RENAMES = {"n_layers": "num_hidden_layers", "n_heads": "num_attention_heads", "d_model": "hidden_size"}
 _BY_FAMILY = {
     "dbrx": _dbrx,
@@ -149,6 +162,7 @@ _BY_FAMILY = {
     "hunyuan": _hunyuan,
     "hunyuan_v1_dense": _hunyuan,
     "hunyuan_v1_moe": _hunyuan,
+    "kimi_linear": _kimi_linear,
 }
 
 

@@ -98,7 +98,8 @@ def _attn_params(cfg: dict[str, Any], family: str, h: int, nq: int, nkv: int, d:
         v = int(cfg.get("v_head_dim") or nope)
         kv_lora = int(cfg["kv_lora_rank"])
         q = h * q_lora + q_lora + q_lora * nq * (nope + rope) if q_lora else h * nq * (nope + rope)
-        return q + h * (kv_lora + rope) + kv_lora + kv_lora * nq * (nope + v) + nq * v * h
+        gate = h * nq * v if cfg.get("mla_use_output_gate") else 0  # Kimi-K3: a gate on the MLA output
+        return q + h * (kv_lora + rope) + kv_lora + kv_lora * nq * (nope + v) + nq * v * h + gate
     params = h * nq * d + 2 * h * nkv * d + nq * d * h
     if cfg.get("attn_output_gate"):
         params += h * nq * d  # Qwen3-Next / Qwen3.5: q_proj also yields the output gate
