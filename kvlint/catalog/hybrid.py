@@ -201,7 +201,8 @@ def _deltanet_state(cfg: dict[str, Any], dtype_bytes: float, ssm_bytes: float) -
 
 def _kda_dims(cfg: dict[str, Any]) -> tuple[int, int, int]:
     """(heads, head dim, short-conv kernel) from linear_attn_config."""
-    linear = cfg.get("linear_attn_config") if isinstance(cfg.get("linear_attn_config"), dict) else {}
+    raw = cfg.get("linear_attn_config")
+    linear: dict[str, Any] = raw if isinstance(raw, dict) else {}
     return (
         int(linear.get("num_heads") or 32),
         int(linear.get("head_dim") or 128),
@@ -213,7 +214,9 @@ def _kda_params(cfg: dict[str, Any], h: int) -> int:
     heads, d, kernel = _kda_dims(cfg)
     proj = heads * d
     gates = h * d + d * proj  # f_a / f_b (the decay gate's low-rank pair)
-    out_gate = h * proj if (cfg.get("linear_attn_config") or {}).get("use_full_rank_gate") else gates
+    raw = cfg.get("linear_attn_config")
+    full_rank = isinstance(raw, dict) and raw.get("use_full_rank_gate")
+    out_gate = h * proj if full_rank else gates
     # q/k/v_proj, q/k/v short convolutions, b_proj, dt_bias, A_log, o_norm, o_proj
     return 3 * h * proj + 3 * kernel * proj + gates + out_gate + h * heads + proj + heads + d + proj * h
 
