@@ -170,16 +170,17 @@ def test_an_engine_mock_is_not_an_engine():
 
 
 def test_a_gpu_vm_type_in_a_layout_kvlint_does_not_read_is_said():
-    """KAITO's InferenceSet (a template of Workspaces) names its GPU only by the Azure VM type; kvlint
-    reads no workload from it, so it says so (KV004), naming the VM's GPUs. A chart's resource
-    profiles (KubeAI) ask for GPUs for others to use: no container of their own, nothing said."""
-    inferenceset = (
-        "apiVersion: kaito.sh/v1alpha1\nkind: InferenceSet\nmetadata:\n  name: llama\nspec:\n  replicas: 2\n"
-        "  template:\n    resource:\n      instanceType: Standard_NC24ads_A100_v4\n"
-        "    inference:\n      preset:\n        name: llama-3.1-8b-instruct\n"
+    """A KAITO RAGEngine (kaito-project/kaito@056b828 examples/RAG/kaito_ragengine_phi_3.yaml) names its GPU
+    nodes only by the Azure VM type; kvlint reads no workload from it, so it says so (KV004), naming the VM's
+    GPUs. (KAITO's InferenceSet, which once served here, is now read as the Workspaces it makes.) A chart's
+    resource profiles (KubeAI) ask for GPUs for others to use: no container of their own, nothing said."""
+    rag = (
+        "apiVersion: kaito.sh/v1alpha1\nkind: RAGEngine\nmetadata:\n  name: ragengine-start\nspec:\n"
+        "  compute:\n    instanceType: Standard_NC24ads_A100_v4\n"
+        "  embedding:\n    local:\n      modelID: BAAI/bge-small-en-v1.5\n"
     )
-    (f,) = lint(inferenceset).findings
-    assert f.rule == "KV004" and "A100" in f.message and f.where.line == 9
+    (f,) = lint(rag).findings
+    assert f.rule == "KV004" and "A100" in f.message and f.where.line == 7
     profiles = "resourceProfiles:\n  nvidia-gpu-l4:\n    limits:\n      nvidia.com/gpu: 1\n"
     assert lint(profiles, path="values.yaml").findings == []
 

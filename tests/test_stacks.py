@@ -532,12 +532,13 @@ def test_kaito_preset_image_serves_the_model_its_name_says():
     assert result.findings == [], [f.message for f in result.findings]  # --kaito-* are the wrapper's
 
 
-def test_kaito_workspace_preset_names_its_hugging_face_model_and_why_it_is_not_checked():
+def test_kaito_workspace_preset_names_its_hugging_face_model_and_the_operators_parallelism():
     result = run(STACKS / "kaito" / "workspace-preset.yaml")
     (d,) = deps(result).values()
     assert d.model.value == "microsoft/Phi-3-medium-128k-instruct" and d.model.where.line == 15
-    (f,) = result.findings
-    assert f.rule == "KV004" and "data parallel when the model is under half of one GPU" in f.message
+    # no ConfigMap: KAITO's operator picks TP = the node's GPUs (1) on the one node its estimator gives
+    assert d.engine.value == "vllm" and d.tensor_parallel.value == 1 and d.pods.value == 1
+    assert "KAITO's operator" in d.tensor_parallel.note
 
 
 def test_kaito_inference_configmap_fixes_tp_and_vllm_runs_it_on_the_vm_gpus():
@@ -576,12 +577,14 @@ def test_kaito_defaults_are_named_when_the_configmap_leaves_them_out(tmp_path):
     assert "KAITO default" in d.gpu_memory_utilization.note
 
 
-def test_kaito_configmap_without_tensor_parallel_size_leaves_the_parallelism_to_the_operator():
-    path = corpus2("kaito-project__kaito__examples__inference__kaito_workspace_gpt_oss_20b.yaml")
+def test_kaito_without_the_preset_in_kaitos_catalog_leaves_the_parallelism_to_the_operator():
+    """falcon-40b-instruct is not in KAITO's model catalog (no modelFileSize): the operator's choice is not
+    computed, and KV004 names the ConfigMap that fixes no tensor-parallel-size."""
+    path = shared(
+        "corpus", "manifests", "Azure__kaito__examples__inference__kaito_workspace_falcon_40b-instruct.yaml"
+    )
     (f,) = run(path).findings
-    assert f.rule == "KV004" and "ConfigMap inference-params fixes no tensor-parallel-size" in f.message
-    (g,) = run(STACKS / "kaito" / "workspace-preset.yaml").findings
-    assert "default inference ConfigMap inference-params-template" in g.message
+    assert f.rule == "KV004" and "default inference ConfigMap inference-params-template" in f.message
 
 
 def test_kaito_workspace_whose_configmap_is_elsewhere_says_what_was_not_checked():
@@ -591,28 +594,29 @@ def test_kaito_workspace_whose_configmap_is_elsewhere_says_what_was_not_checked(
 
 
 @pytest.mark.parametrize(
-    ("edit", "said"),
+    ("edit", "pods", "dp"),
     [
-        ("resource:\n  count: 2\n  instanceType", "resource.count 2"),
-        ('instanceType: "Standard_NC24ads_A100_v4"', "Standard_NC48ads_A100_v4"),
+        ("resource:\n  count: 2\n  instanceType", 1, None),  # count is only the estimator's starting point
+        ('instanceType: "Standard_NC48ads_A100_v4"', 1, 2),  # 27.51Gi < half of one 80Gi A100: DP 2
     ],
 )
-def test_kaito_keeps_kv004_where_the_operator_decides_at_run_time(tmp_path, edit, said):
-    """More nodes: KAITO's estimator picks them and adds pipeline parallelism; a multi-GPU VM without
-    data-parallel-size: KAITO may add data parallelism from the preset's weight size."""
+def test_kaito_operator_choices_are_computed_as_kaito_computes_them(tmp_path, edit, pods, dp):
+    """KAITO's node estimator and configureParallelism (kaito-project/kaito@056b828) on the config-beside
+    example: the ConfigMap's tensor-parallel-size 1 wins over the operator's TP; its data parallelism stays."""
     src = STACKS / "kaito" / "config-beside"
     (tmp_path / "cm.yaml").write_text((src / "inference-params.yaml").read_text())
     text = (src / "workspace.yaml").read_text()
-    if said.startswith("resource"):
+    if "count" in edit:
         text = text.replace("resource:\n  instanceType", edit)
-        want = "pipeline-parallel-size"
     else:
-        text = text.replace(edit, 'instanceType: "Standard_NC48ads_A100_v4"')
-        want = "data-parallel-size"
+        text = text.replace('instanceType: "Standard_NC24ads_A100_v4"', edit)
+    assert text != (src / "workspace.yaml").read_text()
     (tmp_path / "ws.yaml").write_text(text)
-    result = run(tmp_path / "ws.yaml")
-    (f,) = result.findings
-    assert f.rule == "KV004" and want in f.message
+    (r,) = run(tmp_path / "ws.yaml").deployments
+    d = r.deployment
+    assert d.pods.value == pods and d.tensor_parallel.value == 1
+    assert (d.data_parallel.value if d.data_parallel else None) == dp
+    assert r.plan is not None
 
 
 def test_fix_rounds_read_the_runtime_beside_the_file(tmp_path):

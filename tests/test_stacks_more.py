@@ -211,3 +211,61 @@ def test_sglang_dp_attention_stays_inside_the_tp_group():
         f for f in lint(pod.replace("EXTRA", ", --enable-dp-attention")).findings if f.rule == "KV201"
     ]
     assert [f for f in lint(pod.replace("EXTRA", "")).findings if f.rule == "KV201"]
+
+
+# --- KAITO: the operator's own parallelism and node count ----------------------------------------------------
+
+KAITO = STACKS / "kaito"
+
+
+def test_kaito_estimator_and_parallelism_follow_kaito():
+    """kaito-project/kaito@056b828 nodesestimator.EstimateNodeCount and modelFitsOnSingleGPU on its own catalog."""
+    from kvlint.catalog import kaito as kc
+
+    r1, h100x2 = kc.model_facts("deepseek-ai/DeepSeek-R1-0528"), kc.sku("Standard_NC80adis_H100_v5")
+    assert r1 is not None and h100x2 == {"gpus": 2, "gpu_mem": "188Gi"}
+    assert kc.bytes_per_token(r1) == (512 + 64) * 61 * 2  # MLA latent, fp16
+    assert kc.estimate_nodes(r1, h100x2) == 5  # 641.30Gi x 1.02 over 2 x 94Gi x 0.84 less overheads
+    a10 = kc.sku("Standard_NV36ads_A10_v5")
+    assert (
+        kc.estimate_nodes(kc.model_facts("openai/gpt-oss-20b"), a10) == 2
+    )  # 25.63Gi does not fit 24Gi x 0.84
+    assert kc.fits_half_gpu(kc.model_facts("microsoft/Phi-4-mini-instruct"), h100x2)
+    assert not kc.fits_half_gpu(
+        kc.model_facts("microsoft/phi-4"), kc.sku("Standard_NC24ads_A100_v4")
+    )  # 1 GPU
+
+
+def test_kaito_workspace_on_a_multi_gpu_vm_gets_the_operators_data_parallelism():
+    result = run(KAITO / "workspace-multigpu-dp.yaml")
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.engine.value == "vllm" and d.data_parallel.value == 2 and d.tensor_parallel.value == 1
+    assert "KAITO's operator" in (d.data_parallel.note or d.tensor_parallel.note or "")
+    assert d.gpus.value == 2 and d.pods.value == 1 and r.plan is not None
+    assert not [f for f in result.findings if f.severity.name in ("WARNING", "ERROR")]
+
+
+def test_kaito_multi_node_workspace_gets_pipeline_parallel_over_estimated_nodes():
+    path = shared(
+        "corpus", "manifests2", "kaito-project__kaito__examples__inference__kaito_workspace_deepseek_r1.yaml"
+    )
+    (r,) = run(path).deployments
+    d = r.deployment
+    assert d.pods.value == 5 and d.pipeline_parallel.value == 5 and d.tensor_parallel.value == 2
+    assert (
+        d.gpus.value == 10 and r.plan is not None
+    )  # resource.count 6 is only the estimator's starting point
+
+
+def test_kaito_inference_set_template_is_read_as_a_workspace():
+    path = shared(
+        "corpus",
+        "manifests2",
+        "kaito-project__kaito__examples__inference__kaito_inferenceset_llama-3.1_8b_instruct.yaml",
+    )
+    result = run(path)
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.kind == "InferenceSet" and d.model.value == "meta-llama/Llama-3.1-8B-Instruct"
+    assert d.extra["replicas"].value == 2 and d.gpu.value == "a100-80gb-pcie" and r.plan is not None

@@ -10,7 +10,9 @@ wrapper read them (kaito-project/kaito@056b828):
 - the wrapper presets/workspace/inference/vllm/inference_api.py appends every `vllm:` key as
   `--key value` after the operator's own flags, so the ConfigMap wins (KaitoConfig, parse_args).
 
-The operator chooses at run time: the parallelism (pkg/model/interface.go configureParallelism: data
+The operator's choices are computed as KAITO computes them when its model catalog holds the preset and its
+SKU table the VM (catalog/kaito.py: node estimator, configureParallelism; the ConfigMap's keys still win).
+Otherwise the operator chooses at run time: the parallelism (pkg/model/interface.go configureParallelism: data
 parallel over the node's GPUs when the weights are under half of one GPU, else tensor parallel = the
 node's GPUs, pipeline parallel = nodes), the node count (workspace_controller.go
 UpdateWorkspaceTargetNodeCount: its estimator, for the vLLM runtime; resource.count is not read),
@@ -24,8 +26,11 @@ from __future__ import annotations
 
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
+from kvlint.extract import synthetic
+from kvlint.extract.argv import Token
 from kvlint.findings import Issue
-from kvlint.load.tree import Mapping, Scalar
+from kvlint.load.tree import Mapping, Node, Scalar
+from kvlint.record import replace
 
 DEFAULT_CONFIG = "inference-params-template"
 CONFIG_KEY = "inference_config.yaml"
@@ -58,7 +63,8 @@ def workspace(ctx: ct.ObjectContext) -> list[Deployment]:
     if nodes is not None and count is not None:
         d.pods = stated(nodes, count.where(ctx.file), "KAITO resource.count: GPU nodes")
     vllm_cfg, cfg_file, missing = _config(ctx)
-    why = _operator_decides(ctx, d, vllm_cfg, nodes, hf is not None)
+    decided = _kaito_decides(d, hf, itype, vllm_cfg) if not missing else None
+    why = _operator_decides(ctx, d, vllm_cfg, nodes, hf is not None, decided is not None)
     if missing or why:
         ct.mark_unsupported(d, "kaito", pwhere)
         if missing or why != "parallelism":
@@ -73,8 +79,27 @@ def workspace(ctx: ct.ObjectContext) -> list[Deployment]:
             code, msg = d.issues[-1].code, d.issues[-1].message
             d.issues[-1] = Issue(code, msg + f"; its {cm} fixes no tensor-parallel-size", pwhere)
         return [d]
-    _read_config(d, vllm_cfg, cfg_file)  # type: ignore[arg-type]
+    _read_config(d, vllm_cfg, cfg_file, decided or [])
     return [d]
+
+
+def inference_set(ctx: ct.ObjectContext) -> list[Deployment]:
+    """KAITO InferenceSet: `spec.replicas` Workspaces made from `spec.template` (its `resource` and
+    `inference` are a Workspace's; kaito-project/kaito api/v1alpha1 InferenceSetSpec), each read as one."""
+    template = ctx.root.at("spec", "template")
+    if not isinstance(template, Mapping):
+        return []
+    parts: dict[str, Node | dict | None] = {k: ctx.root.get(k) for k in ("apiVersion", "kind", "metadata")}
+    parts |= {k: template.get(k) for k in ("resource", "inference")}
+    root = synthetic.mapping(ctx.root, parts)
+    found = workspace(replace(ctx, root=root))
+    replicas = ctx.root.at("spec", "replicas")
+    for d in found:
+        if isinstance(replicas, Scalar) and isinstance(replicas.value, int):
+            d.extra["replicas"] = stated(
+                replicas.value, replicas.where(ctx.file), "InferenceSet replicas (Workspaces)"
+            )
+    return found
 
 
 def _config(ctx: ct.ObjectContext) -> tuple[Mapping | None, str, str]:
@@ -113,13 +138,42 @@ def _config(ctx: ct.ObjectContext) -> tuple[Mapping | None, str, str]:
     return vllm, hit.file, ""
 
 
+def _kaito_decides(d: Deployment, hf: str | None, itype, vllm: Mapping | None) -> list[Token] | None:
+    """The operator's own parallelism flags and node count, computed as KAITO computes them from its model
+    catalog (modelFileSize, attention shape) and SKU table (pkg/workspace/estimator/nodesestimator
+    EstimateNodeCount; pkg/model/interface.go configureParallelism); None when either lacks the preset or VM.
+    The ConfigMap's vllm: keys come after these flags and win (a stated tensor-parallel-size replaces the
+    operator's; its data parallelism stays)."""
+    from kvlint.catalog import kaito as kc
+
+    facts = kc.model_facts(hf) if hf else None
+    node = kc.sku(str(itype.value)) if isinstance(itype, Scalar) and itype.value else None
+    if facts is None or node is None:
+        return None
+    mml = vllm.scalar("max-model-len") if vllm is not None else None
+    context = mml.value if mml is not None and isinstance(mml.value, int) else kc.DEFAULT_CONTEXT
+    nodes = kc.estimate_nodes(facts, node, context)
+    if nodes is None:
+        return None
+    gpus, where = int(node["gpus"]), d.where
+    src = f"KAITO's operator ({SOURCE}, from its model catalog's modelFileSize {facts['file_size']} and SKU table)"
+    d.pods = inferred(nodes, f"{src}: node estimator, context {context}", where)
+    if nodes == 1 and kc.fits_half_gpu(facts, node):
+        flags = {"--data-parallel-size": gpus, "--tensor-parallel-size": 1}
+    else:
+        flags = {"--tensor-parallel-size": gpus} | ({"--pipeline-parallel-size": nodes} if nodes > 1 else {})
+    return [t for k, v in flags.items() for t in (Token(k, where, src), Token(str(v), where, src))]
+
+
 def _operator_decides(
-    ctx: ct.ObjectContext, d: Deployment, vllm: Mapping | None, nodes: int | None, hf: bool
+    ctx: ct.ObjectContext, d: Deployment, vllm: Mapping | None, nodes: int | None, hf: bool, decided: bool
 ) -> str:
     """What the operator decides at run time that changes the verdict ("parallelism": the general note)."""
     runtime = ctx.root.at("metadata", "annotations", "kaito.sh/runtime")
     if isinstance(runtime, Scalar) and str(runtime.value).lower() == "transformers":
         return "kaito.sh/runtime: transformers runs KAITO's Hugging Face transformers server; not modelled"
+    if decided and d.gpus_per_pod is not None:
+        return ""  # the operator's choice is computed as KAITO computes it
     keys = set(vllm.keys) if vllm is not None else set()
     if vllm is None or "tensor-parallel-size" not in keys or not hf or d.gpus_per_pod is None:
         return "parallelism"
@@ -143,17 +197,16 @@ def _operator_decides(
     return ""
 
 
-def _read_config(d: Deployment, vllm: Mapping, path: str) -> None:
+def _read_config(d: Deployment, vllm: Mapping | None, path: str, decided: list[Token]) -> None:
     from kvlint.extract.engine_args import vllm as vllm_args
     from kvlint.extract.ray import engine_kwargs_tokens
 
     d.engine = inferred("vllm", f"KAITO's preset runtime is vLLM; {WRAPPER}", d.engine.where)  # type: ignore[union-attr]
-    from kvlint.extract.argv import Token
-
     model = d.model
     # the operator's own flag comes first; the ConfigMap's keys follow it and win (preset_inferences.go)
     operator = [Token("--max-model-len", d.where, "KAITO default"), Token("auto", d.where, "KAITO default")]
-    vllm_args.read(d, operator + engine_kwargs_tokens(vllm, path), {}, positional_model=False, strict=False)
+    mine = engine_kwargs_tokens(vllm, path) if vllm is not None else []
+    vllm_args.read(d, operator + decided + mine, {}, positional_model=False, strict=False)
     if d.model is None:
         d.model = model
     if d.pods is None:

@@ -45,6 +45,7 @@ KUBERNETES_KINDS: dict[str, ObjectReader] = {
     "RayJob": ray.extract,
     "NIMService": kubernetes.nim_service,
     "Workspace": kaito.workspace,
+    "InferenceSet": kaito.inference_set,
     "VLLMRuntime": kubernetes.vllm_runtime,
     "DynamoGraphDeployment": dynamo.extract,
 }

@@ -8,10 +8,11 @@ class NotCheckable(IssueRule):
 
     ## What it does
     Reports, once per workload, inputs that serve a model with something kvlint does not model:
-    KAITO Workspaces whose parallelism the operator picks at run time (no `tensor-parallel-size` in
-    the inference ConfigMap's `vllm:` section, a multi-GPU VM without `data-parallel-size`, more than
-    one node, or the ConfigMap neither in the file nor beside it; a Workspace whose ConfigMap fixes
-    them is checked as the vLLM it runs), TensorRT-LLM, llama.cpp GGUF files, Ollama, TPU and AWS Neuron accelerators,
+    KAITO Workspaces (and InferenceSet templates) whose parallelism the operator picks at run time from
+    what kvlint cannot see (a preset missing from KAITO's model catalog, a VM missing from its SKU table,
+    MIG partitions, or the ConfigMap neither in the file nor beside it; otherwise the operator's node
+    estimate and parallelism are computed as KAITO computes them and the Workspace is checked as the vLLM
+    it runs), TensorRT-LLM, llama.cpp GGUF files, Ollama, TPU and AWS Neuron accelerators,
     engines other than vLLM, SGLang and TGI, and unrendered Helm templates (`{{ .Values… }}`): a
     file in a chart's `templates/` directory, one that does not parse as YAML, or one where an action
     is YAML structure (`name: {{ .Release.Name }}`) is skipped whole; template text inside the
