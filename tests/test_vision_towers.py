@@ -82,3 +82,14 @@ def test_trimmed_qwen2_vl_vision_config_gets_its_class_defaults():
     a = parse_config(trimmed, "fine-tune", "test")
     assert a.vision_params == pytest.approx(full.vision_params, rel=0.01)
     assert a.vision_params > 0.6e9
+
+
+def test_omni_thinker_is_what_is_priced():
+    # Qwen2.5-Omni nests its served part under thinker_config (text, vision and audio configs);
+    # config: github:sophgo/LLM-TPU@d581e7bf models/Qwen2_5_Omni/config/config.json (Qwen2.5-Omni-7B-AWQ)
+    a = resolve("Qwen/Qwen2.5-Omni-7B").arch
+    assert (a.layers, a.kv_heads, a.head_dim, a.max_positions) == (28, 4, 128, 32768)
+    assert a.quant is None  # the bf16 release; the AWQ sibling keeps its own quantization
+    assert resolve("Qwen/Qwen2.5-Omni-7B-AWQ").arch.quant.method == "awq"
+    # vision (32 x 1280, SwiGLU) + Whisper-style audio (32 x 1280) towers, both counted
+    assert 1.2e9 < a.vision_params < 1.45e9 and "audio" in a.vision_note

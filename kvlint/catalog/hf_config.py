@@ -24,6 +24,7 @@ from kvlint.catalog.hf_keys import (
     first,
     need,
     rope_cache_elems,
+    served_part,
     text_part,
 )
 from kvlint.catalog.hybrid import STATEFUL, mixers, state_note, state_per_layer
@@ -136,6 +137,7 @@ def parse_config(
     """Build a ModelArch from a config dict. Raises ConfigError naming the missing key."""
     if not isinstance(config, dict):
         raise ConfigError("config.json is not a JSON object")
+    config = served_part(config)  # an Omni model: the thinker is what the engine loads
     cfg, family = _legacy(*text_part(config))
     cfg = with_text_defaults(config, cfg, family)  # a nested text config omits its class defaults
     cfg = native_keys(cfg, family)  # DBRX / MPT / Persimmon / ERNIE 4.5 MoE name their sizes their own way

@@ -70,6 +70,20 @@ def need(cfg: dict[str, Any], *keys: str) -> int:
     return int(value)
 
 
+def served_part(config: dict[str, Any]) -> dict[str, Any]:
+    """The part of a config the engines load: an Omni model's thinker (vLLM registers
+    Qwen2_5OmniThinkerForConditionalGeneration and skips the talker and token2wav weights); else the
+    config itself. The outer dtype and quantization apply to it."""
+    thinker = config.get("thinker_config")
+    if not isinstance(thinker, dict) or not thinker:
+        return config
+    merged = dict(thinker)
+    for key in ("quantization_config", "compression_config", "torch_dtype", "dtype"):
+        if key not in merged and key in config:
+            merged[key] = config[key]
+    return merged
+
+
 def text_part(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The text model's config (multimodal configs nest it under one of TEXT_KEYS) and its family."""
     arch_names = config.get("architectures") or []

@@ -109,6 +109,7 @@ KEEP_KEYS = frozenset(
         "text_config",
         "llm_config",
         "language_config",  # DeepSeek-VL2 / Janus: the language model's config
+        "thinker_config",  # Qwen2.5-Omni: the part the engines serve (text, vision and audio configs)
         "vision_config",
         "visual",  # Qwen-VL (1.0): its ViT and resampler, in its own key names
         "audio_config",
@@ -148,6 +149,10 @@ VISION_KEEP = frozenset(
         "width",  # Qwen-VL `visual`
         "layers",
         "output_dim",
+        "d_model",  # Whisper-style audio encoders (Qwen2.5-Omni audio_config)
+        "encoder_layers",
+        "encoder_ffn_dim",
+        "num_mel_bins",
     }
 )
 QUANT_KEEP = frozenset(
@@ -208,7 +213,7 @@ def compact(config: dict[str, Any]) -> dict[str, Any]:
     for key, value in config.items():
         if key not in KEEP_KEYS:
             continue
-        if key in TEXT_KEYS and isinstance(value, dict):
+        if (key in TEXT_KEYS or key == "thinker_config") and isinstance(value, dict):
             value = compact(value)
         elif key in ("vision_config", "visual", "audio_config") and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k in VISION_KEEP or (k, v) == _GATED_TOWER}

@@ -81,8 +81,9 @@ def _projector(v: dict[str, Any], h: int, text_hidden: int, qwen_vl: bool) -> in
 def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
     """The vision tower and projector, estimated from the vision block (counted, loaded by the engine)."""
     v, qwen_vl = _block(config)
+    audio = audio_params(config, text_hidden)
     if not v:
-        return 0, ""
+        return (audio, "audio encoder estimated from audio_config, bf16") if audio else (0, "")
     # Qwen2-VL's vision_config states the tower's width as embed_dim; its hidden_size is the text model's
     h = _int(v, "embed_dim", "hidden_size")
     layers = _int(v, "num_hidden_layers", "depth")
@@ -101,8 +102,26 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
         embed = chans * patch * patch * h + _tile_embeddings(v, h, patches + 1)
     else:
         embed = chans * patch * patch * h + patches * h
-    total = layers * per_layer + embed + _projector(v, h, text_hidden, qwen_vl)
-    return int(total), f"vision tower estimated from its config ({layers} layers x hidden {h}), bf16"
+    total = layers * per_layer + embed + _projector(v, h, text_hidden, qwen_vl) + audio
+    also = " and the audio encoder from audio_config" if audio else ""
+    return int(total), f"vision tower estimated from its config ({layers} layers x hidden {h}){also}, bf16"
+
+
+def audio_params(config: dict[str, Any], text_hidden: int) -> int:
+    """A Whisper-style audio encoder (Qwen2.5-Omni audio_config): encoder_layers of d_model with biased
+    attention (k without bias) and a two-matrix encoder_ffn_dim MLP, two LayerNorms each; two
+    convolutions over num_mel_bins (kernel 3), a final LayerNorm and a d_model -> output_dim projection."""
+    a = config.get("audio_config")
+    if not isinstance(a, dict):
+        return 0
+    h, layers, ffn = _int(a, "d_model"), _int(a, "encoder_layers"), _int(a, "encoder_ffn_dim")
+    if not h or not layers or not ffn:
+        return 0
+    per_layer = 4 * h * h + 3 * h + 2 * h * ffn + ffn + h + 4 * h
+    mels = _int(a, "num_mel_bins") or 128
+    convs = 3 * mels * h + h + 3 * h * h + h
+    out = _int(a, "output_dim") or text_hidden
+    return layers * per_layer + convs + 2 * h + h * out + out
 
 
 def encoder_tokens(config: dict[str, Any]) -> tuple[int, str]:
