@@ -30,6 +30,16 @@ default) by 0.95 up to v0.4.4 and by 0.90 in v0.4.5-v0.4.8 ("Automatically reduc
 by 0.90 in server_args.py; from v0.4.10 `adjust_mem_fraction_for_vlm` scales only the default by
 0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1024^2) - 1), 0.8, 1.05) with L, H the vision_config's
 num_hidden_layers (default 24) and hidden_size (default 1024).
+
+Where each row was read (file:lines in the wheel): v0.4.4 server_args.py:204-214, model_runner.py:242-243;
+v0.4.5 model_runner.py:274; v0.4.6 server_args.py:224-238; v0.4.6.post2 server_args.py:241-247; v0.4.7
+server_args.py:252-283; v0.4.8 server_args.py:274-315, model_runner.py:414-415; v0.4.9 server_args.py:325-329;
+v0.4.10 server_args.py:335, 1946; v0.5.3 server_args.py:542-672; v0.5.5 server_args.py:717; v0.5.8
+server_args.py:1012-1014; v0.5.9 server_args.py:1046; v0.5.10 server_args.py:1078-1140 (piecewise graphs
+turned off for speculative decoding, DP attention, PP > 1, non-CUDA devices, multimodal models, ...),
+1283-1322; v0.5.11 server_args.py:1461-1475; v0.5.15 server_args.py:3469-3690; v0.5.23
+arg_groups/memory_hook.py:85-160, 280-340, 355-399, 417-457, arg_groups/cuda_graph_hook.py:45-65, 163-240,
+mem_cache/kv_cache_configurator.py:202-219, 3034-3038, environ.py:1598.
 """
 
 from __future__ import annotations
@@ -69,7 +79,7 @@ class Rules:
 
 
 _V058 = Rules((0, 5, 8, 0), "v0.5.8", "reserved", "vit", small_graph_bs=24, piecewise="opt-in")
-_V0510 = replace(_V058, first=(0, 5, 10, 0), read_at="v0.5.10", spec_mb=4096, piecewise="default")
+_V0510 = replace(_V058, first=(0, 5, 10, 0), read_at="v0.5.10, v0.5.11", spec_mb=4096, piecewise="default")
 RELEASES: tuple[Rules, ...] = (
     Rules((0, 4, 3, 0), "v0.4.4", "tp", "runner", 0.95),
     Rules((0, 4, 5, 0), "v0.4.5", "tp", "runner"),
@@ -84,6 +94,12 @@ RELEASES: tuple[Rules, ...] = (
     _V058,
     replace(_V058, first=(0, 5, 9, 0), read_at="v0.5.9", prefill_graph_64_from=576),
     replace(_V0510, prefill_graph_64_from=576),  # v0.5.9 moved the 64-step run to 576
+    # v0.5.15 server_args.py _handle_gpu_memory_settings: graph reserves only for the phases whose
+    # backend is not DISABLED, no speculative reserve (draft weights and KV are sized with the target's
+    # pool, sgl-project/sglang PR 23862)
+    replace(
+        _V0510, first=(0, 5, 15, 0), read_at="v0.5.15", spec_mb=0, prefill_graph_64_from=576, graph_gated=True
+    ),
     # v0.5.23 (arg_groups/memory_hook.py, cuda_graph_hook.py): 4096-token chunks and graph bs 48 / 160 on
     # 20-35 GB cards, no speculative reserve, graph reserves only for the graphs captured; multimodal
     # models keep 100 MB of the KV budget for the embedding cache (environ.py SGLANG_VLM_CACHE_SIZE_MB)
