@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES, lint, shared
 
 from kvlint.lint import read_and_lint
@@ -255,3 +256,44 @@ def test_aibrix_corpus_files_have_no_label_kv005():
     for folder in ("manifests", "manifests2"):
         for path in sorted(shared("corpus", folder).glob("vllm-project__aibrix__*")):
             assert not [m for _, m in kv005(run(path)) if "aibrix" in m], path.name
+
+
+# --- GPU node labels no node carries, on every reader ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, line",
+    [
+        ("bad-vllmruntime-gpu-label.yaml", 17),
+        ("bad-nimservice-gpu-label.yaml", 11),
+        ("bad-rayservice-llm-worker-gpu-label.yaml", 26),
+    ],
+)
+def test_gpu_label_no_node_carries_is_a_warning_naming_the_real_value(name, line):
+    result = run(STACKS / "node-labels" / name)
+    (f,) = [f for f in result.findings if f.rule == "KV002" and "no node carries" in f.message]
+    assert f.severity.name == "WARNING" and f.where.line == line
+    assert "stays Pending" in f.message and ("NVIDIA-L4," in f.message or "nvidia-l4," in f.message)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "servingEngineSpec:\n  modelSpec:\n  - name: a\n    repository: vllm/vllm-openai\n    tag: v0.10.1\n"
+        "    modelURL: Qwen/Qwen2.5-7B-Instruct\n    requestGPU: 1\n    nodeSelectorTerms:\n    - matchExpressions:\n"
+        "      - {key: nvidia.com/gpu.product, operator: In, values: [NVIDIA-L4X]}\n",
+        "modelArtifacts: {uri: hf://Qwen/Qwen3-8B}\ndecode:\n  replicas: 1\n  acceleratorTypes: "
+        "{labelKey: nvidia.com/gpu.product, labelValues: [NVIDIA-L4X]}\n  containers:\n"
+        "  - {name: vllm, image: 'ghcr.io/llm-d/llm-d-cuda:v0.3.0', modelCommand: vllmServe}\n",
+        "image: {repository: nvcr.io/nim/meta/llama-3.1-8b-instruct, tag: 1.3.3}\n"
+        "model: {name: meta/llama-3.1-8b-instruct, ngcAPISecret: ngc-api}\n"
+        "nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4X}\n",
+        "LLM_MODEL_ID: Qwen/Qwen2.5-7B-Instruct\nextraCmdArgs: ['--max-model-len', '4096']\n"
+        "image: {repository: opea/vllm, tag: latest}\nresources:\n  limits: {nvidia.com/gpu: 1}\n"
+        "nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4X}\n",
+    ],
+    ids=["production-stack", "llm-d-modelservice", "nim-llm", "opea-vllm"],
+)
+def test_chart_readers_check_gpu_labels(text):
+    result = lint(text, "values.yaml")
+    assert [f.severity.name for f in result.findings if "no node carries" in f.message] == ["WARNING"]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
+from kvlint.extract import pods
 from kvlint.extract.production_stack import production_stack_entry
 from kvlint.extract.workloads import pod_workloads
 from kvlint.load.nearby import Nearby
@@ -121,6 +122,8 @@ def nim_service(ctx: ct.ObjectContext) -> list[Deployment]:
         with contextlib.suppress(ValueError):
             d.gpus_per_pod = stated(int(str(gpus.value)), gpus.where(ctx.file))
     ct.mark_unsupported(d, "nim", where)
+    # spec.nodeSelector becomes the pod's (NVIDIA/k8s-nim-operator@0464933f nimservice_types.go GetDeploymentParams)
+    ct.apply_labels(d, pods.node_labels(spec, ctx.file))
     return [d]
 
 

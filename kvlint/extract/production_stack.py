@@ -167,7 +167,12 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
     ray = spec.map("raySpec")
     if ray is not None and ray.value("enabled") is True:
         _ray_group(d, spec, ray, path)
-    terms = spec.get("nodeSelectorTerms")
+    # VLLMRuntime: spec.deploymentConfig.nodeSelectorTerms (operator vllmruntime_types.go DeploymentConfig)
+    terms = (
+        spec.at("deploymentConfig", "nodeSelectorTerms")
+        if ctx.kind == "VLLMRuntime"
+        else spec.get("nodeSelectorTerms")
+    )
     if isinstance(terms, Sequence):
         _selector_terms(d, terms, path)
     shm = spec.scalar("shmSize")

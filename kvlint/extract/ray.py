@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from kvlint.codes import NOT_CHECKABLE
+from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import pods
@@ -105,6 +105,8 @@ def extract(ctx: ct.ObjectContext) -> list[Deployment]:
         for app in root.seq("applications") or ():
             if isinstance(app, Mapping):
                 out.extend(_application(ctx, app, gpu_pods))
+        if out:  # a worker group's node label no node carries: its pods stay Pending (said once)
+            out[0].issues.extend(i for i in gpu_pods[0].issues if i.code == UNKNOWN_GPU)
     if not out:
         out = pod_workloads(ctx)
     return out
