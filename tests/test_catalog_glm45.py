@@ -41,6 +41,7 @@ def _active_non_embedding(arch) -> int:
         ("zai-org/GLM-4.7", 355e9, 32e9, 2 * 8 * 128 * 92 * 2),
         ("PrimeIntellect/INTELLECT-3", 106e9, 12e9, 2 * 8 * 128 * 46 * 2),
         ("PrimeIntellect/INTELLECT-3-Base", 106e9, 12e9, 2 * 8 * 128 * 46 * 2),
+        ("zai-org/GLM-4.5-Air", 106e9, 12e9, 2 * 8 * 128 * 46 * 2),  # twin (Megatron-Bridge's provider)
     ],
 )
 def test_glm4_moe_sizes_match_the_published_figures(model_id, total, active, kv_bytes_bf16):
