@@ -111,3 +111,46 @@ def test_nemotron_3_nano_parameters_match_the_model_card():
     arch = _arch("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
     assert arch.params / 1e9 == pytest.approx(31.6, rel=0.01)
     assert len(arch.state_layers) == 23 and arch.attention_layers == 6
+
+
+def test_vllm_prefix_caching_gives_each_request_two_state_blocks_from_the_release_that_made_it_default():
+    """vllm PR #50991 (merged 2026-08-04) turns prefix caching on for hybrid models with
+    mamba_cache_mode align: MambaSpec.max_memory_usage_bytes is then 2 pages per request and group."""
+    arch = _arch(QWEN3_NEXT)
+    gpu = lookup_gpu("H100")
+    assert gpu is not None
+    need = cdiv(262_144, 272)
+    assert vllm.plan(arch, gpu, _vllm_settings(arch, version="0.26.0")).request_units == need + 3
+    newest = vllm.plan(arch, gpu, _vllm_settings(arch, version=None))
+    assert newest.request_units == need + 2 * 3
+    assert any("mamba_cache_mode align (vLLM default: vllm PR #50991" in n for n in newest.notes)
+    off = _vllm_settings(arch, version=None, extra={"enable_prefix_caching": False})
+    assert vllm.plan(arch, gpu, off).request_units == need + 3
+    on = _vllm_settings(arch, version="0.26.0", extra={"enable_prefix_caching": True})
+    assert vllm.plan(arch, gpu, on).request_units == need + 2 * 3
+    every_block = _vllm_settings(arch, extra={"mamba_cache_mode": "all"})
+    assert vllm.plan(arch, gpu, every_block).request_units == need + 3 * need
+
+
+def test_the_prefix_caching_flags_reach_the_vllm_plan(tmp_path):
+    from conftest import lint
+
+    text = """apiVersion: v1
+kind: Pod
+metadata: {name: q3n}
+spec:
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  containers:
+  - name: vllm
+    image: vllm/vllm-openai:v0.11.0
+    args: [--model, Qwen/Qwen3-Next-80B-A3B-Thinking, --tensor-parallel-size, "4", --max-model-len, "32768",
+           --no-enable-prefix-caching, --mamba-cache-mode, align]
+    resources: {limits: {nvidia.com/gpu: 4}}
+"""
+    result = lint(text, str(tmp_path / "pod.yaml"))
+    assert result.deployments, result.findings
+    r = result.deployments[0]
+    assert r.settings is not None and r.plan is not None
+    assert r.settings.extra["enable_prefix_caching"] is False
+    assert r.settings.extra["mamba_cache_mode"] == "align"  # the stated mode wins
+    assert r.plan.request_units == cdiv(32_768, r.plan.block_size) + 2 * 3

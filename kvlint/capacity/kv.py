@@ -12,6 +12,9 @@ from kvlint.record import record
 
 # A layer that holds one fixed state per running request (Mamba / linear attention; kvlint.capacity.state)
 MAMBA = "mamba"
+MAMBA_ALIGN = "mamba_align"  # the same with vLLM's prefix caching, mamba_cache_mode align / all
+MAMBA_ALL = "mamba_all"
+STATE_KINDS = (MAMBA, MAMBA_ALIGN, MAMBA_ALL)
 
 DTYPE_BYTES = {
     "float32": 4.0,
@@ -127,6 +130,10 @@ def blocks_per_request(
     encoder input, get_encdec_max_encoder_len)."""
     if kind == MAMBA:
         return 1
+    if kind == MAMBA_ALIGN:  # the running state plus the last block-aligned checkpoint
+        return 2
+    if kind == MAMBA_ALL:  # a checkpoint at every block boundary
+        return cdiv(max_len, block_size)
     if kind == CROSS:
         return cdiv(encoder_tokens, block_size)
     if kind == SLIDING and window:
@@ -181,6 +188,9 @@ __all__ = [
     "FULL",
     "SLIDING",
     "MAMBA",
+    "MAMBA_ALIGN",
+    "MAMBA_ALL",
+    "STATE_KINDS",
     "KvGroups",
     "blocks_per_request",
     "cross_note",

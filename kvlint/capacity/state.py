@@ -33,7 +33,7 @@ SGLang (sgl-project/sglang@001ccef0 python/sglang/srt/model_executor/model_runne
 from __future__ import annotations
 
 from kvlint.capacity import kv
-from kvlint.capacity.kv import MAMBA, bytes_per_token_layer, cdiv, pp_partitions
+from kvlint.capacity.kv import MAMBA, MAMBA_ALIGN, MAMBA_ALL, bytes_per_token_layer, cdiv, pp_partitions
 from kvlint.capacity.plan import EngineSettings
 from kvlint.catalog.arch import NONE, ModelArch
 from kvlint.record import replace
@@ -54,8 +54,8 @@ def layer_state_bytes(arch: ModelArch, tp: int) -> int:
     return cdiv(arch.state_bytes_per_seq // len(arch.state_layers), max(1, tp))
 
 
-def stage_kinds(arch: ModelArch, pp: int) -> list[tuple[str, ...]]:
-    """Per pipeline stage, the cache kind of every layer that holds one: attention kinds and MAMBA."""
+def stage_kinds(arch: ModelArch, pp: int, state_kind: str = MAMBA) -> list[tuple[str, ...]]:
+    """Per pipeline stage, the cache kind of every layer that holds one: attention kinds and `state_kind`."""
     stateful = set(arch.state_layers)
     out, start = [], 0
     for n in pp_partitions(arch.layers, pp):
@@ -65,7 +65,7 @@ def stage_kinds(arch: ModelArch, pp: int) -> list[tuple[str, ...]]:
             if kind != NONE:
                 kinds.append(kind)
             elif i in stateful:
-                kinds.append(MAMBA)
+                kinds.append(state_kind)
         out.append(tuple(kinds))
         start += n
     return out
@@ -101,7 +101,26 @@ def vllm_layout(
     if s.generation != "V1" or not has_state(arch):
         return s, kv.stage_kinds(arch, s.pp), hybrid, ""
     block, note = vllm_block_size(arch, s.tp, kv_bytes, s.block_size)
-    return replace(s, block_size=block), stage_kinds(arch, s.pp), True, note
+    kind, mode_note = _vllm_state_kind(s)
+    return replace(s, block_size=block), stage_kinds(arch, s.pp, kind), True, f"{note}; {mode_note}"
+
+
+def _vllm_state_kind(s: EngineSettings) -> tuple[str, str]:
+    """How many state blocks a running request holds: vLLM's mamba_cache_mode as stated, else "align" when
+    prefix caching is on (stated, or vLLM's default from the release in vllm_versions.py), else "none"."""
+    from kvlint.capacity.engines.vllm_versions import describe, lookup, parse_version
+
+    mode = str(s.extra.get("mamba_cache_mode") or "").lower()
+    if mode in ("none", "align", "all"):
+        why = f"mamba_cache_mode {mode} (stated)"
+    elif s.extra.get("enable_prefix_caching") is not None:
+        mode = "align" if s.extra["enable_prefix_caching"] else "none"
+        why = f"mamba_cache_mode {mode} (prefix caching {'on' if mode == 'align' else 'off'}, stated)"
+    else:
+        version = parse_version(s.version)
+        mode = str(lookup("mamba_cache_mode", version).value)
+        why = f"mamba_cache_mode {mode} (vLLM default: {describe('mamba_cache_mode', version)})"
+    return {"none": MAMBA, "align": MAMBA_ALIGN, "all": MAMBA_ALL}[mode], why
 
 
 def sglang_state(

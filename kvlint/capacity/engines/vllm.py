@@ -346,6 +346,9 @@ def _default_cache(d, version: tuple[int, ...] | None) -> None:
         d.kv_cache_dtype = default("auto", "vLLM default kv_cache_dtype auto (the model's dtype)")
 
 
+_EXTRA_KEYS = ("cpu_offload_gb", "max_model_len_auto", "enable_prefix_caching", "mamba_cache_mode")
+
+
 def _engine_settings(
     d, version: tuple[int, ...] | None, version_text: str | None, gen: str
 ) -> EngineSettings:
@@ -373,5 +376,5 @@ def _engine_settings(
         chunked_prefill=not (d.chunked_prefill is not None and d.chunked_prefill.value is False),
         kv_cache_memory_bytes=int(d.kv_cache_memory_bytes.value) if d.kv_cache_memory_bytes else None,
         subtract_cuda_graphs=subtracts_cuda_graphs(version) and gen == "V1",
-        extra={k: v.value for k, v in d.extra.items() if k in ("cpu_offload_gb", "max_model_len_auto")},
+        extra={k: v.value for k, v in d.extra.items() if k in _EXTRA_KEYS},
     )

@@ -99,6 +99,21 @@ TABLE: tuple[Change, ...] = (
         "V1 hybrid KV cache manager (vllm/v1/core/kv_cache_utils.py get_kv_cache_groups): sliding-window "
         "and chunked-local groups hold window + batched tokens; Mamba layers one state per request",
     ),
+    # state blocks a running request holds per Mamba / linear-attention group (MambaSpec.max_memory_usage_bytes)
+    Change(
+        (0, 1),
+        "mamba_cache_mode",
+        "none",
+        "hybrid models run without prefix caching (v0.11 MambaModelConfig: 'disabling prefix caching since it "
+        "is not yet supported'; later EngineArgs keeps it opt-in for is_hybrid): one state block per request",
+    ),
+    Change(
+        (0, 27),
+        "mamba_cache_mode",
+        "align",
+        "vllm PR #50991 (merged 2026-08-04, after v0.26.0): prefix caching on by default for hybrid models "
+        f"with mamba_cache_mode align, two state blocks per request ({NOT_PINNED})",
+    ),
     # block size on CUDA
     Change(
         (0, 1),

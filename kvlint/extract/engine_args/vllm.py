@@ -32,6 +32,8 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--cpu-offload-gb": ("cpu_offload_gb", "float"),
     "--num-gpu-blocks-override": ("num_gpu_blocks_override", "int"),
     "--distributed-executor-backend": ("distributed_executor_backend", "text"),
+    "--enable-prefix-caching": ("enable_prefix_caching", "bool"),
+    "--mamba-cache-mode": ("mamba_cache_mode", "text"),
 }
 NEEDED = {
     "--model",
