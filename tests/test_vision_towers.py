@@ -93,3 +93,11 @@ def test_omni_thinker_is_what_is_priced():
     assert resolve("Qwen/Qwen2.5-Omni-7B-AWQ").arch.quant.method == "awq"
     # vision (32 x 1280, SwiGLU) + Whisper-style audio (32 x 1280) towers, both counted
     assert 1.2e9 < a.vision_params < 1.45e9 and "audio" in a.vision_note
+
+
+def test_janus_language_config_gets_llama_defaults():
+    # Janus-Pro-7B's language_config states only its depth, length and vocabulary; LlamaConfig's defaults
+    # (transformers, filled by kvlint.catalog.nested_defaults) give the DeepSeek-LLM-7B geometry
+    a = resolve("deepseek-ai/Janus-Pro-7B").arch
+    assert (a.layers, a.hidden_size, a.kv_heads, a.head_dim, a.max_positions) == (30, 4096, 32, 128, 16384)
+    assert a.params == pytest.approx(6.91e9, rel=0.01)  # the LLM; the towers are not stated in sizes
