@@ -269,3 +269,35 @@ def test_kaito_inference_set_template_is_read_as_a_workspace():
     d = r.deployment
     assert d.kind == "InferenceSet" and d.model.value == "meta-llama/Llama-3.1-8B-Instruct"
     assert d.extra["replicas"].value == 2 and d.gpu.value == "a100-80gb-pcie" and r.plan is not None
+
+
+# --- llmaz ------------------------------------------------------------------------------------------------------
+
+LLMAZ = STACKS / "llmaz"
+
+
+def test_llmaz_playground_runs_the_stock_backend_on_the_flavors_gpus():
+    result = run(LLMAZ / "good-playground-sglang.yaml")
+    (r,) = result.deployments
+    d = r.deployment
+    assert (
+        d.engine.value == "sglang"
+        and d.model.value == "Qwen/Qwen2-0.5B-Instruct"
+        and d.model.where.line == 12
+    )
+    assert d.gpus.value == 1 and d.gpus_per_pod.where.line == 17  # the flavor's limits
+    assert d.gpu.value == "l4"  # the flavor's nodeSelector
+    assert d.max_context.value == 8192 and d.max_sequences.value == 16  # the Playground's own args
+    assert d.has_shm and d.shm_size.origin == "default"  # stock sharedMemorySize 2Gi
+    assert r.plan is not None and result.findings == [], [f.message for f in result.findings]
+
+
+def test_llmaz_playground_args_beyond_the_flavors_gpus_are_kv201():
+    result = run(LLMAZ / "bad-playground-tp-above-flavor.yaml")
+    assert [(f.rule, f.severity.name) for f in result.findings] == [("KV201", "ERROR")]
+
+
+def test_llmaz_backends_kvlint_does_not_model_are_said():
+    path = shared("corpus", "manifests2", "InftyAI__llmaz__docs__examples__tensorrt-llm__playground.yaml")
+    (f,) = run(path).findings
+    assert f.rule == "KV004" and "TensorRT-LLM" in f.message

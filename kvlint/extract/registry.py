@@ -20,6 +20,7 @@ from kvlint.extract import (
     kserve_llm,
     kubeai,
     kubernetes,
+    llmaz,
     llmd_values,
     ome,
     ray,
@@ -55,6 +56,7 @@ GROUP_KINDS: dict[tuple[str, str], ObjectReader] = {
     (ome.GROUP, "InferenceService"): ome.isvc,
     (ome.GROUP, "ClusterServingRuntime"): ome.runtime,
     (ome.GROUP, "ServingRuntime"): ome.runtime,
+    ("inference.llmaz.io/", "Playground"): llmaz.playground,
 }
 
 # (name, detector, reader), tried in order
