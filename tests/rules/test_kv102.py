@@ -67,3 +67,21 @@ def test_already_fp8_kv_cache_is_not_told_to_use_fp8():
     r = run(model=LLAMA, gpu="L4", max_context=131072, kv_cache_dtype="fp8", max_sequences=1)
     (f,) = findings(r, "KV102")
     assert "kv_cache_dtype fp8" not in (f.fix or "")
+
+
+def test_tgi_v3_default_total_tokens_warm_up_holds_only_the_prompt_slots():
+    """TGI v3 with max_total_tokens unset sends its warm-up requests with max_new_tokens 1
+    (backends/v3/src/client/grpc_client.rs warmup), so the warm-up batch holds the prompt's own
+    slots, not max_position_embeddings of them: Llama-3.1-8B on one L4 warms up and sizes a cache."""
+    r = run(engine="tgi", engine_version="3.3.7", model="meta-llama/Llama-3.1-8B-Instruct", gpu="L4")
+    assert not findings(r, "KV102")
+    assert plan(r).kv_pool > 0
+    stated = run(
+        engine="tgi",
+        engine_version="3.3.7",
+        model="meta-llama/Llama-3.1-8B-Instruct",
+        gpu="L4",
+        max_context=131072,
+    )
+    (f,) = findings(stated, "KV102")
+    assert "Not enough memory to handle" in f.message  # a stated 131,072 gets warm-up blocks for all of it

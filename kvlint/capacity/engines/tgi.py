@@ -185,15 +185,24 @@ def warmup_kv_tokens(arch: ModelArch, s: EngineSettings, version: tuple[int, ...
     """KV tokens the warm-up batch holds while free memory is measured. The router's `warmup`
     (router/client/src/client.rs v1.4.5-v2.1, backends/v3/src/client/grpc_client.rs later) sends
     requests of `truncate = min(max_input_length, max_prefill_tokens - n_tokens)` tokens until the
-    prefill budget is used, each with `max_new_tokens: max_total_tokens - truncate`;
-    FlashCausalLMBatch.from_pb gives each `ceil((input_length + max_new_tokens - 1) / BLOCK_SIZE)`
-    blocks, capped at the sliding window's blocks in flash_mistral.py up to v2.0.x."""
+    prefill budget is used, each with `max_new_tokens: max_total_tokens - truncate` (v3 with
+    max_total_tokens unset: 1); FlashCausalLMBatch.from_pb gives each
+    `ceil((input_length + max_new_tokens - 1) / BLOCK_SIZE)` blocks, capped at the sliding window's
+    blocks in flash_mistral.py up to v2.0.x."""
     prefill = max(1, s.max_batched_tokens)
     max_input = max(1, int(s.extra.get("max_input_tokens") or s.max_model_len - 1))
-    per_request = math.ceil(max(1, s.max_model_len - 1) / block)
-    if arch.sliding_window and version is not None and version < (2, 1):
-        per_request = min(per_request, math.ceil(arch.sliding_window / block))
-    return math.ceil(prefill / max_input) * per_request * block
+    truncates = [max_input] * (prefill // max_input) + ([prefill % max_input] if prefill % max_input else [])
+    total = 0
+    for truncate in truncates:
+        if s.extra.get("max_total_tokens_default"):
+            tokens_ = truncate  # max_new_tokens 1: the prompt's own slots
+        else:
+            tokens_ = max(1, s.max_model_len - 1)
+        blocks = math.ceil(tokens_ / block)
+        if arch.sliding_window and version is not None and version < (2, 1):
+            blocks = min(blocks, math.ceil(arch.sliding_window / block))
+        total += blocks * block
+    return total
 
 
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
