@@ -297,3 +297,29 @@ def test_gpu_label_no_node_carries_is_a_warning_naming_the_real_value(name, line
 def test_chart_readers_check_gpu_labels(text):
     result = lint(text, "values.yaml")
     assert [f.severity.name for f in result.findings if "no node carries" in f.message] == ["WARNING"]
+
+
+def test_kubeai_chart_profile_label_and_unread_profile_key():
+    result = run(FIXTURES / "KV002" / "bad-kubeai-profile-gke-label.yaml")
+    (f,) = result.findings
+    assert (f.rule, f.where.line, f.severity.name) == (
+        "KV002",
+        8,
+        "WARNING",
+    ) and "closest real value: nvidia-l4" in f.message
+    text = "resourceProfiles:\n  nvidia-gpu-l4:\n    gpus: 1\n    limits: {nvidia.com/gpu: '1'}\n"
+    (g,) = lint(text, "values.yaml").findings
+    assert (
+        g.rule == "KV005"
+        and "resourceProfiles.nvidia-gpu-l4.gpus" in g.message
+        and "KubeAI ignores it" in g.message
+    )
+
+
+def test_kubeai_chart_corpus_values_are_clean():
+    for name in ("substratusai__kubeai__charts__kubeai__values.yaml",):
+        assert run(shared("corpus", "manifests", name)).findings == []
+    assert (
+        run(shared("corpus", "manifests2", "substratusai__kubeai__charts__kubeai__values-gke.yaml")).findings
+        == []
+    )

@@ -43,4 +43,6 @@ def _extract(
 
     if isinstance(root.value("apiVersion"), str) and isinstance(root.value("kind"), str):
         return registry.extract_object(root, path, base_dir, lines, nearby), []
-    return registry.extract_other(root, path, base_dir, lines), []
+    from kvlint.extract import kubeai_chart
+
+    return registry.extract_other(root, path, base_dir, lines), kubeai_chart.issues(root, path)

@@ -17,7 +17,11 @@ class UnknownGpu(IssueRule):
     the vLLM project's Helm chart renders `gpuModels` as node affinity `nvidia.com/gpu.product In
     gpuModels` when `resources.requests` and `resources.limits` both ask for `nvidia.com/gpu`
     (vllm-project/vllm examples/online_serving/chart-helm/templates/deployment.yaml), so its
-    placeholder `TYPE_GPU_USED` left in place is this warning at the `gpuModels` entry.
+    placeholder `TYPE_GPU_USED` left in place is this warning at the `gpuModels` entry. Every chart and
+    stack reader checks the labels it renders: production-stack `nodeSelectorTerms` (and a VLLMRuntime's
+    `deploymentConfig.nodeSelectorTerms`), llm-d `acceleratorTypes`, nim-llm and NIMService
+    `nodeSelector`, a RayService's GPU worker groups, and the `resourceProfiles` of KubeAI's own chart
+    values, whose nodeSelector every Model naming that profile gets (a file-level warning there).
 
     A pod that gets its GPUs through Dynamic Resource Allocation (`spec.resourceClaims` naming a
     ResourceClaim or ResourceClaimTemplate, `resource.k8s.io` v1beta1/v1beta2/v1) is read from the
@@ -32,7 +36,8 @@ class UnknownGpu(IssueRule):
 
     A pod that requests no GPU at all (production-stack's `requestGPU` left out: the chart adds no GPU
     request) has no card to identify: when another finding already warns about the missing request,
-    KV002 is an info that points to it rather than a second warning on the same line.
+    KV002 is an info that points to it rather than a second warning on the same line. So is a KubeAI
+    Model whose `resourceProfile` is left out or names no profile KubeAI defines (KV005 says why).
 
     When the file names no GPU at all (no `gpu:`, no GPU node label, no instance type, no MIG
     profile, no DRA claim — the cluster decides):
