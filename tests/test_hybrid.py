@@ -21,6 +21,7 @@ from __future__ import annotations
 import pytest
 
 from kvlint.capacity.kv import bytes_per_token_layer, kv_bytes_per_token_full
+from kvlint.capacity.state import stage_kinds
 from kvlint.catalog import models
 from kvlint.catalog.arch import FULL, NONE
 from kvlint.catalog.hf_config import parse_config
@@ -168,3 +169,42 @@ def test_kimi_k3_kda_and_mla_layers_and_its_published_size():
     routed_only = 896 * 3 * 3584 * 3072  # the experts work in the 3584-wide latent space
     active = arch.params - arch.moe_layers * routed_only * (1 - 16 / 896)
     assert arch.moe_layers == 92 and active / 1e9 == pytest.approx(104, rel=0.03)
+
+
+def test_falcon_h1_layers_hold_attention_kv_and_a_mamba2_state_side_by_side():
+    """Falcon-H1 (vLLM falcon_h1.py FalconH1ParallelHybrid: every layer feeds its input to self_attn and to
+    mamba and sums both). The sizes are Megatron-Bridge's Falcon-H1 500M test fixture
+    (github:NVIDIA-NeMo/Megatron-Bridge@067f987d tests/unit_tests/models/falcon_h1/test_falcon_h1_bridge.py,
+    FALCON_H1_500M_CONFIG; its docs name tiiuae/Falcon-H1-0.5B-Instruct). The fixture leaves out
+    mamba_d_ssm, so it is stated here as 24 heads x 64; the model is not catalogued from it."""
+    cfg = {
+        "architectures": ["FalconH1ForCausalLM"],
+        "model_type": "falcon_h1",
+        "hidden_size": 1024,
+        "intermediate_size": 2048,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+        "head_dim": 64,
+        "mamba_d_ssm": 1536,
+        "mamba_n_heads": 24,
+        "mamba_d_head": 64,
+        "mamba_n_groups": 1,
+        "mamba_d_state": 128,
+        "mamba_d_conv": 4,
+        "mamba_expand": 2,
+        "vocab_size": 32784,
+        "max_position_embeddings": 16384,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+    }
+    arch = parse_config(cfg, "t/falcon-h1", "test")
+    assert arch.attention_layers == 36 and len(arch.state_layers) == 36
+    conv = (1536 + 2 * 1 * 128) * (4 - 1) * 2  # vLLM _get_mamba_cache_shape: conv_dim x (d_conv - 1)
+    ssm = 24 * 64 * 128 * 2  # (mamba_n_heads, mamba_d_head, mamba_d_state) in the model dtype
+    assert arch.state_bytes_per_seq == 36 * (conv + ssm)
+    attention = 1024 * 8 * 64 + 2 * 1024 * 2 * 64 + 8 * 64 * 1024
+    assert arch.layer_params[0].attn > attention  # the Mamba-2 mixer's weights come on top
+    assert arch.params / 1e9 == pytest.approx(0.5, rel=0.06)
+    (kinds,) = stage_kinds(arch, 1)
+    assert kinds.count("full") == 36 and kinds.count("mamba") == 36

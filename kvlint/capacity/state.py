@@ -64,7 +64,7 @@ def stage_kinds(arch: ModelArch, pp: int, state_kind: str = MAMBA) -> list[tuple
             kind = arch.layer_kinds[i] if i < len(arch.layer_kinds) else NONE
             if kind != NONE:
                 kinds.append(kind)
-            elif i in stateful:
+            if i in stateful:  # Falcon-H1 layers hold both
                 kinds.append(state_kind)
         out.append(tuple(kinds))
         start += n

@@ -15,6 +15,9 @@ The layer patterns are read as the model code reads them:
 - MiniMax-Text-01 / M1: `attn_type_list` (0 lightning attention, 1 softmax attention).
 - Kimi Linear / Kimi-K3 (`kimi_linear`): `linear_attn_config.kda_layers` are Kimi Delta Attention,
   `full_attn_layers` MLA, both numbered from 1 (vLLM KimiLinearConfig.is_kda_layer tests layer_idx + 1).
+- Falcon-H1 (`falcon_h1`): every layer runs attention and a Mamba-2 mixer side by side (vLLM
+  falcon_h1.py FalconH1ParallelHybrid: `self_attn` and `mamba` on the same input), so every layer holds
+  both a KV cache and a Mamba-2 state.
 - Hunyuan cross-layer attention (`use_cla`, `cla_share_factor` f): layer i computes K and V only when
   i % f == 0; the f - 1 layers after it attend with that layer's K and V and have only q_proj and o_proj
   (vllm/model_executor/models/hunyuan_v1.py @00f8d445: HunYuanDecoderLayer picks HunYuanCrossAttention
@@ -43,8 +46,9 @@ KDA = "kimi_delta_attention"
 LIGHTNING = "lightning"
 MLP_ONLY = "mlp"  # Nemotron-H `-`: a layer with only an MLP
 MOE_ONLY = "moe"  # Nemotron-H `E`: a layer with only a mixture of experts
+PARALLEL = "attention+mamba2"  # Falcon-H1: attention and Mamba-2 side by side in one layer
 CROSS_LAYER = "cross_layer_attention"  # Hunyuan CLA: attends with the previous layer's K and V
-STATEFUL = (MAMBA2, MAMBA1, DELTANET, LIGHTNING, KDA)
+STATEFUL = (MAMBA2, MAMBA1, DELTANET, LIGHTNING, KDA, PARALLEL)
 
 _PATTERN_CHAR = {"M": MAMBA2, "*": ATTENTION, "-": MLP_ONLY, "E": MOE_ONLY}
 _BLOCK_NAME = {
@@ -86,6 +90,8 @@ def mixers(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | N
         period = int(cfg.get("attn_layer_period") or 8)
         offset = int(cfg.get("attn_layer_offset") or 4)
         return tuple(ATTENTION if i % period == offset else MAMBA1 for i in range(layers))
+    if family == "falcon_h1":
+        return (PARALLEL,) * layers
     linear = cfg.get("linear_attn_config")
     if family == "kimi_linear" and isinstance(linear, dict) and isinstance(linear.get("kda_layers"), list):
         kda = {int(i) for i in linear["kda_layers"] if isinstance(i, int)}
@@ -102,7 +108,7 @@ def mixers(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | N
 
 def kv_kinds(mix: tuple[str, ...]) -> tuple[str, ...]:
     """KV kind per layer: full attention where the mixer is attention, none elsewhere."""
-    return tuple(FULL if m == ATTENTION else NONE for m in mix)
+    return tuple(FULL if m in (ATTENTION, PARALLEL) else NONE for m in mix)
 
 
 # ---- Mamba-2 (Nemotron-H, GraniteMoeHybrid, Falcon-H1) ----
@@ -241,7 +247,7 @@ def _lightning_state(nq: int, d: int, ssm_bytes: float) -> int:
 
 def mixer_params(cfg: dict[str, Any], mixer: str, h: int, nq: int, d: int) -> int:
     """Linear weights of one non-attention mixer (counted where attention weights would be)."""
-    if mixer == MAMBA2:
+    if mixer in (MAMBA2, PARALLEL):  # PARALLEL: the attention weights are added by the caller
         return _mamba2_params(cfg, h)
     if mixer == MAMBA1:
         return _mamba1_params(cfg, h)
@@ -264,7 +270,7 @@ def _ssm_bytes(cfg: dict[str, Any], dtype_bytes: float) -> float:
 def state_per_layer(cfg: dict[str, Any], mixer: str, h: int, nq: int, d: int, dtype_bytes: float) -> int:
     """Bytes of fixed per-sequence state one layer of this mixer holds (0 for attention / MLP)."""
     ssm = _ssm_bytes(cfg, dtype_bytes)
-    if mixer == MAMBA2:
+    if mixer in (MAMBA2, PARALLEL):
         return _mamba2_state(cfg, h, dtype_bytes, ssm)
     if mixer == MAMBA1:
         return _mamba1_state(cfg, h, dtype_bytes, ssm)
@@ -302,6 +308,7 @@ __all__ = [
     "MAMBA2",
     "MLP_ONLY",
     "MOE_ONLY",
+    "PARALLEL",
     "STATEFUL",
     "kv_kinds",
     "mixer_params",

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from kvlint.catalog.arch import LayerParams
 from kvlint.catalog.hf_keys import first
-from kvlint.catalog.hybrid import ATTENTION, MLP_ONLY, MOE_ONLY, mixer_params
+from kvlint.catalog.hybrid import ATTENTION, MLP_ONLY, MOE_ONLY, PARALLEL, mixer_params
 from kvlint.catalog.native_keys import ernie_moe_layer
 
 # Families whose MLP is not gated (two matrices, not three).
@@ -213,6 +213,7 @@ def layer_params(
         mixer_w = attn
         if mix and mix[i] != ATTENTION:
             mixer_w = mixer_params(cfg, mix[i], s.hidden, s.query_heads, s.attn_dim)
+            mixer_w += attn if mix[i] == PARALLEL else 0
         if _is_moe_layer(cfg, family, i, s.experts):
             moe_layers += 1
             out.append(_moe_layer(cfg, family, s, mixer_w, norms))
