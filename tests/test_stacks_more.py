@@ -301,3 +301,34 @@ def test_llmaz_backends_kvlint_does_not_model_are_said():
     path = shared("corpus", "manifests2", "InftyAI__llmaz__docs__examples__tensorrt-llm__playground.yaml")
     (f,) = run(path).findings
     assert f.rule == "KV004" and "TensorRT-LLM" in f.message
+
+
+# --- kthena ModelBooster -------------------------------------------------------------------------------------
+
+KTHENA = STACKS / "kthena"
+
+
+def test_kthena_model_booster_workers_run_vllm_with_their_config_as_flags():
+    result = run(KTHENA / "modelbooster-vllm-pd.yaml")
+    by = {r.deployment.name: r.deployment for r in result.deployments}
+    assert set(by) == {"qwen-pd/prefill", "qwen-pd/decode"}
+    d = by["qwen-pd/decode"]
+    assert d.engine.value == "vllm" and d.model.value == "Qwen/Qwen3-0.6B" and d.model.where.line == 11
+    assert d.max_context.value == 8192 and d.max_context.where.line == 35 and d.max_sequences.value == 32
+    assert d.gpus.value == 1 and d.has_shm
+    assert not [f for f in result.findings if f.severity.name in ("WARNING", "ERROR")]
+
+
+def test_kthena_model_booster_config_underscores_are_flags_too():
+    """utils/template.go ConvertVLLMArgsFromJson: tensor_parallel_size -> --tensor-parallel-size."""
+    result = run(KTHENA / "bad-modelbooster-tp-above-gpus.yaml")
+    (d,) = [r.deployment for r in result.deployments]
+    assert d.tensor_parallel.value == 2
+    assert [f.rule for f in result.findings if f.severity.name == "ERROR"] == ["KV201"]
+
+
+def test_kthena_backend_types_it_does_not_convert_are_said(tmp_path):
+    text = (KTHENA / "bad-modelbooster-tp-above-gpus.yaml").read_text().replace("type: vLLM", "type: MindIE")
+    (tmp_path / "mb.yaml").write_text(text)
+    (f,) = run(tmp_path / "mb.yaml").findings
+    assert f.rule == "KV004" and "MindIE" in f.message

@@ -18,6 +18,7 @@ from kvlint.extract import (
     kaito,
     kserve,
     kserve_llm,
+    kthena,
     kubeai,
     kubernetes,
     llmaz,
@@ -57,6 +58,7 @@ GROUP_KINDS: dict[tuple[str, str], ObjectReader] = {
     (ome.GROUP, "ClusterServingRuntime"): ome.runtime,
     (ome.GROUP, "ServingRuntime"): ome.runtime,
     ("inference.llmaz.io/", "Playground"): llmaz.playground,
+    ("workload.serving.volcano.sh/", "ModelBooster"): kthena.model_booster,
 }
 
 # (name, detector, reader), tried in order

@@ -1,0 +1,99 @@
+"""kthena ModelBooster (workload.serving.volcano.sh, volcano-sh/kthena@3cc0572), read as its controller
+converts it into a ModelServing (pkg/model-booster-controller/convert/model_serving.go
+BuildModelServing, buildCommands; utils/template.go ConvertVLLMArgsFromJson):
+
+- only the `vLLM` and `vLLMDisaggregated` backend types are converted (any other is refused);
+- each worker (`server`, or `prefill` and `decode`) runs `python3 -m vllm.entrypoints.openai.api_server
+  --model <download path>` followed by its `config` keys as `--key value` (underscores become dashes,
+  keys sorted); the download path holds `backend.modelURI` (an `hf://org/name` URI is that Hub model),
+  which an init container downloads; the worker's `image`, `resources` and the backend's `env` apply;
+- a server worker of `pods` > 1 is one replica over that many pods (a Ray cluster,
+  --distributed_executor_backend ray); /dev/shm is mounted for the engine.
+"""
+
+from __future__ import annotations
+
+from kvlint.codes import NOT_CHECKABLE
+from kvlint.deployment import Deployment, stated
+from kvlint.extract import container as ct
+from kvlint.extract import synthetic
+from kvlint.findings import Issue
+from kvlint.load.tree import Mapping, Node, Scalar
+from kvlint.record import replace
+
+SOURCE = "volcano-sh/kthena@3cc0572 pkg/model-booster-controller/convert/model_serving.go"
+VLLM_TYPES = ("vLLM", "vLLMDisaggregated")
+ROLES = ("server", "prefill", "decode")
+ENTRY = ("python3", "-m", "vllm.entrypoints.openai.api_server")
+
+
+def model_booster(ctx: ct.ObjectContext) -> list[Deployment]:
+    backend = ctx.root.at("spec", "backend")
+    if not isinstance(backend, Mapping):
+        return []
+    kind = backend.scalar("type")
+    if kind is None or kind.value not in VLLM_TYPES:
+        d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name, ctx.base_dir)
+        d.ignores = dict(ctx.ignores)
+        where = (kind or backend).where(ctx.file)
+        d.engine = stated("other", where, "kthena backend")
+        ct.mark_unsupported(d, "other", where)
+        shown = kind.value if kind is not None else "(none)"
+        d.issues[-1] = Issue(
+            NOT_CHECKABLE,
+            f"{d.label()}: backend type {shown}: kthena converts only vLLM and vLLMDisaggregated ({SOURCE}): not checked",
+            where,
+        )
+        return [d]
+    out: list[Deployment] = []
+    for worker in backend.seq("workers") or ():
+        if not isinstance(worker, Mapping) or worker.value("type") not in ROLES:
+            continue
+        found = _worker(ctx, backend, worker)
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _worker(ctx: ct.ObjectContext, backend: Mapping, worker: Mapping) -> Deployment | None:
+    role = str(worker.value("type"))
+    args: list[Node] = [synthetic.scalar(worker, w) for w in ENTRY]
+    uri = backend.scalar("modelURI")
+    if uri is not None and isinstance(uri.value, str):
+        model = uri.value[5:] if uri.value.startswith("hf://") else uri.value
+        args += [synthetic.scalar(uri, "--model"), synthetic.scalar(uri, model)]
+    config = worker.map("config")
+    for key, value in config.items() if config is not None else ():
+        flag = synthetic.scalar(config.keys[key], "--" + key.replace("_", "-"))  # type: ignore[union-attr]
+        args.append(flag)
+        if isinstance(value, Scalar) and value.value is not None and value.value != "":
+            shown = str(value.value).lower() if isinstance(value.value, bool) else str(value.value)
+            node = synthetic.scalar(value, shown)
+            args.append(node)
+    container = synthetic.mapping(
+        worker,
+        {
+            "name": synthetic.scalar(worker, "engine"),
+            "image": worker.get("image"),
+            "command": synthetic.sequence(worker, args),
+            "resources": worker.get("resources"),
+            "env": backend.get("env"),
+            "volumeMounts": synthetic.from_data([{"name": "dshm", "mountPath": "/dev/shm"}], worker),
+        },
+    )
+    pod = synthetic.mapping(
+        worker,
+        {
+            "containers": synthetic.sequence(worker, [container]),
+            "volumes": synthetic.from_data([{"name": "dshm", "emptyDir": {"medium": "Memory"}}], worker),
+        },
+    )
+    d = ct.build(replace(ctx, name=f"{ctx.name}/{role}"), pod, container)
+    if d is None:
+        return None
+    typed = worker.scalar("type")
+    d.where = (typed or worker).where(ctx.file)  # each worker is its own workload
+    pods = worker.scalar("pods")
+    if pods is not None and isinstance(pods.value, int) and pods.value > 1:
+        d.pods = stated(pods.value, pods.where(ctx.file), "kthena worker pods (one Ray cluster)")
+    return d
