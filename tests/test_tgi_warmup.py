@@ -129,3 +129,22 @@ def test_warmup_that_ran_out_of_memory(case):
     (f,) = [f for f in found if f.rule == "KV102"]
     assert f.message.startswith(tgi.WARMUP_FAILS)
     assert f"Not enough memory to handle {r.settings.max_batched_tokens} prefill tokens" in f.message
+
+
+def test_v2_launcher_defaults_are_the_ones_a_v2_log_prints():
+    """huggingface/cookbook@5a7a7775be1323ce7d2127295d8cf577f76e55d6 notebooks/en/benchmarking_tgi.ipynb
+    runs text-generation-launcher 2.2.1-dev0 on Llama-3-8B-Instruct (max_position_embeddings 8192)
+    with no length flags and prints "Model supports up to 8192 but tgi will now set its default to
+    4096", "Default `max_input_tokens` to 4095", "Default `max_total_tokens` to 4096" and
+    "Default `max_batch_prefill_tokens` to 4145"."""
+    from kvlint.deployment import Deployment, stated
+    from kvlint.findings import Location
+
+    where = Location("cookbook", 1, 1)
+    d = Deployment("cookbook", where, "calibration", "cookbook")
+    d.engine = stated("tgi", where)
+    d.engine_version = stated("2.2.1", where)
+    d.model = stated("meta-llama/Meta-Llama-3-8B-Instruct", where)
+    d.gpu = stated("A10G", where)
+    s = resolve(d, Defaults()).settings
+    assert (s.extra["max_input_tokens"], s.max_model_len, s.max_batched_tokens) == (4095, 4096, 4145)
