@@ -208,3 +208,33 @@ def test_falcon_h1_layers_hold_attention_kv_and_a_mamba2_state_side_by_side():
     assert arch.params / 1e9 == pytest.approx(0.5, rel=0.06)
     (kinds,) = stage_kinds(arch, 1)
     assert kinds.count("full") == 36 and kinds.count("mamba") == 36
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"model_type": "kimi_linear", "linear_attn_config": {"kda_layers": [1, "x"]}}, "kda_layers"),
+        (
+            {"model_type": "kimi_linear", "linear_attn_config": {"kda_layers": [1], "num_heads": "abc"}},
+            "num_heads",
+        ),
+        ({"model_type": "hunyuan", "num_experts": [4, "a"]}, "num_experts"),
+        ({"model_type": "hunyuan", "num_experts": 8, "moe_topk": ["z"]}, "moe_topk"),
+        (
+            {"model_type": "hunyuan", "num_experts": 8, "moe_intermediate_size": [32, None]},
+            "moe_intermediate_size",
+        ),
+    ],
+)
+def test_malformed_per_layer_lists_are_refused_with_the_key_not_guessed(extra, message):
+    cfg = {
+        "architectures": ["X"],
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "vocab_size": 100,
+        "max_position_embeddings": 128,
+        **extra,
+    }
+    with pytest.raises(ValueError, match=message):
+        parse_config(cfg, "t/bad", "test")

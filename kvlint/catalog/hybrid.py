@@ -94,7 +94,11 @@ def mixers(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | N
         return (PARALLEL,) * layers
     linear = cfg.get("linear_attn_config")
     if family == "kimi_linear" and isinstance(linear, dict) and isinstance(linear.get("kda_layers"), list):
-        kda = {int(i) for i in linear["kda_layers"] if isinstance(i, int)}
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in linear["kda_layers"]):
+            raise ValueError(
+                f"linear_attn_config.kda_layers must list layer numbers, not {linear['kda_layers']!r:.60}"
+            )
+        kda = set(linear["kda_layers"])
         return tuple(KDA if i + 1 in kda else ATTENTION for i in range(layers))
     share = cfg.get("cla_share_factor")
     if cfg.get("use_cla") and isinstance(share, int) and share > 1:
@@ -209,11 +213,13 @@ def _kda_dims(cfg: dict[str, Any]) -> tuple[int, int, int]:
     """(heads, head dim, short-conv kernel) from linear_attn_config."""
     raw = cfg.get("linear_attn_config")
     linear: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    return (
-        int(linear.get("num_heads") or 32),
-        int(linear.get("head_dim") or 128),
-        int(linear.get("short_conv_kernel_size") or 4),
-    )
+    out = []
+    for key, default in (("num_heads", 32), ("head_dim", 128), ("short_conv_kernel_size", 4)):
+        value = linear.get(key) or default
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"linear_attn_config.{key} must be a positive whole number, not {value!r}")
+        out.append(value)
+    return out[0], out[1], out[2]
 
 
 def _kda_params(cfg: dict[str, Any], h: int) -> int:

@@ -119,22 +119,24 @@ def _xverse(cfg: dict[str, Any]) -> None:
         _set(cfg, "n_shared_experts", cfg.get("num_shared_experts"))
 
 
-def _largest(value: Any) -> Any:
+def _largest(value: Any, key: str = "a per-layer list") -> Any:
     """A per-layer list's largest entry (Hunyuan states one value per layer); a scalar as it is."""
     if isinstance(value, list):
-        numbers = [v for v in value if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        return max(numbers) if numbers else None
+        if not value or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise ValueError(f"{key} must list one whole number per layer, not {str(value)[:60]}")
+        return max(value)
     return value
 
 
 def _hunyuan(cfg: dict[str, Any]) -> None:
     _set(cfg, "head_dim", cfg.get("attention_head_dim"))
-    experts = _largest(cfg.get("num_experts"))
+    experts = _largest(cfg.get("num_experts"), "num_experts")
     cfg["num_experts"] = experts if isinstance(experts, int) and experts > 1 else 0  # _is_moe
-    _set(cfg, "num_experts_per_tok", _largest(cfg.get("moe_topk")))
+    _set(cfg, "num_experts_per_tok", _largest(cfg.get("moe_topk"), "moe_topk"))
     if isinstance(cfg.get("moe_intermediate_size"), list):
-        cfg["moe_intermediate_size"] = _largest(cfg["moe_intermediate_size"])
-    shared, inter = _largest(cfg.get("num_shared_expert")), cfg.get("intermediate_size")
+        cfg["moe_intermediate_size"] = _largest(cfg["moe_intermediate_size"], "moe_intermediate_size")
+    shared = _largest(cfg.get("num_shared_expert"), "num_shared_expert")
+    inter = cfg.get("intermediate_size")
     if (
         cfg.get("use_mixed_mlp_moe")
         and cfg["num_experts"]
