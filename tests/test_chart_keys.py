@@ -323,3 +323,28 @@ def test_kubeai_chart_corpus_values_are_clean():
         run(shared("corpus", "manifests2", "substratusai__kubeai__charts__kubeai__values-gke.yaml")).findings
         == []
     )
+
+
+def test_vllmruntime_fields_the_crd_lacks():
+    result = run(STACKS / "production-stack" / "bad-vllmruntime-misplaced.yaml")
+    found = kv005(result)
+    assert [line for line, _ in found] == [17, 27]
+    assert "`spec.vllmConfig.maxNumSeqs`" in found[0][1] and "kubectl apply rejects it" in found[0][1]
+    assert "belongs in a field of spec.model: spec.model.maxNumSeqs" in found[0][1]
+    assert "`spec.deploymentConfig.toleration (the CRD's field is singular)`" in found[1][1]
+    d = result.deployments[0].deployment
+    assert d.max_sequences is None or d.max_sequences.origin != "stated"
+
+
+def test_vllmruntime_corpus_samples_are_clean():
+    for folder, name in (
+        (
+            "manifests",
+            "vllm-project__production-stack__operator__config__samples__production-stack_v1alpha1_vllmruntime.yaml",
+        ),
+        (
+            "manifests2",
+            "vllm-project__production-stack__operator__config__samples__production-stack_v1alpha1_vllmruntime_autoscaling.yaml",
+        ),
+    ):
+        assert kv005(run(shared("corpus", folder, name))) == []

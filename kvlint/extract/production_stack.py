@@ -159,6 +159,7 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
         d.issues.extend(ps_keys.nested_issues(spec, path, label))
     if ctx.kind == "VLLMRuntime":
         gpu = spec.at("deploymentConfig", "resources", "gpu")  # type: ignore[assignment]
+        d.issues.extend(ps_keys.runtime_issues(spec, path))
     if isinstance(gpu, Scalar) and gpu.value is not None:
         with contextlib.suppress(ValueError):
             d.gpus_per_pod = stated(int(str(gpu.value)), gpu.where(path), "requestGPU")

@@ -22,6 +22,7 @@ from kvlint.codes import UNPARSED_SETTING
 from kvlint.extract.chart_layouts import keys_not_read
 from kvlint.findings import Issue, Severity
 from kvlint.load.tree import Mapping
+from kvlint.record import replace
 
 SOURCE = "vllm-project/production-stack@a6c01db0 helm/values.schema.json and helm/templates/*.yaml"
 NAME = "vLLM production-stack chart"
@@ -168,3 +169,109 @@ def rendered(entry: Mapping, box_name: str, runtime: bool) -> frozenset[str]:
     ray = entry.map("raySpec")
     with_ray = ray is not None and ray.value("enabled") is True
     return VLLM_FLAGS | ({"pipelineParallelSize"} if with_ray else frozenset())
+
+
+# --- the operator's VLLMRuntime CRD ------------------------------------------------------------------
+# vllm-project/production-stack@a6c01db0 operator/api/v1alpha1/vllmruntime_types.go and common.go: the fields
+# of each struct. The CRD does not preserve unknown fields: kubectl's strict field validation rejects any
+# other key, and with validation off the API server drops it.
+RUNTIME_SOURCE = "vllm-project/production-stack@a6c01db0 operator/api/v1alpha1/vllmruntime_types.go"
+RUNTIME_FIELDS: dict[tuple[str, ...], frozenset[str]] = {
+    (): frozenset(
+        ["model", "vllmConfig", "lmCacheConfig", "storageConfig", "deploymentConfig", "autoscalingConfig"]
+    ),
+    ("model",): frozenset(
+        [
+            "modelURL",
+            "hfTokenSecret",
+            "enableLoRA",
+            "enableTool",
+            "toolCallParser",
+            "maxModelLen",
+            "dtype",
+            "maxNumSeqs",
+            "chatTemplate",
+        ]
+    ),
+    ("vllmConfig",): frozenset(
+        [
+            "enableChunkedPrefill",
+            "enablePrefixCaching",
+            "tensorParallelSize",
+            "gpuMemoryUtilization",
+            "maxLoras",
+            "extraArgs",
+            "v1",
+            "port",
+            "env",
+        ]
+    ),
+    ("lmCacheConfig",): frozenset(
+        ["enabled", "cpuOffloadingBufferSize", "diskOffloadingBufferSize", "remoteUrl", "remoteSerde"]
+    ),
+    ("storageConfig",): frozenset(
+        ["enabled", "storageClassName", "size", "accessMode", "mountPath", "volumeName"]
+    ),
+    ("deploymentConfig",): frozenset(
+        [
+            "replicas",
+            "nodeSelectorTerms",
+            "toleration",
+            "deploymentStrategy",
+            "runtimeClass",
+            "shmSize",
+            "resources",
+            "image",
+            "podAnnotations",
+            "sidecarConfig",
+        ]
+    ),
+    ("deploymentConfig", "resources"): frozenset(["cpu", "memory", "gpu", "gpuType"]),
+    ("deploymentConfig", "image"): frozenset(["registry", "name", "pullPolicy", "pullSecretName"]),
+}
+RUNTIME_PLACES = {  # renames within the same struct
+    "tolerations": "toleration (the CRD's field is singular)",
+    "nodeSelector": "nodeSelectorTerms",
+    "runtimeClassName": "runtimeClass",
+    "nvidia.com/gpu": "gpu",
+    "gpus": "gpu",
+    "repository": "name (registry + name)",
+}
+
+
+def _moved(key: str, here: tuple[str, ...]) -> str | None:
+    """A field of another struct written in this one: where it belongs, said in full."""
+    for sub, keys in RUNTIME_FIELDS.items():
+        if len(sub) == 1 and sub != here and key in keys:
+            return f"a field of spec.{sub[0]}: spec.{sub[0]}.{key}"
+    return None
+
+
+def runtime_issues(spec: Mapping, path: str) -> list[Issue]:
+    """Fields of a VLLMRuntime spec the CRD does not have."""
+    out: list[Issue] = []
+    for where, fields in RUNTIME_FIELDS.items():
+        box = spec.at(*where) if where else spec
+        if not isinstance(box, Mapping):
+            continue
+        at = "spec." + "".join(f"{w}." for w in where)
+        places = dict(RUNTIME_PLACES)
+        for key, _ in box.items():
+            moved = None if key in fields else _moved(key, where)
+            if moved is not None and not where:  # at the top of spec: the struct's key, relative to spec
+                moved = moved.split(": spec.", 1)[1]
+            if moved is not None:
+                places[key] = moved
+        found = keys_not_read(box, path, "VLLMRuntime CRD", fields, places, RUNTIME_SOURCE, at)
+        out += [
+            replace(
+                i,
+                message=i.message.replace(
+                    ": Helm ignores it",
+                    ": kubectl apply rejects it (strict field validation) and with validation off the API "
+                    "server drops it",
+                ).replace("the chart reads this setting", "the operator reads this setting"),
+            )
+            for i in found
+        ]
+    return out

@@ -31,6 +31,8 @@ class UnparsedSetting(IssueRule):
     In production-stack values the same holds one level down: a `servingEngineSpec` key, a `vllmConfig`
     key the templates do not render as a vLLM flag (`maxNumBatchedTokens` -> `extraArgs`; such a key is
     not applied), `pipelineParallelSize` without `raySpec`, and an `lmcacheConfig` key they do not read.
+    The operator's `VLLMRuntime` is held to its CRD's fields (`vllmConfig.maxNumSeqs` -> `model.maxNumSeqs`,
+    `deploymentConfig.tolerations` -> `toleration`).
     In NVIDIA NIM `nim-llm` values, a top-level or `model.*` key the chart does not read (`probes`,
     `fullname`) is a warning, and so is `model.numGpus` differing from the GPUs the pod gets: it requests
     none (the GPU request is `resources`; left out, the chart's default is 1 GPU). On an AIBrix workload, a
