@@ -332,3 +332,29 @@ def test_kthena_backend_types_it_does_not_convert_are_said(tmp_path):
     (tmp_path / "mb.yaml").write_text(text)
     (f,) = run(tmp_path / "mb.yaml").findings
     assert f.rule == "KV004" and "MindIE" in f.message
+
+
+def test_llmaz_service_is_an_lws_group_whose_model_path_must_be_the_loaders(tmp_path):
+    """llmaz Service: workloadTemplate is an LWS template (size 2); the command's /workspace/models/models--ORG--NAME
+    is where llmaz's model loader puts a Hub model (modelhub.go ModelPath): the docs example names the 8B there
+    while claiming the 405B OpenModel."""
+    path = shared("corpus", "manifests2", "InftyAI__llmaz__docs__examples__multi-nodes__service.yaml")
+    result = run(path)
+    (r,) = result.deployments
+    d = r.deployment
+    assert (
+        d.engine.value == "sglang"
+        and d.pods.value == 2
+        and d.gpus.value == 2
+        and d.tensor_parallel.value == 2
+    )
+    assert d.model.value == "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert f.where.line == 43 and "meta-llama/Llama-3.1-405B" in f.message
+    fixed = path.read_text().replace(
+        "models--meta-llama--Meta-Llama-3.1-8B-Instruct", "models--meta-llama--Llama-3.1-405B"
+    )
+    (tmp_path / "svc.yaml").write_text(fixed)
+    again = run(tmp_path / "svc.yaml")
+    assert not [f for f in again.findings if f.rule == "KV005"]
+    assert again.deployments[0].deployment.model.value == "meta-llama/Llama-3.1-405B"

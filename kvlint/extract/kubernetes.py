@@ -83,7 +83,7 @@ def extract(
 ) -> list[Deployment]:
     """One object, read by its kind's reader (extract/registry.py) or as pod templates."""
     kind = root.value("kind")
-    if not isinstance(kind, str) or kind in NOT_WORKLOADS or kind.endswith("List"):
+    if not isinstance(kind, str) or (kind in NOT_WORKLOADS and handler is None) or kind.endswith("List"):
         return []
     ctx = context(root, path, lines, base_dir, nearby)
     found = handler(ctx) if handler else pod_workloads(ctx)

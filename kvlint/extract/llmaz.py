@@ -17,11 +17,13 @@ A BackendRuntime in this file or beside it is used; else llmaz's stock one from 
 
 from __future__ import annotations
 
-from kvlint.codes import NOT_CHECKABLE
-from kvlint.deployment import Deployment, default, stated
+import re
+
+from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
+from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import synthetic
-from kvlint.findings import Issue
+from kvlint.findings import Issue, Severity
 from kvlint.load.nearby import Found
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
@@ -273,3 +275,42 @@ def _not_found(d: Deployment, ctx: ct.ObjectContext, why: str) -> Deployment:
     ct.mark_unsupported(d, "other", ctx.where)
     d.issues[-1] = Issue(NOT_CHECKABLE, f"{d.label()}: {why}: not checked", ctx.where)
     return d
+
+
+# modelhub.go ModelPath: the model loader puts a Hub model at /workspace/models/models--ORG--NAME
+LOADER_PATH = re.compile(r"^/workspace/models/models--([^/]+?)--([^/]+?)/?$")
+
+
+def service(ctx: ct.ObjectContext) -> list[Deployment]:
+    """llmaz Service: its `workloadTemplate` is a LeaderWorkerSet template (pods per replica = `size`) whose
+    containers name the model by the path llmaz's model loader fills for the claimed OpenModel."""
+    from kvlint.extract.workloads import pod_workloads
+
+    found = pod_workloads(ctx)
+    claims = _claims(ctx.root.map("spec") or synthetic.mapping(ctx.root, {}))
+    main = _find(ctx, "OpenModel", claims[0][0]) if claims else None
+    mid = main.root.at("spec", "source", "modelHub", "modelID") if main is not None else None
+    for d in found:
+        m = LOADER_PATH.match(str(d.model.value)) if d.model is not None else None
+        if m is None or d.model is None:
+            continue
+        named = f"{m.group(1)}/{m.group(2)}"
+        where = d.model.where
+        d.model = inferred(
+            named, f"llmaz model-loader path of {named} ({SOURCE} modelhub.go ModelPath)", where
+        )
+        if isinstance(mid, Scalar) and mid.value and str(mid.value) != named and main is not None:
+            d.issues.append(
+                Issue(
+                    UNPARSED_SETTING,
+                    f"{d.label()}: the engine's model path is where llmaz's model loader would put {named}, but the "
+                    f"claimed OpenModel {_name(main.root)} is {mid.value}, which the loader puts at /workspace/models/"
+                    f"models--{str(mid.value).replace('/', '--')} ({SOURCE} modelhub.go ModelPath): the path the "
+                    "engine reads is not the one the loader fills",
+                    where or d.where,
+                    fix=f"point the model path at /workspace/models/models--{str(mid.value).replace('/', '--')}, or "
+                    f"claim the OpenModel of {named}",
+                    severity=Severity.WARNING,
+                )
+            )
+    return found

@@ -58,6 +58,7 @@ GROUP_KINDS: dict[tuple[str, str], ObjectReader] = {
     (ome.GROUP, "ClusterServingRuntime"): ome.runtime,
     (ome.GROUP, "ServingRuntime"): ome.runtime,
     ("inference.llmaz.io/", "Playground"): llmaz.playground,
+    ("inference.llmaz.io/", "Service"): llmaz.service,
     ("workload.serving.volcano.sh/", "ModelBooster"): kthena.model_booster,
 }
 

@@ -89,7 +89,7 @@ def lws_env(size) -> dict[str, EnvVar]:
     """LeaderWorkerSet adds LWS_GROUP_SIZE (the group's pod count) to every container of the group
     (kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go: LwsGroupSize), so a
     command may use it (`--data-parallel-size $((LWS_GROUP_SIZE * DP_SIZE_LOCAL))`)."""
-    if size is None or not str(size.note).startswith("leaderWorkerTemplate"):
+    if size is None or not str(size.note).startswith(("leaderWorkerTemplate", "workloadTemplate")):
         return {}
     return {"LWS_GROUP_SIZE": EnvVar(str(size.value), size.where)}
 
@@ -111,7 +111,8 @@ def _group_size(root: Mapping, path: tuple[str, ...], file: str):
                 found = stated(
                     1 + workers.value, workers.where(file), "kthena role: 1 entry pod + workerReplicas"
                 )
-            for key in ("leaderWorkerTemplate", "leaderWorkerPattern"):  # LWS; RoleBasedGroup v1alpha2
+            # LWS; RoleBasedGroup v1alpha2; llmaz Service (its workloadTemplate is an LWS LeaderWorkerTemplate)
+            for key in ("leaderWorkerTemplate", "leaderWorkerPattern", "workloadTemplate"):
                 lwt = node.map(key)
                 size = lwt.scalar("size") if lwt is not None else None
                 if size is not None and isinstance(size.value, int):
