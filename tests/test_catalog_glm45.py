@@ -42,6 +42,7 @@ def _active_non_embedding(arch) -> int:
         ("PrimeIntellect/INTELLECT-3", 106e9, 12e9, 2 * 8 * 128 * 46 * 2),
         ("PrimeIntellect/INTELLECT-3-Base", 106e9, 12e9, 2 * 8 * 128 * 46 * 2),
         ("zai-org/GLM-4.5-Air", 106e9, 12e9, 2 * 8 * 128 * 46 * 2),  # twin (Megatron-Bridge's provider)
+        ("zai-org/GLM-4.5", 355e9, 32e9, 2 * 8 * 128 * 92 * 2),  # Megatron-Bridge GLM45ModelProvider355B
     ],
 )
 def test_glm4_moe_sizes_match_the_published_figures(model_id, total, active, kv_bytes_bf16):
@@ -62,3 +63,10 @@ def test_glm47_bf16_and_fp8_releases_share_the_geometry():
         fp8.num_experts,
     )
     assert bf16.max_positions == 202752
+
+
+def test_glm45_is_the_glm47_geometry_with_128k_positions():
+    """Megatron-Bridge's GLM-4.5 355B provider (seq_length 131072) vs GLM-4.7's config (202752)."""
+    glm45, glm47 = _arch("zai-org/GLM-4.5"), _arch("zai-org/GLM-4.7")
+    assert glm45.params == glm47.params and glm45.layer_kinds == glm47.layer_kinds
+    assert (glm45.max_positions, glm47.max_positions) == (131072, 202752)

@@ -1,0 +1,70 @@
+"""Catalog rows written from model builders that state every dimension (not from a config.json copy),
+and twins whose identity a builder or preset table states: checked against the published sizes.
+
+- meta-llama/Llama-Guard-3-8B: Meta's llama-models sku_list (arch_args of the Llama 3.1 8B, with
+  use_scaled_rope False; max_seq_length 131072). The card calls it "a Llama-3.1-8B pretrained model,
+  fine-tuned": the parameter count must equal Llama-3.1-8B's exactly (8,030,261,248).
+- deepseek-ai/DeepSeek-V2: Megatron-Bridge DeepSeekV2ModelProvider / NeMo DeepSeekV2Config. DeepSeek's
+  README: "236B total parameters, of which 21B are activated for each token", context 128K.
+- google/codegemma-*: NeMo CodeGemmaConfig{2B,7B}(GemmaConfig{2B,7B}) with no change; keras-hub
+  gemma_presets.py: code_gemma_7b_en / code_gemma_1.1_instruct_7b_en 8,537,680,896 parameters,
+  code_gemma_2b_en / code_gemma_1.1_2b_en 2,506,172,416 (keras-hub counts tied embeddings once, as kvlint does).
+- XiaomiMiMo/MiMo-7B-RL: slime's scripts/models/mimo-7B-rl.sh states the MiMo-7B-Base geometry.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvlint.catalog import models
+
+
+def _arch(model_id: str):
+    arch = models.resolve(model_id).arch
+    assert arch is not None, model_id
+    return arch
+
+
+def _active(arch) -> int:
+    mats = 3 if arch.gated_mlp else 2
+    idle = arch.moe_layers * (arch.num_experts - arch.experts_per_token) * mats * arch.hidden_size
+    return arch.params - idle * arch.moe_intermediate_size
+
+
+def test_llama_guard_3_8b_is_llama_3_1_8b_sized():
+    guard, base = _arch("meta-llama/Llama-Guard-3-8B"), _arch("meta-llama/Llama-3.1-8B")
+    assert guard.params == base.params == 8_030_261_248
+    assert (guard.layers, guard.kv_heads, guard.head_dim, guard.intermediate_size) == (32, 8, 128, 14336)
+    assert guard.max_positions == 131072  # llama-models datatypes.py max_seq_length for llama_guard_3_8b
+    assert 2 * guard.kv_heads * guard.head_dim * guard.attention_layers * 2 == 131072  # KV bytes/token, bf16
+
+
+def test_deepseek_v2_matches_236b_total_21b_active():
+    arch = _arch("deepseek-ai/DeepSeek-V2")
+    assert arch.params == pytest.approx(236e9, rel=0.01)
+    assert _active(arch) == pytest.approx(21e9, rel=0.02)
+    assert arch.mla and arch.kv_heads == 1 and arch.head_dim == 512 + 64  # one latent per token per layer
+    assert arch.max_positions == 4096 * 40  # yarn: original 4096 x factor 40 (above the 128K the README names)
+    assert (arch.num_experts, arch.experts_per_token, arch.moe_layers) == (160, 6, 59)
+
+
+@pytest.mark.parametrize(
+    ("model_id", "params"),
+    [
+        ("google/codegemma-7b", 8_537_680_896),
+        ("google/codegemma-7b-it", 8_537_680_896),
+        ("google/codegemma-1.1-7b-it", 8_537_680_896),
+        ("google/codegemma-2b", 2_506_172_416),
+        ("google/codegemma-1.1-2b", 2_506_172_416),
+    ],
+)
+def test_codegemma_matches_keras_hub_preset_counts(model_id, params):
+    arch = _arch(model_id)
+    assert arch.params == params
+    assert arch.head_dim == 256 and arch.max_positions == 8192
+
+
+def test_mimo_7b_rl_has_the_base_geometry():
+    rl, base = _arch("XiaomiMiMo/MiMo-7B-RL"), _arch("XiaomiMiMo/MiMo-7B-Base")
+    assert (rl.layers, rl.hidden_size, rl.kv_heads, rl.vocab_size) == (36, 4096, 8, 151680)
+    assert rl.params == base.params and rl.mtp_params == base.mtp_params > 0
