@@ -44,7 +44,9 @@ def test_deepseek_v2_matches_236b_total_21b_active():
     assert arch.params == pytest.approx(236e9, rel=0.01)
     assert _active(arch) == pytest.approx(21e9, rel=0.02)
     assert arch.mla and arch.kv_heads == 1 and arch.head_dim == 512 + 64  # one latent per token per layer
-    assert arch.max_positions == 4096 * 40  # yarn: original 4096 x factor 40 (above the 128K the README names)
+    assert (
+        arch.max_positions == 4096 * 40
+    )  # yarn: original 4096 x factor 40 (above the 128K the README names)
     assert (arch.num_experts, arch.experts_per_token, arch.moe_layers) == (160, 6, 59)
 
 
