@@ -95,3 +95,23 @@ def test_out_of_range_cross_layer_indices_are_ignored():
     a = parse_config(compact(cfg), "tiny", "test")
     assert a.layer_kinds == (FULL, CROSS, FULL, FULL)
     assert a.encoder_tokens == 17  # one tile: (56 / 14)^2 + 1
+
+
+def test_sglang_gives_image_tokens_pool_slots_beside_the_text():
+    # SGLang keeps one pool over all 40 layers; prepare_encoder_info_extend (sgl-project/sglang@fd3907ee
+    # python/sglang/srt/managers/schedule_batch.py) gives a request's image tokens slots of that pool
+    from kvlint.capacity.engines import sglang
+    from kvlint.record import replace
+
+    a = resolve("meta-llama/Llama-3.2-11B-Vision-Instruct").arch
+    s = replace(
+        vllm_settings(engine="sglang", version="0.5.3", generation="-", max_num_seqs=0, max_model_len=8192),
+        utilization=0.85,
+        block_size=1,
+        hybrid_kv_cache_manager=False,
+    )
+    p = sglang.plan(a, lookup("H100"), s)
+    assert p.kv_per_token == 40 * 2 * 8 * 128 * 2
+    assert p.request_units == 8192 + 6404
+    assert p.max_concurrency == pytest.approx(p.kv_tokens / (8192 + 6404))
+    assert p.max_len_that_fits == p.kv_tokens - 6404

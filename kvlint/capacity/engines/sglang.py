@@ -250,6 +250,10 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     page = max(1, s.block_size)
     kv_tokens = kv_tokens // page * page
     ctx = s.max_model_len
+    # encoder-decoder (mllama): a request's image tokens take slots of the same pool beside its text
+    # (sgl-project/sglang@fd3907ee python/sglang/srt/managers/schedule_batch.py prepare_encoder_info_extend
+    # splits out_cache_loc into encoder and decoder slots, encoder_lens = num_image_tokens)
+    need = ctx + arch.encoder_tokens
     pool_reqs = sd.max_num_reqs(kv_tokens, ctx) + (1 if s.extra.get("era") == sd.TP_TIERS else 0)
     dp_div = s.dp if s.extra.get("enable_dp_attention") and s.dp > 1 else 1
     max_running = (s.max_num_seqs // dp_div) if s.max_num_seqs else min(max(1, kv_tokens // 2), pool_reqs)
@@ -272,18 +276,20 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         kv_tokens=kv_tokens,
         max_model_len=ctx,
         max_num_seqs=max_running,
-        request_bytes=ctx * pool // kv_tokens if kv_tokens else ctx * cell,
-        max_concurrency=kv_tokens / ctx if ctx else 0.0,
-        max_len_that_fits=kv_tokens,
+        request_bytes=need * pool // kv_tokens if kv_tokens else need * cell,
+        max_concurrency=kv_tokens / need if need else 0.0,
+        max_len_that_fits=max(0, kv_tokens - arch.encoder_tokens),
         context_at_max_seqs=longest_context(kv_tokens, max_running, 1) if max_running else 0,
         pool_units=kv_tokens,
-        request_units=ctx,
+        request_units=need,
         weights_per_gpu=stage_weights,
         weights_total=w.total,
         weights_source=w.source,
     )
     if swa_note:
         p.notes.append(swa_note)
+    if arch.encoder_tokens:
+        p.notes.append(f"each request's {arch.encoder_tokens:,} image tokens take pool slots beside its text")
     if s.extra.get("speculative_algorithm"):
         p.notes.append(
             "speculative decoding: the draft model's weights and its KV pool (as many tokens as the target's) "
