@@ -300,7 +300,7 @@ def state_note(mix: tuple[str, ...], per_seq: int) -> str:
     return (
         f"hybrid: {attn} of {len(mix)} layers are attention and hold the growing KV cache; {parts} "
         f"layers hold a fixed state instead ({per_seq:,} bytes per running sequence, not per token; "
-        "vLLM allocates it from the same cache pool, one slot per sequence)"
+        "the engines take it out of the KV-cache memory: kvlint/capacity/state.py)"
     )
 
 
