@@ -9,37 +9,9 @@ from kvlint.codes import NOT_CHECKABLE
 from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
-# (API group, kind) -> what kvlint cannot check and why (source).
+# (API group, kind) -> what kvlint cannot check and why (source). OME InferenceService / ServingRuntime, KAITO
+# InferenceSet and llmaz Playground / Service have readers now (extract/ome.py, kaito.py, llmaz.py).
 SERVING_KINDS: dict[tuple[str, str], str] = {
-    ("ome.io", "InferenceService"): (
-        "OME InferenceService: the runtime that decides engine, parallelism and GPUs is selected by the OME "
-        "controller (or named by spec.runtime) from ClusterServingRuntimes/ServingRuntimes not in this file, "
-        "and the model is a ClusterBaseModel resolved by the controller (sgl-project/ome "
-        "config/samples/isvc comments, docs 'InferenceService' concept page)"
-    ),
-    ("ome.io", "ClusterServingRuntime"): (
-        "OME ClusterServingRuntime: a runtime template; the model and replica counts come from the "
-        "InferenceServices that select it, not from this file (sgl-project/ome docs 'ServingRuntime')"
-    ),
-    ("ome.io", "ServingRuntime"): (
-        "OME ServingRuntime: a runtime template; the model and replica counts come from the "
-        "InferenceServices that select it, not from this file (sgl-project/ome docs 'ServingRuntime')"
-    ),
-    ("kaito.sh", "InferenceSet"): (
-        "KAITO InferenceSet: the GPU is chosen by the KAITO operator from the preset and node selection "
-        "(instance type, label selector or MIG partition profile), and the engine arguments from the "
-        "preset's inference ConfigMap, none of which kvlint reads here (kaito-project/kaito "
-        "examples/inference, docs 'InferenceSet')"
-    ),
-    ("inference.llmaz.io", "Playground"): (
-        "llmaz Playground: the engine image, default arguments and GPU resources come from the "
-        "BackendRuntime it names and the model from OpenModel objects; the BackendRuntime is not in this "
-        "file (InftyAI/llmaz docs/examples, api/inference/v1alpha1 PlaygroundSpec)"
-    ),
-    ("inference.llmaz.io", "Service"): (
-        "llmaz Service: pods are rendered by the llmaz controller from the BackendRuntime and OpenModel "
-        "objects it names, not in this file (InftyAI/llmaz api/inference/v1alpha1 ServiceSpec)"
-    ),
     ("gmc.opea.io", "GMConnector"): (
         "OPEA GMConnector: a pipeline of OPEA microservices; the LLM server (TGI/vLLM) pods, model and "
         "accelerators are rendered by the GMC controller from its own service manifests, not in this file "
