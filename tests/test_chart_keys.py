@@ -348,3 +348,20 @@ def test_vllmruntime_corpus_samples_are_clean():
         ),
     ):
         assert kv005(run(shared("corpus", folder, name))) == []
+
+
+def test_llmd_gpu_limit_without_request_differs_from_what_the_chart_fills():
+    text = (FIXTURES / "KV005" / "good-llmd-modelservice.yaml").read_text()
+    text = text.replace(
+        "    volumeMounts:\n",
+        "    resources:\n      limits:\n        nvidia.com/gpu: 2\n    volumeMounts:\n",
+        1,
+    )
+    found = [m for _, m in kv005(lint(text, "values.yaml"))]
+    assert len(found) == 1 and "fills requests with parallelism.dataLocal x tensor = 1" in found[0]
+    same = text.replace("    tensor: 1\n", "    tensor: 2\n")
+    assert kv005(lint(same, "values.yaml")) == []  # the chart's request then equals the limit
+    dra = text.replace("multinode: false\n", "multinode: false\naccelerator:\n  dra: true\n")
+    assert kv005(lint(dra, "values.yaml")) == []  # DRA mode passes resources through as written
+    role = text.replace("  create: true\n", "  create: true\n  accelerator:\n    dra: true\n", 1)
+    assert kv005(lint(role, "values.yaml")) == []  # decode.accelerator is a key the chart reads

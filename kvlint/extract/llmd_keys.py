@@ -42,6 +42,7 @@ TOP = frozenset(
 ARTIFACTS = frozenset(["authSecretName", "labels", "mountPath", "name", "readOnly", "size", "uri"])
 ROLE = frozenset(
     [
+        "accelerator",  # per-role override of accelerator.dra (_helpers-dra.tpl draEnabled)
         "acceleratorTypes",
         "autoscaling",
         "containers",
@@ -202,4 +203,41 @@ def role_issues(root: Mapping, role: str, path: str) -> list[Issue]:
         if isinstance(c, Mapping):
             at = f"{role}.containers[{i}]."
             out += keys_not_read(c, path, NAME, CONTAINER, CONTAINER_PLACES, SOURCE, at)
+    return out
+
+
+def filled_mismatch(c: Mapping, resource: str | None, gpus: int, path: str) -> list[Issue]:
+    """The chart fills whichever of resources.limits / requests leaves the accelerator out with
+    parallelism.dataLocal x tensor (_helpers.tpl `resources`, `numGpuPerWorker`); when the other side
+    states a different count, Kubernetes rejects the pod (an extended resource's request must equal its limit)."""
+    from kvlint.codes import UNPARSED_SETTING
+    from kvlint.findings import Severity
+    from kvlint.load.tree import Scalar
+
+    res = c.map("resources")
+    if resource is None or res is None or gpus < 1:
+        return []
+    out: list[Issue] = []
+    for written, filled in (("limits", "requests"), ("requests", "limits")):
+        box, other = res.map(written), res.map(filled)
+        node = box.get(resource) if box is not None else None
+        if not isinstance(node, Scalar) or (other is not None and resource in other):
+            continue
+        try:
+            count = int(str(node.value))
+        except ValueError:
+            continue
+        if count != gpus:
+            out.append(
+                Issue(
+                    UNPARSED_SETTING,
+                    f"resources.{written} asks for {count} {resource} but leaves resources.{filled} out: the "
+                    f"{NAME} fills {filled} with parallelism.dataLocal x tensor = {gpus} ({SOURCE}, _helpers.tpl "
+                    "`resources`), and Kubernetes rejects a pod whose request and limit of an extended "
+                    "resource differ",
+                    node.where(path),
+                    fix=f"set resources.{filled} {resource}: {count} too, or make parallelism match {count} GPUs",
+                    severity=Severity.WARNING,
+                )
+            )
     return out

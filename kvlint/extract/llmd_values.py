@@ -205,6 +205,10 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
         return None
     d.name = role
     d.kind = "llm-d-modelservice"
+    role_dra = section.at("accelerator", "dra")
+    dra = role_dra if isinstance(role_dra, Scalar) else root.at("accelerator", "dra")
+    if not (isinstance(dra, Scalar) and dra.value is True):  # DRA mode passes resources through as written
+        d.issues.extend(llmd_keys.filled_mismatch(c, resource, par.dp_local * par.tp, path))
     if auto and d.gpus_per_pod is not None:
         d.gpus_per_pod = inferred(
             d.gpus_per_pod.value,

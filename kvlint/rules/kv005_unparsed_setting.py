@@ -28,6 +28,8 @@ class UnparsedSetting(IssueRule):
     level, `modelArtifacts`, `decode`/`prefill`, their `parallelism` and `containers[]`) is a warning naming
     where it belongs (`decode.args` -> `decode.containers[].args`, `parallelism.tp` -> `parallelism.tensor`);
     where the schema forbids other keys (`modelArtifacts`, `parallelism`, `accelerator`) helm install fails.
+    A container that states its GPU count in only one of `resources.limits` / `requests` gets the other
+    filled with `parallelism.dataLocal x tensor`; when the two differ Kubernetes rejects the pod.
     In production-stack values the same holds one level down: a `servingEngineSpec` key, a `vllmConfig`
     key the templates do not render as a vLLM flag (`maxNumBatchedTokens` -> `extraArgs`; such a key is
     not applied), `pipelineParallelSize` without `raySpec`, and an `lmcacheConfig` key they do not read.
