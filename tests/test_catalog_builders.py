@@ -70,3 +70,14 @@ def test_mimo_7b_rl_has_the_base_geometry():
     rl, base = _arch("XiaomiMiMo/MiMo-7B-RL"), _arch("XiaomiMiMo/MiMo-7B-Base")
     assert (rl.layers, rl.hidden_size, rl.kv_heads, rl.vocab_size) == (36, 4096, 8, 151680)
     assert rl.params == base.params and rl.mtp_params == base.mtp_params > 0
+
+
+def test_qwen3_coder_30b_a3b_matches_its_model_overview():
+    """fastllm's copy of the repo: its README's Model Overview gives 30.5B total / 3.3B activated."""
+    arch = _arch("Qwen/Qwen3-Coder-30B-A3B-Instruct")
+    assert arch.params == pytest.approx(30.5e9, rel=0.005)
+    assert _active(arch) == pytest.approx(3.3e9, rel=0.03)
+    assert (arch.layers, arch.query_heads, arch.kv_heads, arch.num_experts) == (48, 32, 4, 128)
+    assert arch.max_positions == 262144
+    fp8 = models.resolve("Qwen3-Coder-30B-A3B-Instruct-FP8")  # the org-less id a corpus manifest names
+    assert fp8.arch is not None and fp8.arch.quant is not None and fp8.arch.quant.method == "fp8"
