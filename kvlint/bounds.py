@@ -119,6 +119,7 @@ FIELDS: dict[str, Range] = {
     "cuda_graph_max_bs": Range("SGLang CUDA-graph batch size", 1, 1 << 20),
     # SGLang's mamba state pool of hybrid models (capacity/state.py)
     "max_mamba_cache_size": Range("SGLang mamba state slots", 1, 1 << 32),
+    "speculative_num_draft_tokens": Range("SGLang speculative draft tokens", 1, 1 << 16),
     "mamba_full_memory_ratio": Range("SGLang mamba_full_memory_ratio", 0, 1000, integer=False, lo_open=True),
 }
 

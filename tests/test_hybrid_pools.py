@@ -84,12 +84,17 @@ def test_a_dense_model_keeps_its_vllm_block_size_and_groups():
     assert p.block_size == 16 and p.request_units == 8192 // 16
 
 
-def test_sglang_mamba_pool_comes_out_of_the_rest_memory_first():
+def _sglang_case(max_running: int):
+    """Qwen3-Next on 4 x H100 under SGLang 0.5.3 at mem_fraction_static 0.85 (page size 1)."""
     arch = _arch(QWEN3_NEXT)
     gpu = lookup_gpu("H100")
     assert gpu is not None
-    s = _vllm_settings(arch, engine="sglang", version="0.5.3", generation="-", max_num_seqs=0)
-    s = replace(s, utilization=0.85, block_size=1, hybrid_kv_cache_manager=False)
+    s = _vllm_settings(arch, engine="sglang", version="0.5.3", generation="-", max_num_seqs=max_running)
+    return arch, gpu, replace(s, utilization=0.85, block_size=1, hybrid_kv_cache_manager=False)
+
+
+def test_sglang_mamba_pool_comes_out_of_the_rest_memory_first():
+    arch, gpu, s = _sglang_case(0)
     p = sglang.plan(arch, gpu, s)
     (term,) = [t for t in p.terms if t.label == "Mamba/linear state"]
     per_req = 274_432 * 36  # one request's state over the 36 Gated DeltaNet layers at TP 4
@@ -154,3 +159,20 @@ spec:
     assert r.settings.extra["enable_prefix_caching"] is False
     assert r.settings.extra["mamba_cache_mode"] == "align"  # the stated mode wins
     assert r.plan.request_units == cdiv(32_768, r.plan.block_size) + 2 * 3
+
+
+def test_sglang_speculative_decoding_reserves_the_draft_tokens_intermediate_states_first():
+    """model_runner_kv_cache_mixin.handle_max_mamba_cache (@001ccef0): with a speculative algorithm,
+    mamba_cache_per_req x max_running_requests x speculative_num_draft_tokens comes out of the rest first."""
+    arch, gpu, s = _sglang_case(32)
+    plain = sglang.plan(arch, gpu, s)
+    spec = sglang.plan(
+        arch, gpu, replace(s, extra={"speculative_algorithm": "EAGLE", "speculative_num_draft_tokens": 4})
+    )
+    per_req = 274_432 * 36
+    reserve = per_req * 32 * 4
+    (t0,) = [t for t in plain.terms if t.label == "Mamba/linear state"]
+    (t1,) = [t for t in spec.terms if t.label == "Mamba/linear state"]
+    rest = plain.budget - plain.terms[0].bytes
+    assert t1.bytes == reserve + int((rest - reserve) * 0.9 / 1.9) // per_req * per_req
+    assert t1.bytes > t0.bytes and spec.kv_tokens < plain.kv_tokens

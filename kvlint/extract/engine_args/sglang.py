@@ -34,6 +34,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--max-mamba-cache-size": ("max_mamba_cache_size", "int"),
     "--mamba-full-memory-ratio": ("mamba_full_memory_ratio", "float"),
     "--disable-radix-cache": ("disable_radix_cache", "bool"),
+    "--speculative-num-draft-tokens": ("speculative_num_draft_tokens", "int"),
 }
 NEEDED = {
     "--model-path",
