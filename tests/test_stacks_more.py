@@ -358,3 +358,23 @@ def test_llmaz_service_is_an_lws_group_whose_model_path_must_be_the_loaders(tmp_
     again = run(tmp_path / "svc.yaml")
     assert not [f for f in again.findings if f.rule == "KV005"]
     assert again.deployments[0].deployment.model.value == "meta-llama/Llama-3.1-405B"
+
+
+def test_fix_never_edits_this_file_at_a_runtime_files_position(tmp_path):
+    """A fix whose edit is located in the runtime beside the file is not applied to the file being fixed."""
+    from kvlint.fix.files import fix_files
+
+    src = MULTI / "runtime-beside"
+    (tmp_path / "isvc.yaml").write_text((src / "isvc.yaml").read_text())
+    runtime = (src / "runtime.yaml").read_text()
+    assert "- --max-num-seqs" in runtime
+    (tmp_path / "runtime.yaml").write_text(
+        runtime.replace("- --max-num-seqs", "- --gpu-memory-utilization=1.5\n        - --max-num-seqs", 1)
+    )
+    checked = run(tmp_path / "isvc.yaml")
+    kv208 = [f for f in checked.findings if f.rule == "KV208"]
+    assert kv208 and all(f.where.file.endswith("runtime.yaml") for f in kv208)
+    fixed = fix_files(
+        [(str(tmp_path / "isvc.yaml"), str(tmp_path / "isvc.yaml"))], Settings(), unsafe=True, write=False
+    )
+    assert fixed.changed_files == 0
