@@ -16,7 +16,10 @@ class BatchLimitsInconsistent(DeploymentRule):
     `max_input_tokens` not below `max_total_tokens`, and `max_total_tokens` above a stated
     `max_batch_total_tokens`; up to v2.3 also `max_batch_prefill_tokens` below `max_input_tokens`
     or above a stated `max_batch_total_tokens` (both checks left the launcher in v2.4, with
-    chunked prefill; an image without a version tag is judged by the newest release).
+    chunked prefill; an image without a version tag is judged by the newest release). Before v3
+    the launcher defaults an unset `max_input_tokens` on its own (v1: 1024; v2.0-v2.4:
+    max_position_embeddings capped at 4096, minus 1) and validates it the same way, so a stated
+    `--max-total-tokens 2048` alone fails on TGI 2.x.
 
     ## Why is this bad?
     vLLM: "max_num_batched_tokens (b) must be greater than or equal to max_num_seqs (s)"; without
@@ -108,6 +111,25 @@ class BatchLimitsInconsistent(DeploymentRule):
                 ],
             )
         version = tgi_version(str(d.engine_version.value)) if d.engine_version is not None else None
+        default_inp = d.extra.get("max_input_tokens")
+        if (
+            inp is None
+            and total is not None
+            and version is not None
+            and version < (3, 0)
+            and default_inp is not None
+            and int(default_inp.value) >= int(total.value)
+        ):
+            # v1 and v2 launchers default max_input_tokens on their own (1024; max_position_embeddings
+            # capped at 4096, minus 1) and validate it against the stated max_total_tokens
+            yield ctx.finding(
+                self,
+                where_of(d, total),
+                f"`max_input_tokens` must be < `max_total_tokens`: TGI {d.engine_version.value}'s default "
+                f"max_input_tokens is {int(default_inp.value):,} ({default_inp.describe()}), not below the stated "
+                f"{int(total.value):,}; the launcher refuses to start",
+                fix=f"state max_input_tokens {int(total.value) - 1} (or less) beside max_total_tokens",
+            )
         before_v24 = version is not None and version < (2, 4)
         if before_v24 and prefill is not None and inp is not None and int(prefill.value) < int(inp.value):
             yield ctx.finding(

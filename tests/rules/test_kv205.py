@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import lint
-from rulecase import findings
+from rulecase import findings, run
 
 
 def _vllm(*args: str) -> str:
@@ -56,3 +56,30 @@ def test_chunked_prefill_on_allows_a_small_budget():
 
 def test_defaults_are_not_judged():
     assert not findings(lint(_vllm("--max-model-len=4096")), "KV205")
+
+
+@pytest.mark.parametrize(
+    ("version", "total", "refused"),
+    [
+        ("2.2.0", 2048, True),
+        ("2.2.0", 4096, False),
+        ("1.4.5", 1024, True),
+        ("1.4.5", 1025, False),
+        ("3.3.7", 2048, False),
+    ],
+)
+def test_tgi_launcher_default_input_against_a_stated_total(version, total, refused):
+    """Before v3 the launcher fills an unset max_input_tokens itself (v1: 1024; v2: the model's
+    max_position_embeddings capped at 4096, minus 1) and then checks it is below max_total_tokens;
+    v3 derives it from max_total_tokens."""
+    r = run(
+        engine="tgi",
+        engine_version=version,
+        model="meta-llama/Llama-3.1-8B-Instruct",
+        gpu="A100-80GB",
+        max_context=total,
+    )
+    got = findings(r, "KV205")
+    assert bool(got) is refused
+    if refused:
+        assert "default max_input_tokens" in got[0].message
