@@ -81,3 +81,12 @@ def test_qwen3_coder_30b_a3b_matches_its_model_overview():
     assert arch.max_positions == 262144
     fp8 = models.resolve("Qwen3-Coder-30B-A3B-Instruct-FP8")  # the org-less id a corpus manifest names
     assert fp8.arch is not None and fp8.arch.quant is not None and fp8.arch.quant.method == "fp8"
+
+
+def test_qwen3_embedding_0_6b_matches_keras_hub_count():
+    """keras-hub qwen3_presets.py: qwen3_embedding_0.6b_en has 595,776,512 parameters -- Qwen3-0.6B's
+    geometry with the embedding release's 151,669-token vocabulary (267 rows fewer than 151,936)."""
+    emb, base = _arch("Qwen/Qwen3-Embedding-0.6B"), _arch("Qwen/Qwen3-0.6B")
+    assert emb.params == 595_776_512
+    assert base.params - emb.params == (151936 - 151669) * 1024
+    assert (emb.layers, emb.kv_heads, emb.head_dim, emb.max_positions) == (28, 8, 128, 32768)
