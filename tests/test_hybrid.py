@@ -24,7 +24,7 @@ from kvlint.capacity.kv import bytes_per_token_layer, kv_bytes_per_token_full
 from kvlint.capacity.state import stage_kinds
 from kvlint.catalog import models
 from kvlint.catalog.arch import FULL, NONE
-from kvlint.catalog.hf_config import parse_config
+from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hybrid import ATTENTION, DELTANET, MAMBA1, MAMBA2, MLP_ONLY, MOE_ONLY, mixers
 
 
@@ -238,3 +238,32 @@ def test_malformed_per_layer_lists_are_refused_with_the_key_not_guessed(extra, m
     }
     with pytest.raises(ValueError, match=message):
         parse_config(cfg, "t/bad", "test")
+
+
+def test_kv_shared_layers_hold_no_kv_and_gemma4_global_widths_are_refused():
+    """num_kv_shared_layers (Gemma 3n / Gemma 4): the last N layers reuse an earlier layer's KV (vLLM gemma4.py
+    @001cabc1, kv_sharing_target_layer_name). Gemma 4's full-attention layers have their own head size / KV
+    heads; kvlint does not price them yet and says so instead of guessing (google/gemma-4-26B-A4B's config in
+    github:ai-dynamo/aiconfigurator@efaa0e64: global_head_dim 512 vs head_dim 256)."""
+    pattern = ["sliding_attention"] * 4 + ["full_attention"]
+    cfg = {
+        "architectures": ["X"],
+        "model_type": "gemma3n_text",
+        "hidden_size": 256,
+        "num_hidden_layers": 10,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 64,
+        "vocab_size": 1000,
+        "max_position_embeddings": 4096,
+        "sliding_window": 512,
+        "layer_types": pattern * 2,
+        "num_kv_shared_layers": 4,
+    }
+    arch = parse_config(cfg, "t/shared", "test")
+    assert arch.layer_kinds[6:] == (NONE,) * 4 and arch.attention_layers == 6
+    assert parse_config(dict(cfg, num_kv_shared_layers=0), "t/s", "test").attention_layers == 10
+    with pytest.raises(ConfigError, match="global_head_dim 512"):
+        parse_config(dict(cfg, global_head_dim=512), "t/g", "test")
+    with pytest.raises(ConfigError, match="num_global_key_value_heads 1"):
+        parse_config(dict(cfg, attention_k_eq_v=True, num_global_key_value_heads=1), "t/g", "test")

@@ -28,7 +28,7 @@ from kvlint.catalog.hf_keys import (
     text_part,
 )
 from kvlint.catalog.hybrid import STATEFUL, mixers, state_note, state_per_layer
-from kvlint.catalog.layer_kinds import window_and_kinds
+from kvlint.catalog.layer_kinds import unpriced_attention, window_and_kinds
 from kvlint.catalog.native_keys import native_keys
 from kvlint.catalog.nested_defaults import with_text_defaults, with_vision_defaults
 from kvlint.catalog.param_count import (
@@ -144,6 +144,9 @@ def parse_config(
     problem = config_problem(cfg)  # before any arithmetic: a per-layer loop runs on num_hidden_layers
     if problem:
         raise ConfigError(problem)
+    unpriced = unpriced_attention(cfg)
+    if unpriced:
+        raise ConfigError(f"kvlint cannot price this model yet: {unpriced}")
     pattern = cfg.get("layers_block_type") or cfg.get("hybrid_override_pattern")
     if first(cfg, "num_hidden_layers", "n_layer", "num_layers") is None and isinstance(pattern, (list, str)):
         cfg = dict(cfg, num_hidden_layers=len(pattern))  # NemotronHConfig: one layer per pattern entry

@@ -61,6 +61,31 @@ def layer_kinds(cfg: dict[str, Any], family: str, layers: int, window: int | Non
     return _windowed_kinds(cfg, family, layers)
 
 
+def _kv_shared(cfg: dict[str, Any], kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """The last `num_kv_shared_layers` layers (Gemma 3n / Gemma 4) attend with the KV of the last earlier layer of
+    their type and hold none of their own (vLLM gemma4.py @001cabc1 Gemma4Attention passes
+    kv_sharing_target_layer_name, and the KV-cache spec skips such layers)."""
+    shared = cfg.get("num_kv_shared_layers")
+    if not isinstance(shared, int) or isinstance(shared, bool) or shared <= 0 or shared >= len(kinds):
+        return kinds
+    return kinds[: len(kinds) - shared] + (NONE,) * shared
+
+
+def unpriced_attention(cfg: dict[str, Any]) -> str | None:
+    """Why kvlint cannot price this config's attention, or None: Gemma 4's full-attention layers have their own
+    head size and KV heads (vLLM gemma4.py Gemma4DecoderLayer: global_head_dim, num_global_key_value_heads with
+    attention_k_eq_v), which kvlint's one-size-per-model KV accounting does not carry yet."""
+    head, heads = cfg.get("head_dim"), cfg.get("num_key_value_heads")
+    global_head, global_heads = cfg.get("global_head_dim"), cfg.get("num_global_key_value_heads")
+    if isinstance(global_head, int) and global_head != head:
+        return f"its full-attention layers have their own head size (global_head_dim {global_head}, head_dim {head})"
+    if cfg.get("attention_k_eq_v") and isinstance(global_heads, int) and global_heads != heads:
+        return (
+            f"its full-attention layers have their own KV heads (num_global_key_value_heads {global_heads})"
+        )
+    return None
+
+
 def window_and_kinds(cfg: dict[str, Any], family: str, layers: int) -> tuple[int | None, tuple[str, ...]]:
     """The sliding window in force (None when no layer slides) and every layer's kind."""
     window = cfg.get("sliding_window")
@@ -71,7 +96,7 @@ def window_and_kinds(cfg: dict[str, Any], family: str, layers: int) -> tuple[int
     ):
         window = None
     window = int(window) if isinstance(window, int) and not isinstance(window, bool) and window > 0 else None
-    kinds = layer_kinds(cfg, family, layers, window)
+    kinds = _kv_shared(cfg, layer_kinds(cfg, family, layers, window))
     cross = cfg.get("cross_attention_layers")  # mllama: these decoder layers attend to the image tokens
     if isinstance(cross, list) and cross:
         marked = {i for i in cross if isinstance(i, int) and not isinstance(i, bool) and 0 <= i < layers}
