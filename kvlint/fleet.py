@@ -82,13 +82,14 @@ def _count(r: Resolved) -> str:
 
 def _placement_guessed(r: Resolved) -> bool:
     """Expert or data parallelism where kvlint does not model the weight placement (vLLM's split of MoE
-    experts over TP x DP is modelled: capacity/weights.py), or a setting it could not read."""
+    experts over TP x DP is modelled: capacity/weights.py), or a setting it could not read (a key the stack
+    itself ignores is no guess: the deployed configuration simply lacks it)."""
     d = r.deployment
     modelled = r.settings is not None and r.settings.engine == "vllm"
     return bool(
         (not modelled and d.expert_parallel is not None and d.expert_parallel.value)
         or (not modelled and d.data_parallel is not None and int(d.data_parallel.value) > 1)
-        or any(i.code == UNPARSED_SETTING for i in r.issues)
+        or any(i.code == UNPARSED_SETTING and not i.stack_ignores for i in r.issues)
     )
 
 

@@ -365,3 +365,17 @@ def test_llmd_gpu_limit_without_request_differs_from_what_the_chart_fills():
     assert kv005(lint(dra, "values.yaml")) == []  # DRA mode passes resources through as written
     role = text.replace("  create: true\n", "  create: true\n  accelerator:\n    dra: true\n", 1)
     assert kv005(lint(role, "values.yaml")) == []  # decode.accelerator is a key the chart reads
+
+
+def test_a_key_the_stack_ignores_does_not_stop_the_fit_verdict():
+    """A misplaced key is not applied, so the deployed configuration is known: the usual-GPU fit verdict
+    (KV002 info) still runs beside the KV005; a value kvlint cannot read (a $(VAR)) would stop it."""
+    text = (
+        "servingEngineSpec:\n  modelSpec:\n  - name: a\n    repository: vllm/vllm-openai\n    tag: v0.10.1\n"
+        "    modelURL: Qwen/Qwen2.5-7B-Instruct\n    requestGPU: 1\n    replicas: 2\n"
+        "    vllmConfig: {maxModelLen: 4096, maxNumSeqs: 4}\n"
+    )
+    result = lint(text, "values.yaml")
+    assert [f.rule for f in result.findings if f.severity.name == "WARNING"] == ["KV005"]
+    (kv002,) = [f for f in result.findings if f.rule == "KV002"]
+    assert kv002.severity.name == "INFO" and "fits on" in kv002.message

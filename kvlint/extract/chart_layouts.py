@@ -329,6 +329,7 @@ def keys_not_read(
                 if place
                 else "remove it, or set it where the chart reads it",
                 severity=Severity.WARNING,
+                stack_ignores=True,
             )
         )
     return out
