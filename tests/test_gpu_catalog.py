@@ -78,3 +78,21 @@ def test_every_card_and_instance_has_a_source():
         assert entry.get("sources") and entry.get("engine_bytes_source") is not None, entry["id"]
     for item in data["instances"]:
         assert item.get("source") and gpus.by_id(item["gpu"]) is not None, item["type"]
+
+
+def test_smi_total_and_engine_total_are_read_in_the_same_ecc_mode():
+    """The engine sees the nvidia-smi total less the driver's reservation: 0-3 % on every card with
+    both figures. Enabling ECC on a GDDR card takes another ~6 % (A40 / RTX A6000: 49140 MiB ECC off,
+    46068 MiB ECC on), so a gap above 4 % means the two figures come from cards in different ECC
+    modes (the A40 entry carried an ECC-off smi total beside an ECC-on deviceQuery: 7.6 %)."""
+    checked = 0
+    for entry in gpus._data()["gpus"]:
+        smi, engine = entry.get("smi_total_mib"), entry.get("engine_bytes")
+        if not smi or not engine:
+            continue
+        gap = (smi * 2**20 - engine) / (smi * 2**20)
+        assert 0 <= gap < 0.04, (entry["id"], f"{gap:.1%}")
+        checked += 1
+    assert checked >= 30
+    a40 = gpus.by_id("a40")
+    assert a40.smi_total_mib == 46068 and a40.engine_bytes == 47608692736
