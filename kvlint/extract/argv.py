@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shlex
 
+from kvlint.extract.shell_arith import join_arithmetic, substitute_arithmetic
 from kvlint.findings import Location
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import record
@@ -119,76 +120,11 @@ def expand(text: str, env: dict[str, EnvVar], shell: bool = False) -> tuple[str,
 
     out = _K8S_VAR.sub(sub, text)
     if shell:
-        out = _ARITH.sub(lambda m: _arithmetic(m, env, unresolved), out)
+        out = substitute_arithmetic(out, lambda name: env[name].value if name in env else None, unresolved)
         out = _SHELL_VAR.sub(sub, out)
     if budget[0] < 0:
         return text, [*unresolved, OVERSIZE], None
     return out, unresolved, whole
-
-
-_ARITH = re.compile(r"\$\(\(([^()]{0,200})\)\)")
-_ARITH_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?|\b([A-Za-z_][A-Za-z0-9_]*)\b")
-_ARITH_VALUE_MAX = 1 << 40
-
-
-def _arithmetic(m: re.Match, env: dict[str, EnvVar], unresolved: list[str]) -> str:
-    """`$((A * B))` in a shell script: the variables' values (named with or without `$`, as the shell
-    allows) and + - * / % on whole numbers; anything else stays as written, its names unresolved."""
-    missing: list[str] = []
-
-    def value(n: re.Match) -> str:
-        name = n.group(1) or n.group(2)
-        var = env.get(name)
-        if var is None or var.value is None or not var.value.strip().isdigit():
-            missing.append(name)
-            return "0"
-        return var.value.strip()
-
-    expr = _ARITH_NAME.sub(value, m.group(1))
-    result = None if missing else _integer_expr(expr)
-    if result is None:
-        unresolved.extend(missing or [m.group(0)])
-        return m.group(0)
-    return str(result)
-
-
-def _integer_expr(expr: str) -> int | None:
-    """A shell arithmetic expression of digits, + - * / % and parentheses (integer division, as in
-    the shell), or None; values are kept below 2^40 (no runaway products)."""
-    tokens = re.findall(r"\d+|[-+*/%]", expr)
-    if "".join(tokens) != re.sub(r"\s+", "", expr) or not tokens:
-        return None
-    acc: list[int] = []
-    ops: list[str] = []
-    sign = 1
-    for tok in tokens:
-        if tok.isdigit():
-            acc.append(sign * int(tok))
-            sign = 1
-        elif len(acc) == len(ops):  # a unary sign
-            if tok not in "+-":
-                return None
-            sign = -sign if tok == "-" else sign
-        else:
-            ops.append(tok)
-    if len(acc) != len(ops) + 1:
-        return None
-    terms, adds = [acc[0]], []
-    for op, n in zip(ops, acc[1:], strict=True):
-        if op in "*/%":
-            if op != "*" and n == 0:
-                return None
-            a = terms[-1]
-            terms[-1] = a * n if op == "*" else (int(a / n) if op == "/" else a - n * int(a / n))
-        else:
-            adds.append(op)
-            terms.append(n)
-        if abs(terms[-1]) >= _ARITH_VALUE_MAX:
-            return None
-    total = terms[0]
-    for op, n in zip(adds, terms[1:], strict=True):
-        total = total + n if op == "+" else total - n
-    return total
 
 
 def _items(node: Node | None) -> list[Scalar]:
@@ -303,7 +239,7 @@ def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvV
             words = list(lexer)
         except ValueError:
             words = line.split()
-        words = _join_arithmetic(words)
+        words = join_arithmetic(words)
         _assignments(words, env, node, path, lines, cursor)
         for word in words:
             if word in _SEPARATORS or set(word) <= set(";&|"):
@@ -316,21 +252,6 @@ def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvV
             else:
                 out.append(Token(value, where, "", tuple(unresolved)))
         out.append(Token(";", None))
-    return out
-
-
-def _join_arithmetic(words: list[str]) -> list[str]:
-    """`$((A * B))` split by the lexer into `$((A`, `*`, `B))`: one word again, as the shell reads it."""
-    out: list[str] = []
-    depth = 0
-    for w in words:
-        if depth > 0:
-            out[-1] += " " + w
-        else:
-            out.append(w)
-        if "$((" in w or depth > 0:
-            depth += w.count("(") - w.count(")")
-            depth = max(depth, 0)
     return out
 
 
