@@ -90,3 +90,12 @@ def test_qwen3_embedding_0_6b_matches_keras_hub_count():
     assert emb.params == 595_776_512
     assert base.params - emb.params == (151936 - 151669) * 1024
     assert (emb.layers, emb.kv_heads, emb.head_dim, emb.max_positions) == (28, 8, 128, 32768)
+
+
+def test_granite_3_0_8b_is_the_3_1_geometry_with_4k_context():
+    """IBM: Granite 3.1 extends the context of Granite 3.0 from 4K to 128K (adjusting RoPE theta);
+    the two 8B instruct configs (checked-in copies) differ only there."""
+    g30, g31 = _arch("ibm-granite/granite-3.0-8b-instruct"), _arch("ibm-granite/granite-3.1-8b-instruct")
+    assert g30.params == g31.params == pytest.approx(8.1e9, rel=0.01)
+    assert (g30.max_positions, g31.max_positions) == (4096, 131072)
+    assert (g30.layers, g30.kv_heads, g30.head_dim) == (40, 8, 128)
