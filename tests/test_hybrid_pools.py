@@ -176,3 +176,19 @@ def test_sglang_speculative_decoding_reserves_the_draft_tokens_intermediate_stat
     rest = plain.budget - plain.terms[0].bytes
     assert t1.bytes == reserve + int((rest - reserve) * 0.9 / 1.9) // per_req * per_req
     assert t1.bytes > t0.bytes and spec.kv_tokens < plain.kv_tokens
+
+
+def test_vllm_v0_takes_the_mamba_cache_for_max_num_seqs_out_of_the_kv_memory():
+    """vLLM V0 (mamba_cache.py @078a836d, MambaCacheManager): states for (Mamba layers, max_num_seqs padded
+    to a CUDA-graph size) allocated during the profile run; attention KV stays paged in 16-token blocks."""
+    arch = _arch(QWEN3_NEXT)
+    gpu = lookup_gpu("H100")
+    assert gpu is not None
+    v0 = _vllm_settings(arch, version="0.9.2", generation="V0", max_num_seqs=250)
+    p = vllm.plan(arch, gpu, v0)
+    (term,) = [t for t in p.terms if t.label == "Mamba/linear state"]
+    assert term.bytes == 274_432 * 36 * 256  # 250 padded to 256
+    eager = vllm.plan(arch, gpu, replace(v0, enforce_eager=True))
+    assert [t.bytes for t in eager.terms if t.label == "Mamba/linear state"] == [274_432 * 36 * 250]
+    assert p.block_size == 16 and p.kv_pool == eager.kv_pool - 274_432 * 36 * 6
+    assert not [t for t in vllm.plan(arch, gpu, _vllm_settings(arch)).terms if "Mamba" in t.label]

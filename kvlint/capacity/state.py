@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from kvlint.capacity import kv
 from kvlint.capacity.kv import MAMBA, MAMBA_ALIGN, MAMBA_ALL, bytes_per_token_layer, cdiv, pp_partitions
-from kvlint.capacity.plan import EngineSettings
+from kvlint.capacity.plan import EngineSettings, Term
 from kvlint.catalog.arch import NONE, ModelArch
 from kvlint.record import replace
 
@@ -125,6 +125,24 @@ def _vllm_state_kind(s: EngineSettings) -> tuple[str, str]:
     return {"none": MAMBA, "align": MAMBA_ALIGN, "all": MAMBA_ALL}[mode], why
 
 
+def v0_state_terms(arch: ModelArch, s: EngineSettings) -> list[Term]:
+    """vLLM V0 (vllm/model_executor/models/mamba_cache.py @078a836d, MambaCacheManager): conv and temporal
+    states for (Mamba layers, max_num_seqs padded to a CUDA-graph batch size), allocated in the first forward
+    pass, i.e. during the profile run, so they come out of the KV cache's memory. Attention layers' KV is
+    paged as usual. The tightest stage holds the most Mamba layers."""
+    if s.generation != "V0" or not has_state(arch):
+        return []
+    seqs = s.max_num_seqs
+    if not s.enforce_eager:  # VllmConfig.pad_for_cudagraph: capture sizes 1, 2, 4, then multiples of 8
+        seqs = seqs if seqs <= 2 else 4 if seqs <= 4 else cdiv(seqs, 8) * 8
+    layers = max(pp_partitions(len(arch.state_layers), s.pp))
+    total = layer_state_bytes(arch, s.tp) * layers * seqs
+    note = (
+        f"V0 MambaCacheManager: {layers} Mamba/linear layers x {seqs} sequence slots (max_num_seqs, padded)"
+    )
+    return [Term("Mamba/linear state", total, note)]
+
+
 def sglang_state(
     arch: ModelArch, tp: int, layers: int, rest: int, extra: dict, running: int
 ) -> tuple[int, int, int]:
@@ -158,6 +176,7 @@ __all__ = [
     "layer_state_bytes",
     "sglang_state",
     "stage_kinds",
+    "v0_state_terms",
     "vllm_block_size",
     "vllm_layout",
 ]

@@ -30,7 +30,7 @@ from kvlint.capacity.kv import (
     text_token_layers,
 )
 from kvlint.capacity.plan import EngineSettings, Plan, Term
-from kvlint.capacity.state import vllm_layout
+from kvlint.capacity.state import v0_state_terms, vllm_layout
 from kvlint.capacity.weights import Weights
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
@@ -134,6 +134,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     if not s.subtract_cuda_graphs:
         graphs_note += "; not subtracted before v0.21 (graphs come out of the utilization headroom)"
     graph_terms = [Term("CUDA graphs", graphs, graphs_note)] if s.subtract_cuda_graphs and graphs else []
+    graph_terms += v0_state_terms(arch, s)  # V0: the Mamba cache the profile run allocates
 
     s, stages, hybrid, state_note = vllm_layout(arch, s, kv_bytes)  # Mamba layers: state groups
     page_layer = bytes_per_token_layer(arch, s.tp, kv_bytes) * s.block_size
