@@ -379,3 +379,16 @@ def test_a_key_the_stack_ignores_does_not_stop_the_fit_verdict():
     assert [f.rule for f in result.findings if f.severity.name == "WARNING"] == ["KV005"]
     (kv002,) = [f for f in result.findings if f.rule == "KV002"]
     assert kv002.severity.name == "INFO" and "fits on" in kv002.message
+
+
+@pytest.mark.parametrize(
+    "uri, said",
+    [("Qwen/Qwen3-8B", "renders no model argument"), ("oci://registry/qwen3:8b", "oci:// not implemented")],
+)
+def test_llmd_model_uri_without_a_scheme_the_chart_knows(uri, said):
+    text = (FIXTURES / "KV005" / "good-llmd-modelservice.yaml").read_text().replace("hf://Qwen/Qwen3-8B", uri)
+    result = lint(text, "values.yaml")
+    assert [f.rule for f in result.findings if f.severity.name == "WARNING"] == ["KV005"]
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert said in f.message and f.where.line == 8
+    assert result.deployments[0].deployment.model is None  # the chart passes no model to vLLM

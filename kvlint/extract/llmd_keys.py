@@ -241,3 +241,38 @@ def filled_mismatch(c: Mapping, resource: str | None, gpus: int, path: str) -> l
                 )
             )
     return out
+
+
+URI_SCHEMES = ("hf", "pvc", "pvc+hf", "oci")
+
+
+def uri_issues(root: Mapping, command_kind: str, path: str) -> list[Issue]:
+    """modelArtifacts.uri as _helpers.tpl argsByProtocol reads it (`regexSplit "://"`): with modelCommand
+    vllmServe / imageDefault, a scheme other than hf / pvc / pvc+hf renders no model argument, and oci://
+    makes the chart fail ("arguments for oci:// not implemented")."""
+    from kvlint.codes import UNPARSED_SETTING
+    from kvlint.findings import Severity
+    from kvlint.load.tree import Scalar
+
+    uri = root.at("modelArtifacts", "uri")
+    if command_kind not in ("vllmServe", "imageDefault") or not isinstance(uri, Scalar) or uri.value is None:
+        return []
+    scheme = str(uri.value).replace('"', "").partition("://")[0]
+    if scheme in ("hf", "pvc", "pvc+hf"):
+        return []
+    if scheme == "oci":
+        what = 'the chart fails to render (argsByProtocol: "arguments for oci:// not implemented")'
+    else:
+        what = (
+            "it has no scheme the chart knows (hf://, pvc://, pvc+hf://, oci://), so argsByProtocol renders no "
+            "model argument and vLLM starts its own default model"
+        )
+    return [
+        Issue(
+            UNPARSED_SETTING,
+            f"modelArtifacts.uri `{uri.value}` with modelCommand {command_kind}: {what} ({SOURCE})",
+            uri.where(path),
+            fix="write the model as hf://<org>/<model> (or pvc://<claim>/<path>)",
+            severity=Severity.WARNING,
+        )
+    ]

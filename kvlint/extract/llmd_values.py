@@ -69,6 +69,8 @@ def model_node(root: Mapping, path: str) -> Scalar | None:
     if "{{" in text and name is not None and ".modelArtifacts.name" in text:
         text = text[: text.index("{{")] + str(name.value) + text[text.index("}}") + 2 :]
     scheme, _, rest = text.partition("://")
+    if scheme not in llmd_keys.URI_SCHEMES:
+        return None  # argsByProtocol renders no model argument (llmd_keys.uri_issues says so)
     if scheme == "hf":
         value = rest
     elif scheme.startswith("pvc"):
@@ -77,7 +79,7 @@ def model_node(root: Mapping, path: str) -> Scalar | None:
         if scheme == "pvc+hf":
             value = "/".join(rest.split("/")[-2:])
     else:
-        return uri
+        return None  # oci://: the chart fails to render the model argument (llmd_keys.uri_issues)
     return Scalar(value, value, uri.tag, uri.quoted, (uri.line, uri.col, uri.end_line, uri.end_col))
 
 
@@ -209,6 +211,10 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
     dra = role_dra if isinstance(role_dra, Scalar) else root.at("accelerator", "dra")
     if not (isinstance(dra, Scalar) and dra.value is True):  # DRA mode passes resources through as written
         d.issues.extend(llmd_keys.filled_mismatch(c, resource, par.dp_local * par.tp, path))
+    uri_issues = llmd_keys.uri_issues(root, command_kind, path)
+    if uri_issues:  # no model argument: the KV005 says why, no second "model is not stated"
+        d.issues.extend(uri_issues)
+        d.unreadable.append("model")
     if auto and d.gpus_per_pod is not None:
         d.gpus_per_pod = inferred(
             d.gpus_per_pod.value,
