@@ -99,3 +99,10 @@ def test_granite_3_0_8b_is_the_3_1_geometry_with_4k_context():
     assert g30.params == g31.params == pytest.approx(8.1e9, rel=0.01)
     assert (g30.max_positions, g31.max_positions) == (4096, 131072)
     assert (g30.layers, g30.kv_heads, g30.head_dim) == (40, 8, 128)
+
+
+def test_smollm3_from_its_training_config():
+    """huggingface/smollm's long-context stage config: 36 x 2048, 16 / 4 heads, 65536 positions."""
+    base, chat = _arch("HuggingFaceTB/SmolLM3-3B-Base"), _arch("HuggingFaceTB/SmolLM3-3B")
+    assert base.params == chat.params == pytest.approx(3.08e9, rel=0.005)
+    assert (base.kv_heads, base.head_dim, base.layers, base.max_positions) == (4, 128, 36, 65536)
