@@ -392,3 +392,11 @@ def test_llmd_model_uri_without_a_scheme_the_chart_knows(uri, said):
     (f,) = [f for f in result.findings if f.rule == "KV005"]
     assert said in f.message and f.where.line == 8
     assert result.deployments[0].deployment.model is None  # the chart passes no model to vLLM
+
+
+def test_nim_nested_section_keys():
+    text = (
+        STACKS / "nim" / "good-nim-llm.yaml"
+    ).read_text() + "service:\n  type: LoadBalancer\n  port: 8000\n"
+    found = [m for _, m in kv005(lint(text, "values.yaml"))]
+    assert len(found) == 1 and "`service.port`" in found[0] and "`service.openaiPort`" in found[0]

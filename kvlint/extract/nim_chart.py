@@ -114,6 +114,55 @@ MODEL_PLACES = {
 }
 
 
+# sections one level down: values.yaml keys plus the `.Values.<section>.<key>` the templates read
+NESTED = {
+    "service": frozenset(
+        [
+            "type",
+            "openaiPort",
+            "annotations",
+            "labels",
+            "name",
+            "grpc_port",
+            "http_port",
+            "metrics_port",
+            "nemo_port",
+            "openai_port",
+        ]
+    ),
+    "persistence": frozenset(
+        [
+            "enabled",
+            "existingClaim",
+            "storageClass",
+            "accessMode",
+            "stsPersistentVolumeClaimRetentionPolicy",
+            "size",
+            "annotations",
+        ]
+    ),
+    "multiNode": frozenset(
+        ["clusterStartTimeout", "enabled", "workers", "leaderWorkerSet", "mpiJob", "gpusPerNode", "optimized"]
+    ),
+    "autoscaling": frozenset(
+        ["enabled", "minReplicas", "maxReplicas", "metrics", "scaleDownStabilizationSecs"]
+    ),
+    "statefulSet": frozenset(["enabled"]),
+    "hostPath": frozenset(["enabled", "path"]),
+    "nfs": frozenset(["enabled", "server", "path", "readOnly"]),
+    "metrics": frozenset(["enabled", "serviceMonitor"]),
+    "image": frozenset(["repository", "pullPolicy", "tag"]),
+}
+NESTED_PLACES = {
+    "port": "openaiPort",
+    "storageClassName": "storageClass",
+    "gpus": "gpusPerNode",
+    "name": "repository",
+    "targetCPUUtilizationPercentage": "metrics",
+    "targetMemoryUtilizationPercentage": "metrics",
+}
+
+
 def is_nim_chart(root: Mapping) -> bool:
     model = root.map("model")
     return model is not None and any(k in model for k in ("ngcAPISecret", "ngcAPIKey", "nimCache"))
@@ -129,6 +178,11 @@ def nim_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     _gpus(d, root, path)
     ct.apply_labels(d, pods.node_labels(root, path))
     d.issues.extend(keys_not_read(root, path, NAME, TOP, TOP_PLACES, SOURCE))
+    for section, keys in NESTED.items():
+        sub = root.map(section)
+        if sub is not None:
+            places = {k: v for k, v in NESTED_PLACES.items() if k not in keys}
+            d.issues.extend(keys_not_read(sub, path, NAME, keys, places, SOURCE, f"{section}."))
     box = root.map("model")
     if box is not None:
         d.issues.extend(keys_not_read(box, path, NAME, MODEL, MODEL_PLACES, SOURCE, "model."))
