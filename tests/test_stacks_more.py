@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from conftest import FIXTURES, shared
 
 from kvlint.lint import read_and_lint
@@ -378,3 +379,64 @@ def test_fix_never_edits_this_file_at_a_runtime_files_position(tmp_path):
         [(str(tmp_path / "isvc.yaml"), str(tmp_path / "isvc.yaml"))], Settings(), unsafe=True, write=False
     )
     assert fixed.changed_files == 0
+
+
+# --- CRD integer fields of the wrong type or range (review) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ('"2"', "'2' is not a whole number"),
+        ("[2]", "(a list or map) is not a whole number"),
+        ("2.5", "2.5 is not a whole number"),
+        ("x", "'x' is not a whole number"),
+        ("0", "0 is below 1"),
+        ("-3", "-3 is below 1"),
+        ("99999", "99999 is out of range"),
+        ("", None),
+    ],
+)
+def test_kserve_workerspec_size_that_is_not_a_whole_number_from_1_is_a_located_refusal(tmp_path, value, said):
+    """workerSpec sizes are *int and KServe refuses one below 1 (validateMultiNodeVariables): kvlint said
+    nothing for "2", [2], 2.5 or 1e30 (the default 1 was used instead) and three findings for -3 (two of
+    them GPU / pod counts derived from it)."""
+    (tmp_path / "runtime.yaml").write_text((MULTI / "multinode" / "runtime.yaml").read_text())
+    isvc = (MULTI / "multinode" / "isvc.yaml").read_text()
+    assert "      tensorParallelSize: 2\n" in isvc
+    (tmp_path / "isvc.yaml").write_text(isvc.replace("tensorParallelSize: 2", f"tensorParallelSize: {value}"))
+    result = run(tmp_path / "isvc.yaml")
+    line = 1 + isvc.splitlines().index("      tensorParallelSize: 2")
+    bad = [f for f in result.findings if "workerSpec.tensorParallelSize" in f.message]
+    if said is None:  # null is left out: the runtime's size, else KServe's default 1
+        assert not bad and result.deployments[0].deployment.tensor_parallel.value == 1
+        return
+    assert len(bad) == 1 and said in bad[0].message, [f.message for f in result.findings]
+    assert (bad[0].rule, bad[0].where.file, bad[0].where.line) == ("KV005", str(tmp_path / "isvc.yaml"), line)
+    assert not [f for f in result.findings if "GPU count" in f.message or "pods per replica" in f.message]
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ('"2"', "'2' is not a whole number"),
+        ("[2]", "(a list or map)"),
+        ("-1", "-1 is below 0"),
+        ("2.5", "2.5 is not"),
+    ],
+)
+def test_kthena_worker_pods_of_the_wrong_type_are_a_located_kv005(tmp_path, value, said):
+    """Pods is an int32 from 0 to 1,000,000 in kthena's CRD; a value of another type was ignored (one pod assumed)."""
+    text = (KTHENA / "modelbooster-vllm-pd.yaml").read_text()
+    first = text.index("        pods: 1\n")
+    (tmp_path / "mb.yaml").write_text(
+        text[:first] + f"        pods: {value}\n" + text[first + len("        pods: 1\n") :]
+    )
+    result = run(tmp_path / "mb.yaml")
+    bad = [f for f in result.findings if "kthena worker pods" in f.message]
+    assert len(bad) == 1 and said in bad[0].message and bad[0].rule == "KV005", [
+        f.message for f in result.findings
+    ]
+    assert bad[0].where.line == 1 + text[:first].count("\n")
+    prefill = next(r.deployment for r in result.deployments if r.deployment.name == "qwen-pd/prefill")
+    assert prefill.pods is None and "pods" in prefill.unreadable

@@ -13,7 +13,8 @@ from __future__ import annotations
 from kvlint.bounds import ARCHITECTURE, BUDGET, BUDGET_BYTES, FIELDS, Range, show
 from kvlint.codes import INVALID_INPUT, UNPARSED_SETTING, IssueCode
 from kvlint.deployment import Deployment, Value
-from kvlint.findings import Issue
+from kvlint.findings import Issue, Severity
+from kvlint.load.tree import Node, Scalar
 from kvlint.units import Size
 
 # Fractions a rule reports itself (KV208) stay on the deployment only while arithmetic on them is
@@ -72,3 +73,34 @@ def check(d: Deployment) -> None:
         if why is not None:
             _refuse(d, code, f"budget.{key}", v, r, value, why, label=f"budget.{key}")
             del d.budget[key]
+
+
+def crd_int(
+    node: Node | None, file: str, what: str, lo: int, hi: int, source: str
+) -> tuple[int | None, Issue | None]:
+    """An integer field of a custom resource: (its value, None); (None, None) when it is left out (or null);
+    (None, a located KV005 warning) when it is not a whole number from lo to hi. The API server
+    rejects a value of the wrong type and the operator one below `lo` (`source` says where), so no
+    figure is computed from it and no default is put in its place."""
+    if node is None or (isinstance(node, Scalar) and node.value is None):
+        return None, None  # `key:` with no value (null) is left out, as the API server reads it
+    value = node.value if isinstance(node, Scalar) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        if lo <= value <= hi:
+            return value, None
+        if value < lo:
+            problem = f"{show(value)} is below {lo:,}: {source}"
+        else:
+            problem = f"{show(value)} is out of range: kvlint accepts a whole number from {lo:,} to {hi:,}"
+    else:
+        shown = repr(show(value)) if isinstance(value, str) else show(value)
+        problem = (
+            f"{shown if isinstance(node, Scalar) else '(a list or map)'} is not a whole number: {source}"
+        )
+    return None, Issue(
+        UNPARSED_SETTING,
+        f"{what} {problem}",
+        node.where(file),
+        fix=f"write a whole number from {lo:,} to {hi:,}",
+        severity=Severity.WARNING,
+    )

@@ -19,15 +19,22 @@ validateMultiNodeVariables):
 
 from __future__ import annotations
 
+from kvlint.bounds import PARALLEL_MAX
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract import pods, synthetic
 from kvlint.extract.argv import EnvVar
+from kvlint.extract.bounded import crd_int
 from kvlint.findings import Issue, Location, Severity
 from kvlint.load.tree import Mapping, Node, Scalar
 from kvlint.record import record
 
 SOURCE = "kserve/kserve@aaac4e29 components/predictor.go multiNodeProcess"
+SIZE_SOURCE = (
+    "KServe takes a whole number of at least 1 and refuses the InferenceService otherwise "
+    "(kserve/kserve@aaac4e29 pkg/apis/serving/v1beta1 predictor.go WorkerSpec *int, "
+    "inference_service_validation.go validateMultiNodeVariables 'cannot be less than 1')"
+)
 MP_ANNOTATION = "multinode/executor-backend"
 
 
@@ -42,6 +49,9 @@ class MultiNode:
     mp: bool
     worker_gpus: int  # the merged worker container's GPU request (0: none)
     env: dict[str, EnvVar]
+    # sizes KServe refuses (not a whole number of at least 1): said once at the value; the workload is
+    # read with 1 in their place so nothing else is reported about them, and gets no plan
+    refused: list[tuple[str, Issue]]
 
 
 def read(
@@ -62,8 +72,8 @@ def read(
             fix="use a multi-node runtime (one with workerSpec, e.g. kserve-huggingfaceserver-multinode)",
             severity=Severity.WARNING,
         )
-    tp, tp_where, tp_stated = _size(mine, theirs, "tensorParallelSize", file)
-    pp, pp_where, pp_stated = _size(mine, theirs, "pipelineParallelSize", file)
+    tp, tp_where, tp_stated, bad_tp = _size(mine, theirs, "tensorParallelSize", file)
+    pp, pp_where, pp_stated, bad_pp = _size(mine, theirs, "pipelineParallelSize", file)
     annotations = runtime.map("annotations")
     mp = annotations is not None and annotations.value(MP_ANNOTATION) == "mp"
     worker = _worker_container(theirs, mine)
@@ -76,15 +86,20 @@ def read(
     }
     if storage_uri.split("://")[0] in ("pvc", "oci"):
         env["MODEL_DIR"] = EnvVar("/mnt/models", None)
-    return MultiNode(tp, pp, tp_where, pp_where, tp_stated, pp_stated, mp, worker_gpus, env), None
+    bad = [(k, i) for k, i in (("tensor_parallel", bad_tp), ("pipeline_parallel", bad_pp)) if i is not None]
+    mn = MultiNode(tp, pp, tp_where, pp_where, tp_stated, pp_stated, mp, worker_gpus, env, bad)
+    return mn, None
 
 
-def _size(mine: Mapping, theirs: Mapping, key: str, file: str) -> tuple[int, Location, bool]:
-    for spec in (mine, theirs):
-        node = spec.scalar(key)
-        if node is not None and isinstance(node.value, int) and not isinstance(node.value, bool):
-            return node.value, node.where(file), True
-    return 1, theirs.where(file), False
+def _size(mine: Mapping, theirs: Mapping, key: str, file: str) -> tuple[int, Location, bool, Issue | None]:
+    """The InferenceService's size, else the runtime's, else KServe's default 1; one that is not a whole
+    number of at least 1 is the refusal (never replaced by the default)."""
+    for spec, owner in ((mine, "InferenceService"), (theirs, "runtime")):
+        node = spec.get(key)
+        value, bad = crd_int(node, file, f"{owner} workerSpec.{key}", 1, PARALLEL_MAX, SIZE_SOURCE)
+        if value is not None or bad is not None:
+            return value or 1, node.where(file), True, bad  # type: ignore[union-attr]
+    return 1, theirs.where(file), False, None
 
 
 def _worker_container(theirs: Mapping, mine: Mapping) -> Mapping | None:
@@ -99,6 +114,9 @@ def _worker_container(theirs: Mapping, mine: Mapping) -> Mapping | None:
 
 def apply(d: Deployment, mn: MultiNode, head_container: Mapping, file: str) -> None:
     """Pods and GPUs of one replica as KServe sizes them."""
+    for key, issue in mn.refused:
+        d.issues.append(issue)
+        d.unreadable.extend([key, "gpus_per_pod"])
     total = mn.tp * mn.pp
     sizes = f"TP {mn.tp} x PP {mn.pp} from workerSpec"
     if mn.mp:

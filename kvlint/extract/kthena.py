@@ -17,6 +17,7 @@ from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, stated
 from kvlint.extract import container as ct
 from kvlint.extract import synthetic
+from kvlint.extract.bounded import crd_int
 from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Node, Scalar
 from kvlint.record import replace
@@ -25,6 +26,10 @@ SOURCE = "volcano-sh/kthena@3cc0572 pkg/model-booster-controller/convert/model_s
 VLLM_TYPES = ("vLLM", "vLLMDisaggregated")
 ROLES = ("server", "prefill", "decode")
 ENTRY = ("python3", "-m", "vllm.entrypoints.openai.api_server")
+PODS_MAX = 1_000_000  # +kubebuilder:validation:Minimum=0 / Maximum=1000000
+PODS_SOURCE = (
+    "volcano-sh/kthena@3cc0572 model_booster_types.go Pods int32, 0 to 1,000,000: the API server rejects it"
+)
 
 
 def model_booster(ctx: ct.ObjectContext) -> list[Deployment]:
@@ -93,7 +98,11 @@ def _worker(ctx: ct.ObjectContext, backend: Mapping, worker: Mapping) -> Deploym
         return None
     typed = worker.scalar("type")
     d.where = (typed or worker).where(ctx.file)  # each worker is its own workload
-    pods = worker.scalar("pods")
-    if pods is not None and isinstance(pods.value, int) and pods.value > 1:
-        d.pods = stated(pods.value, pods.where(ctx.file), "kthena worker pods (one Ray cluster)")
+    stated_pods = worker.get("pods")
+    pods, bad = crd_int(stated_pods, ctx.file, "kthena worker pods", 0, PODS_MAX, PODS_SOURCE)
+    if stated_pods is not None and pods is not None and pods > 1:
+        d.pods = stated(pods, stated_pods.where(ctx.file), "kthena worker pods (one Ray cluster)")
+    if bad is not None:
+        d.issues.append(bad)
+        d.unreadable.append("pods")
     return d
