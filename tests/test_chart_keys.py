@@ -400,3 +400,23 @@ def test_nim_nested_section_keys():
     ).read_text() + "service:\n  type: LoadBalancer\n  port: 8000\n"
     found = [m for _, m in kv005(lint(text, "values.yaml"))]
     assert len(found) == 1 and "`service.port`" in found[0] and "`service.openaiPort`" in found[0]
+
+
+@pytest.mark.parametrize(
+    "edit, said",
+    [
+        (
+            ("modelCommand: vllmServe", "modelCommand: vllm-serve"),
+            "is not one the llm-d-modelservice chart takes",
+        ),
+        (
+            ("    modelCommand: vllmServe\n", ""),
+            "left out (custom by default) and the container has no `command`",
+        ),
+    ],
+)
+def test_llmd_model_command_the_chart_refuses(edit, said):
+    text = (FIXTURES / "KV005" / "good-llmd-modelservice.yaml").read_text().replace(*edit)
+    result = lint(text, "values.yaml")
+    assert [f.rule for f in result.findings] == ["KV005"]
+    assert said in result.findings[0].message and "helm install fails" in result.findings[0].message

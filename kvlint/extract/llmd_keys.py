@@ -276,3 +276,33 @@ def uri_issues(root: Mapping, command_kind: str, path: str) -> list[Issue]:
             severity=Severity.WARNING,
         )
     ]
+
+
+MODEL_COMMANDS = ("vllmServe", "imageDefault", "custom")
+
+
+def command_issues(c: Mapping, path: str) -> list[Issue]:
+    """_helpers.tpl `command`: modelCommand must be vllmServe, imageDefault or custom (the default), and
+    custom needs the container's own `command`; otherwise the chart fails to render."""
+    from kvlint.codes import UNPARSED_SETTING
+    from kvlint.findings import Severity
+
+    node = c.scalar("modelCommand")
+    kind = str(node.value) if node is not None and node.value is not None else "custom"
+    if kind not in MODEL_COMMANDS:
+        message = (
+            f"modelCommand `{kind}` is not one the {NAME} takes (vllmServe, imageDefault, custom): "
+            f'helm install fails (".container.modelCommand is not as expected", {SOURCE})'
+        )
+        where = node.where(path) if node is not None else c.where(path)
+        fix = "use modelCommand: vllmServe (the chart writes `vllm serve <model>` and the parallelism flags)"
+    elif kind == "custom" and not c.get("command"):
+        message = (
+            f"modelCommand is {'custom' if node is not None else 'left out (custom by default)'} and the container "
+            f"has no `command`: helm install fails ('a `command` is required', {SOURCE})"
+        )
+        where = node.where(path) if node is not None else (c.keys.get("name") or c).where(path)
+        fix = "set modelCommand: vllmServe, or give the container its command"
+    else:
+        return []
+    return [Issue(UNPARSED_SETTING, message, where, fix=fix, severity=Severity.WARNING)]

@@ -204,13 +204,14 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
     pod = syn.mapping(section, pod_values)
     d = ct.build(ctx, pod, container)
     if d is None:
-        return None
+        return _unrendered(ctx, root, role, c)
     d.name = role
     d.kind = "llm-d-modelservice"
     role_dra = section.at("accelerator", "dra")
     dra = role_dra if isinstance(role_dra, Scalar) else root.at("accelerator", "dra")
     if not (isinstance(dra, Scalar) and dra.value is True):  # DRA mode passes resources through as written
         d.issues.extend(llmd_keys.filled_mismatch(c, resource, par.dp_local * par.tp, path))
+    d.issues.extend(llmd_keys.command_issues(c, path))
     uri_issues = llmd_keys.uri_issues(root, command_kind, path)
     if uri_issues:  # no model argument: the KV005 says why, no second "model is not stated"
         d.issues.extend(uri_issues)
@@ -227,6 +228,17 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
     if root.value("multinode") is True:
         _multinode_pods(d, par, path)
     _labels(d, section, path)
+    return d
+
+
+def _unrendered(ctx: ct.ObjectContext, root: Mapping, role: str, c: Mapping) -> Deployment | None:
+    """A container the chart refuses to render (bad modelCommand, custom without a command): said, not dropped."""
+    issues = llmd_keys.command_issues(c, ctx.file)
+    if not issues:
+        return None
+    d = Deployment(ctx.file, root.keys[role].where(ctx.file), "llm-d-modelservice", role, ctx.base_dir)
+    d.issues.extend(issues)
+    d.extra["unsupported"] = stated("unrendered", issues[0].where)  # nothing to check: helm install fails
     return d
 
 

@@ -31,7 +31,8 @@ class UnparsedSetting(IssueRule):
     A container that states its GPU count in only one of `resources.limits` / `requests` gets the other
     filled with `parallelism.dataLocal x tensor`; when the two differ Kubernetes rejects the pod. A
     `modelArtifacts.uri` without a scheme the chart knows (`Qwen/Qwen3-8B` for `hf://Qwen/Qwen3-8B`) gives
-    `vllm serve` no model argument at all.
+    `vllm serve` no model argument at all, and a `modelCommand` other than vllmServe / imageDefault / custom,
+    or custom (the default) without a `command`, makes helm install fail.
     In production-stack values the same holds one level down: a `servingEngineSpec` key, a `vllmConfig`
     key the templates do not render as a vLLM flag (`maxNumBatchedTokens` -> `extraArgs`; such a key is
     not applied), `pipelineParallelSize` without `raySpec`, and an `lmcacheConfig` key they do not read.
