@@ -440,3 +440,28 @@ def test_kthena_worker_pods_of_the_wrong_type_are_a_located_kv005(tmp_path, valu
     assert bad[0].where.line == 1 + text[:first].count("\n")
     prefill = next(r.deployment for r in result.deployments if r.deployment.name == "qwen-pd/prefill")
     assert prefill.pods is None and "pods" in prefill.unreadable
+
+
+@pytest.mark.parametrize("quantity", ["[2]", "{count: 2}"])
+@pytest.mark.parametrize("source", ["deployment", "llmaz flavor"])
+def test_a_gpu_quantity_written_as_a_list_or_map_is_a_located_kv005(tmp_path, quantity, source):
+    """A list or map where the GPU quantity belongs was dropped: the pod was read as asking for no
+    count and planned as 1 GPU (a plain Deployment: a KV103 on the model, nothing on the quantity)."""
+    if source == "deployment":
+        text = (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
+            "      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n      containers:\n"
+            "        - name: vllm\n          image: vllm/vllm-openai:v0.10.1\n"
+            '          command: ["vllm", "serve", "Qwen/Qwen2-0.5B-Instruct", "--max-model-len", "8192"]\n'
+            f"          resources:\n            limits:\n              nvidia.com/gpu: {quantity}\n"
+        )
+    else:
+        good = (LLMAZ / "good-playground-sglang.yaml").read_text()
+        assert good.count("nvidia.com/gpu: 1\n") == 1
+        text = good.replace("nvidia.com/gpu: 1\n", f"nvidia.com/gpu: {quantity}\n")
+    (tmp_path / "w.yaml").write_text(text)
+    result = run(tmp_path / "w.yaml")
+    line = 1 + text.splitlines().index(next(x for x in text.splitlines() if "nvidia.com/gpu:" in x))
+    (f,) = [f for f in result.findings if "as a device count" in f.message]
+    assert f.rule == "KV005" and f.where.line == line and "nvidia.com/gpu" in f.message
+    assert not [r for r in result.deployments if r.plan is not None]  # no plan at a guessed GPU count

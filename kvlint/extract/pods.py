@@ -95,6 +95,9 @@ def device_resources(container: Mapping, path: str) -> list[Resource]:
                 except ValueError:
                     count = None
                 found[name] = Resource(name, count, node.where(path), text)
+            elif known:  # a list or map where a quantity belongs: not a count, never "no GPU"
+                text = "[...]" if isinstance(node, Sequence) else "{...}"
+                found[name] = Resource(name, None, node.where(path), text)
     return list(found.values())
 
 
