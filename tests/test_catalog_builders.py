@@ -106,3 +106,10 @@ def test_smollm3_from_its_training_config():
     base, chat = _arch("HuggingFaceTB/SmolLM3-3B-Base"), _arch("HuggingFaceTB/SmolLM3-3B")
     assert base.params == chat.params == pytest.approx(3.08e9, rel=0.005)
     assert (base.kv_heads, base.head_dim, base.layers, base.max_positions) == (4, 128, 36, 65536)
+
+
+def test_opt_6_7b_from_a_republished_original_config():
+    """OPT paper (Zhang et al. 2022, Table 1): 6.7B, 32 layers, 32 heads, d_model 4096; MHA, learned positions."""
+    arch = _arch("facebook/opt-6.7b")
+    assert arch.params == pytest.approx(6.7e9, rel=0.01)
+    assert (arch.layers, arch.kv_heads, arch.head_dim, arch.max_positions) == (32, 32, 128, 2048)
