@@ -465,3 +465,12 @@ def test_a_gpu_quantity_written_as_a_list_or_map_is_a_located_kv005(tmp_path, qu
     (f,) = [f for f in result.findings if "as a device count" in f.message]
     assert f.rule == "KV005" and f.where.line == line and "nvidia.com/gpu" in f.message
     assert not [r for r in result.deployments if r.plan is not None]  # no plan at a guessed GPU count
+
+
+def test_llmaz_stock_backend_is_named_as_a_default():
+    """README: with no BackendRuntime in the file or beside it, llmaz's stock one is used, "named as a
+    default" - the engine it runs is reported among the defaults (JSON `defaults.engine`), not as stated."""
+    (r,) = run(LLMAZ / "good-playground-sglang.yaml").deployments
+    engine = r.deployment.engine
+    assert engine.value == "sglang" and engine.origin == "default"
+    assert "llmaz's stock BackendRuntime sglang" in engine.note and "default" in engine.note

@@ -99,6 +99,8 @@ def playground(ctx: ct.ObjectContext) -> list[Deployment]:
             str(model_id.value), model_id.where(main.file), "OpenModel source.modelHub.modelID"
         )
     built.extra["runtime"] = stated(how, ctx.where)
+    if runtime is None and built.engine is not None:  # no BackendRuntime found: llmaz's stock one, a default
+        built.engine = default(built.engine.value, f"{how}, llmaz's default backend", built.engine.where)
     if runtime is None and built.has_shm:
         built.shm_size = default(
             STOCK_SHM, f"sharedMemorySize of {how}", built.shm_size.where if built.shm_size else None
