@@ -44,8 +44,7 @@ def is_kubeai_chart(root: Mapping) -> bool:
 
 
 def issues(root: Mapping, path: str) -> list[Issue]:
-    if not is_kubeai_chart(root):
-        return []
+    """Findings on the values' resourceProfiles (registry.DOCUMENT_CHECKS runs it on KubeAI chart values)."""
     profiles = root.map("resourceProfiles")
     assert profiles is not None
     out: list[Issue] = []

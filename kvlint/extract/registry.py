@@ -20,6 +20,7 @@ from kvlint.extract import (
     kserve_llm,
     kthena,
     kubeai,
+    kubeai_chart,
     kubernetes,
     llmaz,
     llmd_values,
@@ -29,6 +30,7 @@ from kvlint.extract import (
     skypilot,
     vllm_config,
 )
+from kvlint.findings import Issue
 from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping
 
@@ -73,6 +75,13 @@ DOCUMENT_KINDS: list[tuple[str, Callable[[Mapping], bool], DocumentReader]] = [
 ]
 
 
+# file-level checks of documents that configure a stack but hold no workload (a chart's own values):
+# (name, detector, checker), each run on every document without apiVersion/kind that it claims
+DOCUMENT_CHECKS: list[tuple[str, Callable[[Mapping], bool], Callable[[Mapping, str], list[Issue]]]] = [
+    ("kubeai-chart", kubeai_chart.is_kubeai_chart, kubeai_chart.issues),
+]
+
+
 def extract_object(
     root: Mapping, path: str, base_dir: str, lines: list[str], nearby: Nearby | None = None
 ) -> list[Deployment]:
@@ -87,3 +96,7 @@ def extract_other(root: Mapping, path: str, base_dir: str, lines: list[str]) -> 
         if claims(root):
             return reader(root, path, base_dir, lines)
     return []
+
+
+def document_issues(root: Mapping, path: str) -> list[Issue]:
+    return [i for _name, claims, check in DOCUMENT_CHECKS if claims(root) for i in check(root, path)]
