@@ -109,8 +109,7 @@ def _config(ctx: ct.ObjectContext) -> tuple[Mapping | None, str, str]:
     name = str(node.value) if isinstance(node, Scalar) and node.value else ""
     if not name:
         return None, "", ""
-    found = ctx.nearby.objects(("ConfigMap",)) if ctx.nearby is not None else []
-    hit = next((f for f in found if _name(f.root) == name), None)
+    hit = next(iter(ctx.nearby.named(("ConfigMap",), name)), None) if ctx.nearby is not None else None
     if hit is None:
         return (
             None,
@@ -223,11 +222,6 @@ def _read_config(d: Deployment, vllm: Mapping | None, path: str, decided: list[T
             "0.95 (an idle GPU reaches the cap; 0.84 when it cannot measure)",
             d.where,
         )
-
-
-def _name(root: Mapping) -> str:
-    node = root.at("metadata", "name")
-    return str(node.value) if isinstance(node, Scalar) and node.value is not None else ""
 
 
 def _lines(ctx: ct.ObjectContext, shown: str) -> list[str]:

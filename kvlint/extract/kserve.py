@@ -32,7 +32,7 @@ from kvlint.extract import ome, pods, synthetic
 from kvlint.extract.argv import FileLines, Token, scalar_tokens, scalar_where
 from kvlint.extract.workloads import pod_workloads
 from kvlint.findings import Issue
-from kvlint.load.nearby import Found
+from kvlint.load.nearby import Found, object_name
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import replace
 
@@ -131,7 +131,7 @@ def _find_runtime(ctx: ct.ObjectContext, predictor: Mapping, model: Mapping) -> 
     candidates = [f for f in candidates if not ome.is_ome(f.root)]  # OME (ome.io) reuses the kind names
     if name is not None and name.value:
         wanted = str(name.value)
-        named = [f for f in candidates if _name(f.root) == wanted]
+        named = [f for f in candidates if object_name(f.root) == wanted]
         named.sort(key=lambda f: f.root.value("kind") != "ServingRuntime")  # namespace runtimes first
         if named:
             return named[0], _shown(named[0])
@@ -150,14 +150,9 @@ def _find_runtime(ctx: ct.ObjectContext, predictor: Mapping, model: Mapping) -> 
     return None, f"a runtime for model format {fmt_name}"
 
 
-def _name(root: Mapping) -> str:
-    node = root.at("metadata", "name")
-    return str(node.value) if isinstance(node, Scalar) and node.value is not None else ""
-
-
 def _shown(f: Found) -> str:
     where = "this file" if f.same_file else f.file
-    return f"{f.root.value('kind')} {_name(f.root)} ({where})"
+    return f"{f.root.value('kind')} {object_name(f.root)} ({where})"
 
 
 def _supports(root: Mapping, fmt: str, version, multinode: bool) -> int | None | bool:

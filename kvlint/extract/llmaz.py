@@ -24,7 +24,7 @@ from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import synthetic
 from kvlint.findings import Issue, Severity
-from kvlint.load.nearby import Found
+from kvlint.load.nearby import Found, object_name
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
 SOURCE = "InftyAI/llmaz@3c13ff3"
@@ -169,7 +169,7 @@ def _pod(ctx, spec, cfg, runtime: Found | None, backend, config_name, main: Foun
         command = synthetic.from_data(stock["command"], ctx.root)
         args = synthetic.from_data(stock[config_name], ctx.root)
         resources, shm = None, synthetic.scalar(ctx.root, STOCK_SHM)
-    paths = {"ModelPath": _model_path(main), "ModelName": _name(main.root)}
+    paths = {"ModelPath": _model_path(main), "ModelName": object_name(main.root)}
     if len(models) > 1 and models[1] is not None:
         paths["DraftModelPath"] = _model_path(models[1])
     rendered = [_render(a, paths) for a in (args.items if isinstance(args, Sequence) else [])]
@@ -258,18 +258,15 @@ def _model_path(model: Found) -> str:
     """The Hub id: the model loader puts it in the Hugging Face cache layout the engine reads it from."""
     mid = model.root.at("spec", "source", "modelHub", "modelID")
     return (
-        str(mid.value) if isinstance(mid, Scalar) and mid.value else f"/workspace/models/{_name(model.root)}"
+        str(mid.value)
+        if isinstance(mid, Scalar) and mid.value
+        else f"/workspace/models/{object_name(model.root)}"
     )
 
 
 def _find(ctx: ct.ObjectContext, kind: str, name: str) -> Found | None:
-    found = ctx.nearby.objects((kind,)) if ctx.nearby is not None else []
-    return next((f for f in found if is_llmaz(f.root) and _name(f.root) == name), None)
-
-
-def _name(root: Mapping) -> str:
-    node = root.at("metadata", "name")
-    return str(node.value) if isinstance(node, Scalar) and node.value is not None else ""
+    found = ctx.nearby.named((kind,), name) if ctx.nearby is not None else []
+    return next((f for f in found if is_llmaz(f.root)), None)
 
 
 def _not_found(d: Deployment, ctx: ct.ObjectContext, why: str) -> Deployment:
@@ -306,7 +303,7 @@ def service(ctx: ct.ObjectContext) -> list[Deployment]:
                 Issue(
                     UNPARSED_SETTING,
                     f"{d.label()}: the engine's model path is where llmaz's model loader would put {named}, but the "
-                    f"claimed OpenModel {_name(main.root)} is {mid.value}, which the loader puts at /workspace/models/"
+                    f"claimed OpenModel {object_name(main.root)} is {mid.value}, which the loader puts at /workspace/models/"
                     f"models--{str(mid.value).replace('/', '--')} ({SOURCE} modelhub.go ModelPath): the path the "
                     "engine reads is not the one the loader fills",
                     where or d.where,

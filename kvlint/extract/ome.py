@@ -26,7 +26,7 @@ from kvlint.extract import container as ct
 from kvlint.extract import synthetic
 from kvlint.extract.argv import EnvVar, FileLines
 from kvlint.findings import Issue
-from kvlint.load.nearby import Found
+from kvlint.load.nearby import Found, object_name
 from kvlint.load.tree import Mapping, Node, Scalar
 from kvlint.record import replace
 
@@ -102,7 +102,7 @@ def isvc(ctx: ct.ObjectContext) -> list[Deployment]:
         if found is None:
             continue
         d = found
-        d.extra["runtime"] = stated(f"{rt.root.value('kind')} {_name(rt.root)} ({rt.file})", ctx.where)
+        d.extra["runtime"] = stated(f"{rt.root.value('kind')} {object_name(rt.root)} ({rt.file})", ctx.where)
         if model is not None and (d.model is None or str(d.model.value) == env["MODEL_PATH"].value):
             d.model = model
         if base_why:
@@ -233,13 +233,8 @@ def _model_env(base: Found | None) -> tuple[dict[str, EnvVar], Value[str] | None
 
 
 def _named(ctx: ct.ObjectContext, kinds: tuple[str, ...], name: str) -> list[Found]:
-    found = ctx.nearby.objects(kinds) if ctx.nearby is not None else []
-    return [f for f in found if is_ome(f.root) and _name(f.root) == name]
-
-
-def _name(root: Mapping) -> str:
-    node = root.at("metadata", "name")
-    return str(node.value) if isinstance(node, Scalar) and node.value is not None else ""
+    found = ctx.nearby.named(kinds, name) if ctx.nearby is not None else []
+    return [f for f in found if is_ome(f.root)]
 
 
 def _used_here(ctx: ct.ObjectContext) -> bool:
@@ -248,6 +243,6 @@ def _used_here(ctx: ct.ObjectContext) -> bool:
         return False
     for f in ctx.nearby.here(("InferenceService",)):
         name = f.root.at("spec", "runtime", "name")
-        if is_ome(f.root) and isinstance(name, Scalar) and name.value == _name(ctx.root):
+        if is_ome(f.root) and isinstance(name, Scalar) and name.value == object_name(ctx.root):
             return True
     return False

@@ -12,7 +12,7 @@ from functools import lru_cache
 from kvlint.fileio import read_regular
 from kvlint.load import load_bytes  # Helm templates and YAML that does not parse give no objects
 from kvlint.load.compose import Document
-from kvlint.load.tree import Mapping
+from kvlint.load.tree import Mapping, Scalar
 from kvlint.record import field, record
 
 SIBLINGS_MAX = 500  # files of one directory looked at; a larger directory is read up to this many
@@ -55,6 +55,10 @@ class Nearby:
             out.append(Found(root, os.path.join(shown, name) if shown else name, False))
         return out
 
+    def named(self, kinds: tuple[str, ...], name: str) -> list[Found]:
+        """Objects of these kinds whose metadata.name is `name`, as `objects()` orders them."""
+        return [f for f in self.objects(kinds) if object_name(f.root) == name]
+
     def lines_of(self, shown: str) -> list[str]:
         """The text lines of a file beside this one, named as `objects()` shows it (empty if unreadable)."""
         if self.real_path is None:
@@ -65,6 +69,12 @@ class Nearby:
         except OSError:
             return []
         return data.decode("utf-8", "replace").splitlines()
+
+
+def object_name(root: Mapping) -> str:
+    """A Kubernetes object's metadata.name ("" when it has none)."""
+    node = root.at("metadata", "name")
+    return str(node.value) if isinstance(node, Scalar) and node.value is not None else ""
 
 
 def _siblings(directory: str, own: str, kinds: tuple[str, ...], cap: int) -> list[tuple[str, Mapping]]:
