@@ -113,3 +113,19 @@ def test_opt_6_7b_from_a_republished_original_config():
     arch = _arch("facebook/opt-6.7b")
     assert arch.params == pytest.approx(6.7e9, rel=0.01)
     assert (arch.layers, arch.kv_heads, arch.head_dim, arch.max_positions) == (32, 32, 128, 2048)
+
+
+def test_phi_tiny_moe_matches_its_card_total():
+    """The card: 3.8B total, 1.1B activated (SlimMoE). Active lies between kvlint's count without the
+    embedding and output matrices (1.03B) and with them (1.29B); the total is within 1.5 %."""
+    arch = _arch("microsoft/Phi-tiny-MoE-instruct")
+    assert arch.params == pytest.approx(3.8e9, rel=0.015)
+    no_embed = _active(arch) - arch.embed_params - arch.lm_head_params
+    assert no_embed < 1.1e9 < _active(arch)
+    assert (arch.layers, arch.kv_heads, arch.head_dim, arch.num_experts, arch.experts_per_token) == (
+        32,
+        4,
+        128,
+        16,
+        2,
+    )
