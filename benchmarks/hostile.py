@@ -73,6 +73,31 @@ def _shell_positions() -> str:
     return body
 
 
+_OPEN_MODEL = (
+    "apiVersion: llmaz.io/v1alpha1\nkind: OpenModel\nmetadata: {name: m}\nspec:\n"
+    "  source: {modelHub: {modelID: Qwen/Qwen2-0.5B-Instruct}}\n"
+    "  inferenceConfig: {flavors: [{name: l4, limits: {nvidia.com/gpu: 1}}]}\n"
+)
+_PLAYGROUND = (
+    "---\napiVersion: inference.llmaz.io/v1alpha1\nkind: Playground\nmetadata: {name: p}\n"
+    "spec: {replicas: 1, modelClaim: {modelName: m}, backendRuntimeConfig: {backendName: sglang}}\n"
+)
+_OME_ISVC = (
+    "---\napiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: i}\n"
+    "spec: {model: {name: b}, runtime: {name: r}}\n"
+)
+
+
+def _model_booster(n: int) -> str:
+    config = "".join(f"          k{i}: {i}\n" for i in range(n))
+    return (
+        "apiVersion: workload.serving.volcano.sh/v1alpha1\nkind: ModelBooster\nmetadata: {name: b}\nspec:\n"
+        "  backend:\n    type: vLLM\n    modelURI: hf://Qwen/Qwen2-0.5B-Instruct\n    workers:\n"
+        "      - type: server\n        pods: 1\n        resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "        config:\n" + config
+    )
+
+
 CASES: dict[str, object] = {
     # F12: findings and documents
     "duplicate keys (200k)": lambda: _fill("a: 1\n"),
@@ -119,6 +144,10 @@ CASES: dict[str, object] = {
     "suppression comment, 1 MB of tabs and hashes": lambda: SPEC.replace(
         "131072", "131072  " + "#\t" * ((MB - 200) // 2) + "# kvlint: disable=KV102"
     ),
+    # readers that look up objects the workload names (issue 12): every workload searches the file
+    "llmaz Playgrounds on one OpenModel (1 MB)": lambda: _fill(_PLAYGROUND, head=_OPEN_MODEL),
+    "OME InferenceServices, runtime absent (1 MB)": lambda: _fill(_OME_ISVC),
+    "kthena worker config keys as flags (1 MB)": lambda: _fit(_model_booster),
     "model: size text with 1 MB of digits (F13)": lambda: (
         SPEC + "budget: {gpu_memory: '" + "1" * (MB - 200) + "!'}\n"
     ),
