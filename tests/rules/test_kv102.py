@@ -17,9 +17,12 @@ def test_boundary_is_the_longest_context_the_pool_holds(engine, version):
         engine=engine, engine_version=version, model=LLAMA, gpu="L4", max_context=131072, max_sequences=1
     )
     p = plan(probe)
-    if engine == "tgi":  # TGI caps an unset/oversized max_total_tokens to what fits instead of refusing
-        pytest.skip("TGI sizes max_total_tokens to the pool; KV102 has no TGI boundary")
     assert findings(probe, "KV102"), "128k on an L4 must not fit"
+    if (
+        engine == "tgi"
+    ):  # a 128k warm-up batch does not fit at all; the boundary is found by the verdict itself
+        _tgi_boundary(version)
+        return
     fit = p.max_len_that_fits
     assert 0 < fit < 131072
     ok = run(engine=engine, engine_version=version, model=LLAMA, gpu="L4", max_context=fit, max_sequences=1)
@@ -85,3 +88,34 @@ def test_tgi_v3_default_total_tokens_warm_up_holds_only_the_prompt_slots():
     )
     (f,) = findings(stated, "KV102")
     assert "Not enough memory to handle" in f.message  # a stated 131,072 gets warm-up blocks for all of it
+
+
+def _tgi_boundary(version: str) -> None:
+    """TGI's pool follows the stated length (the warm-up batch's blocks count), so the largest length that
+    passes is searched for; KV102 one token above it names that length as the largest that fits."""
+
+    def fails(n: int) -> bool:
+        return bool(
+            findings(
+                run(
+                    engine="tgi",
+                    engine_version=version,
+                    model=LLAMA,
+                    gpu="L4",
+                    max_context=n,
+                    max_sequences=1,
+                ),
+                "KV102",
+            )
+        )
+
+    lo, hi = 1, 131072
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (lo, mid - 1) if fails(mid) else (mid, hi)
+    assert 8192 < lo < 131072 and all(fails(n) for n in (lo + 1, lo + 1000, 2 * lo))
+    (f,) = findings(
+        run(engine="tgi", engine_version=version, model=LLAMA, gpu="L4", max_context=lo + 1, max_sequences=1),
+        "KV102",
+    )
+    assert f"set max_context {lo} (the largest that fits)" in (f.fix or ""), f.fix
