@@ -219,6 +219,18 @@ def test_falcon_h1_layers_hold_attention_kv_and_a_mamba2_state_side_by_side():
             "num_heads",
         ),
         ({"model_type": "hunyuan", "num_experts": [4, "a"]}, "num_experts"),
+        # review: these were priced as if the key were absent (all MLA / no cross-layer sharing / 32 heads)
+        ({"model_type": "kimi_linear", "linear_attn_config": {"kda_layers": "1,2"}}, "kda_layers"),
+        ({"model_type": "kimi_linear", "linear_attn_config": {"kda_layers": {"a": 1}}}, "kda_layers"),
+        ({"model_type": "kimi_linear", "linear_attn_config": [1, 2]}, "kda_layers"),
+        (
+            {"model_type": "kimi_linear", "linear_attn_config": {"kda_layers": [1], "num_heads": 0}},
+            "num_heads",
+        ),
+        ({"model_type": "hunyuan", "use_cla": True, "cla_share_factor": 0}, "cla_share_factor"),
+        ({"model_type": "hunyuan", "use_cla": True, "cla_share_factor": "2"}, "cla_share_factor"),
+        ({"model_type": "hunyuan", "use_cla": True, "cla_share_factor": 1.5}, "cla_share_factor"),
+        ({"model_type": "hunyuan", "use_cla": True}, "cla_share_factor"),
         ({"model_type": "hunyuan", "num_experts": 8, "moe_topk": ["z"]}, "moe_topk"),
         (
             {"model_type": "hunyuan", "num_experts": 8, "moe_intermediate_size": [32, None]},

@@ -93,16 +93,28 @@ def mixers(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | N
     if family == "falcon_h1":
         return (PARALLEL,) * layers
     linear = cfg.get("linear_attn_config")
-    if family == "kimi_linear" and isinstance(linear, dict) and isinstance(linear.get("kda_layers"), list):
-        if not all(isinstance(i, int) and not isinstance(i, bool) for i in linear["kda_layers"]):
-            raise ValueError(
-                f"linear_attn_config.kda_layers must list layer numbers, not {linear['kda_layers']!r:.60}"
+    if family == "kimi_linear" and linear is not None:
+        listed = linear.get("kda_layers") if isinstance(linear, dict) else None
+        if not isinstance(linear, dict) or not (
+            listed is None
+            or (
+                isinstance(listed, list)
+                and all(isinstance(i, int) and not isinstance(i, bool) for i in listed)
             )
-        kda = set(linear["kda_layers"])
-        return tuple(KDA if i + 1 in kda else ATTENTION for i in range(layers))
-    share = cfg.get("cla_share_factor")
-    if cfg.get("use_cla") and isinstance(share, int) and share > 1:
-        return tuple(ATTENTION if i % share == 0 else CROSS_LAYER for i in range(layers))
+        ):
+            shown = f"linear_attn_config {linear!r:.60}" if listed is None else f"{listed!r:.60}"
+            raise ValueError(f"linear_attn_config.kda_layers must list layer numbers, not {shown}")
+        if listed is not None:
+            kda = set(listed)  # numbers no layer has match nothing, as in vLLM's is_kda_layer
+            return tuple(KDA if i + 1 in kda else ATTENTION for i in range(layers))
+    if cfg.get("use_cla"):  # vLLM hunyuan_v1 _get_cla_factor: use_cla takes config.cla_share_factor as is
+        share = cfg.get("cla_share_factor")
+        if not isinstance(share, int) or isinstance(share, bool) or share < 1:
+            raise ValueError(
+                f"cla_share_factor must be a positive whole number with use_cla, not {share!r:.60}"
+            )
+        if share > 1:
+            return tuple(ATTENTION if i % share == 0 else CROSS_LAYER for i in range(layers))
     if family in _MINIMAX and isinstance(cfg.get("attn_type_list"), list):
         kinds = cfg["attn_type_list"]
         if len(kinds) == layers:
@@ -215,7 +227,8 @@ def _kda_dims(cfg: dict[str, Any]) -> tuple[int, int, int]:
     linear: dict[str, Any] = raw if isinstance(raw, dict) else {}
     out = []
     for key, default in (("num_heads", 32), ("head_dim", 128), ("short_conv_kernel_size", 4)):
-        value = linear.get(key) or default
+        value = linear.get(key)
+        value = default if value is None else value  # 0 is stated, not left out
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ValueError(f"linear_attn_config.{key} must be a positive whole number, not {value!r}")
         out.append(value)
