@@ -263,6 +263,15 @@ def mark_unsupported(d: Deployment, engine: str, where: Location) -> None:
     d.extra["unsupported"] = stated(engine, where)
 
 
+def not_checked(d: Deployment, where: Location, source: str, why: str) -> Deployment:
+    """A workload whose engine is decided by something kvlint cannot read here (an object that is not in
+    this file or beside it, a backend type the stack does not convert): one KV004 saying why."""
+    d.engine = stated("other", where, source)
+    d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {why}: not checked", where))
+    d.extra["unsupported"] = stated("other", where)
+    return d
+
+
 def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, container: Mapping) -> None:
     path = ctx.file
     for res in pods.device_resources(container, path):

@@ -13,12 +13,10 @@ BuildModelServing, buildCommands; utils/template.go ConvertVLLMArgsFromJson):
 
 from __future__ import annotations
 
-from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, stated
 from kvlint.extract import container as ct
 from kvlint.extract import synthetic
 from kvlint.extract.bounded import crd_int
-from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Node, Scalar
 from kvlint.record import replace
 
@@ -41,15 +39,9 @@ def model_booster(ctx: ct.ObjectContext) -> list[Deployment]:
         d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name, ctx.base_dir)
         d.ignores = dict(ctx.ignores)
         where = (kind or backend).where(ctx.file)
-        d.engine = stated("other", where, "kthena backend")
-        ct.mark_unsupported(d, "other", where)
         shown = kind.value if kind is not None else "(none)"
-        d.issues[-1] = Issue(
-            NOT_CHECKABLE,
-            f"{d.label()}: backend type {shown}: kthena converts only vLLM and vLLMDisaggregated ({SOURCE}): not checked",
-            where,
-        )
-        return [d]
+        why = f"backend type {shown}: kthena converts only vLLM and vLLMDisaggregated ({SOURCE})"
+        return [ct.not_checked(d, where, "kthena backend", why)]
     out: list[Deployment] = []
     for worker in backend.seq("workers") or ():
         if not isinstance(worker, Mapping) or worker.value("type") not in ROLES:

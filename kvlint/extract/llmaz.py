@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import synthetic
@@ -270,10 +270,7 @@ def _find(ctx: ct.ObjectContext, kind: str, name: str) -> Found | None:
 
 
 def _not_found(d: Deployment, ctx: ct.ObjectContext, why: str) -> Deployment:
-    d.engine = stated("other", ctx.where, "llmaz backend")
-    ct.mark_unsupported(d, "other", ctx.where)
-    d.issues[-1] = Issue(NOT_CHECKABLE, f"{d.label()}: {why}: not checked", ctx.where)
-    return d
+    return ct.not_checked(d, ctx.where, "llmaz backend", why)
 
 
 # modelhub.go ModelPath: the model loader puts a Hub model at /workspace/models/models--ORG--NAME

@@ -78,10 +78,7 @@ def isvc(ctx: ct.ObjectContext) -> list[Deployment]:
     if rt is None:
         d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name, ctx.base_dir)
         d.ignores = dict(ctx.ignores)
-        d.engine = stated("other", ctx.where, "OME runtime")
-        ct.mark_unsupported(d, "other", ctx.where)
-        d.issues[-1] = Issue(NOT_CHECKABLE, f"{d.label()}: {rt_why}: not checked", ctx.where)
-        return [d]
+        return [ct.not_checked(d, ctx.where, "OME runtime", rt_why)]
     rspec = rt.root.map("spec")
     if rspec is None:
         return []
