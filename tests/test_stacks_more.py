@@ -474,3 +474,28 @@ def test_llmaz_stock_backend_is_named_as_a_default():
     engine = r.deployment.engine
     assert engine.value == "sglang" and engine.origin == "default"
     assert "llmaz's stock BackendRuntime sglang" in engine.note and "default" in engine.note
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ("g5.bogus", "g5.bogus is not in KAITO's SKU tables"),
+        ("[Standard_NC24ads_A100_v4]", "(a list or map) is not a VM size name"),
+        ("24", "24 is not a VM size name"),
+        ("Standard_NC999_new", None),  # an Azure N-series name KAITO takes by pattern
+    ],
+)
+def test_kaito_instance_type_the_webhook_refuses_is_a_located_kv005(tmp_path, value, said):
+    """KAITO's webhook refuses a VM size outside its SKU tables that is no Azure N/D-series name
+    (api/v1beta1/workspace_validation.go 'Unsupported instance type'); kvlint said only its KV004 info."""
+    text = (KAITO / "workspace-preset.yaml").read_text()
+    line = next(x for x in text.splitlines() if "instanceType:" in x)
+    (tmp_path / "ws.yaml").write_text(text.replace(line, line.split(":")[0] + f": {value}"))
+    result = run(tmp_path / "ws.yaml")
+    bad = [f for f in result.findings if "resource.instanceType" in f.message]
+    if said is None:
+        assert not bad
+        return
+    (f,) = bad
+    assert f.rule == "KV005" and f.severity.name == "WARNING" and said in f.message
+    assert f.where.line == 1 + text.splitlines().index(line)

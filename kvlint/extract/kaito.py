@@ -24,17 +24,21 @@ operator decides.
 
 from __future__ import annotations
 
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
 from kvlint.extract import synthetic
 from kvlint.extract.argv import Token
-from kvlint.findings import Issue
+from kvlint.findings import Issue, Severity
 from kvlint.load.tree import Mapping, Node, Scalar
 from kvlint.record import replace
 
 DEFAULT_CONFIG = "inference-params-template"
 CONFIG_KEY = "inference_config.yaml"
 SOURCE = "kaito-project/kaito@056b828"
+# api/v1beta1/workspace_validation.go N_SERIES_PREFIX / D_SERIES_PREFIX: an Azure VM size KAITO's SKU table
+# lacks is still taken by name pattern (on Azure); any other unknown size is "Unsupported instance type"
+AZURE_PATTERN = ("Standard_N", "Standard_D")
 WRAPPER = f"KAITO's vLLM wrapper inference_api.py appends the ConfigMap's vllm: keys as flags ({SOURCE})"
 
 
@@ -56,6 +60,9 @@ def workspace(ctx: ct.ObjectContext) -> list[Deployment]:
     )
     d.engine = stated("kaito", pwhere)
     itype = ctx.root.at("resource", "instanceType")
+    refused = _instance_type_problem(d, itype, ctx.file)
+    if refused is not None:
+        d.issues.append(refused)
     if isinstance(itype, Scalar) and itype.value:
         ct.apply_labels(d, [("node.kubernetes.io/instance-type", [str(itype.value)], itype.where(ctx.file))])
     count = ctx.root.at("resource", "count")
@@ -81,6 +88,37 @@ def workspace(ctx: ct.ObjectContext) -> list[Deployment]:
         return [d]
     _read_config(d, vllm_cfg, cfg_file, decided or [])
     return [d]
+
+
+def _instance_type_problem(d: Deployment, itype: Node | None, file: str) -> Issue | None:
+    """A VM size KAITO's webhook refuses with node auto-provisioning (its default): not a string, or not in
+    its SKU tables and not an Azure N/D-series name (api/v1beta1/workspace_validation.go validateCreate)."""
+    from kvlint.catalog import kaito as kaito_catalog
+
+    if itype is None or (isinstance(itype, Scalar) and itype.value in (None, "")):
+        return None
+    where = itype.where(file)
+    if not isinstance(itype, Scalar) or not isinstance(itype.value, str):
+        shown = repr(itype.value) if isinstance(itype, Scalar) else "(a list or map)"
+        return Issue(
+            UNPARSED_SETTING,
+            f"{d.label()}: resource.instanceType {shown} is not a VM size name: the field is a string and "
+            "the API server rejects the Workspace",
+            where,
+            severity=Severity.WARNING,
+        )
+    name = itype.value
+    if kaito_catalog.sku(name) is not None or name.startswith(AZURE_PATTERN):
+        return None
+    return Issue(
+        UNPARSED_SETTING,
+        f"{d.label()}: resource.instanceType {name} is not in KAITO's SKU tables and is no Azure N/D-series "
+        "size: with node auto-provisioning (KAITO's default) the webhook refuses the Workspace "
+        f"('Unsupported instance type', {SOURCE} api/v1beta1/workspace_validation.go); only BYO nodes skip the check",
+        where,
+        fix="use a VM size KAITO lists (the message's 'Supported SKUs'), or bring your own nodes",
+        severity=Severity.WARNING,
+    )
 
 
 def inference_set(ctx: ct.ObjectContext) -> list[Deployment]:
