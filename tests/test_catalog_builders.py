@@ -129,3 +129,13 @@ def test_phi_tiny_moe_matches_its_card_total():
         16,
         2,
     )
+
+
+def test_nemotron_nano_9b_v2_matches_its_card():
+    """NVIDIA Megatron-LM's ModelOpt arguments for NVIDIA-Nemotron-Nano-9B-v2 (and Megatron-Bridge's
+    NemotronNanoModelProvider9Bv2). NVIDIA's card / paper: a 9B model, 128K context; "56 layers total:
+    27 Mamba layers, 25 MLP layers, 4 attention layers" (https://www.jetson-ai-lab.com/models/nemotron-nano-9b-v2/)."""
+    arch = _arch("nvidia/NVIDIA-Nemotron-Nano-9B-v2")
+    assert 8.8e9 < arch.params < 9.0e9  # 8,888,227,328: the "9B" of the name
+    assert arch.attention_layers == 4 and len(arch.state_layers) == 27  # KV in the 4 attention layers only
+    assert (arch.layers, arch.kv_heads, arch.head_dim, arch.max_positions) == (56, 8, 128, 131072)
