@@ -139,3 +139,13 @@ def test_nemotron_nano_9b_v2_matches_its_card():
     assert 8.8e9 < arch.params < 9.0e9  # 8,888,227,328: the "9B" of the name
     assert arch.attention_layers == 4 and len(arch.state_layers) == 27  # KV in the 4 attention layers only
     assert (arch.layers, arch.kv_heads, arch.head_dim, arch.max_positions) == (56, 8, 128, 131072)
+
+
+def test_qwen3_next_instruct_is_the_thinking_geometry():
+    """Megatron-Bridge's Qwen3NextModelProvider80B_A3B serves both Qwen3-Next-80B-A3B-Instruct and -Thinking;
+    Qwen's card: 80B total / 3B active, 48 layers (12 of them gated attention), 262,144 tokens natively."""
+    instruct, thinking = _arch("Qwen/Qwen3-Next-80B-A3B-Instruct"), _arch("Qwen/Qwen3-Next-80B-A3B-Thinking")
+    assert instruct.params == thinking.params
+    assert 78e9 < instruct.params < 82e9  # 79,573,721,856 without the MTP layer
+    assert (instruct.layers, instruct.attention_layers, instruct.kv_heads, instruct.head_dim) == (48, 12, 2, 256)
+    assert instruct.max_positions == 262144
