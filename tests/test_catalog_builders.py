@@ -147,5 +147,10 @@ def test_qwen3_next_instruct_is_the_thinking_geometry():
     instruct, thinking = _arch("Qwen/Qwen3-Next-80B-A3B-Instruct"), _arch("Qwen/Qwen3-Next-80B-A3B-Thinking")
     assert instruct.params == thinking.params
     assert 78e9 < instruct.params < 82e9  # 79,573,721,856 without the MTP layer
-    assert (instruct.layers, instruct.attention_layers, instruct.kv_heads, instruct.head_dim) == (48, 12, 2, 256)
+    assert (instruct.layers, instruct.attention_layers, instruct.kv_heads, instruct.head_dim) == (
+        48,
+        12,
+        2,
+        256,
+    )
     assert instruct.max_positions == 262144
