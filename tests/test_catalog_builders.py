@@ -154,3 +154,13 @@ def test_qwen3_next_instruct_is_the_thinking_geometry():
         256,
     )
     assert instruct.max_positions == 262144
+
+
+def test_minimax_m2_is_the_m2_5_geometry():
+    """aiconfigurator's MiniMaxM2ForCausalLM plan aliases MiniMax-M2 to the M2.5 attention and MoE shapes;
+    MiniMax: 230B total / 10B active; Hugging Face lists both repositories at 229B; 196,608-token context."""
+    m2, m25 = _arch("MiniMaxAI/MiniMax-M2"), _arch("MiniMaxAI/MiniMax-M2.5")
+    assert m2.params == m25.params and 228e9 < m2.params < 231e9  # 228,689,304,576
+    assert 9.5e9 < _active(m2) - m2.embed_params - m2.lm_head_params < 10.5e9  # 9.80B active w/o embeddings
+    assert (m2.layers, m2.query_heads, m2.kv_heads, m2.head_dim, m2.max_positions) == (62, 48, 8, 128, 196608)
+    assert models.resolve("minimax/MiniMax-M2").arch == m2  # the corpus's organisation spelling
