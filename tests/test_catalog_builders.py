@@ -164,3 +164,18 @@ def test_minimax_m2_is_the_m2_5_geometry():
     assert 9.5e9 < _active(m2) - m2.embed_params - m2.lm_head_params < 10.5e9  # 9.80B active w/o embeddings
     assert (m2.layers, m2.query_heads, m2.kv_heads, m2.head_dim, m2.max_positions) == (62, 48, 8, 128, 196608)
     assert models.resolve("minimax/MiniMax-M2").arch.params == m2.params  # the corpus's organisation spelling
+
+
+def test_qwen2_vl_72b_is_qwen2_72b_plus_the_qwen2_vl_tower():
+    """NeMo Qwen2VLConfig72B: language model = Qwen2Config72B, the 32-layer 1280-wide vision tower of
+    every Qwen2-VL size, projector 5120 -> 8192; the AutoRound republication's text config agrees (32,768 positions)."""
+    vl, text, small = (
+        _arch("Qwen/Qwen2-VL-72B-Instruct"),
+        _arch("Qwen/Qwen2-72B"),
+        _arch("Qwen/Qwen2-VL-7B-Instruct"),
+    )
+    assert vl.params - vl.vision_params == text.params  # 72,706,203,648
+    # same tower as the 7B; only the merger's last projection grows from 5120 x 3584 to 5120 x 8192 (+ bias)
+    assert vl.vision_params - small.vision_params == 5120 * (8192 - 3584) + (8192 - 3584)
+    assert 73.0e9 < vl.params < 73.6e9  # "72B" class; 73.41B with the tower
+    assert (vl.layers, vl.kv_heads, vl.head_dim, vl.max_positions) == (80, 8, 128, 32768)
