@@ -179,3 +179,26 @@ def test_qwen2_vl_72b_is_qwen2_72b_plus_the_qwen2_vl_tower():
     assert vl.vision_params - small.vision_params == 5120 * (8192 - 3584) + (8192 - 3584)
     assert 73.0e9 < vl.params < 73.6e9  # "72B" class; 73.41B with the tower
     assert (vl.layers, vl.kv_heads, vl.head_dim, vl.max_positions) == (80, 8, 128, 32768)
+
+
+@pytest.mark.parametrize(
+    ("v16", "v15", "lm_params", "kv_per_token"),
+    [
+        ("liuhaotian/llava-v1.6-vicuna-7b", "liuhaotian/llava-v1.5-7b", 6_738_415_616, 2 * 32 * 32 * 128 * 2),
+        (
+            "liuhaotian/llava-v1.6-vicuna-13b",
+            "liuhaotian/llava-v1.5-13b",
+            13_015_864_320,
+            2 * 40 * 40 * 128 * 2,
+        ),
+    ],
+)
+def test_llava_1_6_vicuna_keeps_the_1_5_language_model(v16, v15, lm_params, kv_per_token):
+    """LLaVA-1.6 Vicuna configs (a fine-tune's copy of the 7B snapshot; HF's 13B conversion) state the
+    Vicuna-v1.5 shapes of LLaVA-1.5: the language model is Llama-2-7B/13B sized (6.74B / 13.02B), MHA, 4096 positions."""
+    new, old = _arch(v16), _arch(v15)
+    assert new.params == old.params == lm_params
+    assert (
+        2 * new.kv_heads * new.head_dim * new.attention_layers * 2 == kv_per_token
+    )  # bf16 KV bytes per token
+    assert new.max_positions == 4096
