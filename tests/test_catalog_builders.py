@@ -202,3 +202,12 @@ def test_llava_1_6_vicuna_keeps_the_1_5_language_model(v16, v15, lm_params, kv_p
         2 * new.kv_heads * new.head_dim * new.attention_layers * 2 == kv_per_token
     )  # bf16 KV bytes per token
     assert new.max_positions == 4096
+
+
+def test_qwen3_embedding_4b_matches_keras_hub_count():
+    """keras-hub qwen3_presets.py: qwen3_embedding_4b_en has 4,021,774,336 parameters -- Qwen3-4B's
+    36-layer geometry with the embedding releases' 151,665-token vocabulary (271 rows fewer, tied)."""
+    emb, base = _arch("Qwen/Qwen3-Embedding-4B"), _arch("Qwen/Qwen3-4B")
+    assert emb.params == 4_021_774_336
+    assert base.params - emb.params == (151936 - 151665) * 2560
+    assert (emb.layers, emb.kv_heads, emb.head_dim, emb.max_positions) == (36, 8, 128, 32768)
