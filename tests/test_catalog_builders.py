@@ -211,3 +211,11 @@ def test_qwen3_embedding_4b_matches_keras_hub_count():
     assert emb.params == 4_021_774_336
     assert base.params - emb.params == (151936 - 151665) * 2560
     assert (emb.layers, emb.kv_heads, emb.head_dim, emb.max_positions) == (36, 8, 128, 32768)
+
+
+def test_neural_chat_7b_v3_3_is_mistral_7b_v0_1_sized():
+    """Intel's card: neural-chat-7b-v3-x are fine-tunes of mistralai/Mistral-7B-v0.1 (7.24B); the v3-3 config
+    (as a merge of it carries it) keeps 32 x 4096, 8 KV heads, the 4096-token sliding window and 32768 positions."""
+    chat, base = _arch("Intel/neural-chat-7b-v3-3"), _arch("mistralai/Mistral-7B-v0.1")
+    assert chat.params == base.params == 7_241_732_096
+    assert (chat.layers, chat.kv_heads, chat.sliding_window, chat.max_positions) == (32, 8, 4096, 32768)
