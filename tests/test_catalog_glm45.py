@@ -18,21 +18,11 @@ KV per token: every layer is full attention with 8 KV heads of head_dim 128 (no 
 from __future__ import annotations
 
 import pytest
-
-from kvlint.catalog import models
-
-
-def _arch(model_id: str):
-    arch = models.resolve(model_id).arch
-    assert arch is not None, model_id
-    return arch
+from catalog_arch import arch_of, idle_expert_params
 
 
 def _active_non_embedding(arch) -> int:
-    mats = 3 if arch.gated_mlp else 2
-    idle = arch.moe_layers * (arch.num_experts - arch.experts_per_token) * mats * arch.hidden_size
-    idle *= arch.moe_intermediate_size
-    return arch.params - idle - arch.embed_params - arch.lm_head_params
+    return arch.params - idle_expert_params(arch) - arch.embed_params - arch.lm_head_params
 
 
 @pytest.mark.parametrize(
@@ -46,7 +36,7 @@ def _active_non_embedding(arch) -> int:
     ],
 )
 def test_glm4_moe_sizes_match_the_published_figures(model_id, total, active, kv_bytes_bf16):
-    arch = _arch(model_id)
+    arch = arch_of(model_id)
     assert not arch.mla and arch.kv_heads == 8 and arch.head_dim == 128
     assert 2 * arch.kv_heads * arch.head_dim * arch.attention_layers * 2 == kv_bytes_bf16
     assert arch.params == pytest.approx(total, rel=0.01)
@@ -55,7 +45,7 @@ def test_glm4_moe_sizes_match_the_published_figures(model_id, total, active, kv_
 
 
 def test_glm47_bf16_and_fp8_releases_share_the_geometry():
-    bf16, fp8 = _arch("zai-org/GLM-4.7"), _arch("zai-org/GLM-4.7-FP8")
+    bf16, fp8 = arch_of("zai-org/GLM-4.7"), arch_of("zai-org/GLM-4.7-FP8")
     assert (bf16.layers, bf16.kv_heads, bf16.head_dim, bf16.num_experts) == (
         fp8.layers,
         fp8.kv_heads,
@@ -67,6 +57,6 @@ def test_glm47_bf16_and_fp8_releases_share_the_geometry():
 
 def test_glm45_is_the_glm47_geometry_with_128k_positions():
     """Megatron-Bridge's GLM-4.5 355B provider (seq_length 131072) vs GLM-4.7's config (202752)."""
-    glm45, glm47 = _arch("zai-org/GLM-4.5"), _arch("zai-org/GLM-4.7")
+    glm45, glm47 = arch_of("zai-org/GLM-4.5"), arch_of("zai-org/GLM-4.7")
     assert glm45.params == glm47.params and glm45.layer_kinds == glm47.layer_kinds
     assert (glm45.max_positions, glm47.max_positions) == (131072, 202752)

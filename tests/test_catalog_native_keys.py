@@ -34,24 +34,18 @@ Published figures:
 from __future__ import annotations
 
 import pytest
+from catalog_arch import arch_of, idle_expert_params
 
 from kvlint.catalog import models
 from kvlint.catalog.hf_config import compact, parse_config
 
 
-def _arch(model_id: str):
-    arch = models.resolve(model_id).arch
-    assert arch is not None, model_id
-    return arch
-
-
 def _active(arch) -> float:
-    idle = arch.moe_layers * (arch.num_experts - arch.experts_per_token) * 3 * arch.hidden_size
-    return arch.params - idle * arch.moe_intermediate_size
+    return arch.params - idle_expert_params(arch)
 
 
 def test_dbrx_reads_its_nested_configs():
-    arch = _arch("databricks/dbrx-instruct")
+    arch = arch_of("databricks/dbrx-instruct")
     assert (arch.layers, arch.hidden_size, arch.query_heads, arch.kv_heads, arch.head_dim) == (
         40,
         6144,
@@ -70,7 +64,7 @@ def test_dbrx_reads_its_nested_configs():
 
 
 def test_mpt_reads_d_model_n_layers_and_expansion_ratio():
-    arch = _arch("mosaicml/mpt-7b")
+    arch = arch_of("mosaicml/mpt-7b")
     assert (arch.layers, arch.hidden_size, arch.query_heads, arch.kv_heads, arch.head_dim) == (
         32,
         4096,
@@ -103,7 +97,7 @@ def test_mpt_grouped_query_attention_reads_attn_config_kv_n_heads():
 
 
 def test_persimmon_mlp_has_two_matrices_and_biases():
-    arch = _arch("adept/persimmon-8b-chat")
+    arch = arch_of("adept/persimmon-8b-chat")
     assert (arch.layers, arch.hidden_size, arch.query_heads, arch.kv_heads, arch.head_dim) == (
         36,
         4096,
@@ -158,7 +152,7 @@ def test_ernie_moe_reads_its_expert_keys():
 
 
 def test_ling_lite_counts_its_two_shared_experts():
-    arch = _arch("inclusionAI/Ling-lite")
+    arch = arch_of("inclusionAI/Ling-lite")
     assert (arch.family, arch.layers, arch.query_heads, arch.kv_heads, arch.head_dim) == (
         "bailing_moe",
         28,
@@ -174,7 +168,7 @@ def test_ling_lite_counts_its_two_shared_experts():
 
 
 def test_ling_plus_geometry_and_sizes():
-    arch = _arch("inclusionAI/Ling-plus")
+    arch = arch_of("inclusionAI/Ling-plus")
     assert (arch.layers, arch.hidden_size, arch.query_heads, arch.kv_heads, arch.head_dim) == (
         88,
         5376,
@@ -186,7 +180,7 @@ def test_ling_plus_geometry_and_sizes():
     assert arch.params == pytest.approx(290e9, rel=0.005)
     assert _active(arch) == pytest.approx(28.8e9, rel=0.02)
     # the base release writes its experts as n_routed_experts / n_shared_experts: the same model
-    assert _arch("inclusionAI/Ling-plus-base").params == arch.params
+    assert arch_of("inclusionAI/Ling-plus-base").params == arch.params
 
 
 def test_shared_experts_are_counted_and_qkv_bias_follows_use_bias():
@@ -215,13 +209,13 @@ def test_shared_experts_are_counted_and_qkv_bias_follows_use_bias():
 def test_xverse_moe_reads_moe_top_k_and_shared_experts():
     """XVERSE MoE model card table (https://huggingface.co/xverse/XVERSE-MoE-A36B): 255.4B total, 36.5B
     activated; XVERSE-MoE-A4.2B: 25.8B total, 4.2B activated (its model card's name and table)."""
-    arch = _arch("xverse/XVERSE-MoE-A36B")
+    arch = arch_of("xverse/XVERSE-MoE-A36B")
     assert (arch.layers, arch.query_heads, arch.kv_heads, arch.head_dim) == (50, 48, 16, 128)
     assert (arch.num_experts, arch.experts_per_token, arch.moe_intermediate_size) == (64, 6, 4096)
     assert 2 * arch.kv_heads * arch.head_dim * arch.attention_layers * 2 == 409_600  # bf16 KV per token
     assert arch.params == pytest.approx(255.4e9, rel=0.001)
     assert _active(arch) == pytest.approx(36.5e9, rel=0.005)
-    small = _arch("xverse/XVERSE-MoE-A4.2B")
+    small = arch_of("xverse/XVERSE-MoE-A4.2B")
     assert small.kv_heads == small.query_heads == 32  # no num_key_value_heads: one KV head per query head
     assert small.params == pytest.approx(25.8e9, rel=0.005)
     assert _active(small) == pytest.approx(4.2e9, rel=0.02)

@@ -19,6 +19,7 @@ Figures and where they come from:
 from __future__ import annotations
 
 import pytest
+from catalog_arch import arch_of
 
 from kvlint.capacity.kv import bytes_per_token_layer, kv_bytes_per_token_full
 from kvlint.capacity.state import stage_kinds
@@ -26,12 +27,6 @@ from kvlint.catalog import models
 from kvlint.catalog.arch import FULL, NONE
 from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hybrid import ATTENTION, DELTANET, MAMBA1, MAMBA2, MLP_ONLY, MOE_ONLY, mixers
-
-
-def _arch(model_id: str):
-    res = models.resolve(model_id)
-    assert res.arch is not None, model_id
-    return res.arch
 
 
 def _kv_bf16_per_token(arch) -> int:
@@ -51,7 +46,7 @@ def _kv_bf16_per_token(arch) -> int:
 def test_hybrid_catalog_models_count_only_attention_layers(
     model_id: str, billions: float, attention_layers: int, kv_heads: int, head_dim: int
 ) -> None:
-    arch = _arch(model_id)
+    arch = arch_of(model_id)
     assert arch.params / 1e9 == pytest.approx(billions, rel=0.02)
     assert arch.attention_layers == attention_layers
     assert (arch.kv_heads, arch.head_dim) == (kv_heads, head_dim)
@@ -62,13 +57,13 @@ def test_hybrid_catalog_models_count_only_attention_layers(
 
 
 def test_qwen3_next_layout_is_three_deltanet_then_one_attention():
-    arch = _arch("Qwen/Qwen3-Next-80B-A3B-Thinking")
+    arch = arch_of("Qwen/Qwen3-Next-80B-A3B-Thinking")
     assert arch.layer_kinds == (NONE, NONE, NONE, FULL) * 12
     assert _kv_bf16_per_token(arch) == 24_576  # 12 layers x K+V x 2 heads x 256 x 2 bytes
 
 
 def test_nemotron_h_mamba2_state_matches_vllm_state_shapes():
-    arch = _arch("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    arch = arch_of("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
     cfg = models.lookup("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")["config"]
     mix = mixers(cfg, "nemotron_h", arch.layers)
     assert mix is not None
@@ -148,7 +143,7 @@ def test_deltanet_layers_from_layer_types_or_interval_agree():
 
 
 def test_a_dense_model_has_no_state_and_every_layer_attends():
-    arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
+    arch = arch_of("meta-llama/Llama-3.1-8B-Instruct")
     assert arch.state_bytes_per_seq == 0 and arch.attention_layers == 32
     assert bytes_per_token_layer(arch, 1, 2.0) * 32 == 131_072  # 32 layers x K+V x 8 heads x 128 x 2 bytes
 
@@ -159,7 +154,7 @@ def test_kimi_k3_kda_and_mla_layers_and_its_published_size():
     activated, 93 layers: 69 KDA + 24 gated MLA, latent MoE of 3584, 896 experts, 16 per token, 2
     shared. KDA state (vllm/model_executor/layers/kda.py @01a7e5d9, kda_state_shape / kda_state_dtype):
     q, k, v conv windows of heads x head_dim x (kernel - 1) in bf16, a heads x d x d float32 state."""
-    arch = _arch("moonshotai/Kimi-K3")
+    arch = arch_of("moonshotai/Kimi-K3")
     assert arch.family == "kimi_linear" and arch.mla
     assert (arch.attention_layers, len(arch.state_layers), arch.layers) == (24, 69, 93)
     assert arch.layer_kinds[3] == FULL and arch.layer_kinds[0] == NONE  # full_attn_layers count from 1

@@ -9,22 +9,16 @@ handle_max_mamba_cache / init_memory (sgl-project/sglang@001ccef0 model_runner_k
 from __future__ import annotations
 
 import pytest
+from catalog_arch import arch_of
 from conftest import vllm_settings
 
 from kvlint.capacity import state
 from kvlint.capacity.engines import sglang, vllm
 from kvlint.capacity.kv import MAMBA, blocks_per_request, cdiv, group_layers
-from kvlint.catalog import models
 from kvlint.catalog.gpus import lookup as lookup_gpu
 from kvlint.record import replace
 
 QWEN3_NEXT = "Qwen/Qwen3-Next-80B-A3B-Thinking"
-
-
-def _arch(ident: str):
-    arch = models.resolve(ident).arch
-    assert arch is not None, ident
-    return arch
 
 
 def test_qwen3_next_state_page_and_groups_reproduce_a_public_vllm_log():
@@ -33,7 +27,7 @@ def test_qwen3_next_state_page_and_groups_reproduce_a_public_vllm_log():
     "GPU KV cache size: 90,048 tokens" and "Maximum concurrency for 215,040 tokens per request: 1.66x".
     The issue is about an fp8 KV cache; with one byte per value the figures follow from kvlint's
     state page, vLLM's block rule, 4 groups and one state block per group and request."""
-    arch = _arch(QWEN3_NEXT)
+    arch = arch_of(QWEN3_NEXT)
     assert state.layer_state_bytes(arch, 2) == 548_864  # conv 4,096 x 3 x 2 B + 16 x 128 x 128 x 2 B
     block, note = state.vllm_block_size(arch, 2, 1.0, 16)
     assert block == 16 * cdiv(548_864, 16 * 512) == 1072 and "1072 tokens" in note
@@ -58,7 +52,7 @@ def _vllm_settings(arch, **kw):
 
 
 def test_vllm_hybrid_plan_takes_one_state_block_per_group_and_request():
-    arch = _arch(QWEN3_NEXT)
+    arch = arch_of(QWEN3_NEXT)
     gpu = lookup_gpu("H100")
     assert gpu is not None
     p = vllm.plan(arch, gpu, _vllm_settings(arch))
@@ -77,7 +71,7 @@ def test_vllm_hybrid_plan_takes_one_state_block_per_group_and_request():
 
 
 def test_a_dense_model_keeps_its_vllm_block_size_and_groups():
-    arch = _arch("meta-llama/Llama-3.1-8B-Instruct")
+    arch = arch_of("meta-llama/Llama-3.1-8B-Instruct")
     gpu = lookup_gpu("H100")
     assert gpu is not None and not state.has_state(arch)
     p = vllm.plan(arch, gpu, _vllm_settings(arch, tp=1, max_model_len=8192))
@@ -86,7 +80,7 @@ def test_a_dense_model_keeps_its_vllm_block_size_and_groups():
 
 def _sglang_case(max_running: int):
     """Qwen3-Next on 4 x H100 under SGLang 0.5.3 at mem_fraction_static 0.85 (page size 1)."""
-    arch = _arch(QWEN3_NEXT)
+    arch = arch_of(QWEN3_NEXT)
     gpu = lookup_gpu("H100")
     assert gpu is not None
     s = _vllm_settings(arch, engine="sglang", version="0.5.3", generation="-", max_num_seqs=max_running)
@@ -113,7 +107,7 @@ def test_sglang_mamba_pool_comes_out_of_the_rest_memory_first():
 def test_nemotron_3_nano_parameters_match_the_model_card():
     # NVIDIA-Nemotron-3-Nano-30B-A3B card: "31.6B total parameters" (huggingface.co/nvidia/
     # NVIDIA-Nemotron-3-Nano-30B-A3B-BF16); 23 Mamba-2 layers, 6 attention layers of 52
-    arch = _arch("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    arch = arch_of("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
     assert arch.params / 1e9 == pytest.approx(31.6, rel=0.01)
     assert len(arch.state_layers) == 23 and arch.attention_layers == 6
 
@@ -121,7 +115,7 @@ def test_nemotron_3_nano_parameters_match_the_model_card():
 def test_vllm_prefix_caching_gives_each_request_two_state_blocks_from_the_release_that_made_it_default():
     """vllm PR #50991 (merged 2026-08-04) turns prefix caching on for hybrid models with
     mamba_cache_mode align: MambaSpec.max_memory_usage_bytes is then 2 pages per request and group."""
-    arch = _arch(QWEN3_NEXT)
+    arch = arch_of(QWEN3_NEXT)
     gpu = lookup_gpu("H100")
     assert gpu is not None
     need = cdiv(262_144, 272)
@@ -181,7 +175,7 @@ def test_sglang_speculative_decoding_reserves_the_draft_tokens_intermediate_stat
 def test_vllm_v0_takes_the_mamba_cache_for_max_num_seqs_out_of_the_kv_memory():
     """vLLM V0 (mamba_cache.py @078a836d, MambaCacheManager): states for (Mamba layers, max_num_seqs padded
     to a CUDA-graph size) allocated during the profile run; attention KV stays paged in 16-token blocks."""
-    arch = _arch(QWEN3_NEXT)
+    arch = arch_of(QWEN3_NEXT)
     gpu = lookup_gpu("H100")
     assert gpu is not None
     v0 = _vllm_settings(arch, version="0.9.2", generation="V0", max_num_seqs=250)
