@@ -13,7 +13,9 @@ the families' model code, named where they differ from a plain ViT:
 - mllama (transformers MllamaVisionModel, vLLM mllama.py): num_hidden_layers local plus
   num_global_layers gated global layers, a class token, a gated position embedding with a
   per-aspect-ratio tile table of (ratios + 1) x tiles x patches x hidden, pre/post tile position
-  embeddings, and a single Linear(vision_output_dim -> text hidden) projector.
+  embeddings, and a single Linear(vision_output_dim -> text hidden) projector;
+- GLM-4.1V / GLM-4.5V (vision model_type glm4v, glm4v_moe; vLLM glm4_1v.py Glm4vVisionTransformer): its
+  blocks' gated MLP is out_hidden_size wide and intermediate_size is the PatchMerger's width (see _glm4v).
 """
 
 from __future__ import annotations
@@ -78,6 +80,28 @@ def _projector(v: dict[str, Any], h: int, text_hidden: int, qwen_vl: bool) -> in
     return proj_in * proj_out + proj_out * text_hidden
 
 
+# GLM-4V towers, by their vision_config model_type (transformers Glm4vVisionConfig / Glm4vMoeVisionConfig)
+_GLM4V = ("glm4v", "glm4v_moe", "glm4v_moe_vision")
+
+
+def _glm4v(v: dict[str, Any], h: int, layers: int) -> int:
+    """GLM-4.1V / GLM-4.5V tower, as vLLM builds it (vllm-project/vllm@002d181a
+    vllm/model_executor/models/glm4_1v.py, Glm4vVisionTransformer): `depth` blocks of width h with a
+    bias-free qkv and proj, two RMSNorms and a bias-free gated MLP of out_hidden_size (not intermediate_size);
+    a Linear patch embedding over in_channels x temporal_patch_size x patch^2 with bias (temporal 2, the
+    config class default); a learned (image_size / patch)^2 position table; post-conv and post-block
+    RMSNorms; a Conv2d downsample h -> out over merge x merge with bias; and the PatchMerger: out x out
+    proj, a LayerNorm, a gated MLP out -> intermediate_size -> out, all without bias."""
+    out = _int(v, "out_hidden_size") or h
+    inter = _int(v, "intermediate_size") or out
+    patch, merge = _int(v, "patch_size") or 14, _int(v, "spatial_merge_size") or 2
+    chans = _int(v, "num_channels", "in_chans") or 3
+    block = 4 * h * h + 3 * h * out + 2 * h
+    embed = chans * 2 * patch * patch * h + h + ((_int(v, "image_size") or 336) // patch) ** 2 * h
+    merger = out * out + 2 * out + 3 * out * inter
+    return layers * block + embed + 2 * h + h * out * merge * merge + out + merger
+
+
 def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
     """The vision tower and projector, estimated from the vision block (counted, loaded by the engine)."""
     v, qwen_vl = _block(config)
@@ -89,6 +113,9 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
     layers = _int(v, "num_hidden_layers", "depth")
     if not h or not layers:
         return 0, "vision tower present but its size is not in the config (not counted)"
+    note = f"vision tower estimated from its config ({layers} layers x hidden {h})"
+    if v.get("model_type") in _GLM4V:
+        return _glm4v(v, h, layers) + audio, f"{note}, GLM-4V layout, bf16"
     layers += _int(v, "num_global_layers") or 0
     inter = _int(v, "intermediate_size") or int(h * float(v.get("mlp_ratio") or 4))
     # a gated MLP (gate, up and down): silu towers (Qwen2.5-VL) and Pixtral's (PixtralMLP, whatever its act)
