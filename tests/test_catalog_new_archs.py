@@ -4,12 +4,19 @@ benchmarks/catalog_curated.json.
 
 - CofeAI/Tele-FLM: the official config.json (TeleFLMForCausalLM, a Llama-style MHA decoder with muP
   multipliers); the technical report (arXiv 2404.16645): "a 52B open-sourced multilingual large language model".
+- xai-org/grok-2: a copy of its config.json (Grok1ForCausalLM with residual_moe: 8 experts of 16384 plus a dense
+  MLP of 32768 in every layer, SGLang grok.py); the official repository's discussion #6 counts the checkpoint at
+  269,515,497,472 parameters, ~115B active, with four RMSNorms per layer (SGLang Grok1DecoderLayer's pre/post
+  attention and MoE norms) where kvlint counts two: the exact figure less 2 x 8192 x 64.
 """
 
 from __future__ import annotations
 
 import pytest
-from catalog_arch import arch_of
+from catalog_arch import arch_of, idle_expert_params
+
+from kvlint.catalog import models
+from kvlint.catalog.hf_config import parse_config
 
 
 def test_tele_flm_is_the_52b_mha_decoder():
@@ -18,3 +25,26 @@ def test_tele_flm_is_the_52b_mha_decoder():
     assert (arch.layers, arch.kv_heads, arch.head_dim, arch.max_positions) == (64, 64, 128, 4096)
     assert arch.lm_head_params == arch.embed_params == 80384 * 8192  # untied
     assert 2 * arch.kv_heads * arch.head_dim * arch.attention_layers * 2 == 2_097_152  # KV bytes/token, bf16
+
+
+def test_grok_2_counts_its_residual_mlp_beside_the_experts():
+    arch = arch_of("xai-org/grok-2")
+    assert arch.params == 269_515_497_472 - 2 * 8192 * 64  # the thread's count, less two norms per layer
+    assert arch.params - idle_expert_params(arch) == pytest.approx(115e9, rel=0.005)  # "~115B" active
+    assert (arch.num_experts, arch.experts_per_token, arch.moe_intermediate_size, arch.moe_layers) == (
+        8,
+        2,
+        16384,
+        64,
+    )
+    residual = 3 * 8192 * 32768  # the dense MLP residual_moe adds to each layer
+    assert arch.layer_params[0].experts == 8 * 3 * 8192 * 16384 + residual
+    assert (arch.layers, arch.kv_heads, arch.head_dim, arch.max_positions) == (64, 8, 128, 131072)
+    assert arch.lm_head_params == arch.embed_params == 131072 * 8192
+
+
+def test_a_grok_config_without_residual_moe_has_experts_only():
+    entry = models.lookup("xai-org/grok-2")
+    assert entry is not None and entry["config"]["residual_moe"] is True
+    plain = dict(entry["config"], residual_moe=False)
+    assert parse_config(plain, "x", "test").params == arch_of("xai-org/grok-2").params - 64 * 3 * 8192 * 32768

@@ -1,4 +1,4 @@
-"""Configs that name their sizes in their own keys (DBRX, MPT, Persimmon, ERNIE 4.5 MoE, Bailing MoE, XVERSE MoE),
+"""Configs that name their sizes in their own keys (DBRX, MPT, Persimmon, ERNIE 4.5 MoE, Bailing MoE, XVERSE MoE, Grok),
 renamed to the
 Hugging Face keys the rest of the parser reads, as the engine reads them:
 - DBRX (vllm/model_executor/models/dbrx.py): n_layers blocks of d_model width, n_heads query heads of
@@ -37,6 +37,10 @@ Hugging Face keys the rest of the parser reads, as the engine reads them:
   layers dense (as DeepSeek-V3); Kimi-K3's routed experts work in routed_expert_hidden_size (a latent
   MoE: down / up projections around the experts, as Nemotron-3's moe_latent_size); the Kimi Delta
   Attention layers are read in kvlint.catalog.hybrid.
+- Grok (SGLang python/sglang/srt/models/grok.py @031ad4ce, Grok1DecoderLayer; chosen by the architecture,
+  as the engines choose the model class: Grok-2's config.json calls its model_type "git"): every layer is a
+  Grok1MoE of num_local_experts experts of moe_intermediate_size (else intermediate_size), and with
+  residual_moe a dense Grok1MLP of intermediate_size beside it (moe_with_rmoe adds both outputs).
 """
 
 from __future__ import annotations
@@ -48,7 +52,7 @@ _NATIVE_KEY_TEXT = """
     moe_k moe_num_shared_experts moe_layer_start_index moe_layer_end_index moe_layer_interval
     num_shared_experts use_qkv_bias moe_top_k moe_topk num_shared_expert use_mixed_mlp_moe use_cla
     cla_share_factor attention_head_dim num_experts_per_token routed_expert_hidden_size linear_attn_config
-    mla_use_output_gate
+    mla_use_output_gate residual_moe
 """
 NATIVE_KEYS = tuple(_NATIVE_KEY_TEXT.split())
 # the parts of DBRX / MPT's nested attn_config and ffn_config that the parser reads
@@ -153,6 +157,12 @@ def _kimi_linear(cfg: dict[str, Any]) -> None:
     _set(cfg, "moe_latent_size", cfg.get("routed_expert_hidden_size"))
 
 
+def _grok(cfg: dict[str, Any]) -> None:
+    inter = cfg.get("intermediate_size")
+    if cfg.get("residual_moe") and isinstance(inter, int):
+        _set(cfg, "moe_shared_expert_intermediate_size", inter)  # the residual MLP: one more gated MLP
+
+
 _RENAMES = {"n_layers": "num_hidden_layers", "n_heads": "num_attention_heads", "d_model": "hidden_size"}
 _BY_FAMILY = {
     "dbrx": _dbrx,
@@ -166,12 +176,16 @@ _BY_FAMILY = {
     "hunyuan_v1_moe": _hunyuan,
     "kimi_linear": _kimi_linear,
 }
+# readers chosen by the architecture class the engines load (a config's model_type may be wrong)
+_BY_ARCH = {"Grok1ForCausalLM": _grok, "Grok1ModelForCausalLM": _grok, "GrokForCausalLM": _grok}
 
 
 def native_keys(cfg: dict[str, Any], family: str) -> dict[str, Any]:
     """The config with its family's own keys also stated under the Hugging Face names (a copy; the keys
     the config already states win)."""
-    reader = _BY_FAMILY.get(family)
+    archs = cfg.get("architectures")
+    arch = archs[0] if isinstance(archs, list) and archs and isinstance(archs[0], str) else ""
+    reader = _BY_FAMILY.get(family) or _BY_ARCH.get(arch)
     if reader is None:
         return cfg
     out = dict(cfg)
