@@ -14,7 +14,7 @@ from kvlint.catalog import models as model_catalog
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.declared import arch_from_declared
 from kvlint.catalog.gpus import GpuSpec
-from kvlint.codes import MATCHED_BY_NAME, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
+from kvlint.codes import MATCHED_BY_NAME, NOT_CHECKABLE, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, default, inferred
 from kvlint.findings import Issue, Location, Severity
 from kvlint.record import field, record, replace
@@ -172,6 +172,10 @@ def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:
             res = fetched
         else:
             hub_failure = fetched
+    if res.kind or res.no_kv_cache or res.unpriced:
+        r.issues.append(_not_capacity_checked(ref, res, _loc(d, d.model)))
+        r.unknown.add("model")
+        return
     if res.arch is not None:
         r.model, r.model_how = res.arch, res.how
         if res.derived:
@@ -218,6 +222,27 @@ def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:
     )
     r.issues.append(Issue(UNKNOWN_MODEL, message, _loc(d, d.model), fix=fix))
     r.unknown.add("model")
+
+
+def _not_capacity_checked(ref: str, res: model_catalog.Resolution, where: Location) -> Issue:
+    """A model kvlint knows but whose capacity it cannot check (KV004, located at the model): not a
+    text-generation checkpoint, one that keeps no KV cache, or a GGUF whose weight type is not stated."""
+    if res.unpriced:
+        return Issue(
+            NOT_CHECKABLE,
+            f"model {ref!r}: {res.how} (rules: {res.derived}); {res.unpriced}: capacity not checked",
+            where,
+            details=(res.derived_from,),
+            fix="name the GGUF file (e.g. `...Q4_K_M.gguf`, or `repo:Q4_K_M`), whose type prices the weights",
+            severity=Severity.INFO,
+        )
+    return Issue(
+        NOT_CHECKABLE,
+        f"model {ref!r}: {res.how}; kvlint checks the KV cache and weights of text-generation models: "
+        "capacity not checked",
+        where,
+        severity=Severity.INFO,
+    )
 
 
 def _apply_overrides(d: Deployment, r: Resolved) -> None:

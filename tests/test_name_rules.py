@@ -42,8 +42,12 @@ def _facts(a: ModelArch) -> tuple:
     )
 
 
-def _format(a: ModelArch, base: ModelArch) -> str:
+def _format(a: ModelArch, base: ModelArch, unpriced: str = "") -> str:
     q = a.quant
+    if unpriced:
+        return "gguf" if "GGUF" in unpriced else "unpriced"
+    if q is not None and q.method == "gguf":
+        return f"gguf {q.bits:g}"
     if q == base.quant:
         return "base"
     assert q is not None
@@ -77,8 +81,8 @@ def test_derived_ids_resolve_to_their_true_base_and_format():
             continue
         base = models.resolve(got.how.split(": ", 1)[1].split(" + ", 1)[0]).arch
         assert base is not None
-        if _format(got.arch, base) != fmt:
-            wrong.append((ident, f"format {_format(got.arch, base)} != {fmt}"))
+        if _format(got.arch, base, got.unpriced) != fmt:
+            wrong.append((ident, f"format {_format(got.arch, base, got.unpriced)} != {fmt}"))
             continue
         assert got.how.startswith("matched by name: ") and (fmt == "base" or "(from the name)" in got.how)
         right.append(ident)
@@ -100,7 +104,19 @@ def test_not_derived_ids_stay_unknown(ident):
 def test_quantization_suffixes_and_stems():
     assert split_quant("Meta-Llama-3.1-8B-Instruct-quantized.w4a16")[0] == "Meta-Llama-3.1-8B-Instruct"
     assert split_quant("Llama-3.1-8B-Instruct-FP8-KV")[1].kv_dtype == "fp8"
-    assert split_quant("Qwen2.5-7B-Instruct-GGUF") == ("Qwen2.5-7B-Instruct-GGUF", None)
+    # GGUF (kvlint/catalog/gguf.py): the base's name; the weights priced only when the ggml type is stated
+    name, said = split_quant("Qwen2.5-7B-Instruct-GGUF")
+    assert name == "Qwen2.5-7B-Instruct" and said is not None and said.quant is None and said.unpriced
+    name, said = split_quant("llama-2-7b.Q8_0.gguf")  # llmaz's playground file (corpus)
+    assert name == "llama-2-7b" and said is not None and not said.unpriced
+    assert said.quant is not None and said.quant.bits == 34 * 8 / 32  # block_q8_0: fp16 scale + 32 int8
+    name, said = split_quant("qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf")  # a shard of a split file
+    assert name == "qwen2.5-7b-instruct" and said is not None and said.quant is not None
+    assert said.quant.bits == 144 * 8 / 256 and "lower bound" in said.quant.scheme  # Q4_K_M: a Q4_K mix
+    _, said = split_quant("Llama-3.2-1B-Instruct-F16.gguf")
+    assert said is not None and said.quant is None and not said.unpriced  # 16-bit: the base's own size
+    _, said = split_quant("model-Q4_0_4_4.gguf")  # an ARM repack type kvlint's table does not hold
+    assert said is not None and said.quant is None and "not in kvlint's table" in said.unpriced
     assert split_quant("fp8") == ("fp8", None)  # a marker alone is not a name
     assert stem("Meta-Llama-3.1-70B-Instruct") == stem("Llama-3.1-70B") == "llama-3.1-70b"
     assert stem("Mistral-7B-Instruct-v0.2") != stem("Mistral-7B-v0.3")

@@ -11,26 +11,17 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from kvlint.catalog import how, pulled, safetensors
+from kvlint.catalog import derived, how, model_kinds, pulled, safetensors
 from kvlint.catalog.arch import ENCODER_ONLY, ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hf_keys import from_mistral_params
 from kvlint.catalog.name_rules import NameIndex
+from kvlint.catalog.resolution import Resolution
 from kvlint.fileio import shown
-from kvlint.record import record, replace
+from kvlint.record import record
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
-
-
-@record(frozen=True)
-class Resolution:
-    arch: ModelArch | None
-    how: str  # how it was found, or why not
-    no_kv_cache: bool = False  # a catalogued model that keeps no KV cache (encoder-only); arch is None
-    derived: str = ""  # the name rules that matched (KV007 names them); empty for an exact find
-    derived_from: str = ""  # where the base's facts come from
-    fix: str = ""  # the exact step that makes an unknown model known, when kvlint knows it
 
 
 def _found(arch: ModelArch, found_how: str) -> Resolution:
@@ -297,6 +288,9 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
         return Resolution(None, f"Hugging Face cache copy of {ident} is unreadable: {_shown_in(exc)}")
     if cached is not None:
         return _found(cached, how.HF_CACHE)
+    other = model_kinds.classify(ident)
+    if other is not None:
+        return Resolution(None, f"{how.OTHER_KIND}: {ident} is {other.describe()}", kind=other.kind)
     # Not catalogued: the name rules (kvlint/catalog/name_rules.py), e.g. /models/Qwen3-8B or a quantized copy.
     has_org = not (looks_like_path or "/" not in ident or ident.count("/") > 1)
     return _by_name(ident, has_org)
@@ -339,35 +333,9 @@ def _identity(key: str) -> str:
 
 
 def _by_name(ident: str, has_org: bool) -> Resolution:
+    """The name rules (kvlint/catalog/derived.py): an uncatalogued id resolved to a catalogued base."""
     found = _name_index().derive(ident, has_org)
-    if found.candidates:
-        names = " and ".join(_index().rows[k]["id"] for k in found.candidates)
-        return Resolution(
-            None, f"the name fits more than one catalogued base with different architectures: {names}"
-        )
-    if found.key is None:
-        return Resolution(
-            None, "not in the kvlint catalog, not a local config.json, not in the Hugging Face cache"
-        )
-    row = _index().rows[found.key]
-    base = None if row.get("kv_cache") == "none" else arch_for_entry(found.key)
-    if base is None or base.family in ENCODER_ONLY:
-        why = row.get("kv_cache_note") or f"an encoder-only model ({base and base.family}): no KV cache"
-        return Resolution(None, f"matched by name to {row['id']}, which is {why}", no_kv_cache=True)
-    source = f"{how.MATCHED_BY_NAME}: {base.id}"
-    quant = base.quant
-    if found.stated is not None:
-        source += f" + {found.stated.label} (from the name)"
-        quant = found.stated.quant
-        if quant is not None and found.stated.kv_dtype:
-            quant = replace(quant, kv_cache_dtype=found.stated.kv_dtype)
-    rules = ", ".join(found.rules) or "same name"
-    arch = replace(base, source=source, quant=quant)
-    if found.stated is not None:  # another checkpoint: the base's stored size does not apply
-        arch = replace(arch, checkpoint_bytes=None, checkpoint_bytes_source="")
-    return Resolution(
-        arch, source, derived=rules, derived_from=f"architecture facts from {base.id}: {base.source}"
-    )
+    return derived.resolution(found, _index().rows, arch_for_entry)
 
 
 _WORD = re.compile(r"[a-z]{3,}")

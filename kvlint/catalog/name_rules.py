@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from kvlint.catalog import gguf
 from kvlint.catalog.arch import Quant
 
 _ALL = frozenset({"attn", "mlp", "experts"})
@@ -44,6 +45,7 @@ class NameQuant(NamedTuple):
     label: str  # what the name states, e.g. "FP8 weights"
     quant: Quant | None
     kv_dtype: str | None = None
+    unpriced: str = ""  # why the weights cannot be priced from the name (a GGUF repository), or ""
 
 
 def _q(method: str, bits: float, scheme: str) -> Quant:
@@ -139,8 +141,31 @@ _ANY_WORDS = frozenset({"instruct", "chat", "base"})
 _DATE = re.compile(r"^(?:2[3-6](?:0[1-9]|1[0-2])|0[1-9][0-3][0-9]|1[0-2][0-3][0-9])$")
 
 
+def split_gguf(name: str) -> tuple[str, NameQuant] | None:
+    """A GGUF file or repository name (kvlint/catalog/gguf.py): the base's name and the weight format,
+    priced only when the name states the ggml type."""
+    found = gguf.split(name)
+    if found is None:
+        return None
+    core, ggml_type, what = found
+    if ggml_type is None:
+        why = (
+            f"a {what}: the quant type is chosen by the file, and the name does not state it, so the "
+            "weights are not priced"
+        )
+        return core, NameQuant(f"GGUF weights ({what}, quant type not stated)", None, unpriced=why)
+    quant, why = gguf.quant(ggml_type)
+    label = f"GGUF {ggml_type.upper()} weights ({what})"
+    return core, NameQuant(
+        label, quant, unpriced=f"a {what} of type {ggml_type.upper()}: {why}" if why else ""
+    )
+
+
 def split_quant(name: str) -> tuple[str, NameQuant | None]:
-    """The name without a trailing quantization marker, and what the marker states."""
+    """The name without a trailing quantization marker (or GGUF suffix), and what the marker states."""
+    as_gguf = split_gguf(name)
+    if as_gguf is not None:
+        return as_gguf
     low = name.lower()
     for marker, stated in _SUFFIXES:
         if low.endswith(marker) and len(low) > len(marker) and low[-len(marker) - 1] in "-_.":
@@ -205,7 +230,11 @@ class NameIndex:
         free = org is None or org in REPUBLISHERS or stated is not None
         rules = []
         if stated is not None:
-            rules.append(f"quantization suffix -{name[len(base_name) + 1 :]}")
+            rules.append(
+                "GGUF name"
+                if stated.label.startswith("GGUF")
+                else f"quantization suffix -{name[len(base_name) + 1 :]}"
+            )
         if org in REPUBLISHERS:
             rules.append(f"republisher {ident.split('/', 1)[0]}")
         found = []
@@ -232,7 +261,7 @@ class NameIndex:
         said, base_org = ident.split("/", 1)[0], target.split("/", 1)[0]
         if org is not None and said.lower() != base_org and _org(target) == org:
             rules.append(f"organisation {said} = {base_org}")
-        elif _DIGIT_UNDERSCORE.search(name) or _DIGIT_UNDERSCORE.search(target):
-            if _plain(name) != name.lower() or _plain(target) != target.lower():
+        elif _DIGIT_UNDERSCORE.search(base_name) or _DIGIT_UNDERSCORE.search(target):
+            if _plain(base_name) != base_name.lower() or _plain(target) != target.lower():
                 rules.append("3_3 read as 3.3")
         return Derived(target, stated, tuple(rules))

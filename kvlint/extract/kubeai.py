@@ -66,15 +66,27 @@ def _engine(
         args = spec.seq("args")
         if args is not None:
             vllm.read(d, scalar_tokens(args, ctx.file), _env(spec, ctx.file), positional_model=False)
-    elif engine in ("ollama", "infinity", "fasterwhisper"):
-        if engine != "ollama":
-            return False  # embeddings / speech: not an LLM serving engine kvlint checks
+    elif engine in _NOT_TEXT_GENERATION:
+        d.engine = stated(engine, where, "KubeAI engine")
+        d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {_NOT_TEXT_GENERATION[engine]}", where))
+        d.extra["unsupported"] = stated(engine, where)
+    elif engine == "ollama":
         d.engine = stated("ollama", where)
         ct.mark_unsupported(d, "ollama", where)
     else:
         d.engine = stated(engine, where)
         ct.mark_unsupported(d, "other", where)
     return True
+
+
+# KubeAI's engines that serve no text-generation model (kubeai.org_models.yaml `engine` enum; the
+# features they serve: charts/models/values.yaml `features: [SpeechToText]` / `[TextEmbedding]`)
+_NOT_TEXT_GENERATION = {
+    "fasterwhisper": "KubeAI engine FasterWhisper serves speech-to-text models (CTranslate2 Whisper), not a "
+    "text-generation KV cache; kvlint models vLLM, SGLang and TGI: not checked",
+    "infinity": "KubeAI engine Infinity serves embedding and reranking models, which keep no KV cache; kvlint "
+    "models vLLM, SGLang and TGI: not checked",
+}
 
 
 def _env(spec: Mapping, file: str) -> dict[str, EnvVar]:
@@ -111,7 +123,7 @@ def _profile(d: Deployment, profile: Scalar, file: str) -> None:
         )
     if text.startswith(("cpu", "google-tpu")):
         d.accelerator = "cpu" if text.startswith("cpu") else "tpu"
-        if d.accelerator == "cpu":
+        if d.accelerator == "cpu" and "unsupported" not in d.extra:  # one KV004 per workload
             d.issues.append(
                 Issue(NOT_CHECKABLE, f"{d.label()}: runs on CPUs; kvlint models GPU memory", where)
             )
