@@ -106,37 +106,52 @@ def test_default_prefill_budget_is_the_one_the_log_printed(case):
     assert plan.term("prefill warm-up") > 0
 
 
-def _text_only(case):
-    from calibration_cases import model_ref
-
-    from kvlint.catalog import models
-
-    ref = model_ref(case["model"])
-    return ref is not None and not models.resolve(ref).arch.vision_params
-
-
 @pytest.mark.parametrize(
     "case",
-    [
-        c
-        for c in _all_cases()
-        if c.get("failure_class") == "prefill_oom" and c.get("scorable", True) and _text_only(c)
-    ],
+    [c for c in _all_cases() if c.get("failure_class") == "prefill_oom" and c.get("scorable", True)],
     ids=lambda c: c["id"],
 )
 def test_warmup_that_ran_out_of_memory(case):
-    """A logged 'Not enough memory to handle N prefill tokens' on a text-only model: the weights, the
-    warm-up batch's KV blocks and the larger of the prefill activations and logits exceed the card,
-    and KV102 says the warm-up does not fit. (Vision-language checkpoints are left out: TGI >= 3.2
-    runs Gemma3's image prefill, which the warm-up's first request carries, through
-    F.scaled_dot_product_attention with a dense [batch, 1, seq, seq] mask, flash_gemma3_modeling.py
-    get_attention_mask, which kvlint does not price.)"""
+    """A logged 'Not enough memory to handle N prefill tokens': the weights, the warm-up batch's KV
+    blocks and the warm-up's largest phase (the prefill activations, the logits, or a Gemma 3
+    image prefill's dense masks and SDPA scores, tgi_vlm) exceed the card, and KV102 says the
+    warm-up does not fit."""
     d, _ = build_tgi(case, case.get("engine_version"))
     r = resolve(d, Defaults())
     found = check_deployment(case["id"], r, Settings(), all_rules())
     (f,) = [f for f in found if f.rule == "KV102"]
     assert f.message.startswith(tgi.WARMUP_FAILS)
     assert f"Not enough memory to handle {r.settings.max_batched_tokens} prefill tokens" in f.message
+
+
+def _oom_cases():
+    return [c for c in _all_cases() if (c.get("measured") or {}).get("oom_tried_to_allocate_gib")]
+
+
+@pytest.mark.parametrize("case", _oom_cases(), ids=lambda c: c["id"])
+def test_image_warmup_oom_allocation_is_one_layers_sdpa_scores(case):
+    """The CUDA OOM a Gemma 3 warm-up raises on TGI 3.2 names the allocation that failed ("Tried to
+    allocate 30.52 GiB"): one of the two [batch, heads/GPU, S, S] fp32 tensors of the math SDPA (the
+    scores and their softmax, tgi_vlm.warmup_mask_bytes), S the longest warm-up request. What kvlint
+    prices as held when that allocation is made (weights, the warm-up batch's KV blocks, the dense
+    masks, the first score tensor) does not exceed what PyTorch says it had allocated (it leaves out the
+    activations and the linear q/k/v copies, so it is a lower bound), and the scores are what make the
+    warm-up fail: without them the same warm-up would fit."""
+    from kvlint.capacity.engines import tgi_vlm
+
+    d, _ = build_tgi(case, case.get("engine_version"))
+    r = resolve(d, Defaults())
+    s, arch, version = r.settings, r.model, tgi.parse_version(case["engine_version"])
+    masks, scores = tgi_vlm.warmup_mask_bytes(arch, tgi.warmup_requests(s), s.tp, version, None, 2)
+    gib = 1 << 30
+    m = case["measured"]
+    assert round(scores / 2 / gib, 2) == m["oom_tried_to_allocate_gib"]
+    warm_kv = tgi.warmup_kv_tokens(arch, s, version, s.block_size) * r.plan.kv_per_token
+    held = r.plan.weights_per_gpu + warm_kv + masks + scores // 2
+    assert held <= m["oom_allocated_by_pytorch_gib"] * gib
+    # the masks alone (and the activations) fit beside the weights and the warm-up blocks
+    acts = tgi.prefill_bytes(arch, s.max_batched_tokens, s.tp, version)
+    assert r.plan.weights_per_gpu + warm_kv + masks + acts < r.gpu.engine_bytes
 
 
 def test_v2_launcher_defaults_are_the_ones_a_v2_log_prints():

@@ -25,6 +25,7 @@ import math
 import re
 
 from kvlint.capacity.course import longest_context
+from kvlint.capacity.engines import tgi_vlm
 from kvlint.capacity.engines.tgi_launcher import launcher_defaults, v2_positions
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes
 from kvlint.capacity.plan import EngineSettings, Plan, Term
@@ -181,19 +182,24 @@ def warmup_logits_bytes(arch: ModelArch, tokens_: int, tp: int, version: tuple[i
     return int(tokens_) * arch.vocab_size * 2 * copies
 
 
+def warmup_requests(s: EngineSettings) -> list[int]:
+    """Token counts of the warm-up batch's requests. The router's `warmup` (router/client/src/client.rs
+    v1.4.5-v2.1, backends/v3/src/client/grpc_client.rs later) sends requests of
+    `truncate = min(max_input_length, max_prefill_tokens - n_tokens)` tokens until the prefill budget
+    is used."""
+    prefill = max(1, s.max_batched_tokens)
+    max_input = max(1, int(s.extra.get("max_input_tokens") or s.max_model_len - 1))
+    return [max_input] * (prefill // max_input) + ([prefill % max_input] if prefill % max_input else [])
+
+
 def warmup_kv_tokens(arch: ModelArch, s: EngineSettings, version: tuple[int, ...] | None, block: int) -> int:
-    """KV tokens the warm-up batch holds while free memory is measured. The router's `warmup`
-    (router/client/src/client.rs v1.4.5-v2.1, backends/v3/src/client/grpc_client.rs later) sends
-    requests of `truncate = min(max_input_length, max_prefill_tokens - n_tokens)` tokens until the
-    prefill budget is used, each with `max_new_tokens: max_total_tokens - truncate` (v3 with
+    """KV tokens the warm-up batch holds while free memory is measured. Each warm-up request
+    (warmup_requests) carries `max_new_tokens: max_total_tokens - truncate` (v3 with
     max_total_tokens unset: 1); FlashCausalLMBatch.from_pb gives each
     `ceil((input_length + max_new_tokens - 1) / BLOCK_SIZE)` blocks, capped at the sliding window's
     blocks in flash_mistral.py up to v2.0.x."""
-    prefill = max(1, s.max_batched_tokens)
-    max_input = max(1, int(s.extra.get("max_input_tokens") or s.max_model_len - 1))
-    truncates = [max_input] * (prefill // max_input) + ([prefill % max_input] if prefill % max_input else [])
     total = 0
-    for truncate in truncates:
+    for truncate in warmup_requests(s):
         if s.extra.get("max_total_tokens_default"):
             tokens_ = truncate  # max_new_tokens 1: the prompt's own slots
         else:
@@ -203,6 +209,15 @@ def warmup_kv_tokens(arch: ModelArch, s: EngineSettings, version: tuple[int, ...
             blocks = min(blocks, math.ceil(arch.sliding_window / block))
         total += blocks * block
     return total
+
+
+def phase(logits: int, masks: int, scores: int, acts: int) -> str:
+    """What the warm-up's largest phase holds, for the failure message."""
+    if logits > masks + max(acts, scores):
+        return "logits"
+    if scores > acts:
+        return "dense image-prefill masks and SDPA scores (tgi_vlm)"
+    return "dense image-prefill masks and activations" if masks else "activations"
 
 
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
@@ -220,7 +235,13 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     per_token = bytes_per_token_layer(arch, s.tp, kv_bytes) * arch.attention_layers
     block = max(1, s.block_size)
     warm_kv = warmup_kv_tokens(arch, s, version, block) * per_token
-    prefill = prefill_bytes(arch, s.max_batched_tokens, s.tp, version)
+    acts = prefill_bytes(arch, s.max_batched_tokens, s.tp, version)
+    lengths = warmup_requests(s)
+    masks, scores = tgi_vlm.warmup_mask_bytes(
+        arch, lengths, s.tp, version, s.extra.get("attention"), kv_dtype_bytes(s.dtype, arch.dtype)
+    )
+    # the dense masks live through the forward; one layer's SDPA scores at a time, then the MLP's
+    prefill = masks + max(acts, scores)
     logits = warmup_logits_bytes(arch, s.max_batched_tokens, s.tp, version)
     other = int(s.extra.get("gpu_memory_in_use") or 0)
     limit = min(int(total * s.utilization), total - CONTEXT_BYTES - other)
@@ -235,11 +256,17 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             f": {gib(prefill)} did not fit beside the rest, so PyTorch released its cached blocks"
             " before TGI measured free memory"
         )
+    masked = f"{len(lengths)} x {max(lengths):,}^2" if lengths else ""
     terms = [
         Term("weights", w.per_gpu_max, w.source),
-        Term("prefill warm-up", 0 if released else prefill, acts_note),
+        Term("prefill warm-up", 0 if released else acts, acts_note),
         Term("CUDA context", CONTEXT_BYTES, "CUDA context and communication buffers"),
     ]
+    if masks:
+        how = "dense attention masks of the image warm-up request's batch, " + masked
+        if scores:
+            how += "; the math SDPA's fp32 scores and softmax of one layer beside them"
+        terms.insert(2, Term("warm-up image masks", 0 if released else prefill - acts, how))
     if logits:
         note = "prefill_logprobs over every warm-up token (logits + log_softmax, full vocabulary)"
         terms.insert(2, Term("warm-up logits", logits, note))
@@ -300,7 +327,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     if warmup_fails:
         p.notes.append(
             f"{WARMUP_FAILS}: weights {gib(w.per_gpu_max)} + the warm-up batch's KV blocks {gib(warm_kv)} +"
-            f" {'logits' if logits > prefill else 'activations'} {gib(max(prefill, logits))} exceed"
+            f" {phase(logits, masks, scores, acts)} {gib(max(prefill, logits))} exceed"
             f" {gib(limit)}; TGI stops with 'Not enough memory to handle {s.max_batched_tokens} prefill tokens'"
         )
     declared = s.extra.get("max_batch_total_tokens")
