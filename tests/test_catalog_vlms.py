@@ -5,6 +5,9 @@
   on GLM-4.5-Air (106B parameters, 12B active)"; zai-org/GLM-V issue #117 quotes the release's context, 65,536.
   The tower is laid out as vLLM's glm4_1v.py builds it (blocks' MLP out_hidden_size wide, the merger
   intermediate_size wide).
+- OpenGVLab/InternVL2_5-8B (model_type internvl_chat): OpenGVLab's card names the parts, InternViT-300M-448px-V2_5
+  + internlm2_5-7b-chat joined by the mlp1 projector; InternViT cards: "Params (M): 304" (300M) and "5540 (the
+  last 3 blocks are discarded)" (6B-448px-V1-5, 45 layers).
 """
 
 from __future__ import annotations
@@ -52,3 +55,52 @@ def test_glm4v_tower_counts_every_module_of_vllms_layout():
     assert "GLM-4V layout" in note
     # a tower that names another family keeps the plain ViT arithmetic
     assert vision_params({"vision_config": dict(v, model_type="vit")}, 4096)[0] != n
+
+
+_INTERNVIT_300M = {  # OpenGVLab/InternViT-300M-448px config.json (official)
+    "hidden_size": 1024,
+    "image_size": 448,
+    "intermediate_size": 4096,
+    "model_type": "intern_vit_6b",
+    "norm_type": "layer_norm",
+    "num_hidden_layers": 24,
+    "patch_size": 14,
+    "qk_normalization": False,
+    "qkv_bias": True,
+}
+_INTERNVIT_6B_V1_5 = {  # OpenGVLab/InternViT-6B-448px-V1-5 config.json (official; no norm_type: RMSNorm)
+    "hidden_size": 3200,
+    "image_size": 448,
+    "intermediate_size": 12800,
+    "model_type": "intern_vit_6b",
+    "num_hidden_layers": 45,
+    "patch_size": 14,
+    "qk_normalization": True,
+    "qkv_bias": False,
+}
+
+
+def _mlp1(vit: int, llm: int) -> int:
+    return 2 * 4 * vit + 4 * vit * llm + llm + llm * llm + llm  # LayerNorm, Linear, Linear (pixel shuffle x4)
+
+
+@pytest.mark.parametrize(
+    ("vit", "hidden", "card_m"), [(_INTERNVIT_300M, 1024, 304), (_INTERNVIT_6B_V1_5, 3200, 5540)]
+)
+def test_internvit_towers_match_their_cards(vit, hidden, card_m):
+    config = {"model_type": "internvl_chat", "downsample_ratio": 0.5, "vision_config": vit}
+    n, note = vision_params(config, 4096)
+    assert n - _mlp1(hidden, 4096) == pytest.approx(card_m * 1e6, rel=0.002)
+    assert "InternViT + mlp1" in note
+    # without InternVL's pixel shuffle the projector is not mlp1: the plain-ViT arithmetic applies
+    assert vision_params({"vision_config": vit}, 4096)[0] != n
+
+
+def test_internvl2_5_8b_is_internlm2_5_7b_chat_plus_internvit_300m_and_mlp1():
+    vl, lm = arch_of("OpenGVLab/InternVL2_5-8B"), arch_of("internlm/internlm2_5-7b-chat")
+    # the language model is internlm2_5-7b-chat with InternVL's 9 added tokens in the embedding and the head
+    assert vl.params - vl.vision_params == lm.params + 2 * 9 * 4096
+    assert vl.vision_params == 304_012_288 + _mlp1(1024, 4096)
+    assert 8.0e9 < vl.params < 8.2e9  # the "8B" of its name: 7.74B LM + 0.30B ViT + 34M projector
+    # KV from the text model: 32 layers x 8 KV heads x 128, as the LM's
+    assert (vl.layers, vl.kv_heads, vl.head_dim, vl.max_positions) == (lm.layers, 8, 128, lm.max_positions)

@@ -112,6 +112,7 @@ KEEP_KEYS = frozenset(
         "thinker_config",  # Qwen2.5-Omni: the part the engines serve (text, vision and audio configs)
         "vision_config",
         "visual",  # Qwen-VL (1.0): its ViT and resampler, in its own key names
+        "downsample_ratio",  # InternVL: the pixel shuffle that sizes its projector mlp1
         "audio_config",
         "cross_attention_layers",  # mllama: decoder layers attending to the image tokens
         "word_embed_proj_dim",
@@ -144,6 +145,9 @@ VISION_KEEP = frozenset(
         "mlp_ratio",
         "deepstack_visual_indexes",  # Qwen3-VL: one more PatchMerger per listed layer
         "max_num_tiles",  # mllama: tiles per image, each a full set of patch tokens
+        "qkv_bias",  # InternViT: layer shapes (defaults are the 6B tower's)
+        "qk_normalization",
+        "norm_type",
         "num_global_layers",
         "supported_aspect_ratios",
         "width",  # Qwen-VL `visual`

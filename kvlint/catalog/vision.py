@@ -15,7 +15,9 @@ the families' model code, named where they differ from a plain ViT:
   per-aspect-ratio tile table of (ratios + 1) x tiles x patches x hidden, pre/post tile position
   embeddings, and a single Linear(vision_output_dim -> text hidden) projector;
 - GLM-4.1V / GLM-4.5V (vision model_type glm4v, glm4v_moe; vLLM glm4_1v.py Glm4vVisionTransformer): its
-  blocks' gated MLP is out_hidden_size wide and intermediate_size is the PatchMerger's width (see _glm4v).
+  blocks' gated MLP is out_hidden_size wide and intermediate_size is the PatchMerger's width (see _glm4v);
+- InternVL (model_type internvl_chat: llm_config + an InternViT vision_config, model_type intern_vit_6b for
+  both the 300M and the 6B towers): see _intern_vit and _internvl_mlp1.
 """
 
 from __future__ import annotations
@@ -102,6 +104,38 @@ def _glm4v(v: dict[str, Any], h: int, layers: int) -> int:
     return layers * block + embed + 2 * h + h * out * merge * merge + out + merger
 
 
+def _intern_vit(v: dict[str, Any], h: int, layers: int, inter: int) -> int:
+    """InternViT (OpenGVLab/InternVL@1fbcd6a1 internvl_chat/internvl/model/internvl_chat/modeling_intern_vit.py):
+    per layer a fused qkv (bias when qkv_bias), a proj with bias, q/k RMSNorms of width h when
+    qk_normalization, a two-matrix MLP with biases, two norms (LayerNorm weight + bias for norm_type
+    layer_norm, RMSNorm weight otherwise) and the layer-scale vectors ls1, ls2; embeddings: a class token,
+    a Conv2d patch embedding with bias, (patches + 1) positions. Absent keys take InternVisionConfig's
+    defaults (qkv_bias False, qk_normalization True, norm_type rms_norm: the 6B tower's)."""
+    norm = 2 * h if v.get("norm_type") == "layer_norm" else h
+    attn = (
+        4 * h * h
+        + (3 * h if v.get("qkv_bias") else 0)
+        + h
+        + (2 * h if v.get("qk_normalization", True) else 0)
+    )
+    layer = attn + 2 * h * inter + inter + h + 2 * norm + 2 * h
+    patch, image = _int(v, "patch_size") or 14, _int(v, "image_size") or 448
+    chans = _int(v, "num_channels", "in_chans") or 3
+    embed = h + chans * patch * patch * h + h + ((image // patch) ** 2 + 1) * h
+    return layers * layer + embed
+
+
+def _internvl_mlp1(config: dict[str, Any], h: int, text_hidden: int) -> int | None:
+    """InternVL's projector mlp1 (OpenGVLab/InternVL@dd363520 modeling_internvl_chat.py): the pixel shuffle
+    folds (1 / downsample_ratio)^2 patches into one token, then LayerNorm, Linear(-> LLM hidden) with bias,
+    GELU, Linear(LLM hidden -> LLM hidden) with bias. None when the config states no downsample_ratio."""
+    ratio = config.get("downsample_ratio")
+    if not isinstance(ratio, (int, float)) or isinstance(ratio, bool) or not 0 < ratio < 1:
+        return None
+    wide = h * int(1 / ratio) ** 2
+    return 2 * wide + wide * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden
+
+
 def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
     """The vision tower and projector, estimated from the vision block (counted, loaded by the engine)."""
     v, qwen_vl = _block(config)
@@ -118,6 +152,9 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
         return _glm4v(v, h, layers) + audio, f"{note}, GLM-4V layout, bf16"
     layers += _int(v, "num_global_layers") or 0
     inter = _int(v, "intermediate_size") or int(h * float(v.get("mlp_ratio") or 4))
+    mlp1 = _internvl_mlp1(config, h, text_hidden) if v.get("model_type") == "intern_vit_6b" else None
+    if mlp1 is not None:
+        return _intern_vit(v, h, layers, inter) + mlp1 + audio, f"{note}, InternViT + mlp1 layout, bf16"
     # a gated MLP (gate, up and down): silu towers (Qwen2.5-VL) and Pixtral's (PixtralMLP, whatever its act)
     mats = 3 if v.get("hidden_act") == "silu" or v.get("model_type") == "pixtral" else 2
     patch = _int(v, "patch_size") or 14
