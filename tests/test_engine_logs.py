@@ -46,9 +46,15 @@ def test_sglang_tokens_follow_from_the_free_memory_it_logged(case):
     """profile_max_num_token: (free after load - free before x (1 - fraction)) // cell reproduces
     the #tokens the log states from the free-memory figures it states (2-decimal GiB; free before
     is the logged 'Load weight begin' figure, or free after + the weights' 'mem usage'). The
-    fraction is the one stated on the command line or printed in server_args."""
+    fraction is the one stated on the command line or printed in server_args, times the release's
+    multimodal reduction for a checkpoint with a vision tower (s-054, Llama 3.2 Vision on v0.4.3,
+    whose log states the reduced 0.836)."""
     m = case["measured"]
     fraction = case["settings"].get("mem_fraction_static") or m["mem_fraction_static_printed"]
+    if "ForConditionalGeneration" in " ".join(map(str, case.get("quotes") or [])):
+        version = sglang_defaults.parse_version(case["engine_version"])
+        defaulted = case["settings"].get("mem_fraction_static") is None
+        fraction *= sglang_defaults.multimodal_factor(version, defaulted, None, None)
     before = m.get("avail_before_gib", m["avail_after_gib"] + m["weights_gib"])
     cell = int(2 * m["k_size_gib"] * GIB / m["max_total_num_tokens"])  # K + V bytes per token, from the log
     got = sglang.profile_max_num_token(int(before * GIB), int(m["avail_after_gib"] * GIB), fraction, cell)
@@ -323,3 +329,19 @@ def test_ecc_off_48gb_totals_hold_what_a_log_had_free(case):
         assert gpu_catalog.lookup(ecc_on).engine_bytes < free_before
     for ecc_off in ("RTX A6000", "RTX 6000 Ada"):
         assert free_before < gpu_catalog.lookup(ecc_off).engine_bytes
+
+
+def test_sglang_classifier_weights_have_a_score_head_not_an_lm_head():
+    """The same build and GPU load Llama-3.1-8B-Instruct (s-050) and its sequence-classification
+    fine-tune Skywork-Reward-Llama-3.1-8B-v0.2 (s-053): the log's weights differ by the LM head
+    (128,256 x 4,096 bf16 = 0.98 GB), which a *ForSequenceClassification checkpoint replaces with a
+    num_labels-row score head; kvlint's weights differ by the same amount, and its pool for the
+    reward model is the logged one."""
+    by_id = {c["id"]: c for c in _sglang_cases()}
+    causal, reward = by_id["s-050"], by_id["s-053"]
+    logged = causal["measured"]["weights_gib"] - reward["measured"]["weights_gib"]
+    planned = (_sglang_plan(causal).weights_per_gpu - _sglang_plan(reward).weights_per_gpu) / GIB
+    assert planned == pytest.approx(logged, abs=0.02)
+    assert _sglang_plan(reward).kv_tokens == pytest.approx(
+        reward["measured"]["max_total_num_tokens"], rel=0.005
+    )

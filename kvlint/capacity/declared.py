@@ -141,9 +141,9 @@ def computed_kv(key: str, f: Facts) -> float:
 
 def facts_for(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, p: Plan) -> Facts:
     """Facts of a planned deployment (model, GPU, settings and plan all known)."""
-    from kvlint.capacity.kv import kv_dtype_bytes
+    from kvlint.capacity.kv import kv_dtype_bytes, run_dtype
 
-    kvb = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
+    kvb = kv_dtype_bytes(s.kv_cache_dtype, run_dtype(arch.dtype, s.dtype))
     factor = 1 if arch.mla else 2
     per_token = int(factor * arch.attention_layers * arch.kv_heads * arch.head_dim * kvb)
     if arch.mla and arch.mla_dims:

@@ -37,8 +37,19 @@ DTYPE_BYTES = {
 }
 
 
+def run_dtype(checkpoint_dtype: str, stated: str | None = None) -> str:
+    """The dtype the engine runs the model in: a stated --dtype, else the checkpoint's, except that
+    `auto` downcasts a float32 checkpoint to float16 (vLLM config.py _get_and_verify_dtype "we use
+    float16 for float32 models"; SGLang's copy, sglang 0.4.3 configs/model_config.py:339-347, bfloat16
+    for Gemma 2; TGI's --dtype offers only float16 / bfloat16). The KV cache's `auto` is this dtype."""
+    if stated and stated.lower() != "auto":
+        return stated
+    return "float16" if DTYPE_BYTES.get(checkpoint_dtype.lower(), 2.0) > 2 else checkpoint_dtype
+
+
 def kv_dtype_bytes(kv_cache_dtype: str | None, model_dtype: str) -> float:
-    """`auto` stores the KV cache in the model's dtype; fp8 variants take one byte per value."""
+    """`auto` stores the KV cache in the dtype the model runs in (run_dtype); fp8 variants take one
+    byte per value."""
     name = (kv_cache_dtype or "auto").lower()
     if name == "auto":
         return DTYPE_BYTES.get(model_dtype.lower(), 2.0)
@@ -204,5 +215,6 @@ __all__ = [
     "kv_heads_per_gpu",
     "page_bytes",
     "pp_partitions",
+    "run_dtype",
     "stage_kinds",
 ]

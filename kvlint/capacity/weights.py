@@ -125,6 +125,8 @@ def weights(
         + max(0, arch.embed_params - arch.vocab_size * arch.hidden_size) * wide
     )
     head_rank = padded_vocab * arch.hidden_size * wide if arch.lm_head_params or pp > 1 else 0
+    if 0 < arch.lm_head_params < arch.vocab_size * arch.hidden_size:
+        head_rank = arch.lm_head_params * wide  # a classifier's score head (param_count.embeddings)
 
     mxfp4 = quant is not None and quant.method == "mxfp4" and arch.num_experts > 0
     stages: list[int] = []

@@ -239,8 +239,19 @@ def embeddings(
     elif family == "bloom":
         embed += 2 * h  # word_embeddings_layernorm
     lm_head = 0 if tied else vocab * h
+    if _classifier(config, cfg):
+        # *ForSequenceClassification (reward / classifier models): a hidden x num_labels score head
+        # instead of the LM head (sglang 0.4.3 models/llama_reward.py:27-38 `self.score =
+        # nn.Linear(hidden_size, num_labels)`, no lm_head; HF's num_labels default is 2)
+        labels = len(cfg.get("id2label") or config.get("id2label") or {})
+        lm_head = (labels or int(cfg.get("num_labels") or config.get("num_labels") or 2)) * h
     final = 2 * h if family in _NORM_BIAS else h
     return embed, lm_head, final
+
+
+def _classifier(config: dict[str, Any], cfg: dict[str, Any]) -> bool:
+    names = cfg.get("architectures") or config.get("architectures") or []
+    return any(str(a).endswith("ForSequenceClassification") for a in names)
 
 
 def mtp_params(cfg: dict[str, Any], per: LayerParams, h: int) -> int:

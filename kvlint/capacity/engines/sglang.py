@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from kvlint.capacity.course import longest_context
 from kvlint.capacity.engines import sglang_defaults as sd
-from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions
+from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.state import has_state, sglang_state
 from kvlint.capacity.weights import weights as weight_bytes
@@ -218,7 +218,7 @@ def _state_terms(state_bytes: int, slots: int, cap: int) -> list[Term]:
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
     w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization, engine="sglang")
-    kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype if not s.dtype or s.dtype == "auto" else s.dtype)
+    kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, run_dtype(arch.dtype, s.dtype))
     dist, dist_note = dist_init_bytes(s.tp, s.pp, gpu)
     free_before = total - CONTEXT_BYTES - dist
     budget = int(free_before * s.utilization)

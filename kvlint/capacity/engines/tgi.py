@@ -27,7 +27,7 @@ import re
 from kvlint.capacity.course import longest_context
 from kvlint.capacity.engines import tgi_vlm
 from kvlint.capacity.engines.tgi_launcher import launcher_defaults, v2_positions
-from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes
+from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
@@ -230,7 +230,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
     version = parse_version(s.version)
     w = weight_bytes(arch, s.tp, 1, s.dtype, s.quantization, engine="tgi")
-    kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, arch.dtype)
+    kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, run_dtype(arch.dtype, s.dtype))
     wiggle, inside = wiggle_room(version)
     per_token = bytes_per_token_layer(arch, s.tp, kv_bytes) * arch.attention_layers
     block = max(1, s.block_size)

@@ -27,6 +27,7 @@ from kvlint.capacity.kv import (
     group_layers,
     kv_dtype_bytes,
     request_blocks,
+    run_dtype,
     text_token_layers,
 )
 from kvlint.capacity.plan import EngineSettings, Plan, Term
@@ -203,8 +204,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
 
 
 def _weights_dtype(arch: ModelArch, s: EngineSettings) -> str:
-    """The dtype the model runs in: --dtype, or the model's own when auto or unset."""
-    return arch.dtype if not s.dtype or s.dtype == "auto" else s.dtype
+    """The dtype the model runs in: --dtype, or the model's own (float32 as float16) when auto or unset."""
+    return run_dtype(arch.dtype, s.dtype)
 
 
 def _weights_term(w: Weights, idx: int, offload: int) -> Term:
