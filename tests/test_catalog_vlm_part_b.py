@@ -1,0 +1,36 @@
+"""Vision-language models catalogued from their makers' model builders: the text model's KV from its own
+geometry, the tower's weights estimated from its stated sizes, each checked against a published figure.
+
+- nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16: NVIDIA Megatron-Bridge's NemotronVLModelProvider (the language
+  model is NemotronNano12Bv2: 62 layers, 6 of them attention) and its RADIO ViT-H tower. NVIDIA's C-RADIOv2-H
+  card: "Huge (653M parameters)"; the VL card: 128K input + output tokens. The -FP8 release is the same
+  architecture with FP8 weights, found by the name rule.
+"""
+
+from __future__ import annotations
+
+import pytest
+from catalog_arch import arch_of
+
+from kvlint.catalog import models
+
+# the vision projection (pixel shuffle 0.5 -> 5120 in, ffn 20480, LM width 5120), two bias-free matrices
+_NEMOTRON_VL_PROJECTOR = 5120 * 20480 + 20480 * 5120
+
+
+def test_nemotron_nano_12b_v2_vl_prices_its_lm_and_a_radio_h_tower():
+    arch = arch_of("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16")
+    tower = arch.vision_params - _NEMOTRON_VL_PROJECTOR
+    assert tower == pytest.approx(653e6, rel=0.05)  # C-RADIOv2-H: 653M
+    assert arch.params - arch.vision_params == pytest.approx(12.31e9, rel=0.005)  # the "12B" language model
+    # only the 6 attention layers of 62 hold KV (8 heads x 128); 28 Mamba-2 layers hold a fixed state
+    assert (arch.layers, arch.attention_layers, len(arch.state_layers)) == (62, 6, 28)
+    assert (arch.kv_heads, arch.head_dim, arch.max_positions) == (8, 128, 131072)
+    assert arch.state_bytes_per_seq > 0
+
+
+def test_nemotron_nano_12b_v2_vl_fp8_is_the_bf16_release_with_fp8_weights():
+    r = models.resolve("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-FP8")
+    assert r.arch is not None and r.arch.quant is not None and r.arch.quant.method == "fp8"
+    assert r.derived_from.startswith("architecture facts from nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16:")
+    assert r.arch.params == arch_of("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16").params
