@@ -220,13 +220,33 @@ def phase(logits: int, masks: int, scores: int, acts: int) -> str:
     return "dense image-prefill masks and activations" if masks else "activations"
 
 
+def _measured_pool(budget: int, used: int, warm_kv: int, wiggle: float, inside: bool) -> int:
+    """Free memory measured with the warm-up batch's blocks still held (get_free_memory clamps it at
+    0), the wiggle room on it (v1.4.5-v2.4) or inside the fraction (v3), the warm-up blocks added back."""
+    rest = max(0, budget - used - warm_kv)
+    return (rest if inside else int(rest * wiggle)) + warm_kv
+
+
+def allocator_edge(low: int, high: int, prefill: int, limit: int) -> str:
+    """The note for a warm-up whose allocations exceed the allocator's limit."""
+    return (
+        f"on the allocator's edge: the warm-up's allocations exceed {gib(limit)}, so PyTorch frees cached"
+        f" blocks and retries; how much of the {gib(prefill)} of activation blocks it can free depends on"
+        f" which cached segments are still shared, so TGI sets max_batch_total_tokens between {tokens(low)}"
+        f" (nothing left free: the warm-up batch's own blocks, shown) and {tokens(high)} (all freed)"
+    )
+
+
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     """KV pool per GPU as the warm-up of the release computes it. When the warm-up's allocations
     (weights, the warm-up batch's KV blocks, the prefill activations, the logits) do not fit under
     the allocator's limit (`torch.cuda.set_per_process_memory_fraction(MEMORY_FRACTION)` in
     utils/dist.py, and the device), PyTorch's CUDACachingAllocator `malloc` frees its cached
-    blocks and retries ("Free all non-split cached blocks and retry alloc"): the activation blocks,
-    freed when the model's forward returned, are no longer held when TGI measures free memory."""
+    blocks and retries ("Free all non-split cached blocks and retry alloc"). Which activation
+    blocks it can free depends on which cached segments no live tensor shares, which the sizes do
+    not determine: TGI then finds between nothing free (the least the retry needs) and every
+    activation block free. kvlint reports the lower end (the warm-up batch's own blocks) and names
+    the upper end in a note (allocator_edge)."""
     total = gpu.engine_bytes or 0
     version = parse_version(s.version)
     w = weight_bytes(arch, s.tp, 1, s.dtype, s.quantization, engine="tgi")
@@ -252,21 +272,18 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     released = not warmup_fails and w.per_gpu_max + warm_kv + prefill + logits > limit
     acts_note = f"warm-up prefill of {tokens(s.max_batched_tokens)} tokens (activations)"
     if released:
-        acts_note += (
-            f": {gib(prefill)} did not fit beside the rest, so PyTorch released its cached blocks"
-            " before TGI measured free memory"
-        )
+        acts_note += f": with them the warm-up exceeds {gib(limit)}, so PyTorch frees cached blocks"
     masked = f"{len(lengths)} x {max(lengths):,}^2" if lengths else ""
     terms = [
         Term("weights", w.per_gpu_max, w.source),
-        Term("prefill warm-up", 0 if released else acts, acts_note),
+        Term("prefill warm-up", acts, acts_note),
         Term("CUDA context", CONTEXT_BYTES, "CUDA context and communication buffers"),
     ]
     if masks:
         how = "dense attention masks of the image warm-up request's batch, " + masked
         if scores:
             how += "; the math SDPA's fp32 scores and softmax of one layer beside them"
-        terms.insert(2, Term("warm-up image masks", 0 if released else prefill - acts, how))
+        terms.insert(2, Term("warm-up image masks", prefill - acts, how))
     if logits:
         note = "prefill_logprobs over every warm-up token (logits + log_softmax, full vocabulary)"
         terms.insert(2, Term("warm-up logits", logits, note))
@@ -274,11 +291,10 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         # warmup measures free memory (mem_get_info), so what other processes hold is not in it
         terms.append(Term("other processes", other, "held on the GPU by other processes when TGI started"))
     used = sum(t.bytes for t in terms)
-    # free memory measured with the warm-up batch's blocks still held (get_free_memory clamps it at 0),
-    # the wiggle room on it (v1.4.5-v2.4) or inside the fraction (v3), then the warm-up blocks added back
     budget = int(total * s.utilization * (wiggle if inside else 1.0))
-    rest = max(0, budget - used - warm_kv)
-    pool = (rest if inside else int(rest * wiggle)) + warm_kv
+    pool = _measured_pool(budget, used, warm_kv, wiggle, inside)
+    # on the allocator's edge the most TGI can find: every activation block released
+    edge = _measured_pool(budget, used - prefill, warm_kv, wiggle, inside) if released else 0
     if warmup_fails:
         pool = limit - peak  # the shortfall: TGI never sizes a cache
     kv_tokens = max(0, pool) // (per_token * block) * block if per_token else 0
@@ -324,6 +340,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"  = KV pool per GPU: {gib(pool)}",
         f"KV per token per GPU: {per_token:,} B (block {block}) -> max_batch_total_tokens {tokens(kv_tokens)}",
     ]
+    if edge:
+        p.notes.append(allocator_edge(kv_tokens, edge // (per_token * block) * block, prefill, limit))
     if warmup_fails:
         p.notes.append(
             f"{WARMUP_FAILS}: weights {gib(w.per_gpu_max)} + the warm-up batch's KV blocks {gib(warm_kv)} +"
