@@ -8,6 +8,8 @@
 - OpenGVLab/InternVL2_5-8B (model_type internvl_chat): OpenGVLab's card names the parts, InternViT-300M-448px-V2_5
   + internlm2_5-7b-chat joined by the mlp1 projector; InternViT cards: "Params (M): 304" (300M) and "5540 (the
   last 3 blocks are discarded)" (6B-448px-V1-5, 45 layers).
+- XiaomiMiMo/MiMo-VL-7B-RL: Xiaomi's README and report: Qwen2.5-ViT + MLP projector + the MiMo-7B LM (36 x 4096,
+  32 heads, 11008), served as Qwen2_5_VLForConditionalGeneration (no MTP layer); ViT 32 layers x 1280.
 """
 
 from __future__ import annotations
@@ -104,3 +106,19 @@ def test_internvl2_5_8b_is_internlm2_5_7b_chat_plus_internvit_300m_and_mlp1():
     assert 8.0e9 < vl.params < 8.2e9  # the "8B" of its name: 7.74B LM + 0.30B ViT + 34M projector
     # KV from the text model: 32 layers x 8 KV heads x 128, as the LM's
     assert (vl.layers, vl.kv_heads, vl.head_dim, vl.max_positions) == (lm.layers, 8, 128, lm.max_positions)
+
+
+def test_mimo_vl_7b_is_mimo_7b_without_mtp_plus_the_qwen2_5_vl_tower():
+    vl, lm = arch_of("XiaomiMiMo/MiMo-VL-7B-RL"), arch_of("XiaomiMiMo/MiMo-7B-RL")
+    qwen_vl = arch_of("Qwen/Qwen2.5-VL-7B-Instruct")
+    assert vl.params - vl.vision_params == lm.params and lm.mtp_params > 0 == vl.mtp_params
+    assert (vl.layers, vl.query_heads, vl.hidden_size, vl.intermediate_size) == (
+        36,
+        32,
+        4096,
+        11008,
+    )  # the report
+    assert (vl.kv_heads, vl.head_dim, vl.max_positions, vl.sliding_window) == (8, 128, 32768, None)
+    # the same 32 x 1280 ViT as Qwen2.5-VL-7B; only the merger's last projection ends at 4096 instead of 3584
+    assert vl.vision_params - qwen_vl.vision_params == 5120 * (4096 - 3584) + (4096 - 3584)
+    assert 8.2e9 < vl.params < 8.4e9  # the "7B" LM (7.62B) + a 0.68B tower
