@@ -44,11 +44,17 @@ _TEMPLATE = re.compile(r"[$<>{}]")
 _NOT_MODELS = re.compile(r"^(?:datasets|docs|spaces|vllm|lmsysorg|registry)/|^[^/]*\.[^/]*/", re.IGNORECASE)
 
 
-def _extracted(folder: Path) -> set[str]:
-    """Model references kvlint's extractors find in the folder's workloads (its JSON report)."""
+def _extracted(folder: Path, adapters: dict[str, str]) -> set[str]:
+    """Model references kvlint's extractors find in the folder's workloads (its JSON report); the LoRA
+    adapters they serve go to `adapters` (adapter id -> the base model its workload runs)."""
     cmd = [sys.executable, "-m", "kvlint", "--isolated", "--format", "json", str(folder)]
     out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False).stdout
-    return {str(d["model"]) for d in json.loads(out)["deployments"] if d.get("model")}
+    deployments = json.loads(out)["deployments"]
+    for d in deployments:
+        for adapter in d.get("adapters") or []:
+            if d.get("model"):
+                adapters[models.strip_ref(str(adapter["ref"])).lower()] = str(d["model"])
+    return {str(d["model"]) for d in deployments if d.get("model")}
 
 
 _COMMENT = re.compile(r"^\s*(?:#|//)")  # a YAML / shell / JS comment line: prose, not a model a file names
@@ -108,10 +114,11 @@ def main() -> None:
         sys.exit(f"{SHARED} is absent: nothing to measure")
     refs: set[str] = set()
     ollama_names: set[str] = set()
+    adapters: dict[str, str] = {}
     for name in ("manifests", "manifests2"):
         folder = SHARED / "corpus" / name
         named, in_ollama_urls = _named(folder)
-        refs |= _extracted(folder) | named
+        refs |= _extracted(folder, adapters) | named
         ollama_names |= in_ollama_urls
     refs |= _calibration()
     ids, local, templated, ollama = set(), set(), set(), set()
@@ -131,31 +138,61 @@ def main() -> None:
             ids.add(ref)
     # one id spelled in two cases is one model
     distinct = {i.lower(): i for i in sorted(ids)}
-    resolved, by_name, unresolved = [], [], []
-    for ident in sorted(distinct.values(), key=str.lower):
-        res = models.resolve(ident)
-        if res.arch is None and not getattr(res, "no_kv_cache", False):
-            unresolved.append((ident, res.how))
-        elif res.derived:
-            by_name.append((ident, res.how))
-        else:
-            resolved.append((ident, res.how))
+    got = _classify(sorted(distinct.values(), key=str.lower), adapters)
     total = len(distinct)
-    ok = len(resolved) + len(by_name)
+    ok = total - len(got["unresolved"])
     print(
         f"distinct model ids: {total} (set aside: {len(local)} local paths, {len(templated)} templated refs, "
         f"{len(ollama)} Ollama tags)"
     )
     print(f"resolved offline:   {ok} = {100 * ok / max(total, 1):.1f} %")
-    print(f"  catalog / exact:  {len(resolved)}")
-    print(f"  by a name rule:   {len(by_name)}")
-    print(f"unresolved:         {len(unresolved)}")
+    print(f"  catalog / exact:  {len(got['exact'])}")
+    print(f"  by a name rule:   {len(got['by_name'])}")
+    for key, label in _KNOWN_BUT_NOT_CHECKED:
+        print(f"  {label}: {len(got[key])}")
+        for ident, how in got[key]:
+            print(f"    {ident}: {how}")
+    print(f"unresolved:         {len(got['unresolved'])}")
     unpriced = _known_but_unpriced()
-    for ident, how in unresolved:
+    for ident, how in got["unresolved"]:
         print(f"  {ident}: {_reason(ident, how, unpriced)}")
     if args.list_resolved:
-        for ident, how in by_name + resolved:
+        for ident, how in got["by_name"] + got["exact"]:
             print(f"  + {ident}: {how}")
+
+
+# Resolved ids whose capacity kvlint does not check, each listed with what it is (never a bare "resolved").
+_KNOWN_BUT_NOT_CHECKED = (
+    ("adapter", "LoRA adapters (served on a resolved base; the workload is checked by the base)"),
+    ("gguf", "GGUF repositories (KV from the base; weights not priced: the file picks the quant type)"),
+    ("no_kv", "keep no KV cache (encoder-only), not capacity-checked"),
+    ("kind", "not text-generation checkpoints (kvlint/catalog/model_kinds.py), not capacity-checked"),
+)
+
+
+def _classify(ids: list[str], adapters: dict[str, str]) -> dict[str, list[tuple[str, str]]]:
+    got: dict[str, list[tuple[str, str]]] = {
+        k: [] for k in ("exact", "by_name", "adapter", "gguf", "no_kv", "kind", "unresolved")
+    }
+    for ident in ids:
+        base = adapters.get(ident.lower())
+        if base is not None:
+            res = models.resolve(base)
+            if res.arch is not None and not res.unpriced:
+                got["adapter"].append((ident, f"a LoRA adapter of {base} ({res.how})"))
+                continue
+        res = models.resolve(ident)
+        if res.unpriced:
+            got["gguf"].append((ident, f"{res.how}; {res.unpriced}"))
+        elif res.kind:
+            got["kind"].append((ident, res.how))
+        elif res.no_kv_cache:
+            got["no_kv"].append((ident, res.how))
+        elif res.arch is None:
+            got["unresolved"].append((ident, res.how))
+        else:
+            got["by_name" if res.derived else "exact"].append((ident, res.how))
+    return got
 
 
 if __name__ == "__main__":

@@ -212,10 +212,17 @@ def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:
             r.issues.append(Issue(UNKNOWN_MODEL, message, _loc(d, d.model), fix=hub_failure.fix))
             r.unknown.add("model")
             return
-    if model_catalog.is_hub_id(ident):
+    hub_id = model_catalog.is_hub_id(ident)
+    bare = "/" not in ident and not ident.startswith(("~", "."))  # a bare name: no organisation, not a path
+    if hub_id:
         message += f"; `kvlint models pull {ident}` makes it known"
+    elif bare:
+        message += "; it is not a Hub id (organisation/name): `kvlint models pull ORG/NAME` with its full id makes it known"
+    pull = f"`kvlint models pull {ident}`" if hub_id else "`kvlint models pull ORG/NAME`"
     fix = (
-        f"did you mean {', '.join(close)}?"
+        f"did you mean {', '.join(close)}? If it is another model: {pull}"
+        if close and (hub_id or bare)
+        else f"did you mean {', '.join(close)}?"
         if close
         else "pull it (writes its config to .kvlint/models/), point `model` at a local config.json, "
         "or declare the model under `models:` in the kvlint configuration"

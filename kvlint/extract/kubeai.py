@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract import adapters, gpu_selectors
 from kvlint.extract import container as ct
-from kvlint.extract import gpu_selectors
 from kvlint.extract import kubeai_keys as keys
 from kvlint.extract.argv import EnvVar, scalar_tokens
 from kvlint.extract.engine_args import vllm
@@ -43,6 +43,7 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
         return None
     if url is not None and url.value:
         _model_url(d, url, ctx.file)
+    adapters.record(d, adapters.kubeai_adapters(spec, ctx.file), enables=d.engine_name == "vllm")
     d.issues.extend(keys.engine_value(written, where, d.label()))
     if name is not None:
         d.issues.extend(keys.unread_catalog_keys(spec, ctx.file, name))

@@ -34,6 +34,7 @@ def deployment_dict(r) -> dict:
                 "context_at_max_sequences": p.context_at_max_seqs,
                 "weights_total_bytes": p.weights_total,
                 "weights_source": p.weights_source,
+                "notes": list(p.notes),  # what the plan assumes or leaves out (LoRA memory, windows, state)
             },
         }
     return {
@@ -54,6 +55,10 @@ def deployment_dict(r) -> dict:
         "max_sequences": _value(d.max_sequences),
         "gpu_memory_utilization": r.settings.utilization if r.settings else _value(d.gpu_memory_utilization),
         "kv_cache_dtype": _value(d.kv_cache_dtype),
+        # LoRA adapters served on the model (kvlint/extract/adapters.py): name and reference
+        "adapters": [
+            {"name": n or None, "ref": ref} for n, ref in _value(d.extra.get("lora_adapters")) or []
+        ],
         "defaults": {
             k: {"value": v.value, "note": v.note}
             for k, v in (

@@ -12,6 +12,7 @@ The tightest pipeline stage binds (num_blocks is the minimum over workers).
 
 from __future__ import annotations
 
+from kvlint.capacity import lora
 from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use vllm.default_batching etc.
     default_batching,
     default_utilization,
@@ -200,6 +201,10 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     p.stage_pools = pools
     p.notes.extend(n for n in (_sliding_note(arch, hybrid), state_note, cross_note(arch, hybrid)) if n)
     p.lines = _lines(p, arch, s, kv_bytes)
+    lora_note = lora.note(s.extra)
+    if lora_note:
+        p.notes.append(lora_note)
+        p.lines.append(lora_note)
     return p
 
 
@@ -348,7 +353,16 @@ def _default_cache(d, version: tuple[int, ...] | None) -> None:
         d.kv_cache_dtype = default("auto", "vLLM default kv_cache_dtype auto (the model's dtype)")
 
 
-_EXTRA_KEYS = ("cpu_offload_gb", "max_model_len_auto", "enable_prefix_caching", "mamba_cache_mode")
+_EXTRA_KEYS = (
+    "cpu_offload_gb",
+    "max_model_len_auto",
+    "enable_prefix_caching",
+    "mamba_cache_mode",
+    "enable_lora",
+    "max_loras",
+    "max_lora_rank",
+    "lora_adapters",
+)
 
 
 def _engine_settings(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
+from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args.apply import apply, env_value, override_model, report_unknown
 from kvlint.extract.engine_args.options import load_table
@@ -34,6 +35,9 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--distributed-executor-backend": ("distributed_executor_backend", "text"),
     "--enable-prefix-caching": ("enable_prefix_caching", "bool"),
     "--mamba-cache-mode": ("mamba_cache_mode", "text"),
+    "--enable-lora": ("enable_lora", "bool"),
+    "--max-loras": ("max_loras", "int"),
+    "--max-lora-rank": ("max_lora_rank", "int"),
 }
 NEEDED = {
     "--model",
@@ -89,6 +93,7 @@ def read(
         d.extra["max_model_len_auto"] = stated(True, max_len[1].where)
         del parsed.values["--max-model-len"]
     apply(d, parsed, MAPPING, "vLLM", NEEDED)
+    adapters.record(d, adapters.vllm_lora_modules(tokens), enables=False)
     # vLLM's --rope-scaling / --rope-theta (older releases) are hf_overrides of one key each
     override_model(
         d,

@@ -1,0 +1,97 @@
+"""LoRA adapters a workload serves on its base model: named, so the report says what each id is.
+
+An adapter is not a model of its own: the engine runs the base model and applies the adapter's
+low-rank weights per request. kvlint resolves the workload by its base and lists the adapters
+(`d.extra["lora_adapters"]`: (name, reference) pairs) and whether LoRA is enabled
+(`d.extra["enable_lora"]`), which the vLLM plan names as memory it does not price.
+
+Where adapters are written:
+- vLLM `--lora-modules name=path ...` or `--lora-modules '{"name": ..., "path": ..., "base_model_name": ...}'`
+  (vllm-project/vllm vllm/entrypoints/openai/cli_args.py LoRAParserAction: nargs='+', each item
+  `name=path` or a JSON object);
+- KubeAI `spec.adapters[]` with `name` and `url` (substratusai/kubeai@2f32ef49 api/k8s/v1/model_types.go
+  Adapter); the controller then starts vLLM with `--enable-lora`
+  (internal/modelcontroller/engine_vllm.go: `if m.Spec.Adapters != nil { args = append(args, "--enable-lora") }`).
+"""
+
+from __future__ import annotations
+
+import json
+
+from kvlint.deployment import Deployment, stated
+from kvlint.extract.argv import Token
+from kvlint.findings import Location
+from kvlint.load.tree import Mapping, Scalar
+
+_HF_PREFIXES = ("hf://", "huggingface://")
+
+
+def _ref(text: str) -> str:
+    for prefix in _HF_PREFIXES:
+        if text.startswith(prefix):
+            return text[len(prefix) :]
+    return text
+
+
+def _module(text: str) -> tuple[str, str] | None:
+    """One --lora-modules item: `name=path` or a JSON object with name and path."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            obj = json.loads(text)
+        except ValueError:
+            return None
+        if isinstance(obj, dict) and isinstance(obj.get("name"), str) and isinstance(obj.get("path"), str):
+            return obj["name"], _ref(obj["path"])
+        return None
+    name, sep, path = text.partition("=")
+    return (name, _ref(path)) if sep and name and path else None
+
+
+def vllm_lora_modules(tokens: list[Token]) -> list[tuple[str, str, Location | None]]:
+    """(name, reference, where) of every adapter `--lora-modules` names (its items run to the next option)."""
+    out: list[tuple[str, str, Location | None]] = []
+    taking = False
+    for tok in tokens:
+        text = tok.text
+        if text.startswith("--lora-modules="):
+            taking = True
+            text = text[len("--lora-modules=") :]
+        elif text == "--lora-modules":
+            taking = True
+            continue
+        elif text.startswith("-"):
+            taking = False
+            continue
+        if taking:
+            found = _module(text)
+            if found is None:
+                taking = False  # a positional after the list (vLLM's own parser reads it the same way)
+                continue
+            out.append((found[0], found[1], tok.where))
+    return out
+
+
+def record(d: Deployment, found: list[tuple[str, str, Location | None]], enables: bool) -> None:
+    """Name the adapters on the deployment; `enables`: serving them turns LoRA on (KubeAI adds the flag)."""
+    if not found:
+        return
+    where = found[0][2]
+    pairs = [(name, ref) for name, ref, _ in found]
+    d.extra["lora_adapters"] = stated(pairs, where, "LoRA adapters served on the base model")
+    if enables and "enable_lora" not in d.extra:
+        d.extra["enable_lora"] = stated(True, where, "KubeAI adds --enable-lora when a Model lists adapters")
+
+
+def kubeai_adapters(spec: Mapping, file: str) -> list[tuple[str, str, Location | None]]:
+    """KubeAI `spec.adapters[]`: each item's name and url."""
+    seq = spec.seq("adapters")
+    out: list[tuple[str, str, Location | None]] = []
+    for item in seq.items if seq is not None else ():
+        if not isinstance(item, Mapping):
+            continue
+        url, name = item.scalar("url"), item.scalar("name")
+        if isinstance(url, Scalar) and url.value:
+            label = str(name.value) if isinstance(name, Scalar) and name.value else ""
+            out.append((label, _ref(str(url.value)), url.where(file)))
+    return out

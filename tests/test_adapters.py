@@ -1,0 +1,94 @@
+"""LoRA adapters (issue #11): served on their base model, named in the report, their memory named as
+not priced; the coverage script counts an adapter id as an adapter of its workload's base."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvlint.capacity import lora
+from kvlint.extract.adapters import vllm_lora_modules
+from kvlint.extract.argv import Token
+
+ROOT = Path(__file__).resolve().parents[1]
+KUBEAI = (
+    ROOT.parent
+    / "shared"
+    / "corpus"
+    / "manifests2"
+    / "substratusai__kubeai__hack__dev-models__vllm-with-adapters.yaml"
+)
+
+
+def _json(path: Path) -> dict:
+    cmd = [sys.executable, "-m", "kvlint", "--isolated", "--format", "json", str(path)]
+    return json.loads(subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False).stdout)
+
+
+def test_kubeai_adapters_are_named_and_the_workload_is_planned_on_its_base():
+    if not KUBEAI.is_file():
+        pytest.skip("../shared corpus absent")
+    (d,) = _json(KUBEAI)["deployments"]
+    assert d["model"] == "TinyLlama/TinyLlama-1.1B-Chat-v0.3" and d["plan"] is not None
+    assert d["adapters"] == [
+        {"name": "foo", "ref": "jashing/tinyllama-colorist-lora"},
+        {"name": "bar", "ref": "s3://substratus-ai-test-0/adapters/jashing/tinyllama-colorist-lora"},
+    ]
+    (note,) = [n for n in d["plan"]["breakdown"]["notes"] if n.startswith("LoRA enabled")]
+    # KubeAI adds --enable-lora; vLLM's defaults are named as defaults, and the cost is said to be unpriced
+    assert "--max-loras 1 (vLLM default)" in note and "--max-lora-rank 16 (vLLM default)" in note
+    assert "not priced" in note and "foo=jashing/tinyllama-colorist-lora" in note
+
+
+def test_vllm_lora_modules_both_spellings(tmp_path):
+    toks = [
+        Token(t, None)
+        for t in [
+            "--lora-modules",
+            "sql=/adapters/sql",
+            '{"name": "x", "path": "hf://a/b"}',
+            "--max-loras",
+            "4",
+        ]
+    ]
+    assert [(n, r) for n, r, _ in vllm_lora_modules(toks)] == [("sql", "/adapters/sql"), ("x", "a/b")]
+    (tmp_path / "d.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n      containers:\n"
+        "      - name: vllm\n        image: vllm/vllm-openai:v0.10.0\n"
+        "        args: [--model, meta-llama/Llama-3.2-1B-Instruct, --enable-lora, --max-loras, '4', --max-lora-rank,"
+        " '64', --lora-modules, 'sql=/adapters/sql', 'chat=/adapters/chat', --max-model-len, '4096']\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (d,) = _json(tmp_path / "d.yaml")["deployments"]
+    assert [a["name"] for a in d["adapters"]] == ["sql", "chat"]
+    (note,) = d["plan"]["breakdown"]["notes"]
+    assert "--max-loras 4 x --max-lora-rank 64" in note  # the stated values, not the defaults
+
+
+def test_no_lora_no_note():
+    assert lora.note({}) == "" and lora.note({"enable_lora": False}) == ""
+
+
+def test_coverage_counts_the_adapter_as_an_adapter_of_its_base():
+    if not KUBEAI.is_file():
+        pytest.skip("../shared corpus absent")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import model_coverage
+
+    got = model_coverage._classify(
+        ["jashing/tinyllama-colorist-lora", "SanctumAI/Llama-3.2-1B-Instruct-GGUF", "random/model"],
+        {"jashing/tinyllama-colorist-lora": "TinyLlama/TinyLlama-1.1B-Chat-v0.3"},
+    )
+    assert got["adapter"] == [
+        (
+            "jashing/tinyllama-colorist-lora",
+            "a LoRA adapter of TinyLlama/TinyLlama-1.1B-Chat-v0.3 (kvlint catalog)",
+        )
+    ]
+    assert [i for i, _ in got["gguf"]] == ["SanctumAI/Llama-3.2-1B-Instruct-GGUF"]
+    assert [i for i, _ in got["unresolved"]] == ["random/model"]  # a placeholder stays unresolved
