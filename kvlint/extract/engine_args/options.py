@@ -166,6 +166,13 @@ def _is_number(text: str) -> bool:
     return True
 
 
+def _old_kind(name: str, note: str) -> str:
+    head = note.split(";")[0].split()[0] if note.strip() else ""
+    if head in ("bool", "value", "negatable"):
+        return head
+    return "bool" if name.startswith(("--enable-", "--disable-")) else "value"
+
+
 @lru_cache(maxsize=4)
 def load_table(engine: str) -> OptionTable:
     """The engine's option list, shipped as data (kvlint/extract/engine_args/data/<engine>.json)."""
@@ -173,6 +180,10 @@ def load_table(engine: str) -> OptionTable:
         data = json.load(fh)
     options = [Option(name, kind) for name, kind in data["options"].items() if name.startswith("--")]
     options += [Option(name, kind) for name, kind in data["options"].items() if not name.startswith("--")]
+    # `old`: options of earlier releases, still accepted (their note starts with the kind, or, for a
+    # field only documented, says enable_*/disable_* were store_true and the rest values)
+    old = (data.get("old") or {}).items()
+    options += [Option(name, _old_kind(name, note)) for name, note in old if name not in data["options"]]
     return OptionTable(
         options, data.get("aliases", {}), engine, bool(data.get("abbrev")), bool(data.get("underscores"))
     )
