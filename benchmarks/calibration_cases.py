@@ -143,6 +143,7 @@ def build_sglang(case: dict, version: str | None) -> tuple[Deployment | None, st
         "cuda_graph_max_bs",
         "enable_piecewise_cuda_graph",
         "disable_piecewise_cuda_graph",
+        "piecewise_cuda_graph_max_tokens",
     ):
         if s.get(key) is not None:
             d.extra[key] = stated(s[key], where)

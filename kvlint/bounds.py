@@ -117,6 +117,8 @@ FIELDS: dict[str, Range] = {
     "num_gpu_blocks_override": Range("GPU block count override", 1, 1 << 40),
     # SGLang's reserved memory grows with it (capacity/engines/sglang_defaults.py): bounded like a count
     "cuda_graph_max_bs": Range("SGLang CUDA-graph batch size", 1, 1 << 20),
+    # v0.5.5.post1-v0.5.7 reserve max_tokens // 4 (// 8) MiB for it; v0.5.8 on, its capture sizes
+    "piecewise_cuda_graph_max_tokens": _tokens("SGLang piecewise CUDA-graph token limit"),
     # SGLang's mamba state pool of hybrid models (capacity/state.py)
     "max_mamba_cache_size": Range("SGLang mamba state slots", 1, 1 << 32),
     "speculative_num_draft_tokens": Range("SGLang speculative draft tokens", 1, 1 << 16),

@@ -18,6 +18,7 @@ from calibration_cases import DATA, build_vllm, load_yaml, vllm_version  # noqa:
 
 from kvlint.capacity.engines import sglang, sglang_defaults, vllm  # noqa: E402
 from kvlint.catalog import gpus as gpu_catalog  # noqa: E402
+from kvlint.catalog import models as model_catalog  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
 
 GIB = 1 << 30
@@ -65,13 +66,24 @@ def test_sglang_tokens_follow_from_the_free_memory_it_logged(case):
 
 @pytest.mark.parametrize("case", _with(_sglang_cases(), "mem_fraction_static_printed"), ids=lambda c: c["id"])
 def test_sglang_default_fraction_is_the_printed_one(case):
+    """The printed server_args fraction: the release's default on the log's GPU (with the reserve
+    --enable-piecewise-cuda-graph adds where the release has one), times the multimodal reduction
+    where server_args applies it (v0.4.9 on; up to v0.4.8 the model runner reduces it after printing)."""
     if case["settings"].get("mem_fraction_static") is not None:
         pytest.skip("the fraction was set on the command line")
     gpu = gpu_catalog.lookup(case["gpu"])
     assert gpu is not None and gpu.smi_total_mib
     version = sglang_defaults.parse_version(case["engine_version"])
-    picked = sglang_defaults.defaults(gpu.smi_total_mib, case["tensor_parallel_size"], 1, version)
-    assert picked.mem_fraction_static == case["measured"]["mem_fraction_static_printed"]
+    piecewise = True if case["settings"].get("enable_piecewise_cuda_graph") else None
+    picked = sglang_defaults.defaults(
+        gpu.smi_total_mib, case["tensor_parallel_size"], 1, version, piecewise=piecewise
+    )
+    arch = model_catalog.resolve(case["model"].split(" (")[0]).arch
+    factor = 1.0
+    if arch is not None and arch.vision_params and sglang_defaults.rules(version).multimodal != "runner":
+        factor = sglang_defaults.multimodal_factor(version, True, arch.vision_layers, arch.vision_hidden)
+    printed = case["measured"]["mem_fraction_static_printed"]
+    assert picked.mem_fraction_static * factor == pytest.approx(printed, abs=1e-9)
     if case["measured"].get("chunked_prefill_size"):
         assert picked.chunked_prefill_size == case["measured"]["chunked_prefill_size"]
 
@@ -345,3 +357,41 @@ def test_sglang_classifier_weights_have_a_score_head_not_an_lm_head():
     assert _sglang_plan(reward).kv_tokens == pytest.approx(
         reward["measured"]["max_total_num_tokens"], rel=0.005
     )
+
+
+B200_POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: sg}}
+spec:
+  nodeSelector: {{cloud.google.com/gke-accelerator: nvidia-b200}}
+  containers:
+    - name: sglang
+      image: lmsysorg/sglang:{tag}
+      command: ["python3", "-m", "sglang.launch_server"]
+      args: {args}
+      resources: {{limits: {{nvidia.com/gpu: "1"}}}}
+"""
+
+
+def test_sglang_piecewise_flags_reach_the_default_fraction_by_release():
+    """--enable-piecewise-cuda-graph / --piecewise-cuda-graph-max-tokens read from a manifest move the
+    default fraction as the release reserves for them: nothing in v0.5.5, max_tokens // 4 MiB in
+    v0.5.5.post1-v0.5.6.post2 (s-014's printed 0.851 base on a B200 with the 4096 default)."""
+    import json
+
+    from conftest import lint
+
+    def fraction(tag: str, *flags: str) -> float:
+        args = json.dumps(["--model-path", "meta-llama/Llama-3.1-8B-Instruct", *flags])
+        r = lint(B200_POD.format(tag=tag, args=args))
+        assert r.deployments and r.deployments[0].plan is not None, [f.message for f in r.findings]
+        return r.deployments[0].plan.utilization
+
+    case = next(c for c in _sglang_cases() if c["id"] == "s-014")
+    vit = sglang_defaults.multimodal_factor((0, 5, 5, 3), True, None, 1280)
+    logged_base = case["measured"]["mem_fraction_static_printed"] / vit
+    assert fraction("v0.5.6", "--enable-piecewise-cuda-graph") == pytest.approx(logged_base, abs=1e-9)
+    assert fraction("v0.5.5", "--enable-piecewise-cuda-graph") > logged_base + 0.005  # no reserve yet
+    gpu_mb = gpu_catalog.lookup("B200").smi_total_mib
+    wider = fraction("v0.5.6", "--enable-piecewise-cuda-graph", "--piecewise-cuda-graph-max-tokens", "8192")
+    assert logged_base - wider == pytest.approx((8192 - 4096) // 4 / gpu_mb, abs=0.001)

@@ -96,6 +96,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         graph_bs=int(_extra(d, "cuda_graph_max_bs") or 0) or None,
         mla=arch.mla,
         piecewise=_piecewise(d),
+        piecewise_max_tokens=int(_extra(d, "piecewise_cuda_graph_max_tokens") or 0) or None,
         cuda_graph=not _extra(d, "disable_cuda_graph"),
         multimodal=bool(arch.vision_params),
         amd=bool(gpu and gpu.vendor == "amd"),
@@ -165,7 +166,7 @@ def _fraction(d, arch: ModelArch, version: tuple[int, ...] | None) -> float:
     if not arch.vision_params:
         return float(value.value)
     factor = sd.multimodal_factor(version, value.origin == "default", arch.vision_layers, arch.vision_hidden)
-    return round(float(value.value) * factor, 3)
+    return float(value.value) * factor  # unrounded, as server_args / the model runner keep it
 
 
 def _page_size(d) -> tuple[int, str]:

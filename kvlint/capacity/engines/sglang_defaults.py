@@ -22,7 +22,10 @@ not torch's total. The `--mem-fraction-static` default has had these forms:
              arg_groups/memory_hook.py): 512 + max(chunked_prefill_size, 2048) x 1.5 + decode graph
              max bs x 2 + TPxPP/8 x 1024 (+ graph bs x DP x 3, and x 1.5 more above bs 300, with DP
              attention) + the prefill (piecewise) CUDA-graph reserve, at least 10 GiB above 60 GiB,
-             + the speculative-decoding reserve.
+             + the speculative-decoding reserve. --enable-piecewise-cuda-graph reserves nothing up to
+             v0.5.5, piecewise_cuda_graph_max_tokens (default 4096) // 4 MiB in v0.5.5.post1-v0.5.6.post2
+             and // 8 (default: the chunked prefill size) in v0.5.7, both after the floor and the
+             speculative reserve; from v0.5.8 capture sizes x 8 MB before the floor.
 
 The multimodal reduction moved too: model_runner.py multiplies the fraction in use (stated or
 default) by 0.95 up to v0.4.4 and by 0.90 in v0.4.5-v0.4.8 ("Automatically reduce
@@ -34,8 +37,9 @@ num_hidden_layers (default 24) and hidden_size (default 1024).
 Where each row was read (file:lines in the wheel): v0.4.4 server_args.py:204-214, model_runner.py:242-243;
 v0.4.5 model_runner.py:274; v0.4.6 server_args.py:224-238; v0.4.6.post2 server_args.py:241-247; v0.4.7
 server_args.py:252-283; v0.4.8 server_args.py:274-315, model_runner.py:414-415; v0.4.9 server_args.py:325-329;
-v0.4.10 server_args.py:335, 1946; v0.5.3 server_args.py:542-672; v0.5.5 server_args.py:717; v0.5.8
-server_args.py:1012-1014; v0.5.9 server_args.py:1046; v0.5.10 server_args.py:1078-1140 (piecewise graphs
+v0.4.10 server_args.py:335, 1946; v0.5.3 server_args.py:542-672; v0.5.5 server_args.py:717; v0.5.5.post1
+server_args.py:822-824 (v0.5.6 :856-857, v0.5.6.post1 :864, v0.5.6.post2 :884); v0.5.7 server_args.py:898-902,
+943-945; v0.5.8 server_args.py:974-981, 1012-1014; v0.5.9 server_args.py:1046; v0.5.10 server_args.py:1078-1140 (piecewise graphs
 turned off for speculative decoding, DP attention, PP > 1, non-CUDA devices, multimodal models, ...),
 1283-1322; v0.5.11 server_args.py:1461-1475; v0.5.15 server_args.py:3469-3690; v0.5.23
 arg_groups/memory_hook.py:85-160, 280-340, 355-399, 417-457, arg_groups/cuda_graph_hook.py:45-65, 163-240,
@@ -70,6 +74,10 @@ class Rules:
     small_graph_bs_tp4: int = 80
     spec_mb: int = 2048  # EAGLE-style speculative reserve (STANDALONE: +4096 more), reserved era
     piecewise: str = "none"  # none | opt-in (--enable-piecewise-cuda-graph) | default
+    # how the piecewise reserve is sized: "sizes" (capture sizes x 8 MB, before the 10 GiB floor, v0.5.8
+    # on), "tokens/4" / "tokens/8" (piecewise_cuda_graph_max_tokens // 4 or // 8 MiB, after the floor
+    # and the speculative reserve: v0.5.5.post1-v0.5.6.post2 / v0.5.7)
+    piecewise_form: str = "sizes"
     prefill_graph_64_from: int = 640  # where the 64-step run of prefill capture sizes starts
     # graph reserves only for the graphs that are captured (--disable-cuda-graph, PP > 1)
     graph_gated: bool = False
@@ -90,7 +98,25 @@ RELEASES: tuple[Rules, ...] = (
     Rules((0, 4, 9, 0), "v0.4.9", "gpu-tiers", "default"),
     Rules((0, 4, 10, 0), "v0.4.10, v0.5.2", "gpu-tiers", "vit"),
     Rules((0, 5, 3, 0), "v0.5.3, v0.5.4", "reserved", "vit"),
-    Rules((0, 5, 5, 0), "v0.5.5, v0.5.7", "reserved", "vit", small_graph_bs=24),
+    Rules((0, 5, 5, 0), "v0.5.5", "reserved", "vit", small_graph_bs=24),
+    Rules(
+        (0, 5, 5, 1),
+        "v0.5.5.post1, v0.5.5.post3, v0.5.6, v0.5.6.post1, v0.5.6.post2",
+        "reserved",
+        "vit",
+        small_graph_bs=24,
+        piecewise="opt-in",
+        piecewise_form="tokens/4",
+    ),
+    Rules(
+        (0, 5, 7, 0),
+        "v0.5.7",
+        "reserved",
+        "vit",
+        small_graph_bs=24,
+        piecewise="opt-in",
+        piecewise_form="tokens/8",
+    ),
     _V058,
     replace(_V058, first=(0, 5, 9, 0), read_at="v0.5.9", prefill_graph_64_from=576),
     replace(_V0510, prefill_graph_64_from=576),  # v0.5.9 moved the 64-step run to 576
@@ -243,10 +269,14 @@ def _piecewise_on(row: Rules, kw: dict) -> bool:
 def _piecewise_mb(row: Rules, chunked: int, kw: dict) -> float:
     if not _piecewise_on(row, kw):
         return 0.0
-    mla = kw.get("mla", False)
+    mla, stated = kw.get("mla", False), kw.get("piecewise_max_tokens")
+    if row.piecewise_form != "sizes":
+        # piecewise_cuda_graph_max_tokens: 4096 by default up to v0.5.6.post2, chunked_prefill_size in v0.5.7
+        max_tokens = stated or (4096 if row.piecewise_form == "tokens/4" else chunked)
+        return max_tokens // (4 if row.piecewise_form == "tokens/4" else 8)
     if mla and row.piecewise == "default":
         return 1.5 * 1024  # "For MLA backend the memory overhead is much higher than expected with fa3"
-    return len(prefill_graph_sizes(chunked if not mla else 2048, row)) * 8
+    return len(prefill_graph_sizes(stated or (chunked if not mla else 2048), row)) * 8
 
 
 def _formula_reserved(gpu_mb: float, parallel: int, c: int, g: int, row: Rules, **kw) -> float:
@@ -255,14 +285,15 @@ def _formula_reserved(gpu_mb: float, parallel: int, c: int, g: int, row: Rules, 
     reserved = 512 + max(c, 2048) * 1.5 + (g * 2 if graphs else 0) + parallel / 8 * 1024
     if dp_attention:
         reserved += g * dp * 3 + (g * dp * 1.5 if g > 300 else 0)
-    reserved += _piecewise_mb(row, c, kw)
+    piecewise = _piecewise_mb(row, c, kw)
+    reserved += piecewise if row.piecewise_form == "sizes" else 0
     if gpu_mb > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
     if spec and spec.upper() == "STANDALONE" and row.spec_mb:
         reserved += 6 * 1024
     elif spec and spec.upper() != "NGRAM":
         reserved += row.spec_mb
-    return reserved
+    return reserved + (piecewise if row.piecewise_form != "sizes" else 0)
 
 
 def defaults(
@@ -278,6 +309,7 @@ def defaults(
     graph_bs: int | None = None,
     mla: bool = False,
     piecewise: bool | None = None,
+    piecewise_max_tokens: int | None = None,
     cuda_graph: bool = True,
     multimodal: bool = False,
     amd: bool = False,
@@ -299,6 +331,7 @@ def defaults(
         )
     elif row.fraction == "reserved":
         kw = {"dp": dp, "dp_attention": dp_attention, "spec": speculative, "mla": mla, "piecewise": piecewise}
+        kw["piecewise_max_tokens"] = piecewise_max_tokens
         kw |= {"cuda_graph": cuda_graph, "pp": pp, "multimodal": multimodal, "amd": amd}
         frac = round((gpu_mb - _formula_reserved(gpu_mb, tp * pp, c, g, row, **kw)) / gpu_mb, 3)
     else:

@@ -29,6 +29,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--disable-cuda-graph": ("disable_cuda_graph", "bool"),
     "--enable-piecewise-cuda-graph": ("enable_piecewise_cuda_graph", "bool"),
     "--disable-piecewise-cuda-graph": ("disable_piecewise_cuda_graph", "bool"),
+    "--piecewise-cuda-graph-max-tokens": ("piecewise_cuda_graph_max_tokens", "int"),
     "--disable-hybrid-swa-memory": ("disable_hybrid_swa_memory", "bool"),
     "--attention-backend": ("attention_backend", "text"),
     "--max-mamba-cache-size": ("max_mamba_cache_size", "int"),
