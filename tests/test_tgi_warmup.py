@@ -192,3 +192,32 @@ def test_allocator_edge_brackets_the_logged_batch():
         )
         logged = case["measured"]["max_batch_total_tokens"]
         assert p.kv_tokens == low <= logged <= high, case["id"]
+
+
+def test_v3_warmup_blocks_are_one_short_of_max_total_tokens():
+    """TGI 3.0 (flash_causal_lm.py from_tokenized: `block_tokens = prompt_length + max_new_tokens - 1`)
+    gives the warm-up request (truncate tokens, `max_new_tokens: max_total_tokens - truncate`,
+    grpc_client.rs) max_total_tokens - 1 slots. When the free memory the warm-up leaves is below the
+    wiggle room, get_free_memory clamps it to 0 and the batch total is those slots alone, one short of
+    max_total_tokens, so the router refuses ("Not enough memory to handle `max_total_tokens=N`",
+    backends/v3/src/lib.rs check_max_batch_total_tokens). Llama-3.1-8B on an L4: a 34,000-token
+    context starts (the pool is larger), 36,000 does not, and KV102 quotes v3's wording."""
+    from kvlint.deployment import Deployment, stated
+    from kvlint.findings import Location
+
+    def run(context):
+        where = Location("l4", 1, 1)
+        d = Deployment("l4", where, "calibration", "l4")
+        d.engine = stated("tgi", where)
+        d.engine_version = stated("3.0.0", where)
+        d.model = stated("meta-llama/Llama-3.1-8B-Instruct", where)
+        d.gpu = stated("L4", where)
+        d.max_context = stated(context, where)
+        r = resolve(d, Defaults())
+        return r.plan, [f for f in check_deployment("l4", r, Settings(), all_rules()) if f.rule == "KV102"]
+
+    plan, found = run(34_000)
+    assert plan.kv_tokens > 34_000 and not found
+    plan, (f,) = run(36_000)
+    assert plan.kv_tokens == 36_000 - 1
+    assert "Not enough memory to handle `max_total_tokens=36000`" in f.message

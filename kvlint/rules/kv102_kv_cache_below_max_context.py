@@ -1,7 +1,7 @@
 from collections.abc import Iterator
 
 from kvlint.capacity.course import fits
-from kvlint.capacity.engines.tgi import WARMUP_FAILS
+from kvlint.capacity.engines.tgi import WARMUP_FAILS, tgi_router_refusal
 from kvlint.capacity.plan import Plan
 from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.catalog.how import MATCHED_BY_NAME
@@ -59,7 +59,8 @@ class KvCacheBelowMaxContext(PlanRule):
     `max_input_tokens` with room to `max_total_tokens`); when that batch and the warm-up prefill do
     not fit beside the weights, it stops with "Not enough memory to handle N prefill tokens", and
     when a stated `max_total_tokens` exceeds the pool its router refuses
-    ("`max_total_tokens` must be <= `max_batch_total_tokens`").
+    ("`max_total_tokens` must be <= `max_batch_total_tokens`" up to v2.0, "Not enough memory to
+    handle `max_total_tokens=N`" from v2.1).
 
     ## Formula
     `KV per token per GPU = 2 × layers × max(1, kv_heads ÷ TP) × head_dim × bytes` (MLA: one
@@ -149,8 +150,8 @@ class KvCacheBelowMaxContext(PlanRule):
             verb = (
                 "refuses to start"
                 if s.engine == "vllm"
-                else "refuses to start (`max_total_tokens` must be <= `max_batch_total_tokens`)"
-                if tgi_refuses
+                else f"refuses to start ({tgi_router_refusal(s.version, int(d.max_context.value))})"
+                if tgi_refuses and d.max_context is not None
                 else "can never schedule such a request"
             )
             message = (

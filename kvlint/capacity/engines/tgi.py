@@ -46,6 +46,16 @@ def parse_version(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(p) for p in m.groups() if p is not None) if m else None
 
 
+def tgi_router_refusal(version_text: str | None, max_total: int) -> str:
+    """The router's error when the stated max_total_tokens is above the batch total the warm-up
+    inferred: router/src/main.rs up to v2.0.x ("`max_total_tokens` must be <= `max_batch_total_tokens`"),
+    V3Error/V2Error::NotEnoughMemory from v2.1 (backends/v3/src/lib.rs `check_max_batch_total_tokens`)."""
+    version = parse_version(version_text)
+    if version is not None and version < (2, 1):
+        return "`max_total_tokens` must be <= `max_batch_total_tokens`"
+    return f"Not enough memory to handle `max_total_tokens={max_total}`"
+
+
 def wiggle_room(version: tuple[int, ...] | None) -> tuple[float, bool]:
     """(factor, applied inside the fraction) for the server's KV sizing, by release: inside
     (`get_free_memory(self.device, MEMORY_FRACTION * TGI_WIGGLE_ROOM)`) from v3.0; on the measured
