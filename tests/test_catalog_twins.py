@@ -42,3 +42,62 @@ def test_bonito_v1_is_mistral_7b_v0_1():
     bonito = arch_of("BatsResearch/bonito-v1")
     assert bonito.params == arch_of("mistralai/Mistral-7B-v0.1").params == 7_241_732_096
     assert (bonito.vocab_size, bonito.sliding_window, bonito.max_positions) == (32000, 4096, 32768)
+
+
+def test_skywork_reward_gemma_2_27b_is_gemma_2_27b_with_a_score_head():
+    """Skywork's config: Gemma2ForSequenceClassification of the gemma-2-27b-it geometry with one label; the
+    tied embedding stays, a 4608 x 1 score head replaces the lm_head: keras-hub's 27,227,128,320 + 4,608.
+    v0.2 ships the same twelve-shard layout (twin)."""
+    v2, v1 = arch_of("Skywork/Skywork-Reward-Gemma-2-27B-v0.2"), arch_of("Skywork/Skywork-Reward-Gemma-2-27B")
+    base = arch_of("google/gemma-2-27b-it")
+    assert base.params == 27_227_128_320  # keras-hub gemma2_instruct_27b_en
+    assert v2.params == v1.params == base.params + 4608
+    assert (v2.lm_head_params, v2.head_params) == (0, 4608)
+    assert (v2.layers, v2.kv_heads, v2.head_dim, v2.sliding_window) == (46, 16, 128, 4096)
+
+
+def test_apeach_is_qwen2_5_1_5b_classifier_in_float32():
+    """A two-label Qwen2ForSequenceClassification of Qwen2.5-1.5B: its 5 GB + 1.18 GB of safetensors are
+    4 bytes per parameter of the base (tied embedding, no lm_head) plus a 1536 x 2 score head."""
+    cls, base = arch_of("jason9693/Qwen2.5-1.5B-apeach"), arch_of("Qwen/Qwen2.5-1.5B")
+    assert cls.params == base.params + 2 * 1536 == 1_543_717_376
+    assert cls.dtype == "float32" and round(cls.params * 4 / 1e9, 2) == 6.17  # Hub shows 5 GB + 1.18 GB
+    assert (cls.layers, cls.kv_heads, cls.head_dim) == (28, 2, 128)
+
+
+def test_reward_heads_replace_the_lm_head_in_weights_and_pipeline_stages():
+    """vLLM builds no lm_head for a reward / classification model: Skywork-Reward-Llama-3.1-8B is Llama 3.1 8B
+    less its 128256 x 4096 lm_head plus a 4096 x 1 score; with PP 2 the last stage holds no vocabulary rows.
+    Qwen2ForRewardModel's head is Linear(h, h) + ReLU + Linear(h, 1) with biases (vLLM qwen2_rm.py)."""
+    from kvlint.capacity.weights import weights
+
+    rm, lm = arch_of("Skywork/Skywork-Reward-Llama-3.1-8B-v0.2"), arch_of("meta-llama/Llama-3.1-8B-Instruct")
+    assert lm.params - rm.params == 128256 * 4096 - 4096
+    assert weights(lm, 1, 1).total - weights(rm, 1, 1).total == 2 * (128256 * 4096 - 4096)
+    last_lm, last_rm = weights(lm, 1, 2).per_stage[1], weights(rm, 1, 2).per_stage[1]
+    assert last_lm - last_rm == 2 * (128256 * 4096 - 4096)  # 128256 is already a multiple of 64
+    qrm, q72 = arch_of("Qwen/Qwen2.5-Math-RM-72B"), arch_of("Qwen/Qwen2.5-72B")
+    assert qrm.head_params == 8192 * 8192 + 8192 + 8192 + 1 and qrm.lm_head_params == 0
+    assert q72.params - qrm.params == 152064 * 8192 - qrm.head_params  # 71.53B
+
+
+def test_compact_keeps_a_classifier_label_count_only():
+    """compact() keeps id2label's size as num_labels for a classification model (its score head's width) and
+    drops it from a language model's config; parse_config prices h x labels."""
+    from kvlint.catalog.hf_config import compact, parse_config
+
+    cfg = {
+        "architectures": ["LlamaForSequenceClassification"],
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_hidden_layers": 2,
+        "vocab_size": 100,
+        "id2label": {"0": "neg", "1": "neutral", "2": "pos"},
+    }
+    small = compact(cfg)
+    assert small["num_labels"] == 3 and "id2label" not in small
+    assert parse_config(small, "x", "t").head_params == 64 * 3
+    lm = compact(dict(cfg, architectures=["LlamaForCausalLM"]))
+    assert "num_labels" not in lm and parse_config(lm, "x", "t").lm_head_params == 100 * 64

@@ -124,9 +124,12 @@ def weights(
         padded_vocab * arch.hidden_size * wide
         + max(0, arch.embed_params - arch.vocab_size * arch.hidden_size) * wide
     )
-    head_rank = padded_vocab * arch.hidden_size * wide if arch.lm_head_params or pp > 1 else 0
-    if 0 < arch.lm_head_params < arch.vocab_size * arch.hidden_size:
-        head_rank = arch.lm_head_params * wide  # a classifier's score head (param_count.embeddings)
+    head_rank = (
+        padded_vocab * arch.hidden_size * wide
+        if (arch.lm_head_params or pp > 1) and not arch.head_params
+        else 0
+    )
+    head_rank += arch.head_params * wide / tp  # a score head: vLLM's Column/RowParallelLinear split by TP
 
     mxfp4 = quant is not None and quant.method == "mxfp4" and arch.num_experts > 0
     stages: list[int] = []
@@ -151,7 +154,7 @@ def weights(
 
     whole = (
         arch.embed_params * wide
-        + arch.lm_head_params * wide
+        + (arch.lm_head_params + arch.head_params) * wide
         + arch.final_params * wide
         + arch.vision_params * wide
     )

@@ -89,7 +89,8 @@ class ModelArch:
     dtype: str = "bfloat16"  # checkpoint torch_dtype
     quant: Quant | None = None
     embed_params: int = 0
-    lm_head_params: int = 0  # 0 when tied to the embedding
+    lm_head_params: int = 0  # 0 when tied to the embedding, or replaced by a score head
+    head_params: int = 0  # a classification / reward model's score head (in place of the lm_head)
     layer_params: tuple[LayerParams, ...] = ()
     final_params: int = 0  # final norm
     vision_params: int = 0  # vision / multimodal tower and projector, loaded by vLLM
@@ -117,7 +118,8 @@ class ModelArch:
     @property
     def params(self) -> int:
         body = sum(p.attn + p.mlp + p.experts + p.replicated for p in self.layer_params)
-        return self.embed_params + self.lm_head_params + body + self.final_params + self.vision_params
+        head = self.lm_head_params + self.head_params
+        return self.embed_params + head + body + self.final_params + self.vision_params
 
     @property
     def attention_layers(self) -> int:

@@ -38,6 +38,7 @@ from kvlint.catalog.param_count import (
     layer_params,
     mlp_sizes,
     mtp_params,
+    score_head,
 )
 from kvlint.catalog.quant import read_quant
 from kvlint.catalog.vision import cross_layer_extra, encoder_tokens, vision_params
@@ -170,6 +171,8 @@ def parse_config(
     state = _hybrid_state(cfg, mix, shape, dtype)
     notes = _notes(cfg, family, mla, head_dim) + ((state_note(mix, state),) if mix and state else ())
     embed, lm_head, final = embeddings(config, cfg, family, vocab, h)
+    score = score_head(config, h)  # a classification / reward model: a score head, no lm_head
+    lm_head, head = (0, score) if score is not None else (lm_head, 0)
     vision, vision_note = vision_params(with_vision_defaults(config), h)
     enc_tokens, enc_note = encoder_tokens(config) if CROSS in kinds else (0, "")
     notes += (enc_note,) if enc_note else ()
@@ -199,6 +202,7 @@ def parse_config(
         quant=read_quant(cfg, hf_quant),
         embed_params=embed,
         lm_head_params=lm_head,
+        head_params=head,
         layer_params=tuple(per_layer),
         final_params=final,
         vision_params=vision,

@@ -80,6 +80,8 @@ KEEP_KEYS = frozenset(
         "no_rope_layers",
         "nope_layer_interval",
         "tie_word_embeddings",
+        "num_labels",  # a classification head's classes (compact turns id2label into it)
+        "id2label",
         "torch_dtype",
         "dtype",
         "quantization_config",
@@ -211,11 +213,22 @@ TEXT_KEYS = ("text_config", "llm_config", "language_config")
 _GATED_TOWER = ("hidden_act", "silu")
 
 
+def _has_score_head(config: dict[str, Any]) -> bool:
+    """A sequence-classification / reward model (its config's first architecture says so)."""
+    names = config.get("architectures") or [""]
+    name = names[0] if isinstance(names[0], str) else ""
+    return name.endswith(("ForSequenceClassification", "RewardModel"))
+
+
 def compact(config: dict[str, Any]) -> dict[str, Any]:
     """The subset of a config.json that kvlint reads (what the shipped catalog stores)."""
     out: dict[str, Any] = {}
     for key, value in config.items():
         if key not in KEEP_KEYS:
+            continue
+        if key in ("id2label", "num_labels"):
+            if _has_score_head(config):  # only a score head's class count matters (id2label's size)
+                out["num_labels"] = len(value) if isinstance(value, dict) else value
             continue
         if (key in TEXT_KEYS or key == "thinker_config") and isinstance(value, dict):
             value = compact(value)

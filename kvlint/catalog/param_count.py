@@ -239,19 +239,38 @@ def embeddings(
     elif family == "bloom":
         embed += 2 * h  # word_embeddings_layernorm
     lm_head = 0 if tied else vocab * h
-    if _classifier(config, cfg):
-        # *ForSequenceClassification (reward / classifier models): a hidden x num_labels score head
-        # instead of the LM head (sglang 0.4.3 models/llama_reward.py:27-38 `self.score =
-        # nn.Linear(hidden_size, num_labels)`, no lm_head; HF's num_labels default is 2)
-        labels = len(cfg.get("id2label") or config.get("id2label") or {})
-        lm_head = (labels or int(cfg.get("num_labels") or config.get("num_labels") or 2)) * h
     final = 2 * h if family in _NORM_BIAS else h
     return embed, lm_head, final
 
 
-def _classifier(config: dict[str, Any], cfg: dict[str, Any]) -> bool:
-    names = cfg.get("architectures") or config.get("architectures") or []
-    return any(str(a).endswith("ForSequenceClassification") for a in names)
+def _num_labels(config: dict[str, Any], default: int) -> int:
+    """Output classes of a score head: id2label's length (compact keeps it as num_labels), else num_labels,
+    else `default` (transformers PretrainedConfig: 2 labels; a reward model scores with 1)."""
+    labels = config.get("id2label")
+    if isinstance(labels, dict) and labels:
+        return len(labels)
+    n = config.get("num_labels")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else default
+
+
+def score_head(config: dict[str, Any], h: int) -> int | None:
+    """Parameters of the score head a sequence-classification / reward model has instead of its lm_head
+    (None for a language model). vLLM builds: `*ForSequenceClassification` score = Linear(hidden,
+    num_labels, bias=False) (transformers' *ForSequenceClassification, vLLM as_seq_cls_model, sglang 0.4.3
+    models/llama_reward.py `self.score = nn.Linear(hidden_size, num_labels)`, no lm_head);
+    Qwen2ForRewardModel / Qwen2ForProcessRewardModel score = Linear(hidden, hidden) + ReLU +
+    Linear(hidden, num_labels), both with bias (qwen2_rm.py; 1 and 2 labels); InternLM2ForRewardModel
+    v_head = Linear(hidden, 1, bias=False) (internlm2.py)."""
+    names = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+    name = names[0] if names else ""
+    if name.endswith("ForSequenceClassification"):
+        return h * _num_labels(config, 2)
+    if name in ("Qwen2ForRewardModel", "Qwen2ForProcessRewardModel"):
+        labels = 2 if name == "Qwen2ForProcessRewardModel" else 1
+        return h * h + h + h * labels + labels
+    if name.endswith("ForRewardModel"):
+        return h * _num_labels(config, 1)
+    return None
 
 
 def mtp_params(cfg: dict[str, Any], per: LayerParams, h: int) -> int:
