@@ -8,6 +8,10 @@ benchmarks/catalog_curated.json.
   MLP of 32768 in every layer, SGLang grok.py); the official repository's discussion #6 counts the checkpoint at
   269,515,497,472 parameters, ~115B active, with four RMSNorms per layer (SGLang Grok1DecoderLayer's pre/post
   attention and MoE norms) where kvlint counts two: the exact figure less 2 x 8192 x 64.
+- Qwen/Qwen3.5-4B: slime's preset (checked against the HF config, slime PR #1721) and aiconfigurator's Qwen3.5-4B
+  cases; the card's "4B"; vLLM logs "Setting attention block size to 528 tokens" for Qwen3.5-4B at TP 1
+  (vllm-project/vllm#40696, read for kvlint/capacity/state.py): 16 x cdiv(Gated DeltaNet state page, 16 x KV
+  bytes per token of one attention layer) with the float32 recurrent state.
 """
 
 from __future__ import annotations
@@ -48,3 +52,18 @@ def test_a_grok_config_without_residual_moe_has_experts_only():
     assert entry is not None and entry["config"]["residual_moe"] is True
     plain = dict(entry["config"], residual_moe=False)
     assert parse_config(plain, "x", "test").params == arch_of("xai-org/grok-2").params - 64 * 3 * 8192 * 32768
+
+
+def test_qwen3_5_4b_hybrid_state_matches_vllms_block_size():
+    arch = arch_of("Qwen/Qwen3.5-4B")
+    assert arch_of("Qwen/Qwen3.5-4b").params == arch.params  # the corpus's spelling, lower-case b
+    assert 4.0e9 < arch.params < 4.3e9  # 4,205,747,200 for the language model (the tower is not sized)
+    assert arch.lm_head_params == 0 and arch.embed_params == 248320 * 2560  # tied
+    assert arch.attention_layers == 8 and len(arch.state_layers) == 24  # 8 x (3 Gated DeltaNet + 1 attention)
+    assert (arch.kv_heads, arch.head_dim, arch.max_positions) == (4, 256, 262144)
+    conv = (2 * 16 * 128 + 32 * 128) * (4 - 1) * 2  # q/k/v conv windows, bf16
+    ssm = 32 * 128 * 128 * 4  # value heads x key dim x value dim, float32
+    per_layer = conv + ssm
+    assert arch.state_bytes_per_seq == 24 * per_layer == 51_511_296
+    kv_per_token_one_layer = 2 * arch.kv_heads * arch.head_dim * 2
+    assert 16 * -(-per_layer // (16 * kv_per_token_one_layer)) == 528  # vLLM's logged attention block size
