@@ -10,6 +10,8 @@
   last 3 blocks are discarded)" (6B-448px-V1-5, 45 layers).
 - XiaomiMiMo/MiMo-VL-7B-RL: Xiaomi's README and report: Qwen2.5-ViT + MLP projector + the MiMo-7B LM (36 x 4096,
   32 heads, 11008), served as Qwen2_5_VLForConditionalGeneration (no MTP layer); ViT 32 layers x 1280.
+- lmms-lab/llava-onevision-qwen2-7b-ov, lmms-lab/llava-next-72b: the LLaVA-NeXT makers' recipe and README name
+  the LLM (Qwen2-7B-Instruct, Qwen-1.5 72B) and the tower (SigLIP SO400M, CLIP ViT-L/14-336); mlp2x_gelu projector.
 """
 
 from __future__ import annotations
@@ -122,3 +124,24 @@ def test_mimo_vl_7b_is_mimo_7b_without_mtp_plus_the_qwen2_5_vl_tower():
     # the same 32 x 1280 ViT as Qwen2.5-VL-7B; only the merger's last projection ends at 4096 instead of 3584
     assert vl.vision_params - qwen_vl.vision_params == 5120 * (4096 - 3584) + (4096 - 3584)
     assert 8.2e9 < vl.params < 8.4e9  # the "7B" LM (7.62B) + a 0.68B tower
+
+
+def _mlp2x(vit: int, llm: int) -> int:
+    return vit * llm + llm * llm  # LLaVA's mlp2x_gelu (biases not counted)
+
+
+def test_llava_onevision_7b_is_qwen2_7b_plus_siglip_so400m():
+    vl, lm = arch_of("lmms-lab/llava-onevision-qwen2-7b-ov"), arch_of("Qwen/Qwen2-7B-Instruct")
+    assert vl.params - vl.vision_params == lm.params  # KV and text weights are Qwen2-7B's
+    assert (vl.layers, vl.kv_heads, vl.head_dim, vl.max_positions) == (28, 4, 128, 32768)
+    siglip = vl.vision_params - _mlp2x(1152, 3584)
+    assert siglip == pytest.approx(0.4e9, rel=0.02)  # "SO400M" (26 of its 27 layers kept by LLaVA-NeXT)
+    assert "26 layers x hidden 1152" in vl.vision_note
+
+
+def test_llava_next_72b_is_qwen1_5_72b_plus_clip_l_336():
+    vl, lm = arch_of("lmms-lab/llava-next-72b"), arch_of("Qwen/Qwen1.5-72B-Chat")
+    assert vl.params - vl.vision_params == lm.params
+    assert (vl.layers, vl.kv_heads, vl.head_dim) == (80, 64, 128)  # Qwen1.5-72B has no GQA: 64 KV heads
+    assert vl.vision_params - _mlp2x(1024, 8192) == pytest.approx(0.30e9, rel=0.02)  # CLIP ViT-L/14 (~304M)
+    assert 72.0e9 < vl.params < 73.5e9
