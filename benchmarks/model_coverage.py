@@ -4,7 +4,7 @@
 
 Collects the distinct model ids named in ../shared/corpus/manifests/, ../shared/corpus/manifests2/ and
 ../shared/calibration/: the models kvlint's own extractors find in each workload, plus every value of a
-model-naming key or flag (`model:`, `hfModelId:`, `--model`, `--model-path`, `MODEL_ID=`, `hf://...`) in the
+model-naming key or flag (`model:`, `hfModelId:`, llmaz's `modelID:`, `--model`, `--model-path`, `MODEL_ID=`, `hf://...`) in the
 files' text, since catalogues such as a platform's model list name models no workload runs yet. Local paths
 (`/models/x`, `./x`, `s3://`, `pvc://`, `gs://`, `oci://`) and templated or private references (`$VAR`,
 `{{ }}`, `<...>`) are set aside and counted separately, and so are Ollama library names (`ollama://phi4`,
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from kvlint.catalog import models  # noqa: E402
 
 _KEY = re.compile(
-    r"""(?:hfModelId|modelId|model_id|modelName|model_name|MODEL_ID|MODEL_NAME|MODEL|model|modelPath|--model|"""
+    r"""(?:hfModelId|modelId|modelID|model_id|modelName|model_name|MODEL_ID|MODEL_NAME|MODEL|model|modelPath|--model|"""
     r"""--model-path|--model-id|--model_name_or_path|--tokenizer)["']?\s*[:= ]\s*["']?"""
     r"""((?:hf://)?[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*)(?![A-Za-z0-9_./-])"""
 )

@@ -185,7 +185,10 @@ def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:
                     f"model {ref!r} is not catalogued; {res.how} (rules: {res.derived})",
                     _loc(d, d.model),
                     details=(res.derived_from,),
-                    fix=f"make it known exactly: `kvlint models pull {model_catalog.strip_ref(ref)}`",
+                    fix=f"make it known exactly: `kvlint models pull {ident}`"
+                    if model_catalog.is_hub_id(ident)
+                    else "make it known exactly: point `model` at a directory holding its config.json, or "
+                    "declare it under `models:` in the kvlint configuration",
                 )
             )
         _apply_overrides(d, r)
