@@ -5,14 +5,14 @@ blocks, a prefill of max_batch_prefill_tokens runs (what it allocated stays in P
 `get_free_memory` reads torch.cuda.mem_get_info, no empty_cache in between), then
     v3.0 and later: free = mem_get_info free - (1 - CUDA_MEMORY_FRACTION x TGI_WIGGLE_ROOM) x total
                     num_blocks = free // block_bytes + warm-up blocks
-    v1.4.5-v2.4:    free = mem_get_info free - (1 - CUDA_MEMORY_FRACTION) x total
+    v1.4.1-v2.4:    free = mem_get_info free - (1 - CUDA_MEMORY_FRACTION) x total
                     num_blocks = int(free x wiggle // block_bytes) + warm-up blocks
                     (`int((free_memory * 0.95) // total_cache_size) + cache_manager.num_blocks`,
                     TGI_WIGGLE_ROOM from v2.3), so the warm-up blocks escape the wiggle room
-    up to v1.4.4:   num_blocks = free // block_bytes + warm-up blocks
+    up to v1.4.0:   num_blocks = free // block_bytes + warm-up blocks
     block_bytes = layers x BLOCK_SIZE x kv_heads/GPU x head_dim x 2 x bytes;
     "KV-cache blocks: N, size: BLOCK_SIZE"; the router logs "Setting max batch total tokens to N x BLOCK_SIZE".
-Wiggle room (globals.py TGI_WIGGLE_ROOM): 0.95 in v1.4.5-v2.3 and v3.0, 0.90 in v2.4, 0.93 in v3.1-v3.2,
+Wiggle room (globals.py TGI_WIGGLE_ROOM): 0.95 in v1.4.1-v2.3 and v3.0, 0.90 in v2.4, 0.93 in v3.1-v3.2,
 0.90 from v3.3. BLOCK_SIZE: 16 (paged) before v2.3; flashinfer, the launcher's default attention from
 v2.3 (resolve_attention), uses 1. The launcher defaults (launcher/src/main.rs) are in tgi_launcher; the
 router (backends/v3/src/main.rs) refuses to start when "`max_total_tokens` must be <=
@@ -59,7 +59,7 @@ def tgi_router_refusal(version_text: str | None, max_total: int) -> str:
 def wiggle_room(version: tuple[int, ...] | None) -> tuple[float, bool]:
     """(factor, applied inside the fraction) for the server's KV sizing, by release: inside
     (`get_free_memory(self.device, MEMORY_FRACTION * TGI_WIGGLE_ROOM)`) from v3.0; on the measured
-    free memory (`int((free_memory * TGI_WIGGLE_ROOM) // total_cache_size)`) in v1.4.5-v2.4."""
+    free memory (`int((free_memory * TGI_WIGGLE_ROOM) // total_cache_size)`) in v1.4.1-v2.4."""
     if version is None or version >= (3, 3):
         return 0.90, True
     if version >= (3, 1):
@@ -68,8 +68,8 @@ def wiggle_room(version: tuple[int, ...] | None) -> tuple[float, bool]:
         return 0.95, True
     if version >= (2, 4):
         return 0.90, False
-    if version >= (1, 4, 5):
-        return 0.95, False
+    if version >= (1, 4, 1):
+        return 0.95, False  # "Leave 5% for some wiggle room" first in v1.4.1 flash_causal_lm.py warmup
     return 1.0, False
 
 
@@ -194,7 +194,7 @@ def warmup_logits_bytes(arch: ModelArch, tokens_: int, tp: int, version: tuple[i
 
 def warmup_requests(s: EngineSettings) -> list[int]:
     """Token counts of the warm-up batch's requests. The router's `warmup` (router/client/src/client.rs
-    v1.4.5-v2.1, backends/v3/src/client/grpc_client.rs later) sends requests of
+    v1.2-v2.1, backends/v3/src/client/grpc_client.rs later) sends requests of
     `truncate = min(max_input_length, max_prefill_tokens - n_tokens)` tokens until the prefill budget
     is used."""
     prefill = max(1, s.max_batched_tokens)
@@ -204,14 +204,17 @@ def warmup_requests(s: EngineSettings) -> list[int]:
 
 def warmup_kv_tokens(arch: ModelArch, s: EngineSettings, version: tuple[int, ...] | None, block: int) -> int:
     """KV tokens the warm-up batch holds while free memory is measured. Each warm-up request
-    (warmup_requests) carries `max_new_tokens: max_total_tokens - truncate` (v3 with
-    max_total_tokens unset: 1); FlashCausalLMBatch.from_pb gives each
+    (warmup_requests) carries `max_new_tokens: max_total_tokens - truncate` from v1.2
+    (router/client/src/client.rs; `max_new_tokens: 2` up to v1.1; v3 with max_total_tokens
+    unset: 1); FlashCausalLMBatch.from_pb gives each
     `ceil((input_length + max_new_tokens - 1) / BLOCK_SIZE)` blocks, capped at the sliding window's
     blocks in flash_mistral.py up to v2.0.x."""
     total = 0
     for truncate in warmup_requests(s):
         if s.extra.get("max_total_tokens_default"):
             tokens_ = truncate  # max_new_tokens 1: the prompt's own slots
+        elif version is not None and version < (1, 2):
+            tokens_ = truncate + 1  # max_new_tokens 2
         else:
             tokens_ = max(1, s.max_model_len - 1)
         blocks = math.ceil(tokens_ / block)
@@ -232,7 +235,7 @@ def phase(logits: int, masks: int, scores: int, acts: int) -> str:
 
 def _measured_pool(budget: int, used: int, warm_kv: int, wiggle: float, inside: bool) -> int:
     """Free memory measured with the warm-up batch's blocks still held (get_free_memory clamps it at
-    0), the wiggle room on it (v1.4.5-v2.4) or inside the fraction (v3), the warm-up blocks added back."""
+    0), the wiggle room on it (v1.4.1-v2.4) or inside the fraction (v3), the warm-up blocks added back."""
     rest = max(0, budget - used - warm_kv)
     return (rest if inside else int(rest * wiggle)) + warm_kv
 
