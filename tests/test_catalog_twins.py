@@ -101,3 +101,25 @@ def test_compact_keeps_a_classifier_label_count_only():
     assert parse_config(small, "x", "t").head_params == 64 * 3
     lm = compact(dict(cfg, architectures=["LlamaForCausalLM"]))
     assert "num_labels" not in lm and parse_config(lm, "x", "t").lm_head_params == 100 * 64
+
+
+def test_grok_1_from_xai_run_py():
+    """xAI's run.py states the whole model: 64 layers x 6144, 48 query / 8 KV heads of 128, 8 experts (top 2)
+    of ffn_size(6144, 8) = 32768, vocab 131072, 8192 positions, tied in/out embedding; README: 314B."""
+    grok = arch_of("xai-org/grok-1")
+    assert abs(grok.params / 314e9 - 1) < 0.01  # 315.68B
+    assert (grok.num_experts, grok.experts_per_token, grok.moe_layers, grok.moe_intermediate_size) == (
+        8,
+        2,
+        64,
+        32768,
+    )
+    assert (grok.layers, grok.query_heads, grok.kv_heads, grok.head_dim, grok.max_positions) == (
+        64,
+        48,
+        8,
+        128,
+        8192,
+    )
+    assert grok.lm_head_params == 0 and grok.embed_params == 131072 * 6144
+    assert 2 * grok.kv_heads * grok.head_dim * grok.attention_layers * 2 == 262_144  # bf16 KV bytes per token
