@@ -5,6 +5,10 @@ geometry, the tower's weights estimated from its stated sizes, each checked agai
   model is NemotronNano12Bv2: 62 layers, 6 of them attention) and its RADIO ViT-H tower. NVIDIA's C-RADIOv2-H
   card: "Huge (653M parameters)"; the VL card: 128K input + output tokens. The -FP8 release is the same
   architecture with FP8 weights, found by the name rule.
+- moonshotai/Kimi-VL-A3B-Instruct: its card names Moonlight-16B-A3B as its base (Megatron-Bridge's
+  MoonlightModelProvider16B geometry, MLA) and a MoonViT tower (moonshotai/MoonViT-SO-400M: "0.4B"); a real
+  vLLM 0.19.0 start-up log of this id (llm-d-incubation/llm-d-planner PR #205, calibration v-063) logged
+  "Available KV cache memory: 41.32 GiB" and "GPU KV cache size: 1,426,368 tokens", weights 30.74 GiB.
 """
 
 from __future__ import annotations
@@ -34,3 +38,15 @@ def test_nemotron_nano_12b_v2_vl_fp8_is_the_bf16_release_with_fp8_weights():
     assert r.arch is not None and r.arch.quant is not None and r.arch.quant.method == "fp8"
     assert r.derived_from.startswith("architecture facts from nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16:")
     assert r.arch.params == arch_of("nvidia/NVIDIA-Nemotron-Nano-12B-v2-VL-BF16").params
+
+
+def test_kimi_vl_a3b_kv_per_token_matches_a_vllm_log():
+    arch = arch_of("moonshotai/Kimi-VL-A3B-Instruct")
+    assert arch.mla and (arch.layers, arch.kv_heads, arch.head_dim) == (27, 1, 512 + 64)
+    kv_bytes_per_token = arch.attention_layers * arch.kv_heads * arch.head_dim * 2  # bf16
+    # the log's KV memory (rounded to 0.01 GiB) over its token count: 31,104 B/token
+    assert kv_bytes_per_token == pytest.approx(41.32 * 2**30 / 1_426_368, rel=2e-4)
+    assert arch.params * 2 / 2**30 == pytest.approx(30.74, rel=0.01)  # "Model loading took 30.74 GiB"
+    assert arch.vision_params == pytest.approx(0.4e9, rel=0.15)  # MoonViT-SO-400M + its projector
+    assert (arch.num_experts, arch.experts_per_token, arch.moe_layers) == (64, 6, 26)
+    assert arch.max_positions == 131072  # the card's 128K context
