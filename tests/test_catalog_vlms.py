@@ -19,6 +19,7 @@ from __future__ import annotations
 import pytest
 from catalog_arch import arch_of, idle_expert_params
 
+from kvlint.catalog.hf_config import compact, parse_config
 from kvlint.catalog.vision import vision_params
 
 
@@ -145,3 +146,41 @@ def test_llava_next_72b_is_qwen1_5_72b_plus_clip_l_336():
     assert (vl.layers, vl.kv_heads, vl.head_dim) == (80, 64, 128)  # Qwen1.5-72B has no GQA: 64 KV heads
     assert vl.vision_params - _mlp2x(1024, 8192) == pytest.approx(0.30e9, rel=0.02)  # CLIP ViT-L/14 (~304M)
     assert 72.0e9 < vl.params < 73.5e9
+
+
+# InternVL2_5-2B's config.json as PaddlePaddle/PaddleMIX@0860a67 tests/models/test_internvl2.py spells it out
+# (the keys kvlint reads; the rest are generation and training switches)
+_INTERNVL2_5_2B = {
+    "architectures": ["InternVLChatModel"],
+    "model_type": "internvl_chat",
+    "downsample_ratio": 0.5,
+    "force_image_size": 448,
+    "template": "internvl2_5",
+    "llm_config": {
+        "architectures": ["InternLM2ForCausalLM"],
+        "bias": False,
+        "hidden_size": 2048,
+        "intermediate_size": 8192,
+        "max_position_embeddings": 32768,
+        "model_type": "internlm2",
+        "num_attention_heads": 16,
+        "num_hidden_layers": 24,
+        "num_key_value_heads": 8,
+        "rope_scaling": {"factor": 2.0, "type": "dynamic"},
+        "tie_word_embeddings": False,
+        "vocab_size": 92553,
+    },
+    "vision_config": {**_INTERNVIT_300M, "architectures": ["InternVisionModel"], "num_channels": 3},
+}
+
+
+def test_a_full_internvl_config_compacts_and_prices_as_the_class():
+    """What `kvlint models pull` stores (compact) keeps what prices the tower: downsample_ratio and the
+    InternViT switches; KV comes from llm_config (24 layers x 8 KV heads x 128)."""
+    kept = compact(_INTERNVL2_5_2B)
+    assert kept["downsample_ratio"] == 0.5 and "template" not in kept
+    assert {"qkv_bias", "qk_normalization", "norm_type"} <= set(kept["vision_config"])
+    arch = parse_config(kept, "OpenGVLab/InternVL2_5-2B", "test")
+    assert (arch.family, arch.layers, arch.kv_heads, arch.head_dim) == ("internlm2", 24, 8, 128)
+    assert arch.vision_params == 304_012_288 + _mlp1(1024, 2048)
+    assert 2.1e9 < arch.params < 2.3e9  # the "2B" of InternVL2_5-2B (1.89B LM + 0.30B ViT + 13M projector)
