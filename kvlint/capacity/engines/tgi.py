@@ -39,11 +39,19 @@ LAYER_LIVE_HIDDEN = 7  # hidden-size tensors a layer holds while its MLP runs (p
 CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context and NCCL state held before the warm-up measures free memory
 
 
+LATEST_PATCH = 999  # a major.minor image tag (ghcr.io/huggingface/text-generation-inference:1.4) floats to its newest patch
+
+
 def parse_version(text: str | None) -> tuple[int, ...] | None:
+    """(major, minor, patch); a tag without a patch is the newest patch of that minor, since TGI's
+    major.minor image tags move with each patch release."""
     if not text:
         return None
     m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(text).strip())
-    return tuple(int(p) for p in m.groups() if p is not None) if m else None
+    if not m:
+        return None
+    major, minor, patch = m.groups()
+    return int(major), int(minor), int(patch) if patch is not None else LATEST_PATCH
 
 
 def tgi_router_refusal(version_text: str | None, max_total: int) -> str:
