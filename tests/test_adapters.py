@@ -92,3 +92,18 @@ def test_coverage_counts_the_adapter_as_an_adapter_of_its_base():
     ]
     assert [i for i, _ in got["gguf"]] == ["SanctumAI/Llama-3.2-1B-Instruct-GGUF"]
     assert [i for i, _ in got["unresolved"]] == ["random/model"]  # a placeholder stays unresolved
+
+
+def test_ray_serve_llm_lora_config_names_its_adapter_store(tmp_path):
+    # an LLMConfig as Ray Serve LLM's docs and tests write one: vLLM's LoRA flags in engine_kwargs, the
+    # adapter store in lora_config.dynamic_lora_loading_path
+    (tmp_path / "llm.yaml").write_text(
+        "model_loading_config:\n  model_id: meta-llama/Llama-2-7b-hf\nllm_engine: vLLM\n"
+        "engine_kwargs:\n  max_model_len: 4096\n  enable_lora: true\n  max_loras: 2\naccelerator_type: A10G\n"
+        "lora_config:\n  max_num_adapters_per_replica: 16\n  dynamic_lora_loading_path: s3://my/s3/path_here\n"
+    )
+    (d,) = _json(tmp_path / "llm.yaml")["deployments"]
+    assert d["model"] == "meta-llama/Llama-2-7b-hf"
+    assert d["adapters"] == [{"name": None, "ref": "s3://my/s3/path_here (adapters loaded on demand)"}]
+    (note,) = d["plan"]["breakdown"]["notes"]
+    assert "--max-loras 2 x --max-lora-rank 16 (vLLM default)" in note

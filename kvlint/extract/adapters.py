@@ -11,7 +11,11 @@ Where adapters are written:
   `name=path` or a JSON object);
 - KubeAI `spec.adapters[]` with `name` and `url` (substratusai/kubeai@2f32ef49 api/k8s/v1/model_types.go
   Adapter); the controller then starts vLLM with `--enable-lora`
-  (internal/modelcontroller/engine_vllm.go: `if m.Spec.Adapters != nil { args = append(args, "--enable-lora") }`).
+  (internal/modelcontroller/engine_vllm.go: `if m.Spec.Adapters != nil { args = append(args, "--enable-lora") }`);
+- Ray Serve LLM `lora_config.dynamic_lora_loading_path`: a storage prefix adapters are loaded from on demand
+  (ray-project/ray python/ray/llm/_internal/serve/configs/server_models.py LoraConfig); vLLM's own LoRA
+  settings stay in `engine_kwargs` (enable_lora, max_loras), which Ray passes to vLLM unchanged
+  (ray-project/ray@4486b652 .../llm/vllm/vllm_models.py `get_initialization_kwargs` returns engine_kwargs).
 """
 
 from __future__ import annotations
@@ -95,3 +99,11 @@ def kubeai_adapters(spec: Mapping, file: str) -> list[tuple[str, str, Location |
             label = str(name.value) if isinstance(name, Scalar) and name.value else ""
             out.append((label, _ref(str(url.value)), url.where(file)))
     return out
+
+
+def ray_lora_config(cfg: Mapping, file: str) -> list[tuple[str, str, Location | None]]:
+    """Ray Serve LLM `lora_config`: the prefix its adapters are loaded from (each request names one)."""
+    node = cfg.at("lora_config", "dynamic_lora_loading_path")
+    if isinstance(node, Scalar) and node.value:
+        return [("", f"{node.value} (adapters loaded on demand)", node.where(file))]
+    return []

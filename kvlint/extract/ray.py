@@ -13,8 +13,8 @@ import re
 
 from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract import adapters, pods
 from kvlint.extract import container as ct
-from kvlint.extract import pods
 from kvlint.extract.argv import Token, scalar_where
 from kvlint.extract.workloads import pod_workloads
 from kvlint.findings import Issue
@@ -289,6 +289,7 @@ def llm_config_deployment(
         if isinstance(n, Scalar) and n.value is not None:
             env[key] = EnvVar(str(n.value), n.where(path))
     vllm.read(d, engine_kwargs_tokens(cfg.map("engine_kwargs"), path), env, positional_model=False)
+    adapters.record(d, adapters.ray_lora_config(cfg, path), enables=False)
     replicas = cfg.at("deployment_config", "num_replicas")
     if isinstance(replicas, Scalar) and isinstance(replicas.value, int):
         d.extra["replicas"] = stated(replicas.value, replicas.where(path))
