@@ -123,3 +123,19 @@ def test_grok_1_from_xai_run_py():
     )
     assert grok.lm_head_params == 0 and grok.embed_params == 131072 * 6144
     assert 2 * grok.kv_heads * grok.head_dim * grok.attention_layers * 2 == 262_144  # bf16 KV bytes per token
+
+
+def test_nv_embedqa_1b_v2_is_an_encoder_style_embedding_model(tmp_path):
+    """NVIDIA's config: LlamaBidirectionalModel (model_type llama_bidirec), Llama 3.2 1B layers with
+    bidirectional attention and mean pooling: a pooling model keeps no KV cache, catalogued or read locally."""
+    row = models.resolve("nvidia/llama-3.2-nv-embedqa-1b-v2")
+    assert row.arch is None and row.no_kv_cache
+    config = json.loads(_DATA.read_text())["archs"][_row("nvidia/llama-3.2-nv-embedqa-1b-v2")["arch"]]
+    assert (config["model_type"], config["num_hidden_layers"], config["hidden_size"]) == (
+        "llama_bidirec",
+        16,
+        2048,
+    )
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    local = models.resolve(str(tmp_path))
+    assert local.arch is None and local.no_kv_cache and "llama_bidirec" in local.how

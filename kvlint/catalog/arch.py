@@ -32,6 +32,9 @@ ENCODER_ONLY = frozenset(
         "mpnet",
         "nomic_bert",
         "modernbert",
+        # NVIDIA's bidirectional Llama (LlamaBidirectionalModel / ...ForSequenceClassification: NeMo Retriever
+        # embedding and reranking models): Llama layers without the causal mask, pooled, nothing decoded
+        "llama_bidirec",
         "clip",
         "clip_vision_model",
         "siglip",
