@@ -72,12 +72,12 @@ def test_sglang_default_fraction_is_the_printed_one(case):
     if case["settings"].get("mem_fraction_static") is not None:
         pytest.skip("the fraction was set on the command line")
     gpu = gpu_catalog.lookup(case["gpu"])
-    assert gpu is not None and gpu.smi_total_mib
+    assert gpu is not None and (gpu.smi_total_mib or gpu.engine_bytes)
+    # the plan's own fallback (sglang.py): the engine total where no nvidia-smi total is known (AMD)
+    gpu_mb = gpu.smi_total_mib or gpu.engine_bytes / (1 << 20)
     version = sglang_defaults.parse_version(case["engine_version"])
     piecewise = True if case["settings"].get("enable_piecewise_cuda_graph") else None
-    picked = sglang_defaults.defaults(
-        gpu.smi_total_mib, case["tensor_parallel_size"], 1, version, piecewise=piecewise
-    )
+    picked = sglang_defaults.defaults(gpu_mb, case["tensor_parallel_size"], 1, version, piecewise=piecewise)
     arch = model_catalog.resolve(case["model"].split(" (")[0]).arch
     factor = 1.0
     if arch is not None and arch.vision_params and sglang_defaults.rules(version).multimodal != "runner":

@@ -173,7 +173,8 @@ def parse_config(
     embed, lm_head, final = embeddings(config, cfg, family, vocab, h)
     score = score_head(config, h)  # a classification / reward model: a score head, no lm_head
     lm_head, head = (0, score) if score is not None else (lm_head, 0)
-    vision, vision_note = vision_params(with_vision_defaults(config), h)
+    with_vision = with_vision_defaults(config)
+    vision, vision_note = vision_params(with_vision, h)
     enc_tokens, enc_note = encoder_tokens(config) if CROSS in kinds else (0, "")
     notes += (enc_note,) if enc_note else ()
     mla_fields = _mla_fields(cfg) if mla else {}
@@ -207,8 +208,8 @@ def parse_config(
         final_params=final,
         vision_params=vision,
         vision_note=vision_note,
-        vision_layers=_vision_int(config, "num_hidden_layers"),
-        vision_hidden=_vision_int(config, "hidden_size"),
+        vision_layers=_vision_int(with_vision, "num_hidden_layers"),
+        vision_hidden=_vision_int(with_vision, "hidden_size"),
         mtp_params=mtp_params(cfg, per_layer[-1], h),
         # MPT attends with ALiBi slopes (vLLM MPTAttention asserts attn_config.alibi): no RoPE cache
         rope_cache_elems=0

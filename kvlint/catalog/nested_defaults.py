@@ -68,6 +68,18 @@ _QWEN2_VL_VISION = {
     "spatial_merge_size": 2,
 }
 VISION_DEFAULTS = {"pixtral": _PIXTRAL_VISION, "qwen2_vl": _QWEN2_VL_VISION}
+# Kimi-K2.5 (model_type kimi_k25; its vision_config often states only patch_size): the MoonViT tower of
+# KimiK25VisionConfig's defaults (sglang 0.5.23 configs/kimi_k25.py:36-57, which KimiK25Config builds from
+# the dict: 27 layers x 1152, MLP 4304, 16 heads, a patch-merger projector to the 7168-wide text model)
+_KIMI_K25_VISION = {
+    "num_hidden_layers": 27,
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_attention_heads": 16,
+    "patch_size": 14,
+}
+# keyed by the top-level model_type, for vision configs that name no model_type of their own
+VISION_DEFAULTS_BY_MODEL = {"kimi_k25": _KIMI_K25_VISION}
 
 
 def nested_text(config: dict[str, Any]) -> bool:
@@ -85,11 +97,14 @@ def with_text_defaults(config: dict[str, Any], text: dict[str, Any], family: str
 
 
 def with_vision_defaults(config: dict[str, Any]) -> dict[str, Any]:
-    """The config with its nested vision_config's class defaults filled in, for the vision families listed."""
+    """The config with its nested vision_config's class defaults filled in, for the vision families listed
+    (by the vision_config's model_type, else by the model's)."""
     vision = config.get("vision_config")
     if not isinstance(vision, dict):
         return config
-    defaults = VISION_DEFAULTS.get(str(vision.get("model_type", "")))
+    defaults = VISION_DEFAULTS.get(str(vision.get("model_type") or "")) or VISION_DEFAULTS_BY_MODEL.get(
+        str(config.get("model_type") or "")
+    )
     if not defaults:
         return config
     missing = {k: v for k, v in defaults.items() if k not in vision}
