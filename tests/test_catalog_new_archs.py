@@ -12,6 +12,9 @@ benchmarks/catalog_curated.json.
   cases; the card's "4B"; vLLM logs "Setting attention block size to 528 tokens" for Qwen3.5-4B at TP 1
   (vllm-project/vllm#40696, read for kvlint/capacity/state.py): 16 x cdiv(Gated DeltaNet state page, 16 x KV
   bytes per token of one attention layer) with the float32 recurrent state.
+- baidu/ERNIE-4.5-21B-A3B-PT: transformers' Ernie4_5_MoeConfig defaults (Baidu + HF: "a similar configuration to
+  that of baidu/ERNIE-4.5-21B-A3B-PT"); the card: 21B total / 3B activated, 28 layers, 20/4 heads, 64 experts
+  / 6 activated, 2 shared, 131072 context.
 """
 
 from __future__ import annotations
@@ -67,3 +70,25 @@ def test_qwen3_5_4b_hybrid_state_matches_vllms_block_size():
     assert arch.state_bytes_per_seq == 24 * per_layer == 51_511_296
     kv_per_token_one_layer = 2 * arch.kv_heads * arch.head_dim * 2
     assert 16 * -(-per_layer // (16 * kv_per_token_one_layer)) == 528  # vLLM's logged attention block size
+
+
+def test_ernie_4_5_21b_a3b_matches_its_card():
+    arch = arch_of("baidu/ERNIE-4.5-21B-A3B-PT")
+    assert arch.params == pytest.approx(21e9, rel=0.04)  # "21B total" (21.83B)
+    assert arch.params - idle_expert_params(arch) - arch.embed_params == pytest.approx(3e9, rel=0.05)  # "3B"
+    assert (arch.layers, arch.query_heads, arch.kv_heads, arch.head_dim, arch.max_positions) == (
+        28,
+        20,
+        4,
+        128,
+        131072,
+    )
+    assert (arch.num_experts, arch.experts_per_token, arch.moe_layers) == (64, 6, 27)  # layer 0 dense
+    assert arch.lm_head_params == 0  # tied
+
+
+def test_ernie_moe_end_index_minus_one_means_the_last_layer():
+    entry = models.lookup("baidu/ERNIE-4.5-21B-A3B-PT")
+    assert entry is not None
+    as_written_by_transformers = dict(entry["config"], moe_layer_end_index=-1)  # the class default
+    assert parse_config(as_written_by_transformers, "x", "test").moe_layers == 27

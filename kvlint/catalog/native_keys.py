@@ -198,9 +198,10 @@ def native_keys(cfg: dict[str, Any], family: str) -> dict[str, Any]:
 
 
 def ernie_moe_layer(cfg: dict[str, Any], i: int, layers: int) -> bool:
-    """vLLM Ernie4_5_MoeDecoderLayer: MoE when (i + 1) % interval == 0 and start <= i <= end."""
+    """vLLM Ernie4_5_MoeDecoderLayer: MoE when (i + 1) % interval == 0 and start <= i <= end; an end index of
+    -1 (transformers' Ernie4_5_MoeConfig default) or none means the last layer, as that config class reads it."""
     interval = int(cfg.get("moe_layer_interval") or 1)
     start = int(cfg.get("moe_layer_start_index") or 0)
     end = cfg.get("moe_layer_end_index")
-    end = end if isinstance(end, int) else layers - 1
+    end = end if isinstance(end, int) and end >= 0 else layers - 1
     return (i + 1) % interval == 0 and start <= i <= end
