@@ -12,6 +12,8 @@
   32 heads, 11008), served as Qwen2_5_VLForConditionalGeneration (no MTP layer); ViT 32 layers x 1280.
 - lmms-lab/llava-onevision-qwen2-7b-ov, lmms-lab/llava-next-72b: the LLaVA-NeXT makers' recipe and README name
   the LLM (Qwen2-7B-Instruct, Qwen-1.5 72B) and the tower (SigLIP SO400M, CLIP ViT-L/14-336); mlp2x_gelu projector.
+- Efficient-Large-Model/NVILA-8B: its config (Qwen2.5 LLM, 3584 / 18944, dynamic S2) and NVIDIA's NVILA recipe (SigLIP-448,
+  S2 scales 448/896/1344, mlp_downsample); the checkpoint's own files weigh 827 MB (tower) and 125 MB (projector) in bf16.
 """
 
 from __future__ import annotations
@@ -184,3 +186,14 @@ def test_a_full_internvl_config_compacts_and_prices_as_the_class():
     assert (arch.family, arch.layers, arch.kv_heads, arch.head_dim) == ("internlm2", 24, 8, 128)
     assert arch.vision_params == 304_012_288 + _mlp1(1024, 2048)
     assert 2.1e9 < arch.params < 2.3e9  # the "2B" of InternVL2_5-2B (1.89B LM + 0.30B ViT + 13M projector)
+
+
+def test_nvila_8b_is_qwen2_5_7b_plus_siglip_448_and_an_s2_projector():
+    vl, lm = arch_of("Efficient-Large-Model/NVILA-8B"), arch_of("Qwen/Qwen2.5-7B-Instruct")
+    assert vl.params - vl.vision_params == lm.params
+    assert (vl.layers, vl.kv_heads, vl.head_dim, vl.max_positions) == (28, 4, 128, 32768)
+    projector = 4 * 1152 * 3 * 3584 + 3584 * 3584  # mlp_downsample over 3 S2 scales of 1152 (biases aside)
+    assert 2 * projector == pytest.approx(125e6, rel=0.01)  # mm_projector/model.safetensors, bf16
+    assert 2 * (vl.vision_params - projector) == pytest.approx(
+        827e6, rel=0.01
+    )  # vision_tower/model.safetensors
