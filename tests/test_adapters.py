@@ -107,3 +107,19 @@ def test_ray_serve_llm_lora_config_names_its_adapter_store(tmp_path):
     assert d["adapters"] == [{"name": None, "ref": "s3://my/s3/path_here (adapters loaded on demand)"}]
     (note,) = d["plan"]["breakdown"]["notes"]
     assert "--max-loras 2 x --max-lora-rank 16 (vLLM default)" in note
+
+
+def test_kserve_llm_inference_service_lora_adapters_and_max_rank(tmp_path):
+    # spec.model.lora as kserve/kserve@aaac4e29 LoRASpec defines it: the controller adds --enable-lora and
+    # --max-lora-rank from maxRank; --max-loras stays vLLM's default when maxAdapters is not set
+    (tmp_path / "llmisvc.yaml").write_text(
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata:\n  name: llama-lora\nspec:\n"
+        "  model:\n    uri: hf://meta-llama/Llama-3.1-8B-Instruct\n    name: meta-llama/Llama-3.1-8B-Instruct\n"
+        "    lora:\n      maxRank: 64\n      adapters:\n      - name: sql\n        uri: hf://someone/llama-sql-lora\n"
+        "  template:\n    containers:\n    - name: main\n      resources:\n        limits: {nvidia.com/gpu: '1'}\n"
+        "    nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
+    )
+    (d,) = _json(tmp_path / "llmisvc.yaml")["deployments"]
+    assert d["adapters"] == [{"name": "sql", "ref": "someone/llama-sql-lora"}]
+    (note,) = d["plan"]["breakdown"]["notes"]
+    assert "--max-loras 1 (vLLM default) x --max-lora-rank 64 x" in note

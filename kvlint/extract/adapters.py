@@ -12,6 +12,10 @@ Where adapters are written:
 - KubeAI `spec.adapters[]` with `name` and `url` (substratusai/kubeai@2f32ef49 api/k8s/v1/model_types.go
   Adapter); the controller then starts vLLM with `--enable-lora`
   (internal/modelcontroller/engine_vllm.go: `if m.Spec.Adapters != nil { args = append(args, "--enable-lora") }`);
+- KServe LLMInferenceService `spec.model.lora.adapters[]` (uri, name), `maxRank` (-> --max-lora-rank) and
+  `maxAdapters` (-> --max-loras); the controller adds `--enable-lora` and sets the other two only when stated
+  (kserve/kserve@aaac4e29 pkg/apis/serving/v1alpha2/llm_inference_service_types.go LoRASpec;
+  pkg/controller/v1alpha2/llmisvc/workload_lora.go addLoRAVLLMArgs);
 - Ray Serve LLM `lora_config.dynamic_lora_loading_path`: a storage prefix adapters are loaded from on demand
   (ray-project/ray python/ray/llm/_internal/serve/configs/server_models.py LoraConfig); vLLM's own LoRA
   settings stay in `engine_kwargs` (enable_lora, max_loras), which Ray passes to vLLM unchanged
@@ -107,3 +111,23 @@ def ray_lora_config(cfg: Mapping, file: str) -> list[tuple[str, str, Location | 
     if isinstance(node, Scalar) and node.value:
         return [("", f"{node.value} (adapters loaded on demand)", node.where(file))]
     return []
+
+
+def kserve_lora(d: Deployment, spec: Mapping, file: str) -> None:
+    """KServe LLMInferenceService `spec.model.lora`: its adapters, and maxRank / maxAdapters as vLLM's flags."""
+    lora = spec.at("model", "lora")
+    if not isinstance(lora, Mapping):
+        return
+    found: list[tuple[str, str, Location | None]] = []
+    seq = lora.seq("adapters")
+    for item in seq.items if seq is not None else ():
+        uri = item.scalar("uri") if isinstance(item, Mapping) else None
+        if uri is not None and uri.value:
+            name = item.scalar("name") if isinstance(item, Mapping) else None
+            label = str(name.value) if name is not None and name.value else ""
+            found.append((label, _ref(str(uri.value)), uri.where(file)))
+    for key, target in (("maxRank", "max_lora_rank"), ("maxAdapters", "max_loras")):
+        node = lora.scalar(key)
+        if node is not None and isinstance(node.value, int) and not isinstance(node.value, bool):
+            d.extra[target] = stated(node.value, node.where(file), f"spec.model.lora.{key}")
+    record(d, found, enables=True)

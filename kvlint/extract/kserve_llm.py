@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, inferred, stated
+from kvlint.extract import adapters, pods
 from kvlint.extract import container as ct
-from kvlint.extract import pods
 from kvlint.extract.argv import _split_script, read_env, scalar_tokens
 from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Scalar
@@ -55,6 +55,7 @@ def _role(ctx: ct.ObjectContext, spec: Mapping, role: str, body: Mapping) -> Dep
         d.model = stated(str(name.value), name.where(path))
     elif isinstance(uri, Scalar) and str(uri.value).startswith("hf://"):
         d.model = stated(str(uri.value)[5:], uri.where(path))
+    adapters.kserve_lora(d, spec, path)
     par = body.map("parallelism")  # prefill states its own (spec.prefill is a workload spec of its own)
     for key, attr in (
         ("tensor", "tensor_parallel"),
