@@ -50,3 +50,37 @@ def test_kimi_vl_a3b_kv_per_token_matches_a_vllm_log():
     assert arch.vision_params == pytest.approx(0.4e9, rel=0.15)  # MoonViT-SO-400M + its projector
     assert (arch.num_experts, arch.experts_per_token, arch.moe_layers) == (64, 6, 26)
     assert arch.max_positions == 131072  # the card's 128K context
+
+
+def _lora_params(arch, rank: int) -> int:
+    """A LoRA of `rank` on every linear of a Phi-3-style layer: qkv, o, gate_up, down (in + out) x rank."""
+    h, q, kv, inter = (
+        arch.hidden_size,
+        arch.query_heads * arch.head_dim,
+        arch.kv_heads * arch.head_dim,
+        arch.intermediate_size,
+    )
+    per_layer = (h + q + 2 * kv) + (q + h) + (h + 2 * inter) + (inter + h)
+    return arch.layers * per_layer * rank
+
+
+def test_phi_4_multimodal_is_phi_4_mini_plus_its_encoders():
+    arch = arch_of("microsoft/Phi-4-multimodal-instruct")
+    mini = arch_of("microsoft/Phi-4-mini-instruct")
+    assert arch.params - arch.vision_params == mini.params  # the shared, frozen language model
+    assert (arch.layers, arch.kv_heads, arch.head_dim, arch.max_positions) == (32, 8, 128, 131072)
+    # the speech LoRA (r 320) the repository ships separately: adapter_model.safetensors 923 MB in bf16
+    assert _lora_params(arch, 320) * 2 == pytest.approx(923e6, rel=0.005)
+    # served encoders (SigLIP 26 layers + conformer) plus both LoRAs make the card's 5.6B
+    assert arch.params + _lora_params(arch, 256) + _lora_params(arch, 320) == pytest.approx(5.6e9, rel=0.02)
+    assert "audio" in arch.vision_note
+
+
+def test_conformer_block_absent_or_malformed_counts_nothing():
+    from kvlint.catalog.conformer import conformer_params
+
+    phi4mm = arch_of("microsoft/Phi-4-multimodal-instruct").parsed_from[0]
+    audio = conformer_params(phi4mm, 3072)
+    assert audio == pytest.approx(0.46e9, rel=0.03)  # the tech report's audio encoder + projector, ~460M
+    for bad in ({}, {"audio_processor": "cascades"}, {"audio_processor": {"config": {"num_blocks": 24}}}):
+        assert conformer_params(bad, 3072) == 0

@@ -116,6 +116,8 @@ KEEP_KEYS = frozenset(
         "visual",  # Qwen-VL (1.0): its ViT and resampler, in its own key names
         "downsample_ratio",  # InternVL: the pixel shuffle that sizes its projector mlp1
         "audio_config",
+        "audio_processor",  # Phi-4-multimodal: its conformer audio encoder (kvlint.catalog.conformer)
+        "embd_layer",  # Phi-4-multimodal: the audio projection's kind
         "cross_attention_layers",  # mllama: decoder layers attending to the image tokens
         "word_embed_proj_dim",
         "partial_rotary_factor",
@@ -220,6 +222,41 @@ def _has_score_head(config: dict[str, Any]) -> bool:
     return name.endswith(("ForSequenceClassification", "RewardModel"))
 
 
+_CONFORMER_KEEP = frozenset(
+    {
+        "attention_dim",
+        "attention_heads",
+        "linear_units",
+        "num_blocks",
+        "kernel_size",
+        "ext_pw_out_channel",
+        "depthwise_seperable_out_channel",
+        "depthwise_multiplier",
+        "nemo_conv_settings",
+        "time_reduction",
+        "input_size",
+        "relative_attention_bias_args",
+    }
+)
+
+
+def _compact_audio(key: str, value: dict[str, Any]) -> dict[str, Any]:
+    """Phi-4-multimodal's audio blocks: the conformer's sizes and the audio projection's kind."""
+    if key == "embd_layer":
+        audio = value.get("audio_embd_layer")
+        return (
+            {"audio_embd_layer": {"projection_cls": audio.get("projection_cls")}}
+            if isinstance(audio, dict)
+            else {}
+        )
+    inner = value.get("config")
+    return (
+        {"config": {k: v for k, v in inner.items() if k in _CONFORMER_KEEP}}
+        if isinstance(inner, dict)
+        else {}
+    )
+
+
 def compact(config: dict[str, Any]) -> dict[str, Any]:
     """The subset of a config.json that kvlint reads (what the shipped catalog stores)."""
     out: dict[str, Any] = {}
@@ -234,6 +271,10 @@ def compact(config: dict[str, Any]) -> dict[str, Any]:
             value = compact(value)
         elif key in ("vision_config", "visual", "audio_config") and isinstance(value, dict):
             value = {k: v for k, v in value.items() if k in VISION_KEEP or (k, v) == _GATED_TOWER}
+        elif key in ("audio_processor", "embd_layer") and isinstance(value, dict):
+            value = _compact_audio(key, value)
+            if not value:  # Phi-3-vision's embd_layer states no audio projection
+                continue
         elif key in ("attn_config", "ffn_config") and isinstance(value, dict):
             value = compact_nested(value)
         elif key in ("quantization_config", "compression_config") and isinstance(value, dict):

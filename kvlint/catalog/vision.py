@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.catalog.conformer import conformer_params
+
 # Qwen-VL's Resampler: a 16 x 16 grid of learned queries (Qwen/Qwen-VL visual.py, n_queries=256)
 _QWEN_VL_QUERIES = 256
 
@@ -167,7 +169,7 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
     else:
         embed = chans * patch * patch * h + patches * h
     total = layers * per_layer + embed + _projector(v, h, text_hidden, qwen_vl) + audio
-    also = " and the audio encoder from audio_config" if audio else ""
+    also = " and the audio encoder" if audio else ""
     return int(total), f"vision tower estimated from its config ({layers} layers x hidden {h}){also}, bf16"
 
 
@@ -177,7 +179,7 @@ def audio_params(config: dict[str, Any], text_hidden: int) -> int:
     convolutions over num_mel_bins (kernel 3), a final LayerNorm and a d_model -> output_dim projection."""
     a = config.get("audio_config")
     if not isinstance(a, dict):
-        return 0
+        return conformer_params(config, text_hidden)  # Phi-4-multimodal's `audio_processor`
     h, layers, ffn = _int(a, "d_model"), _int(a, "encoder_layers"), _int(a, "encoder_ffn_dim")
     if not h or not layers or not ffn:
         return 0
