@@ -139,3 +139,12 @@ def test_nv_embedqa_1b_v2_is_an_encoder_style_embedding_model(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
     local = models.resolve(str(tmp_path))
     assert local.arch is None and local.no_kv_cache and "llama_bidirec" in local.how
+
+
+def test_deepseek_v2_5_keeps_the_deepseek_v2_shapes():
+    """The W4A16 copy of DeepSeek's V2.5 snapshot states DeepSeek-V2's shapes (only the yarn mscale differs);
+    236B as its republications are listed; MLA: one 512 + 64 latent per token per layer."""
+    v25, v2 = arch_of("deepseek-ai/DeepSeek-V2.5"), arch_of("deepseek-ai/DeepSeek-V2")
+    assert v25.params == v2.params and round(v25.params / 1e9) == 236
+    assert v25.mla and (v25.layers, v25.head_dim, v25.max_positions) == (60, 576, 163840)
+    assert (v25.num_experts, v25.experts_per_token, v25.moe_layers) == (160, 6, 59)
