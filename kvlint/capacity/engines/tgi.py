@@ -362,7 +362,12 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"KV per token per GPU: {per_token:,} B (block {block}) -> max_batch_total_tokens {tokens(kv_tokens)}",
     ]
     if edge:
-        p.notes.append(allocator_edge(kv_tokens, edge // (per_token * block) * block, prefill, limit))
+        high = edge // (per_token * block) * block
+        p.notes.append(allocator_edge(kv_tokens, high, prefill, limit))
+        # the range in the arithmetic printed under a finding, too
+        p.lines.append(
+            f"  on the allocator's edge: between {tokens(kv_tokens)} and {tokens(high)} tokens (the lower shown)"
+        )
     if warmup_fails:
         p.notes.append(
             f"{WARMUP_FAILS}: weights {gib(w.per_gpu_max)} + the warm-up batch's KV blocks {gib(warm_kv)} +"
