@@ -197,3 +197,12 @@ def test_nvila_8b_is_qwen2_5_7b_plus_siglip_448_and_an_s2_projector():
     assert 2 * (vl.vision_params - projector) == pytest.approx(
         827e6, rel=0.01
     )  # vision_tower/model.safetensors
+
+
+@pytest.mark.parametrize("ratio", [0, -0.5, 1.5, "0.5", True, None])
+def test_an_unusable_downsample_ratio_falls_back_to_the_plain_projector(ratio):
+    """A malformed downsample_ratio is not guessed into a pixel-shuffle width: the tower is still counted,
+    with the generic projector, and nothing raises."""
+    config = {"model_type": "internvl_chat", "downsample_ratio": ratio, "vision_config": _INTERNVIT_300M}
+    n, note = vision_params(config, 4096)
+    assert n > 0 and "mlp1" not in note
