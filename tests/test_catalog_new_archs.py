@@ -15,9 +15,15 @@ benchmarks/catalog_curated.json.
 - baidu/ERNIE-4.5-21B-A3B-PT: transformers' Ernie4_5_MoeConfig defaults (Baidu + HF: "a similar configuration to
   that of baidu/ERNIE-4.5-21B-A3B-PT"); the card: 21B total / 3B activated, 28 layers, 20/4 heads, 64 experts
   / 6 activated, 2 shared, 131072 context.
+- jet-ai/Jet-Nemotron-2B: the maker's config (NVlabs/Jet-Nemotron jetai/modeling/configs/jetlm_2B.json): 24 JetBlock
+  layers priced as the model code builds them (kvlint.catalog.jet_block) with SGLang's state shape, 2 attn + 2
+  swa layers keeping KV (SGLang's full_attention_layer_ids); the card's "2B".
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 from catalog_arch import arch_of, idle_expert_params
@@ -92,3 +98,46 @@ def test_ernie_moe_end_index_minus_one_means_the_last_layer():
     assert entry is not None
     as_written_by_transformers = dict(entry["config"], moe_layer_end_index=-1)  # the class default
     assert parse_config(as_written_by_transformers, "x", "test").moe_layers == 27
+
+
+def test_jet_nemotron_2b_prices_its_jet_blocks_and_their_state():
+    arch = arch_of("jet-ai/Jet-Nemotron-2B")
+    assert arch.params == pytest.approx(2.0e9, rel=0.03)  # 1,964,806,208 (the card's "2B")
+    assert arch.attention_layers == 4 and len(arch.state_layers) == 24  # attn at 14, 19; swa at 20, 21
+    assert (arch.kv_heads, arch.head_dim, arch.max_positions) == (2, 128, 131072)
+    heads, dk, dv, h = 12, 96, 256, 1536  # efficient_attention_config.jet: 12 x 96, expand_v 8/3 -> 256
+    conv = (heads * dv + 2 * heads * dk) * (4 - 1) * 2  # SGLang Mamba2StateShape conv window, bf16
+    recurrent = heads * dv * dk * 4  # float32 (mamba2_state_dtype's default)
+    assert arch.state_bytes_per_seq == 24 * (conv + recurrent) == 29_085_696
+    generator = h * (heads * dv // 8) + (heads * dv // 8) * heads * dv * 4 + heads * dv * 4
+    jet_layer = (
+        2 * h * heads * dk + 2 * h * heads * dv + 2 * h * heads + 2 * heads + generator + dv + heads * dv * h
+    )
+    assert arch.layer_params[0].attn == jet_layer
+    assert (
+        arch.layer_params[14].attn == h * 12 * 128 + 2 * h * 2 * 128 + 12 * 128 * h + 12 * 128 + 2 * 2 * 128
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"layer_types": ["jet"] * 27}, "layer_types must name jet / attn / swa"),
+        (
+            {"efficient_attention_config": {"swa": {"window_size": 1152}}},
+            "needs efficient_attention_config.jet",
+        ),
+        (
+            {"efficient_attention_config": {"jet": {"num_heads": "x", "head_dim": 96}}},
+            "jet.num_heads must be",
+        ),
+    ],
+)
+def test_a_malformed_jet_nemotron_config_is_a_located_kv003(tmp_path: Path, change, message):
+    entry = models.lookup("jet-ai/Jet-Nemotron-2B")
+    assert entry is not None
+    with pytest.raises(ValueError, match=message):
+        parse_config(dict(entry["config"], **change), "t/bad", "test")
+    (tmp_path / "config.json").write_text(json.dumps(dict(entry["config"], **change)))
+    res = models.resolve(str(tmp_path))
+    assert res.arch is None and message in res.how  # the reason, for a located KV003

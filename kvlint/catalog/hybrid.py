@@ -18,6 +18,9 @@ The layer patterns are read as the model code reads them:
 - Falcon-H1 (`falcon_h1`): every layer runs attention and a Mamba-2 mixer side by side (vLLM
   falcon_h1.py FalconH1ParallelHybrid: `self_attn` and `mamba` on the same input), so every layer holds
   both a KV cache and a Mamba-2 state.
+- Jet-Nemotron (`jet_nemotron`): `layer_types` `jet` (a JetBlock: linear attention with a fixed state,
+  kvlint.catalog.jet_block), `attn` and `swa`; SGLang, which serves it, keeps full KV for both `attn` and
+  `swa` layers (configs/jet_nemotron.py full_attention_layer_ids), so kvlint prices `swa` as attention too.
 - Hunyuan cross-layer attention (`use_cla`, `cla_share_factor` f): layer i computes K and V only when
   i % f == 0; the f - 1 layers after it attend with that layer's K and V and have only q_proj and o_proj
   (vllm/model_executor/models/hunyuan_v1.py @00f8d445: HunYuanDecoderLayer picks HunYuanCrossAttention
@@ -37,6 +40,7 @@ from typing import Any
 
 from kvlint.catalog.arch import FULL, NONE
 from kvlint.catalog.hf_keys import first
+from kvlint.catalog.jet_block import jet_params, jet_state
 
 ATTENTION = "attention"
 MAMBA2 = "mamba2"
@@ -48,7 +52,8 @@ MLP_ONLY = "mlp"  # Nemotron-H `-`: a layer with only an MLP
 MOE_ONLY = "moe"  # Nemotron-H `E`: a layer with only a mixture of experts
 PARALLEL = "attention+mamba2"  # Falcon-H1: attention and Mamba-2 side by side in one layer
 CROSS_LAYER = "cross_layer_attention"  # Hunyuan CLA: attends with the previous layer's K and V
-STATEFUL = (MAMBA2, MAMBA1, DELTANET, LIGHTNING, KDA, PARALLEL)
+JET = "jet_block"  # Jet-Nemotron's JetBlock linear attention
+STATEFUL = (MAMBA2, MAMBA1, DELTANET, LIGHTNING, KDA, PARALLEL, JET)
 
 _PATTERN_CHAR = {"M": MAMBA2, "*": ATTENTION, "-": MLP_ONLY, "E": MOE_ONLY}
 _BLOCK_NAME = {
@@ -62,6 +67,7 @@ _BLOCK_NAME = {
 }
 _DELTANET_FAMILIES = ("qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text")
 _MINIMAX = ("minimax", "minimax_m1", "minimax_text_01")
+_JET_NAME = {"jet": JET, "attn": ATTENTION, "swa": ATTENTION}
 
 
 def _from_names(names: Any, layers: int, table: dict[str, str]) -> tuple[str, ...] | None:
@@ -78,6 +84,14 @@ def mixers(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | N
         return _from_names(cfg.get("hybrid_override_pattern"), layers, _PATTERN_CHAR) or _from_names(
             cfg.get("layers_block_type"), layers, _BLOCK_NAME
         )
+    if family == "jet_nemotron":
+        jet = _from_names(cfg.get("layer_types"), layers, _JET_NAME)
+        if jet is None:
+            shown = f"{cfg.get('layer_types')!r:.60}"
+            raise ValueError(
+                f"layer_types must name jet / attn / swa for each of the {layers} layers, not {shown}"
+            )
+        return jet
     if family == "granitemoehybrid":
         return _from_names(cfg.get("layer_types") or cfg.get("layers_block_type"), layers, _BLOCK_NAME)
     if family in _DELTANET_FAMILIES:
@@ -276,6 +290,8 @@ def mixer_params(cfg: dict[str, Any], mixer: str, h: int, nq: int, d: int) -> in
         return _lightning_params(cfg, h, nq, d)
     if mixer == KDA:
         return _kda_params(cfg, h)
+    if mixer == JET:
+        return jet_params(cfg, h)
     if mixer == CROSS_LAYER:
         return 2 * h * nq * d  # q_proj and o_proj only
     return 0
@@ -299,6 +315,8 @@ def state_per_layer(cfg: dict[str, Any], mixer: str, h: int, nq: int, d: int, dt
         return _lightning_state(nq, d, ssm if ssm != dtype_bytes else 4.0)
     if mixer == KDA:
         return _kda_state(cfg, dtype_bytes)
+    if mixer == JET:
+        return jet_state(cfg, dtype_bytes)
     return 0
 
 
@@ -321,6 +339,7 @@ __all__ = [
     "ATTENTION",
     "CROSS_LAYER",
     "DELTANET",
+    "JET",
     "KDA",
     "LIGHTNING",
     "MAMBA1",

@@ -41,6 +41,8 @@ Hugging Face keys the rest of the parser reads, as the engine reads them:
   as the engines choose the model class: Grok-2's config.json calls its model_type "git"): every layer is a
   Grok1MoE of num_local_experts experts of moe_intermediate_size (else intermediate_size), and with
   residual_moe a dense Grok1MLP of intermediate_size beside it (moe_with_rmoe adds both outputs).
+- Jet-Nemotron (github:NVlabs/Jet-Nemotron@94cbd124 modeling_jet_nemotron.py JetNemotronAttention): q/k/v
+  projections with bias; its JetBlock layers are read in kvlint.catalog.jet_block.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ _NATIVE_KEY_TEXT = """
     moe_k moe_num_shared_experts moe_layer_start_index moe_layer_end_index moe_layer_interval
     num_shared_experts use_qkv_bias moe_top_k moe_topk num_shared_expert use_mixed_mlp_moe use_cla
     cla_share_factor attention_head_dim num_experts_per_token routed_expert_hidden_size linear_attn_config
-    mla_use_output_gate residual_moe
+    mla_use_output_gate residual_moe efficient_attention_config
 """
 NATIVE_KEYS = tuple(_NATIVE_KEY_TEXT.split())
 # the parts of DBRX / MPT's nested attn_config and ffn_config that the parser reads
@@ -157,6 +159,10 @@ def _kimi_linear(cfg: dict[str, Any]) -> None:
     _set(cfg, "moe_latent_size", cfg.get("routed_expert_hidden_size"))
 
 
+def _jet_nemotron(cfg: dict[str, Any]) -> None:
+    _set(cfg, "qkv_bias", True)  # JetNemotronAttention: q/k/v_proj with bias, o_proj without (as Qwen2)
+
+
 def _grok(cfg: dict[str, Any]) -> None:
     inter = cfg.get("intermediate_size")
     if cfg.get("residual_moe") and isinstance(inter, int):
@@ -175,6 +181,7 @@ _BY_FAMILY = {
     "hunyuan_v1_dense": _hunyuan,
     "hunyuan_v1_moe": _hunyuan,
     "kimi_linear": _kimi_linear,
+    "jet_nemotron": _jet_nemotron,
 }
 # readers chosen by the architecture class the engines load (a config's model_type may be wrong)
 _BY_ARCH = {"Grok1ForCausalLM": _grok, "Grok1ModelForCausalLM": _grok, "GrokForCausalLM": _grok}
