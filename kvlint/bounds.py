@@ -125,7 +125,8 @@ FIELDS: dict[str, Range] = {
     "mamba_full_memory_ratio": Range("SGLang mamba_full_memory_ratio", 0, 1000, integer=False, lo_open=True),
     # vLLM LoRA (capacity/lora.py names their memory): LoRAConfig.max_loras >= 1, max_lora_rank <= 512
     "max_loras": Range("vLLM max_loras", 1, 1 << 20),
-    "max_lora_rank": Range("vLLM max_lora_rank", 1, 1 << 16),
+    "max_lora_rank": Range("LoRA max_lora_rank", 1, 1 << 16),
+    "max_loras_per_batch": Range("SGLang max_loras_per_batch", 1, 1 << 20),
 }
 
 # Model architecture facts: the spec's `architecture:` keys and config.json's keys.

@@ -123,3 +123,22 @@ def test_kserve_llm_inference_service_lora_adapters_and_max_rank(tmp_path):
     assert d["adapters"] == [{"name": "sql", "ref": "someone/llama-sql-lora"}]
     (note,) = d["plan"]["breakdown"]["notes"]
     assert "--max-loras 1 (vLLM default) x --max-lora-rank 64 x" in note
+
+
+def test_sglang_lora_paths_turn_lora_on_and_name_the_batch_reserve(tmp_path):
+    # the launch line of SGLang's LoRA docs (docs.sglang.io advanced_features/lora: --lora-paths NAME=PATH)
+    (tmp_path / "sg.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: sg}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n      containers:\n"
+        "      - name: sglang\n        image: lmsysorg/sglang:v0.4.6\n        command: [python3, -m, sglang.launch_server]\n"
+        "        args: [--model-path, meta-llama/Llama-3.1-8B-Instruct, --lora-paths,"
+        " lora0=algoprog/fact-generation-llama-3.1-8b-instruct-lora, /adapters/plain, --context-length, '8192']\n"
+        "        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (d,) = _json(tmp_path / "sg.yaml")["deployments"]
+    assert d["adapters"] == [
+        {"name": "lora0", "ref": "algoprog/fact-generation-llama-3.1-8b-instruct-lora"},
+        {"name": None, "ref": "/adapters/plain"},
+    ]
+    (note,) = d["plan"]["breakdown"]["notes"][-1:]
+    assert "--max-loras-per-batch 8 (SGLang default)" in note and "not priced" in note

@@ -9,6 +9,10 @@ They are allocated before the profile run, so they come out of the KV-cache pool
 wrapped (attention, MLP, MoE experts, embeddings, lm_head) and how each slice is sharded depend on
 the model class and `--fully-sharded-loras`, which kvlint does not model: the cost is named, not
 priced, and the pool kvlint shows is larger than vLLM's by that amount.
+
+SGLang reserves GPU buffers for `--max-loras-per-batch` adapters (default 8; "this argument can affect
+the amount of GPU memory reserved for multi-LoRA serving", docs.sglang.io/advanced_features/lora.html),
+sized by `--max-lora-rank` (default: the largest rank of the adapters it loads): named the same way.
 """
 
 from __future__ import annotations
@@ -25,20 +29,37 @@ def _setting(extra: dict[str, Any], key: str, default: int, flag: str) -> str:
     return f"{flag} {value}" if value is not None else f"{flag} {default} (vLLM default)"
 
 
-def note(extra: dict[str, Any]) -> str:
-    """The memory note for a vLLM plan whose deployment enables LoRA, or ''."""
+SGLANG_DEFAULT_MAX_LORAS_PER_BATCH = 8  # docs.sglang.io LoRA serving: "Defaults to be 8"
+SGLANG_SOURCE = "docs.sglang.io/advanced_features/lora.html"
+
+
+def _named(adapters: list[tuple[str, str]]) -> str:
+    if not adapters:
+        return ""
+    shown = ", ".join(f"{name}={ref}" if name else ref for name, ref in adapters)
+    return f" serving adapter(s) {shown} on the base model;"
+
+
+def note(extra: dict[str, Any], engine: str = "vllm") -> str:
+    """The memory note for a plan whose deployment enables LoRA, or ''."""
     enabled = extra.get("enable_lora")
     adapters = extra.get("lora_adapters") or []
     if not enabled and not adapters:
         return ""
+    if engine == "sglang":
+        per_batch = _setting(
+            extra, "max_loras_per_batch", SGLANG_DEFAULT_MAX_LORAS_PER_BATCH, "--max-loras-per-batch"
+        ).replace("(vLLM default)", "(SGLang default)")
+        rank = extra.get("max_lora_rank")
+        rank_text = f"--max-lora-rank {rank}" if rank is not None else "the adapters' largest rank"
+        return (
+            f"LoRA enabled:{_named(adapters)} SGLang reserves adapter buffers for {per_batch} at {rank_text} "
+            f"({SGLANG_SOURCE}); not priced here, so the KV pool is smaller than shown by that amount"
+        )
     loras = _setting(extra, "max_loras", DEFAULT_MAX_LORAS, "--max-loras")
     rank = _setting(extra, "max_lora_rank", DEFAULT_MAX_LORA_RANK, "--max-lora-rank")
-    named = ""
-    if adapters:
-        shown = ", ".join(f"{name}={ref}" if name else ref for name, ref in adapters)
-        named = f" serving adapter(s) {shown} on the base model;"
     return (
-        f"LoRA enabled:{named} vLLM preallocates, for each LoRA-wrapped linear layer, {loras} x {rank} x "
-        f"(input + output size) values in the model dtype before its profile run ({SOURCE}); not priced here, "
-        "so the KV-cache pool is smaller than shown by that amount"
+        f"LoRA enabled:{_named(adapters)} vLLM preallocates, for each LoRA-wrapped linear layer, {loras} x "
+        f"{rank} x (input + output size) values in the model dtype before its profile run ({SOURCE}); not "
+        "priced here, so the KV-cache pool is smaller than shown by that amount"
     )

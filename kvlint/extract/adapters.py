@@ -16,6 +16,8 @@ Where adapters are written:
   `maxAdapters` (-> --max-loras); the controller adds `--enable-lora` and sets the other two only when stated
   (kserve/kserve@aaac4e29 pkg/apis/serving/v1alpha2/llm_inference_service_types.go LoRASpec;
   pkg/controller/v1alpha2/llmisvc/workload_lora.go addLoRAVLLMArgs);
+- SGLang `--lora-paths PATH | NAME=PATH | {"lora_name": ..., "lora_path": ...} ...` (it turns LoRA on by itself)
+  (docs.sglang.io/advanced_features/lora.html "Arguments for LoRA Serving");
 - Ray Serve LLM `lora_config.dynamic_lora_loading_path`: a storage prefix adapters are loaded from on demand
   (ray-project/ray python/ray/llm/_internal/serve/configs/server_models.py LoraConfig); vLLM's own LoRA
   settings stay in `engine_kwargs` (enable_lora, max_loras), which Ray passes to vLLM unchanged
@@ -41,38 +43,45 @@ def _ref(text: str) -> str:
     return text
 
 
-def _module(text: str) -> tuple[str, str] | None:
-    """One --lora-modules item: `name=path` or a JSON object with name and path."""
+def _module(text: str, bare_path: bool = False) -> tuple[str, str] | None:
+    """One adapter item: `name=path`, a JSON object with name and path (vLLM `name`/`path`, SGLang
+    `lora_name`/`lora_path`), or (SGLang, `bare_path`) a path alone."""
     text = text.strip()
     if text.startswith("{"):
         try:
             obj = json.loads(text)
         except ValueError:
             return None
-        if isinstance(obj, dict) and isinstance(obj.get("name"), str) and isinstance(obj.get("path"), str):
-            return obj["name"], _ref(obj["path"])
-        return None
+        if not isinstance(obj, dict):
+            return None
+        name, path = obj.get("name", obj.get("lora_name")), obj.get("path", obj.get("lora_path"))
+        return (name, _ref(path)) if isinstance(name, str) and isinstance(path, str) else None
     name, sep, path = text.partition("=")
-    return (name, _ref(path)) if sep and name and path else None
+    if sep and name and path:
+        return name, _ref(path)
+    return ("", _ref(text)) if bare_path and text and not sep else None
 
 
-def vllm_lora_modules(tokens: list[Token]) -> list[tuple[str, str, Location | None]]:
-    """(name, reference, where) of every adapter `--lora-modules` names (its items run to the next option)."""
+def vllm_lora_modules(
+    tokens: list[Token], flag: str = "--lora-modules", bare_path: bool = False
+) -> list[tuple[str, str, Location | None]]:
+    """(name, reference, where) of every adapter `flag` names (its items run to the next option);
+    SGLang's `--lora-paths` takes the same items and a bare path (`bare_path`)."""
     out: list[tuple[str, str, Location | None]] = []
     taking = False
     for tok in tokens:
         text = tok.text
-        if text.startswith("--lora-modules="):
+        if text.startswith(flag + "="):
             taking = True
-            text = text[len("--lora-modules=") :]
-        elif text == "--lora-modules":
+            text = text[len(flag) + 1 :]
+        elif text == flag:
             taking = True
             continue
         elif text.startswith("-"):
             taking = False
             continue
         if taking:
-            found = _module(text)
+            found = _module(text, bare_path)
             if found is None:
                 taking = False  # a positional after the list (vLLM's own parser reads it the same way)
                 continue
@@ -80,15 +89,15 @@ def vllm_lora_modules(tokens: list[Token]) -> list[tuple[str, str, Location | No
     return out
 
 
-def record(d: Deployment, found: list[tuple[str, str, Location | None]], enables: bool) -> None:
-    """Name the adapters on the deployment; `enables`: serving them turns LoRA on (KubeAI adds the flag)."""
+def record(d: Deployment, found: list[tuple[str, str, Location | None]], enables: str = "") -> None:
+    """Name the adapters on the deployment; `enables`: why serving them turns LoRA on, when it does."""
     if not found:
         return
     where = found[0][2]
     pairs = [(name, ref) for name, ref, _ in found]
     d.extra["lora_adapters"] = stated(pairs, where, "LoRA adapters served on the base model")
     if enables and "enable_lora" not in d.extra:
-        d.extra["enable_lora"] = stated(True, where, "KubeAI adds --enable-lora when a Model lists adapters")
+        d.extra["enable_lora"] = stated(True, where, enables)
 
 
 def kubeai_adapters(spec: Mapping, file: str) -> list[tuple[str, str, Location | None]]:
@@ -130,4 +139,4 @@ def kserve_lora(d: Deployment, spec: Mapping, file: str) -> None:
         node = lora.scalar(key)
         if node is not None and isinstance(node.value, int) and not isinstance(node.value, bool):
             d.extra[target] = stated(node.value, node.where(file), f"spec.model.lora.{key}")
-    record(d, found, enables=True)
+    record(d, found, "KServe's controller adds --enable-lora for spec.model.lora adapters")

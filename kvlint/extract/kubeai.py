@@ -43,7 +43,11 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
         return None
     if url is not None and url.value:
         _model_url(d, url, ctx.file)
-    adapters.record(d, adapters.kubeai_adapters(spec, ctx.file), enables=d.engine_name == "vllm")
+    adapters.record(
+        d,
+        adapters.kubeai_adapters(spec, ctx.file),
+        "KubeAI adds --enable-lora when a Model lists adapters" if d.engine_name == "vllm" else "",
+    )
     d.issues.extend(keys.engine_value(written, where, d.label()))
     if name is not None:
         d.issues.extend(keys.unread_catalog_keys(spec, ctx.file, name))

@@ -289,7 +289,7 @@ def llm_config_deployment(
         if isinstance(n, Scalar) and n.value is not None:
             env[key] = EnvVar(str(n.value), n.where(path))
     vllm.read(d, engine_kwargs_tokens(cfg.map("engine_kwargs"), path), env, positional_model=False)
-    adapters.record(d, adapters.ray_lora_config(cfg, path), enables=False)
+    adapters.record(d, adapters.ray_lora_config(cfg, path))
     replicas = cfg.at("deployment_config", "num_replicas")
     if isinstance(replicas, Scalar) and isinstance(replicas.value, int):
         d.extra["replicas"] = stated(replicas.value, replicas.where(path))

@@ -16,6 +16,7 @@ what SGLang reports. The defaults by release are in sglang_defaults.py.
 
 from __future__ import annotations
 
+from kvlint.capacity import lora
 from kvlint.capacity.course import longest_context
 from kvlint.capacity.engines import sglang_defaults as sd
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions, run_dtype
@@ -318,4 +319,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"max_running_requests {max_running:,}"
         + ("" if s.max_num_seqs else " (SGLang default: min(tokens // 2, request pool))"),
     ]
+    lora_note = lora.note(s.extra, "sglang")
+    if lora_note:
+        p.notes.append(lora_note)
+        p.lines.append(lora_note)
     return p

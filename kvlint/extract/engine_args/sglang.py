@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kvlint.deployment import Deployment
+from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args.apply import apply, override_model, report_unknown
 from kvlint.extract.engine_args.options import load_table
@@ -36,6 +37,9 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--mamba-full-memory-ratio": ("mamba_full_memory_ratio", "float"),
     "--disable-radix-cache": ("disable_radix_cache", "bool"),
     "--speculative-num-draft-tokens": ("speculative_num_draft_tokens", "int"),
+    "--enable-lora": ("enable_lora", "bool"),
+    "--max-loras-per-batch": ("max_loras_per_batch", "int"),
+    "--max-lora-rank": ("max_lora_rank", "int"),
 }
 NEEDED = {
     "--model-path",
@@ -52,6 +56,11 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
     if not strict:
         parsed.unknown.clear()  # a launcher with options of its own (Dynamo)
     apply(d, parsed, MAPPING, "SGLang", NEEDED)
+    adapters.record(
+        d,
+        adapters.vllm_lora_modules(tokens, "--lora-paths", bare_path=True),
+        "SGLang turns LoRA on when --lora-paths is given",
+    )
     override_model(d, parsed, "SGLang", ("--json-model-override-args",), {})
     report_unknown(
         d,

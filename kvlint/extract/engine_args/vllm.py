@@ -93,7 +93,7 @@ def read(
         d.extra["max_model_len_auto"] = stated(True, max_len[1].where)
         del parsed.values["--max-model-len"]
     apply(d, parsed, MAPPING, "vLLM", NEEDED)
-    adapters.record(d, adapters.vllm_lora_modules(tokens), enables=False)
+    adapters.record(d, adapters.vllm_lora_modules(tokens))
     # vLLM's --rope-scaling / --rope-theta (older releases) are hf_overrides of one key each
     override_model(
         d,
