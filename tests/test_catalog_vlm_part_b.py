@@ -14,7 +14,7 @@ geometry, the tower's weights estimated from its stated sizes, each checked agai
 from __future__ import annotations
 
 import pytest
-from catalog_arch import arch_of
+from catalog_arch import arch_of, idle_expert_params
 
 from kvlint.catalog import models
 
@@ -84,3 +84,18 @@ def test_conformer_block_absent_or_malformed_counts_nothing():
     assert audio == pytest.approx(0.46e9, rel=0.03)  # the tech report's audio encoder + projector, ~460M
     for bad in ({}, {"audio_processor": "cascades"}, {"audio_processor": {"config": {"num_blocks": 24}}}):
         assert conformer_params(bad, 3072) == 0
+
+
+def test_deepseek_vl2_matches_its_readme_total_and_activated():
+    """DeepSeek-VL2 README (deepseek-ai/DeepSeek-VL2): "vl27.5-MoE in total", "4.5B activated parameters",
+    sequence length 4096; its language model uses MLA (kv_lora_rank 512), unlike -tiny and -small."""
+    arch = arch_of("deepseek-ai/deepseek-vl2")
+    assert arch.params == pytest.approx(27.5e9, rel=0.01)
+    assert arch.params - arch.vision_params - idle_expert_params(arch) == pytest.approx(4.5e9, rel=0.02)
+    assert arch.mla and (arch.layers, arch.kv_heads, arch.head_dim) == (30, 1, 512 + 64)
+    assert (arch.num_experts, arch.experts_per_token, arch.moe_layers, arch.max_positions) == (
+        72,
+        6,
+        29,
+        4096,
+    )
