@@ -148,3 +148,12 @@ def test_deepseek_v2_5_keeps_the_deepseek_v2_shapes():
     assert v25.params == v2.params and round(v25.params / 1e9) == 236
     assert v25.mla and (v25.layers, v25.head_dim, v25.max_positions) == (60, 576, 163840)
     assert (v25.num_experts, v25.experts_per_token, v25.moe_layers) == (160, 6, 59)
+
+
+def test_glm_4_6_is_glm_4_5_at_200k_positions():
+    """transformers: GLM-4.6 uses GLM-4.5's Glm4MoeForCausalLM with the context grown from 128K to 200K;
+    Xinference lists it at 355B with 202,752 positions (Fireworks: 352B) - GLM-4.7's config exactly."""
+    g46, g45 = arch_of("zai-org/GLM-4.6"), arch_of("zai-org/GLM-4.5")
+    assert g46.params == g45.params and 352e9 < g46.params < 356e9  # 352.80B
+    assert (g46.max_positions, g45.max_positions) == (202752, 131072)
+    assert models.resolve("zai-org/GLM-4.6-FP8").arch.max_positions == 202752  # the FP8 release, by name
