@@ -221,3 +221,20 @@ def test_v3_warmup_blocks_are_one_short_of_max_total_tokens():
     plan, (f,) = run(36_000)
     assert plan.kv_tokens == 36_000 - 1
     assert "Not enough memory to handle `max_total_tokens=36000`" in f.message
+
+
+@pytest.mark.parametrize(("extra", "shards"), [("", 4), ("            - --sharded=false\n", 1)])
+def test_num_shard_unset_shards_over_the_pods_gpus(extra, shards):
+    """launcher/src/main.rs find_num_shards (v1.0-v3.3): with neither --num-shard nor --sharded,
+    TGI shards over `num_cuda_devices()`, the entries of CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES,
+    which the NVIDIA device plugin sets to the pod's GPUs ("By default text-generation-inference will
+    use all available GPUs"); `--sharded false` keeps one shard. The default is named as such."""
+    from kvlint.lint import lint_text
+
+    manifest = (ROOT / "fixtures" / "KV102" / "good-tgi-gemma3-image-warmup.yaml").read_text()
+    assert "--num-shard=4\n" in manifest and 'nvidia.com/gpu: "4"' in manifest
+    text = manifest.replace("            - --num-shard=4\n", extra)
+    (r,) = lint_text(text.encode(), "tgi.yaml", Settings()).deployments
+    tp = r.deployment.tensor_parallel
+    assert (tp.value, tp.origin) == (shards, "default")
+    assert r.settings.tp == shards

@@ -26,7 +26,7 @@ import re
 
 from kvlint.capacity.course import longest_context
 from kvlint.capacity.engines import tgi_vlm
-from kvlint.capacity.engines.tgi_launcher import launcher_defaults, v2_positions
+from kvlint.capacity.engines.tgi_launcher import default_shards, launcher_defaults, v2_positions
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.weights import weights as weight_bytes
@@ -92,9 +92,9 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     from kvlint.deployment import default
 
     version = parse_version(version_text)
-    shards = int(d.tensor_parallel.value) if d.tensor_parallel else 1
     if d.tensor_parallel is None:
-        d.tensor_parallel = default(1, "TGI default --num-shard 1 (one GPU)")
+        d.tensor_parallel = default_shards(d)
+    shards = int(d.tensor_parallel.value)
     if "cuda_memory_fraction" not in d.extra:
         d.extra["cuda_memory_fraction"] = default(1.0, "TGI default CUDA_MEMORY_FRACTION 1.0")
     fraction = float(d.extra["cuda_memory_fraction"].value)

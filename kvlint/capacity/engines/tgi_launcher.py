@@ -103,3 +103,21 @@ def launcher_defaults(
         value,
         f"TGI v3 default max_batch_prefill_tokens: {how}, capped at max_position_embeddings and VRAM",
     )
+
+
+def default_shards(d):
+    """--num-shard when unset (launcher/src/main.rs find_num_shards, v1.0-v3.3): `--sharded false` is 1;
+    otherwise `num_cuda_devices()`, the entries of CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES, which a
+    Kubernetes pod's NVIDIA device plugin sets to the GPUs it allocates ("By default
+    text-generation-inference will use all available GPUs", the launcher's --sharded help)."""
+    from kvlint.deployment import default
+
+    sharded = d.extra.get("sharded")
+    gpus = d.gpus_per_pod or d.gpus
+    if sharded is not None and sharded.value is False or gpus is None or int(gpus.value) <= 1:
+        return default(1, "TGI default --num-shard 1 (one GPU)")
+    return default(
+        int(gpus.value),
+        "TGI default: --num-shard unset shards over every GPU the container sees (CUDA_VISIBLE_DEVICES /"
+        " NVIDIA_VISIBLE_DEVICES, as the NVIDIA device plugin sets them)",
+    )

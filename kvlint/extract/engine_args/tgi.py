@@ -13,6 +13,7 @@ from kvlint.findings import Issue
 MAPPING: dict[str, tuple[str, str]] = {
     "--model-id": ("model", "text"),
     "--num-shard": ("tensor_parallel", "int"),
+    "--sharded": ("sharded", "bool"),
     "--max-total-tokens": ("max_context", "int"),
     "--max-input-tokens": ("max_input_tokens", "int"),
     "--max-input-length": ("max_input_tokens", "int"),
