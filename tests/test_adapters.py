@@ -142,3 +142,32 @@ def test_sglang_lora_paths_turn_lora_on_and_name_the_batch_reserve(tmp_path):
     ]
     (note,) = d["plan"]["breakdown"]["notes"][-1:]
     assert "--max-loras-per-batch 8 (SGLang default)" in note and "not priced" in note
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("'64'", "'64' is not a whole number"),
+        ("0", "0 is below 1"),
+        ("[64]", "(a list or map) is not"),
+        ("2.5", "2.5 is not"),
+    ],
+)
+def test_kserve_lora_max_rank_of_the_wrong_type_is_refused_not_replaced_by_the_default(
+    tmp_path, written, said
+):
+    # LoRASpec.MaxRank is *int32 with Minimum=1 (kserve@aaac4e29): the API server refuses a string, a list,
+    # a fraction or 0, so kvlint says so at the value instead of naming vLLM's default rank 16 in its place
+    (tmp_path / "llmisvc.yaml").write_text(
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata:\n  name: llama-lora\nspec:\n"
+        "  model:\n    uri: hf://meta-llama/Llama-3.1-8B-Instruct\n    name: meta-llama/Llama-3.1-8B-Instruct\n"
+        f"    lora:\n      maxRank: {written}\n"
+        "  template:\n    containers:\n    - name: main\n      resources:\n        limits: {nvidia.com/gpu: '1'}\n"
+        "    nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n"
+    )
+    out = _json(tmp_path / "llmisvc.yaml")
+    (bad,) = [f for f in out["findings"] if f["rule"] == "KV005"]
+    assert f"spec.model.lora.maxRank {said}" in bad["message"] and bad["line"] == 10
+    (d,) = out["deployments"]
+    notes = (d["plan"] or {}).get("breakdown", {}).get("notes", []) if d["plan"] else []
+    assert not any("--max-lora-rank 16 (vLLM default)" in n for n in notes)

@@ -28,12 +28,17 @@ from __future__ import annotations
 
 import json
 
+from kvlint.bounds import FIELDS
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import Token
+from kvlint.extract.bounded import crd_int
 from kvlint.findings import Location
 from kvlint.load.tree import Mapping, Scalar
 
 _HF_PREFIXES = ("hf://", "huggingface://")
+# LoRASpec.MaxRank / MaxAdapters: *int32 with +kubebuilder:validation:Minimum=1
+# (kserve/kserve@aaac4e29 pkg/apis/serving/v1alpha2/llm_inference_service_types.go)
+_INT32_MIN_1 = "KServe's LoRASpec takes an integer of at least 1 (llm_inference_service_types.go)"
 
 
 def _ref(text: str) -> str:
@@ -136,7 +141,11 @@ def kserve_lora(d: Deployment, spec: Mapping, file: str) -> None:
             label = str(name.value) if name is not None and name.value else ""
             found.append((label, _ref(str(uri.value)), uri.where(file)))
     for key, target in (("maxRank", "max_lora_rank"), ("maxAdapters", "max_loras")):
-        node = lora.scalar(key)
-        if node is not None and isinstance(node.value, int) and not isinstance(node.value, bool):
-            d.extra[target] = stated(node.value, node.where(file), f"spec.model.lora.{key}")
+        node = lora.get(key)
+        value, bad = crd_int(node, file, f"spec.model.lora.{key}", 1, int(FIELDS[target].hi), _INT32_MIN_1)
+        if bad is not None:  # the API server refuses it: no figure, and no default named in its place
+            d.issues.append(bad)
+            d.unreadable.append(target)
+        elif value is not None and node is not None:
+            d.extra[target] = stated(value, node.where(file), f"spec.model.lora.{key}")
     record(d, found, "KServe's controller adds --enable-lora for spec.model.lora adapters")
