@@ -122,3 +122,31 @@ def test_kubeai_speech_and_embedding_engines_are_reported_not_silent():
         report = json.loads(subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False).stdout)
         (finding,) = report["findings"]  # one KV004 per workload, not one for the engine and one for the CPU
         assert finding["rule"] == "KV004" and f"KubeAI engine {engine}" in finding["message"]
+
+
+def test_llmaz_openmodel_filename_names_the_gguf_file_the_engine_gets(tmp_path):
+    # llmaz's speculative-decoding example (corpus) claims OpenModels with modelHub.filename; its loader
+    # fetches that one file and the engine is given it (llmaz modelhub.go ModelPath). Here on vLLM.
+    src = (
+        CORPUS
+        / "manifests2"
+        / "InftyAI__llmaz__docs__examples__speculative-decoding__llamacpp__playground.yaml"
+    )
+    if not src.is_file():
+        pytest.skip("../shared corpus absent")
+    (tmp_path / "p.yaml").write_text(src.read_text().replace("backendName: llamacpp", "backendName: vllm"))
+    cmd = [
+        sys.executable,
+        "-m",
+        "kvlint",
+        "--isolated",
+        "--gpu",
+        "L4",
+        "--format",
+        "json",
+        str(tmp_path / "p.yaml"),
+    ]
+    report = json.loads(subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False).stdout)
+    (d,) = report["deployments"]
+    assert d["model"] == "TheBloke/Llama-2-7B-GGUF/llama-2-7b.Q8_0.gguf"
+    assert "GGUF Q8_0 weights (GGUF file)" in d["model_resolution"] and d["plan"] is not None

@@ -94,10 +94,20 @@ def playground(ctx: ct.ObjectContext) -> list[Deployment]:
     if built is None:
         return [_not_found(d, ctx, f"{how} runs no engine kvlint reads")]
     model_id = main.root.at("spec", "source", "modelHub", "modelID")
+    filename = main.root.at("spec", "source", "modelHub", "filename")
     if isinstance(model_id, Scalar) and model_id.value:
         built.model = stated(
             str(model_id.value), model_id.where(main.file), "OpenModel source.modelHub.modelID"
         )
+        if isinstance(filename, Scalar) and filename.value:
+            # the loader fetches only that file and the engine is given it (pkg/controller_helper/
+            # modelsource/modelhub.go ModelPath: CONTAINER_MODEL_PATH + fileName): a GGUF file's name
+            # states its quant type (kvlint/catalog/gguf.py)
+            built.model = stated(
+                f"{model_id.value}/{filename.value}",
+                filename.where(main.file),
+                "OpenModel source.modelHub.modelID + filename",
+            )
     built.extra["runtime"] = stated(how, ctx.where)
     if runtime is None and built.engine is not None:  # no BackendRuntime found: llmaz's stock one, a default
         built.engine = default(built.engine.value, f"{how}, llmaz's default backend", built.engine.where)
@@ -257,6 +267,9 @@ def _render(node: Node, paths: dict[str, str]) -> Node:
 def _model_path(model: Found) -> str:
     """The Hub id: the model loader puts it in the Hugging Face cache layout the engine reads it from."""
     mid = model.root.at("spec", "source", "modelHub", "modelID")
+    filename = model.root.at("spec", "source", "modelHub", "filename")
+    if isinstance(mid, Scalar) and mid.value and isinstance(filename, Scalar) and filename.value:
+        return f"{mid.value}/{filename.value}"  # one file of the repository (a GGUF file names its type)
     return (
         str(mid.value)
         if isinstance(mid, Scalar) and mid.value
