@@ -157,3 +157,18 @@ def test_glm_4_6_is_glm_4_5_at_200k_positions():
     assert g46.params == g45.params and 352e9 < g46.params < 356e9  # 352.80B
     assert (g46.max_positions, g45.max_positions) == (202752, 131072)
     assert models.resolve("zai-org/GLM-4.6-FP8").arch.max_positions == 202752  # the FP8 release, by name
+
+
+def test_seed_oss_36b_from_the_seedoss_class_and_a_checkpoint_config():
+    """SeedOssConfig's defaults (155136 vocab, 27648 MLP, 64 layers, 80/8 heads of 128, 512K positions, q/k/v
+    biases, untied) with the checkpoints' hidden size 5120: 36.15B, the Hub's '36B' (4096 would give 28.9B)."""
+    seed = arch_of("ByteDance-Seed/Seed-OSS-36B-Instruct")
+    assert seed.params == arch_of("ByteDance-Seed/Seed-OSS-36B-Base").params == 36_151_104_512
+    assert (seed.layers, seed.query_heads, seed.kv_heads, seed.head_dim, seed.max_positions) == (
+        64,
+        80,
+        8,
+        128,
+        524288,
+    )
+    assert 2 * seed.kv_heads * seed.head_dim * seed.layers * 2 == 262_144  # bf16 KV bytes per token
