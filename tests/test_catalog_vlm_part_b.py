@@ -99,3 +99,14 @@ def test_deepseek_vl2_matches_its_readme_total_and_activated():
         29,
         4096,
     )
+
+
+def test_dots_vlm1_is_deepseek_v3_plus_a_1_2b_navit():
+    """rednote-hilab's README: "a 1.2 billion-parameter vision encoder and the DeepSeek V3 large language
+    model"; its blog: 42 layers, SwiGLU. The tower is counted with three MLP matrices (SwiGLU)."""
+    arch = arch_of("rednote-hilab/dots.vlm1.inst")
+    v3 = arch_of("deepseek-ai/DeepSeek-V3")
+    assert arch.params - arch.vision_params == v3.params  # the DeepSeek V3 language model
+    merger = 1536 + (1536 * 4) ** 2 + 1536 * 4 + 1536 * 4 * 7168 + 7168  # 2 x 2 merge into the LM width
+    assert arch.vision_params - merger == pytest.approx(1.2e9, rel=0.03)
+    assert arch.mla and (arch.layers, arch.head_dim) == (61, 512 + 64) and arch.quant is None
