@@ -398,3 +398,61 @@ def test_sglang_piecewise_flags_reach_the_default_fraction_by_release():
     gpu_mb = gpu_catalog.lookup("B200").smi_total_mib
     wider = fraction("v0.5.6", "--enable-piecewise-cuda-graph", "--piecewise-cuda-graph-max-tokens", "8192")
     assert logged_base - wider == pytest.approx((8192 - 4096) // 4 / gpu_mb, abs=0.001)
+
+
+def test_sglang_dsa_cell_counts_the_indexer_keys_and_reproduces_s061():
+    """DeepSeek sparse attention (GLM-5, DeepSeek-V3.2): SGLang's cell adds the lightning indexer's fp8
+    keys + fp32 scales, (128 + 4) B per layer, to the MLA latent. s-061 (GLM-5-FP8, fp8_e4m3 KV, 8 x
+    MI355X) states 'Load weight begin' 283.50 GB, 'Load weight end' 193.92 GB at the printed 0.908:
+    78 x (576 + 132) B per token reproduces its 3,262,823 tokens, the latent alone (44,928 B) does not.
+    Every other MLA model keeps the plain latent."""
+    assert sglang.DSA_INDEXER_BYTES == 132
+    glm5 = model_catalog.resolve("zai-org/GLM-5-FP8").arch
+    assert glm5.family == "glm_moe_dsa" and sglang.dsa_indexer_bytes(glm5) == 132
+    assert sglang.dsa_indexer_bytes(model_catalog.resolve("deepseek-ai/DeepSeek-V3.2").arch) == 132
+    assert sglang.dsa_indexer_bytes(model_catalog.resolve("deepseek-ai/DeepSeek-V3").arch) == 0
+    assert sglang.dsa_indexer_bytes(model_catalog.resolve("Qwen/Qwen3-8B").arch) == 0
+    cell = 78 * (576 + 132)
+    got = sglang.profile_max_num_token(int(283.50 * GIB), int(193.92 * GIB), 0.908, cell)
+    assert got == pytest.approx(3_262_823, rel=0.01)
+    assert (
+        sglang.profile_max_num_token(int(283.50 * GIB), int(193.92 * GIB), 0.908, 78 * 576) > 1.2 * 3_262_823
+    )
+    case = next(c for c in _sglang_cases() if c["id"] == "s-061")
+    p = _sglang_plan(case)
+    assert p.kv_per_token == cell
+    assert p.kv_tokens == pytest.approx(3_262_823, rel=0.03)
+
+
+def test_sglang_dsa_kv_dtype_default_and_scaled_fp8_layout_by_release_and_gpu():
+    """SGLang turns kv_cache_dtype auto into fp8_e4m3 for a DSA model on SM100+ (0.5.8.post1 server_args,
+    0.5.17 / 0.5.23 arg_groups/overrides.py), bfloat16 below and on ROCm; from 0.5.17 the cell takes the
+    scaled fp8 latent (512 + 16 + 64 x 2 = 656 B) for the backends that read it, the Hopper fp8 default
+    flashmla_kv, while trtllm (the SM100 default) and ROCm's kernels keep the raw 576 B."""
+    v32 = model_catalog.resolve("deepseek-ai/DeepSeek-V3.2").arch
+    h200, b200, mi355 = (gpu_catalog.lookup(g) for g in ("H200", "B200", "MI355X"))
+    assert sglang.dsa_fp8_default(v32, b200) and not sglang.dsa_fp8_default(v32, h200)
+    assert not sglang.dsa_fp8_default(v32, mi355)
+    assert not sglang.dsa_fp8_default(model_catalog.resolve("deepseek-ai/DeepSeek-V3").arch, b200)
+    assert sglang.dsa_latent_bytes(v32, h200, (0, 5, 17), "fp8_e4m3") == 656
+    assert sglang.dsa_latent_bytes(v32, h200, None, "fp8_e4m3") == 656  # untagged: the newest release read
+    assert sglang.dsa_latent_bytes(v32, h200, (0, 5, 16), "fp8_e4m3") == 0
+    assert sglang.dsa_latent_bytes(v32, b200, (0, 5, 19), "fp8_e4m3") == 0
+    assert sglang.dsa_latent_bytes(v32, mi355, (0, 5, 19), "fp8_e4m3") == 0
+    assert sglang.dsa_latent_bytes(v32, h200, (0, 5, 19), "auto") == 0
+
+    def plan(gpu, version, kv="auto"):
+        case = {
+            "id": "t",
+            "model": "deepseek-ai/DeepSeek-V3.2",
+            "gpu": gpu,
+            "gpu_count": 8,
+            "tensor_parallel_size": 8,
+            "settings": {"kv_cache_dtype": kv},
+        }
+        return _sglang_plan(dict(case, engine_version=version))
+
+    assert plan("B200", "0.5.19").kv_per_token == 61 * (576 + 132)  # auto -> fp8_e4m3, trtllm layout
+    assert plan("H200", "0.5.19").kv_per_token == 61 * (1152 + 132)  # auto -> bfloat16
+    assert plan("H200", "0.5.19", "fp8_e4m3").kv_per_token == 61 * (656 + 132)
+    assert plan("H200", "0.5.16", "fp8_e4m3").kv_per_token == 61 * (576 + 132)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from kvlint.capacity.engines.sglang import dsa_indexer_bytes
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.capacity.sizing import ContextRow, SmallestFit, fits
 from kvlint.catalog.arch import ModelArch
@@ -97,7 +98,11 @@ def render_text(r: PlanReport) -> str:
             out.append(f"  does not fit on up to 16 x {g.name}")
         return "\n".join(out) + "\n"
     heads = (
-        "MLA latent"
+        (
+            "MLA latent + DSA indexer keys"
+            if p.engine == "sglang" and dsa_indexer_bytes(arch)
+            else "MLA latent"
+        )
         if arch.mla
         else f"{max(1, arch.kv_heads // s.tp)} KV heads/GPU x head_dim {arch.head_dim}"
     )

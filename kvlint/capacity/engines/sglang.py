@@ -6,7 +6,8 @@
          = pre_model_load_memory x mem_fraction_static - weights
     max_total_num_tokens = rest // cell            (profile_max_num_token)
         cell = kv_heads per attention-TP rank x (head_dim + v_head_dim) x layers x bytes
-               (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x bytes, one latent, not split by TP)
+               (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x bytes, one latent, not split by TP;
+                DSA models add the indexer's fp8 keys + fp32 scales: (128 + 4) x layers x 1 B)
     then min(.., --max-total-tokens), rounded down to --page-size, min over pipeline ranks;
     "Not enough memory. Please try to increase --mem-fraction-static" when it is <= 0.
 Hybrid sliding-window models split the same memory into a full pool and a SWA pool of
@@ -110,8 +111,16 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         d.extra["mem_fraction_static"] = default(
             picked.mem_fraction_static, f"SGLang default mem_fraction_static ({picked.source})"
         )
+    if d.kv_cache_dtype is None and dsa_fp8_default(arch, gpu):
+        d.kv_cache_dtype = default(
+            "fp8_e4m3",
+            "SGLang default kv_cache_dtype for a DeepSeek-sparse-attention model on SM100+: fp8_e4m3",
+        )
     if d.kv_cache_dtype is None:
         d.kv_cache_dtype = default("auto", "SGLang default kv_cache_dtype auto (the model's dtype)")
+    kv_dtype = str(d.kv_cache_dtype.value)
+    if kv_dtype.lower() == "auto" and dsa_fp8_default(arch, gpu):
+        kv_dtype = "fp8_e4m3"  # SGLang rewrites a stated auto the same way
     if d.block_size is None:
         page, note = _page_size(d)
         d.block_size = default(page, note)
@@ -119,6 +128,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     extra["version_known"] = version is not None
     extra["era"] = sd.era(version)
     extra["mm_reserve_bytes"] = sd.rules(version).mm_reserve_mb * MB if arch.vision_params else 0
+    extra["dsa_latent_bytes"] = dsa_latent_bytes(arch, gpu, version, kv_dtype)
     es = EngineSettings(
         engine="sglang",
         version=version_text,
@@ -131,7 +141,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         max_batched_tokens=int(d.extra["chunked_prefill_size"].value),
         dtype=str(d.dtype.value) if d.dtype else None,
         quantization=str(d.quantization.value) if d.quantization else None,
-        kv_cache_dtype=str(d.kv_cache_dtype.value),
+        kv_cache_dtype=kv_dtype,
         utilization=_fraction(d, arch, version),
         block_size=int(d.block_size.value),
         enforce_eager=bool(_extra(d, "disable_cuda_graph")),
@@ -196,10 +206,67 @@ def profile_max_num_token(free_before: int, free_after: int, mem_fraction_static
     return max(0, int(rest)) // cell if cell else 0
 
 
+# DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): SGLang's NSA/DSA pool keeps a second buffer per
+# layer, the lightning indexer's keys in fp8 with one fp32 scale per 128 values, whatever
+# --kv-cache-dtype is, and the cell profile_max_num_token divides by counts it
+# (model_runner_kv_cache_mixin.py "Add indexer KV cache overhead for NSA models": index_head_dim +
+# index_head_dim // 128 x 4 bytes of uint8 per layer; NSATokenToKVPool asserts index_head_dim == 128,
+# the GLM-5 / V3.2 configs' value). Read in sglang 0.5.8.post1 and kept through 0.5.19
+# (pool_configurator _compute_dsa_indexer_cell_size); the rocm v0.5.8.post1 (20260218) GLM-5-FP8 log
+# s-061 sized its pool with 78 x (576 + 132) B per token.
+DSA_FAMILIES = ("deepseek_v32", "glm_moe_dsa")
+DSA_INDEX_HEAD_DIM = 128
+DSA_INDEXER_BYTES = DSA_INDEX_HEAD_DIM + DSA_INDEX_HEAD_DIM // 128 * 4
+
+
+def dsa_indexer_bytes(arch: ModelArch) -> int:
+    """Indexer bytes per token per layer SGLang adds to the cell (0 for every non-DSA model)."""
+    return DSA_INDEXER_BYTES if arch.mla and arch.family in DSA_FAMILIES else 0
+
+
+# Two more DSA rules, read in sglang 0.5.8.post1 (server_args), 0.5.17 and 0.5.23 (arg_groups/overrides.py
+# _dsa_kv_cache_dtype_default / _dsa_split_backend_resolution, mem_cache/kv_cache_configurator.py
+# calculate_mla_kv_cache_dim):
+# - kv_cache_dtype auto becomes fp8_e4m3 on SM100 and newer ("Setting KV cache dtype to fp8_e4m3 for
+#   DeepSeek DSA on SM10 device"), bfloat16 below (and on ROCm);
+# - from 0.5.17 the cell uses the layout the pool allocates: an fp8 latent with one fp32 scale per 128
+#   values and the rope part kept in bf16, 512 + 16 + 64 x 2 = 656 B, for the backends that read that
+#   layout -- the defaults for fp8 below SM100 (flashmla_kv) and GLM on SM120 (flashinfer_sparse_mla);
+#   trtllm (the SM100 default) and ROCm's kernels read the raw 576-byte latent. Up to 0.5.16 the cell
+#   counted 576 B whatever the pool then allocated (s-061: 656 allocated, 576 sized).
+DSA_SCALED_LAYOUT_FROM = (0, 5, 17)
+
+
+def dsa_fp8_default(arch: ModelArch, gpu: GpuSpec | None) -> bool:
+    """SGLang turns kv_cache_dtype auto into fp8_e4m3 for a DSA model on an SM100+ NVIDIA GPU."""
+    cc = gpu.compute_capability if gpu is not None and gpu.vendor != "amd" else None
+    return bool(dsa_indexer_bytes(arch)) and cc is not None and cc[0] >= 10
+
+
+def dsa_latent_bytes(arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | None, kv: str) -> int:
+    """Bytes of the MLA latent per token per layer in a DSA model's cell, when it is not the plain
+    (kv_lora_rank + qk_rope_head_dim) x dtype bytes (0 then)."""
+    if not dsa_indexer_bytes(arch) or kv.lower() not in ("fp8", "fp8_e4m3"):
+        return 0
+    if (
+        (version is not None and tuple(version) < DSA_SCALED_LAYOUT_FROM)
+        or gpu is None
+        or gpu.vendor == "amd"
+    ):
+        return 0
+    cc = gpu.compute_capability
+    if cc is None or (cc[0] >= 10 and not (cc[0] == 12 and arch.family == "glm_moe_dsa")):
+        return 0
+    rank = arch.kv_lora_rank or 512
+    rope = arch.head_dim - rank
+    return rank + rank // 128 * 4 + rope * 2
+
+
 def _cell(arch: ModelArch, s: EngineSettings, kv_bytes: float, layers: int) -> tuple[int, int, int]:
     """(cell bytes per token over the stage's attention layers, full layers, sliding layers)."""
     attn_tp = max(1, s.tp // s.dp) if s.extra.get("enable_dp_attention") and s.dp > 1 else s.tp
-    per_layer = bytes_per_token_layer(arch, attn_tp, kv_bytes)
+    latent = s.extra.get("dsa_latent_bytes") or bytes_per_token_layer(arch, attn_tp, kv_bytes)
+    per_layer = latent + dsa_indexer_bytes(arch)
     kinds = [k for k in arch.layer_kinds if k != NONE]
     sliding = sum(1 for k in kinds if k in (SLIDING, CHUNKED)) if s.hybrid_kv_cache_manager else 0
     share = layers / max(1, len(kinds))
