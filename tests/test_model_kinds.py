@@ -48,6 +48,22 @@ def test_faster_whisper_repositories_are_speech_models(ident, params_m):
     assert res.arch is None and res.kind == kind.kind and "not a text-generation checkpoint" in res.how
 
 
+@pytest.mark.parametrize(
+    "ident",
+    [
+        "ivrit-ai/faster-whisper-v2-d4",  # a Hebrew fine-tune: no openai/whisper-v2-d4 exists
+        "jlondonobo/faster-whisper-medium-pt",  # a Portuguese fine-tune of some medium checkpoint
+        "Infomaniak-AI/faster-whisper-large-v3-turbo-french",
+    ],
+)
+def test_a_faster_whisper_name_outside_systrans_table_names_no_invented_openai_base(ident):
+    # only the names of faster-whisper's _MODELS table are SYSTRAN's conversions of an openai/whisper
+    # checkpoint; a community conversion is still a CTranslate2 Whisper, but its base (and size) is not stated
+    kind = model_kinds.classify(ident)
+    assert kind is not None and "speech-to-text" in kind.kind
+    assert "openai/whisper-" not in kind.what and kind.params_m is None and "not stated" in kind.what
+
+
 def test_stable_diffusion_is_an_image_pipeline_with_its_published_unet_size():
     # the Ray Serve stable-diffusion blueprint in the corpus (ai-on-eks) names stabilityai/stable-diffusion-2-1
     res = models.resolve("stabilityai/stable-diffusion-2-1")

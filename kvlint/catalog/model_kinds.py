@@ -31,6 +31,10 @@ SD2_SOURCE = "Stability-AI/stablediffusion@8284465e:README.md 'Stable Diffusion 
 # openai/whisper README: parameters per size (the .en models are the same size)
 _WHISPER_PARAMS = {"tiny": 39, "base": 74, "small": 244, "medium": 769, "large": 1550}
 
+# the suffixes after a size in faster-whisper's _MODELS table (tiny.en, large-v1..v3, large-v3-turbo): only these
+# names are SYSTRAN's conversions of an openai/whisper checkpoint; any other faster-whisper-* repository (a
+# fine-tune, a language variant, a quantised copy) is a Whisper of that size whose exact base the name does not state
+_OPENAI_SUFFIXES = ("", ".en", "-v1", "-v2", "-v3", "-v3-turbo")
 _FASTER_WHISPER = re.compile(r"^faster-(?P<distil>distil-)?whisper-(?P<size>[a-z]+)(?P<rest>[\w.-]*)$")
 _STABLE_DIFFUSION = re.compile(r"^stable-diffusion-(?P<version>[\w.-]+)$")
 
@@ -54,7 +58,12 @@ def classify(ident: str) -> OtherKind | None:
         size = m["size"]
         distil = bool(m["distil"])
         params = None if distil or "turbo" in m["rest"] else _WHISPER_PARAMS.get(size)
-        origin = f"distil-whisper {size}{m['rest']}" if distil else f"openai/whisper-{size}{m['rest']}"
+        if distil:
+            origin = f"distil-whisper {size}{m['rest']}"
+        elif size in _WHISPER_PARAMS and m["rest"] in _OPENAI_SUFFIXES:
+            origin = f"openai/whisper-{size}{m['rest']}"
+        else:  # not a name of faster-whisper's table: no openai/whisper repository (nor its size) is claimed
+            origin, params = f"a Whisper checkpoint named {name!r} (its base is not stated by the name)", None
         return OtherKind(
             "speech-to-text model (CTranslate2 Whisper, served by faster-whisper)",
             f"a CTranslate2 conversion of {origin} ({WHISPER_SOURCE}"
