@@ -81,12 +81,29 @@ def _base(case: dict, engine: str) -> tuple[Deployment | None, str]:
     return d, ""
 
 
+# vLLM releases by the date of their version-bump commit in vllm-project/vllm (vllm/__init__.py):
+# 1af090b 0.3.0, 5f08050 0.3.1, 8fbd84b 0.3.2, 82091b8 0.3.3, 430530f 0.4.0, 221d93e 0.4.1.
+V0_RELEASES = (
+    ("2024-01-31", "0.3.0"),
+    ("2024-02-16", "0.3.1"),
+    ("2024-02-21", "0.3.2"),
+    ("2024-03-01", "0.3.3"),
+    ("2024-03-29", "0.4.0"),
+    ("2024-04-19", "0.4.1"),
+)
+
+
 def vllm_version(case: dict) -> str | None:
-    """The version the log printed; V0/V1 logs without one get a release of that log format."""
+    """The version the log printed; V0/V1 logs without one get a release of that log format. A V0
+    log with neither a version nor a log format, dated while the releases above were current, gets
+    the release an unpinned `pip install vllm` gave on that day (the newest one bumped before it)."""
     version = case.get("engine_version")
     gen = str(case.get("engine_generation") or "")
     if version:
         return str(version).split("+")[0].split("rc")[0]
+    date = str(case.get("date") or "")[:10]
+    if gen == "V0" and V0_RELEASES[0][0] <= date < V0_RELEASES[-1][0]:
+        return [v for day, v in V0_RELEASES if day <= date][-1]
     if gen.startswith("V0"):
         return "0.6.4"  # the V0 log format of ~0.6.4 (the case says V0)
     if gen.startswith("V1"):

@@ -13,11 +13,13 @@ The tightest pipeline stage binds (num_blocks is the minimum over workers).
 from __future__ import annotations
 
 from kvlint.capacity import lora
+from kvlint.capacity.engines.vllm_v0 import reserved_forward_bytes
 from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use vllm.default_batching etc.
     default_batching,
     default_utilization,
     generation,
     parse_version,
+    reserved_peak,
     subtracts_cuda_graphs,
 )
 from kvlint.capacity.kv import (
@@ -84,10 +86,12 @@ def activation_bytes(
     if arch.num_experts and arch.moe_layers:
         i = arch.moe_intermediate_size // tp
         moe = t * max(1, arch.experts_per_token) * (max(2 * i, h) + i) * act_bytes  # type: ignore[assignment]
-    if s.generation == "V0":
-        rows = min(s.max_num_seqs, t)
-        peak = max(forward, moe) + rows * arch.vocab_size * 4
-        return int(peak), f"activation peak of the V0 profile run ({tokens(t)} batched tokens)"
+    if s.generation == "V0":  # before v0.6.4 the peak is the allocator's reserved segments (vllm_v0.py)
+        seg = reserved_peak(parse_version(s.version))
+        forward = reserved_forward_bytes(arch, t, tp, act_bytes) if seg else forward
+        peak = max(forward, moe) + min(s.max_num_seqs, t) * arch.vocab_size * 4
+        held = "tokens, as the allocator's reserved segments" if seg else "batched tokens"
+        return int(peak), f"activation peak of the V0 profile run ({tokens(t)} {held})"
     if not last_stage:
         peak = max(forward, moe)
         return int(

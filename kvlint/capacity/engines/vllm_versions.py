@@ -90,6 +90,21 @@ TABLE: tuple[Change, ...] = (
         "estimated",
         "start-up log: 'CUDA graph memory profiling is enabled (default since v0.21.0)'",
     ),
+    # how the profile run's peak is measured (V0; V1 always uses torch's counters)
+    Change(
+        (0, 1),
+        "profile_peak",
+        "device-free",
+        "vllm/worker/worker.py profile_num_available_blocks (v0.3.3, vllm-project/vllm@82091b8 l.132): "
+        "peak_memory = init_gpu_memory - free_gpu_memory, the caching allocator's reserved segments",
+    ),
+    Change(
+        (0, 6, 4),
+        "profile_peak",
+        "torch-allocated",
+        "vllm PR #9352 (Oct 2024): torch.cuda.memory_stats() allocated peak plus non-torch memory "
+        f"({NOT_PINNED}; the first release after v0.6.3)",
+    ),
     # hybrid KV cache manager (sliding-window / chunked-local / Mamba layers sized to what they hold)
     Change((0, 1), "hybrid_kv", "off", "V0 CacheEngine: every attention layer gets full-length blocks"),
     Change(
@@ -226,6 +241,12 @@ def _big(gpu: GpuSpec | None) -> bool:
     return gpu.engine_bytes >= 70 * GIB and "a100" not in gpu.id
 
 
+def reserved_peak(version: tuple[int, ...] | None) -> bool:
+    """V0 before v0.6.4 took the profile peak from free device memory: the allocator's reserved segments
+    (version table key profile_peak; the arithmetic in vllm_v0.py)."""
+    return lookup("profile_peak", version).value == "device-free"
+
+
 def subtracts_cuda_graphs(version: tuple[int, ...] | None) -> bool:
     """CUDA-graph memory profiling is on by default since v0.21.0 (its start-up log says so); the
     version table (vllm_versions.py, key cudagraph_memory) holds the rows."""
@@ -241,5 +262,6 @@ __all__ = [
     "generation",
     "lookup",
     "parse_version",
+    "reserved_peak",
     "subtracts_cuda_graphs",
 ]
