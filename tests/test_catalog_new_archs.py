@@ -18,6 +18,8 @@ benchmarks/catalog_curated.json.
 - jet-ai/Jet-Nemotron-2B: the maker's config (NVlabs/Jet-Nemotron jetai/modeling/configs/jetlm_2B.json): 24 JetBlock
   layers priced as the model code builds them (kvlint.catalog.jet_block) with SGLang's state shape, 2 attn + 2
   swa layers keeping KV (SGLang's full_attention_layer_ids); the card's "2B".
+- mistralai/Mistral-Large-3-675B-Instruct-2512: the Mistral-format params vLLM's tests state for it, read as vLLM's
+  adapt_config_dict reads a params.json (MLA + DeepSeek-V3-style MoE); Mistral AI: 675B total, 41B active.
 """
 
 from __future__ import annotations
@@ -141,3 +143,53 @@ def test_a_malformed_jet_nemotron_config_is_a_located_kv003(tmp_path: Path, chan
     (tmp_path / "config.json").write_text(json.dumps(dict(entry["config"], **change)))
     res = models.resolve(str(tmp_path))
     assert res.arch is None and message in res.how  # the reason, for a located KV003
+
+
+MISTRAL_LARGE_3_PARAMS = {  # vllm-project/vllm@05f5d7d3 tests/transformers_utils/test_config.py (Mistral-Large-3)
+    "dim": 7168,
+    "n_layers": 61,
+    "head_dim": 192,
+    "hidden_dim": 16384,
+    "n_heads": 128,
+    "n_kv_heads": 128,
+    "norm_eps": 1e-5,
+    "vocab_size": 131072,
+    "rope_theta": 10000.0,
+    "max_position_embeddings": 294912,
+    "q_lora_rank": 1536,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "moe": {
+        "num_experts": 128,
+        "num_experts_per_tok": 4,
+        "num_shared_experts": 1,
+        "expert_hidden_dim": 4096,
+        "first_k_dense_replace": 3,
+        "route_every_n": 1,
+    },
+}
+
+
+def test_mistral_large_3_matches_675b_total_41b_active():
+    arch = arch_of("mistralai/Mistral-Large-3-675B-Instruct-2512")
+    assert arch.params == pytest.approx(675e9, rel=0.005)  # 673.42B without the vision encoder
+    assert arch.params - idle_expert_params(arch) == pytest.approx(41e9, rel=0.03)  # 39.95B
+    assert arch.mla and (arch.head_dim, arch.layers, arch.moe_layers) == (512 + 64, 61, 58)
+    assert arch.head_dim * arch.attention_layers * 2 == 70_272  # MLA latent KV bytes per token, bf16
+    assert arch.quant is not None and arch.quant.method == "fp8"
+
+
+def test_a_mistral_large_3_params_json_is_read_as_vllm_reads_it(tmp_path: Path):
+    """A pulled or local params.json (no config.json) of the MLA + shared-expert shape is DeepSeek-V3-like, as vLLM
+    serves it; it was read as a Mixtral of 128 experts of hidden_dim 16384 with 128 full KV heads before."""
+    (tmp_path / "params.json").write_text(json.dumps(MISTRAL_LARGE_3_PARAMS))
+    res = models.resolve(str(tmp_path))
+    assert res.arch is not None and res.arch.mla
+    assert res.arch.params == arch_of("mistralai/Mistral-Large-3-675B-Instruct-2512").params
+    assert (res.arch.num_experts, res.arch.experts_per_token, res.arch.moe_intermediate_size) == (
+        128,
+        4,
+        4096,
+    )

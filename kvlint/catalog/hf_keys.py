@@ -193,6 +193,17 @@ _MISTRAL_KEYS = {
     "max_position_embeddings": "max_position_embeddings",
     "tied_embeddings": "tie_word_embeddings",
 }
+# vLLM adapt_config_dict (vllm/transformers_utils/configs/mistral.py @01da88c5): MLA keys keep their names;
+# a MoE with shared experts (Mistral Large 3) becomes model_type deepseek_v3 through _remap_moe_args
+_MISTRAL_MLA = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+_MISTRAL_LARGE3_MOE = {
+    "num_experts": "n_routed_experts",
+    "num_experts_per_tok": "num_experts_per_tok",
+    "expert_hidden_dim": "moe_intermediate_size",
+    "num_shared_experts": "n_shared_experts",
+    "first_k_dense_replace": "first_k_dense_replace",
+    "route_every_n": "moe_layer_freq",
+}
 
 
 def from_mistral_params(params: dict[str, Any]) -> dict[str, Any]:
@@ -204,9 +215,19 @@ def from_mistral_params(params: dict[str, Any]) -> dict[str, Any]:
     for key, target in _MISTRAL_KEYS.items():
         if params.get(key) is not None:
             config[target] = params[key]
-    if moe:
+    if params.get("qk_nope_head_dim"):  # MLA (Mistral Large 3): the DeepSeek key names, as vLLM keeps them
+        config.update({k: params[k] for k in _MISTRAL_MLA if params.get(k) is not None})
+    if moe and (moe.get("num_shared_experts") or 0) > 0:  # vLLM: Mistral Large 3 is served as DeepSeek-V3
+        config["model_type"], config["architectures"] = "deepseek_v3", ["MistralLarge3ForCausalLM"]
+        config.update({new: moe[old] for old, new in _MISTRAL_LARGE3_MOE.items() if moe.get(old) is not None})
+    elif moe:
         config["num_local_experts"] = moe.get("num_experts")
         config["num_experts_per_tok"] = moe.get("num_experts_per_tok")
+    quant = params.get("quantization_config")
+    if isinstance(
+        quant, dict
+    ):  # a compressed-tensors block passes through (vLLM _remap_mistral_quantization_args)
+        config["quantization_config"] = quant
     vision = params.get("vision_encoder")
     if isinstance(vision, dict):
         config["vision_config"] = {
