@@ -53,7 +53,7 @@ def _extracted(folder: Path, adapters: dict[str, str]) -> set[str]:
     for d in deployments:
         for adapter in d.get("adapters") or []:
             if d.get("model"):
-                adapters[models.strip_ref(str(adapter["ref"])).lower()] = str(d["model"])
+                adapters[models.strip_ref(str(adapter["ref"]))] = str(d["model"])
     return {str(d["model"]) for d in deployments if d.get("model")}
 
 
@@ -120,6 +120,7 @@ def main() -> None:
         named, in_ollama_urls = _named(folder)
         refs |= _extracted(folder, adapters) | named
         ollama_names |= in_ollama_urls
+    refs |= {a for a in adapters if models.is_hub_id(a)}  # adapters a workload serves are ids the files name
     refs |= _calibration()
     ids, local, templated, ollama = set(), set(), set(), set()
     for ref in refs:
@@ -174,8 +175,9 @@ def _classify(ids: list[str], adapters: dict[str, str]) -> dict[str, list[tuple[
     got: dict[str, list[tuple[str, str]]] = {
         k: [] for k in ("exact", "by_name", "adapter", "gguf", "no_kv", "kind", "unresolved")
     }
+    by_lower = {ref.lower(): base for ref, base in adapters.items()}
     for ident in ids:
-        base = adapters.get(ident.lower())
+        base = by_lower.get(ident.lower())
         if base is not None:
             res = models.resolve(base)
             if res.arch is not None and not res.unpriced:

@@ -171,3 +171,20 @@ def test_kserve_lora_max_rank_of_the_wrong_type_is_refused_not_replaced_by_the_d
     (d,) = out["deployments"]
     notes = (d["plan"] or {}).get("breakdown", {}).get("notes", []) if d["plan"] else []
     assert not any("--max-lora-rank 16 (vLLM default)" in n for n in notes)
+
+
+def test_lora_syncer_sidecar_configmap_names_the_adapters_it_loads():
+    # production-stack's Gateway API Inference Extension sample (corpus): a lora-syncer sidecar mounts a
+    # ConfigMap whose vLLMLoRAConfig.ensureExist.models lists the adapters it loads into the vLLM beside it
+    path = (
+        ROOT.parent
+        / "shared"
+        / "corpus"
+        / "manifests"
+        / "vllm-project__production-stack__src__gateway_inference_extension__configs__vllm__gpu-deployment.yaml"
+    )
+    if not path.is_file():
+        pytest.skip("../shared corpus absent")
+    (d,) = _json(path)["deployments"]
+    assert d["model"] == "meta-llama/Llama-3.2-1B-Instruct"
+    assert d["adapters"] == [{"name": "legogpt", "ref": "AvaLovelace/LegoGPT"}]

@@ -18,6 +18,11 @@ Where adapters are written:
   pkg/controller/v1alpha2/llmisvc/workload_lora.go addLoRAVLLMArgs);
 - SGLang `--lora-paths PATH | NAME=PATH | {"lora_name": ..., "lora_path": ...} ...` (it turns LoRA on by itself)
   (docs.sglang.io/advanced_features/lora.html "Arguments for LoRA Serving");
+- the Gateway API Inference Extension's `lora-syncer` sidecar: it reads `vLLMLoRAConfig.ensureExist.models[]`
+  (`id`, `source`) from a ConfigMap mounted into the pod and loads each into the vLLM beside it
+  (kubernetes-sigs/gateway-api-inference-extension@f2a6f44e tools/dynamic-lora-sidecar/sidecar/sidecar.py
+  `ensure_exist_adapters`, `load_adapter` -> /v1/load_lora_adapter; the corpus' GKE and production-stack
+  samples mount it as `config-volume`);
 - Ray Serve LLM `lora_config.dynamic_lora_loading_path`: a storage prefix adapters are loaded from on demand
   (ray-project/ray python/ray/llm/_internal/serve/configs/server_models.py LoraConfig); vLLM's own LoRA
   settings stay in `engine_kwargs` (enable_lora, max_loras), which Ray passes to vLLM unchanged
@@ -33,7 +38,8 @@ from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import Token
 from kvlint.extract.bounded import crd_int
 from kvlint.findings import Location
-from kvlint.load.tree import Mapping, Scalar
+from kvlint.load.nearby import Nearby
+from kvlint.load.tree import Mapping, Scalar, Sequence
 
 _HF_PREFIXES = ("hf://", "huggingface://")
 # LoRASpec.MaxRank / MaxAdapters: *int32 with +kubebuilder:validation:Minimum=1
@@ -149,3 +155,42 @@ def kserve_lora(d: Deployment, spec: Mapping, file: str) -> None:
         elif value is not None and node is not None:
             d.extra[target] = stated(value, node.where(file), f"spec.model.lora.{key}")
     record(d, found, "KServe's controller adds --enable-lora for spec.model.lora adapters")
+
+
+SYNCER_IMAGE = "lora-syncer"
+
+
+def lora_syncer(nearby: Nearby | None, pod: Mapping) -> list[tuple[str, str, Location | None]]:
+    """Adapters a `lora-syncer` sidecar of the pod loads: `ensureExist.models` of the ConfigMaps the pod
+    mounts, when they are documents of this file or beside it."""
+    containers = [c for key in ("containers", "initContainers") for c in (pod.seq(key) or ())]
+    images = [c.scalar("image") for c in containers if isinstance(c, Mapping)]
+    if nearby is None or not any(i is not None and SYNCER_IMAGE in str(i.value) for i in images):
+        return []
+    out: list[tuple[str, str, Location | None]] = []
+    for volume in pod.seq("volumes") or ():
+        name = volume.at("configMap", "name") if isinstance(volume, Mapping) else None
+        if not isinstance(name, Scalar) or not name.value:
+            continue
+        for found in nearby.named(("ConfigMap",), str(name.value)):
+            data = found.root.map("data")
+            for _key, text in data.items() if data is not None else ():
+                if isinstance(text, Scalar) and isinstance(text.value, str):
+                    out.extend(_syncer_models(text, found.file))
+    return out
+
+
+def _syncer_models(text: Scalar, file: str) -> list[tuple[str, str, Location | None]]:
+    from kvlint.load.compose import compose
+
+    docs, problems = compose(str(text.value), file)
+    root = docs[0].root if docs and not problems else None
+    models = root.at("vLLMLoRAConfig", "ensureExist", "models") if isinstance(root, Mapping) else None
+    out: list[tuple[str, str, Location | None]] = []
+    for item in models.items if isinstance(models, Sequence) else ():
+        source = item.scalar("source") if isinstance(item, Mapping) else None
+        ident = item.scalar("id") if isinstance(item, Mapping) else None
+        if source is not None and source.value:
+            label = str(ident.value) if ident is not None and ident.value else ""
+            out.append((label, _ref(str(source.value)), text.where(file)))
+    return out

@@ -6,7 +6,7 @@ import re
 
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract import dra, gpu_selectors, gpu_sharing, pods
+from kvlint.extract import adapters, dra, gpu_selectors, gpu_sharing, pods
 from kvlint.extract.argv import EnvVar, Token, container_commands, read_env, split_flag
 from kvlint.extract.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, Location
@@ -117,6 +117,8 @@ def build(
     d.args_end = written[-1].where if written else None
     read_engine(d, launch, env, storage)
     add_container_facts(d, ctx, pod, container)
+    if "lora_adapters" not in d.extra:
+        adapters.record(d, adapters.lora_syncer(ctx.nearby, pod))
     return d
 
 
