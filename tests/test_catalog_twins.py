@@ -172,3 +172,17 @@ def test_seed_oss_36b_from_the_seedoss_class_and_a_checkpoint_config():
         524288,
     )
     assert 2 * seed.kv_heads * seed.head_dim * seed.layers * 2 == 262_144  # bf16 KV bytes per token
+
+
+def test_speculator_drafts_are_recognised_never_matched_to_their_verifier():
+    """speculators' `<verifier>-speculator.<algorithm>` drafts: recognised as drafts (the verifier named), not
+    priced as the verifier's architecture and not unknown; a name outside the convention stays unknown."""
+    for ident, verifier in (
+        ("RedHatAI/Qwen3-32B-speculator.eagle3", "Qwen3-32B"),
+        ("RedHatAI/Qwen3-8B-speculator.dflash", "Qwen3-8B"),
+    ):
+        res = models.resolve(ident)
+        assert res.arch is None and res.kind == "speculative-decoding draft (speculators format)"
+        assert f"for the verifier {verifier} " in res.how and "not priced" in res.how
+    unknown = models.resolve("acme/model-speculator.unknownalgo")
+    assert unknown.arch is None and not unknown.kind

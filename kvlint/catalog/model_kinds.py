@@ -16,6 +16,13 @@ its publisher documents, so it holds for every id of that kind, not for one file
   Stable Diffusion 2.x is "a downsampling-factor 8 autoencoder with an 865M UNet and OpenCLIP
   ViT-H/14 text encoder", 2.1 "the same number of parameters and architecture as 2.0"
   (Stability-AI/stablediffusion@8284465e:README.md); other versions: no count claimed.
+- Speculative-decoding drafts in the speculators format, published as `<verifier>-speculator.<algorithm>`
+  (vllm-project/speculators@c05b95b3:README.md, its model table: RedHatAI/Qwen3-32B-speculator.eagle3,
+  -speculator.dflash, -speculator.peagle, ...). A draft is served beside its verifier: `vllm serve
+  <speculator_model>` runs the verifier named in the draft's speculators_config with the draft attached
+  (same README, "vLLM Inference"). The verifier is what to check; the draft's own weights and KV (one
+  decoder layer and a draft-vocabulary head) are not priced, and it is never matched to the verifier's
+  catalogued architecture (tests/data/not_derived_ids.txt).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from kvlint.record import record
 WHISPER_SOURCE = "SYSTRAN/faster-whisper@00a5b26b:faster_whisper/utils.py _MODELS"
 WHISPER_PARAMS_SOURCE = "openai/whisper@b9f17e1f:README.md 'Available models and languages'"
 SD2_SOURCE = "Stability-AI/stablediffusion@8284465e:README.md 'Stable Diffusion v2'"
+SPECULATORS_SOURCE = "vllm-project/speculators@c05b95b3:README.md"
+_DRAFT_ALGOS = {"eagle3": "EAGLE-3", "eagle": "EAGLE", "dflash": "DFlash", "peagle": "P-EAGLE"}
 
 # openai/whisper README: parameters per size (the .en models are the same size)
 _WHISPER_PARAMS = {"tiny": 39, "base": 74, "small": 244, "medium": 769, "large": 1550}
@@ -37,6 +46,7 @@ _WHISPER_PARAMS = {"tiny": 39, "base": 74, "small": 244, "medium": 769, "large":
 _OPENAI_SUFFIXES = ("", ".en", "-v1", "-v2", "-v3", "-v3-turbo")
 _FASTER_WHISPER = re.compile(r"^faster-(?P<distil>distil-)?whisper-(?P<size>[a-z]+)(?P<rest>[\w.-]*)$")
 _STABLE_DIFFUSION = re.compile(r"^stable-diffusion-(?P<version>[\w.-]+)$")
+_SPECULATOR = re.compile(r"^(?P<verifier>.+)-speculator\.(?P<algo>[a-z0-9]+)$")
 
 
 @record(frozen=True)
@@ -44,10 +54,11 @@ class OtherKind:
     kind: str  # e.g. "speech-to-text model (CTranslate2 Whisper)"
     what: str  # what the id is, with its source
     params_m: int | None = None  # published parameter count in millions, when a source states it
+    why_not_checked: str = "not a text-generation checkpoint"
 
     def describe(self) -> str:
         size = f"; {self.params_m:,} M parameters" if self.params_m else ""
-        return f"a {self.kind}, not a text-generation checkpoint: {self.what}{size}"
+        return f"a {self.kind}, {self.why_not_checked}: {self.what}{size}"
 
 
 def classify(ident: str) -> OtherKind | None:
@@ -70,6 +81,16 @@ def classify(ident: str) -> OtherKind | None:
             + (f"; size from {WHISPER_PARAMS_SOURCE}" if params else "")
             + ")",
             params,
+        )
+    m = _SPECULATOR.match(ident.rstrip("/").rsplit("/", 1)[-1])
+    if m and m["algo"].lower() in _DRAFT_ALGOS:
+        return OtherKind(
+            "speculative-decoding draft (speculators format)",
+            f"a draft head ({_DRAFT_ALGOS[m['algo'].lower()]}) for the verifier {m['verifier']} (its name, "
+            f"{SPECULATORS_SOURCE}); `vllm serve` on it runs the verifier its speculators_config names with "
+            "this draft attached, so check that verifier as the model; the draft's own weights and KV "
+            "(one decoder layer, a draft-vocabulary head) are not priced",
+            why_not_checked="not capacity-checked on its own",
         )
     m = _STABLE_DIFFUSION.match(name)
     if m:
