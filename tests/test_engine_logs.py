@@ -456,3 +456,14 @@ def test_sglang_dsa_kv_dtype_default_and_scaled_fp8_layout_by_release_and_gpu():
     assert plan("H200", "0.5.19").kv_per_token == 61 * (1152 + 132)  # auto -> bfloat16
     assert plan("H200", "0.5.19", "fp8_e4m3").kv_per_token == 61 * (656 + 132)
     assert plan("H200", "0.5.16", "fp8_e4m3").kv_per_token == 61 * (576 + 132)
+
+
+def test_sglang_dsa_fp8_default_reproduces_s064_kv_size():
+    """s-064 (GLM-5.2-FP8, RTX PRO 6000 Blackwell = SM120, v0.5.13.post1) stated no --kv-cache-dtype and its
+    pool came out torch.float8_e4m3fn with 'KV size 0.21 GB' for 4,096 tokens: kvlint's SGLang plan takes
+    fp8 for the unstated dtype and a cell of 78 x (576 + 132) B, which rounds to the logged 0.21."""
+    case = next(c for c in _sglang_cases() if c["id"] == "s-064")
+    p = _sglang_plan(case)
+    assert p.kv_per_token == 78 * (576 + 132)
+    assert p.kv_tokens == 4096
+    assert round(p.kv_tokens * p.kv_per_token / GIB, 2) == 0.21
