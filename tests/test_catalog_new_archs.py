@@ -193,3 +193,28 @@ def test_a_mistral_large_3_params_json_is_read_as_vllm_reads_it(tmp_path: Path):
         4,
         4096,
     )
+
+
+@pytest.mark.parametrize("family", ["arcee", "nemotron"])
+def test_relu2_families_have_an_ungated_mlp(family):
+    """Arcee (AFM-4.5B) and Nemotron-4 MLPs are up_proj / down_proj around ReLU^2 with no gate (transformers
+    ArceeMLP, NemotronMLP): two matrices per layer, not three. Shapes of an AFM-4.5B fine-tune's config
+    (https://huggingface.co/Delta-Vector/Austral-AFM-SFT/blob/main/config.json: 36 x 2560, 20 / 4 heads, intermediate
+    18432, vocab 128005, untied); the Hub lists AFM-4.5B at 4.6B parameters - with a gate it would count 6.3B."""
+    cfg = {
+        "architectures": ["ArceeForCausalLM" if family == "arcee" else "NemotronForCausalLM"],
+        "model_type": family,
+        "hidden_act": "relu2",
+        "hidden_size": 2560,
+        "intermediate_size": 18432,
+        "num_hidden_layers": 36,
+        "num_attention_heads": 20,
+        "num_key_value_heads": 4,
+        "head_dim": 128,
+        "vocab_size": 128005,
+        "max_position_embeddings": 65536,
+        "tie_word_embeddings": False,
+    }
+    arch = parse_config(cfg, "t/relu2", "test")
+    assert arch.layer_params[0].mlp == 2 * 2560 * 18432
+    assert arch.params == pytest.approx(4.6e9, rel=0.01)

@@ -27,6 +27,9 @@ UNGATED = {
     "mpt",
     "persimmon",  # dense_h_to_4h / dense_4h_to_h, relu2
     "nemotron_h",  # relu2 MLPs and experts: up and down only
+    # transformers 5.24.0 ArceeMLP / NemotronMLP: up_proj and down_proj around relu2, no gate (vLLM arcee.py alike)
+    "arcee",
+    "nemotron",
 }
 # Families whose tie_word_embeddings defaults to True when the key is absent (their HF config class default).
 _TIED_BY_DEFAULT = {
