@@ -144,9 +144,24 @@ ARCHITECTURE: dict[str, Range] = {
     "kv_lora_rank": Range("MLA latent rank", 1, HEADS_MAX),
     "part_head_dim": Range("partial head size", 0, HEADS_MAX),
     "experts": Range("expert count", 0, HEADS_MAX),
+    "layer_index": Range("layer index", 0, LAYERS_MAX),
     "rope_factor": Range(
         "RoPE scaling factor", 0, 1 << 20, integer=False, lo_open=True
     ),  # 0 would scale the context to nothing
+}
+
+# MoE counts and layer indices the per-layer readers turn into int() or add (a list, map or string there crashed)
+_MOE_KEYS: dict[str, str] = {
+    "num_experts_per_tok": "experts",
+    "n_shared_experts": "experts",
+    "num_shared_experts": "experts",
+    "moe_num_experts": "experts",
+    "moe_k": "experts",
+    "moe_num_shared_experts": "experts",
+    "first_k_dense_replace": "layer_index",
+    "moe_layer_start_index": "layer_index",
+    "moe_layer_interval": "layers",
+    "q_lora_rank": "kv_lora_rank",
 }
 
 # config.json keys -> the architecture fact they give
@@ -178,7 +193,10 @@ CONFIG_KEYS: dict[str, str] = {
     "num_local_experts": "experts",
     "num_experts": "experts",
     "n_routed_experts": "experts",
+    **_MOE_KEYS,
 }
+# their readers use the value as a number directly: a string is refused too (no reader reports it)
+_READ_AS_INT = frozenset(_MOE_KEYS)
 
 # The author's planning figures (`budget:`): sizes in bytes, and two plain numbers.
 BUDGET_BYTES = Range("size", 0, BYTES_MAX)
@@ -203,7 +221,8 @@ def config_problem(config: dict[str, Any]) -> str | None:
             r = ARCHITECTURE[fact]
             # a list, mapping or boolean where a count belongs is refused here, by name: the readers
             # would crash on int([8]) or take an empty {} for "absent" (security review F26)
-            why = "is not a number" if isinstance(value, (bool, list, dict)) else r.problem(value)
+            wrong = (bool, list, dict, str) if key in _READ_AS_INT else (bool, list, dict)
+            why = "is not a number" if isinstance(value, wrong) else r.problem(value)
             if why is not None:
                 return f"config {prefix}{key} {show(value)} {why}: expected {r.describe()}"
     return None

@@ -22,6 +22,7 @@ from kvlint.catalog.hf_keys import (
     derive_max_len,
     dtype_of,
     first,
+    names_problem,
     need,
     rope_cache_elems,
     served_part,
@@ -138,6 +139,9 @@ def parse_config(
     """Build a ModelArch from a config dict. Raises ConfigError naming the missing key."""
     if not isinstance(config, dict):
         raise ConfigError("config.json is not a JSON object")
+    names = names_problem(config)
+    if names:
+        raise ConfigError(names)
     config = served_part(config)  # an Omni model: the thinker is what the engine loads
     cfg, family = _legacy(*text_part(config))
     cfg = with_text_defaults(config, cfg, family)  # a nested text config omits its class defaults

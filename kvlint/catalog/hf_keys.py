@@ -84,6 +84,21 @@ def served_part(config: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+def names_problem(config: dict[str, Any]) -> str:
+    """Why the config's class names cannot be read ('' when they can): `architectures` must be a list of
+    class names and `model_type` a name, at the top and in a nested text config (transformers and the
+    engines index architectures[0] and look model_type up in their registries; anything else fails there)."""
+    parts = [("", config)] + [(f"{k}.", config[k]) for k in TEXT_KEYS if isinstance(config.get(k), dict)]
+    for where, part in parts:
+        archs = part.get("architectures")
+        if archs is not None and not (isinstance(archs, list) and all(isinstance(a, str) for a in archs)):
+            return f"{where}architectures is {str(archs)[:60]!r}, not a list of class names"
+        kind = part.get("model_type")
+        if kind is not None and not isinstance(kind, str):
+            return f"{where}model_type is {str(kind)[:60]!r}, not a name"
+    return ""
+
+
 def text_part(config: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The text model's config (multimodal configs nest it under one of TEXT_KEYS) and its family."""
     arch_names = config.get("architectures") or []

@@ -217,8 +217,8 @@ _GATED_TOWER = ("hidden_act", "silu")
 
 def _has_score_head(config: dict[str, Any]) -> bool:
     """A sequence-classification / reward model (its config's first architecture says so)."""
-    names = config.get("architectures") or [""]
-    name = names[0] if isinstance(names[0], str) else ""
+    names = config.get("architectures")
+    name = names[0] if isinstance(names, list) and names and isinstance(names[0], str) else ""
     return name.endswith(("ForSequenceClassification", "RewardModel"))
 
 

@@ -264,7 +264,8 @@ def score_head(config: dict[str, Any], h: int) -> int | None:
     Qwen2ForRewardModel / Qwen2ForProcessRewardModel score = Linear(hidden, hidden) + ReLU +
     Linear(hidden, num_labels), both with bias (qwen2_rm.py; 1 and 2 labels); InternLM2ForRewardModel
     v_head = Linear(hidden, 1, bias=False) (internlm2.py)."""
-    names = [a for a in config.get("architectures") or [] if isinstance(a, str)]
+    archs = config.get("architectures")
+    names = [a for a in archs if isinstance(a, str)] if isinstance(archs, list) else []
     name = names[0] if names else ""
     if name.endswith("ForSequenceClassification"):
         return h * _num_labels(config, 2)
