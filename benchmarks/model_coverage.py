@@ -156,7 +156,11 @@ def main() -> None:
     print(f"unresolved:         {len(got['unresolved'])}")
     unpriced = _known_but_unpriced()
     for ident, how in got["unresolved"]:
-        print(f"  {ident}: {_reason(ident, how, unpriced)}")
+        close = models.suggest(ident)  # what KV003's "did you mean" names for it
+        print(
+            f"  {ident}: {_reason(ident, how, unpriced)}"
+            + (f"; closest catalogued: {', '.join(close)}" if close else "")
+        )
     if args.list_resolved:
         for ident, how in got["by_name"] + got["exact"]:
             print(f"  + {ident}: {how}")
