@@ -110,3 +110,12 @@ def test_dots_vlm1_is_deepseek_v3_plus_a_1_2b_navit():
     merger = 1536 + (1536 * 4) ** 2 + 1536 * 4 + 1536 * 4 * 7168 + 7168  # 2 x 2 merge into the LM width
     assert arch.vision_params - merger == pytest.approx(1.2e9, rel=0.03)
     assert arch.mla and (arch.layers, arch.head_dim) == (61, 512 + 64) and arch.quant is None
+
+
+def test_dots_navit_towers_are_priced_with_their_swiglu_mlp():
+    """vLLM dots_ocr.py DotsSwiGLUFFN: every dots NaViT block has fc1/fc3 (gated) and fc2, though the
+    vision_config names no activation. rednote-hilab: a 1.2B visual encoder (dots.ocr), 42 layers x 1536."""
+    arch = arch_of("rednote-hilab/dots.ocr")
+    merger = 1536 + (1536 * 4) ** 2 + 1536 * 4 + 1536 * 4 * 1536 + 1536  # 2 x 2 merge into the 1536-wide LM
+    assert arch.vision_params - merger == pytest.approx(1.2e9, rel=0.03)
+    assert arch.params == pytest.approx(3.04e9, rel=0.01)  # 1.78B language model + the tower

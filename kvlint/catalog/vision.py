@@ -86,6 +86,8 @@ def _projector(v: dict[str, Any], h: int, text_hidden: int, qwen_vl: bool) -> in
 
 # GLM-4V towers, by their vision_config model_type (transformers Glm4vVisionConfig / Glm4vMoeVisionConfig)
 _GLM4V = ("glm4v", "glm4v_moe", "glm4v_moe_vision")
+# models whose vision blocks always use a SwiGLU MLP (fc1/fc3 gated, fc2 down): rednote-hilab's dots NaViT
+_SWIGLU_TOWER_MODELS = ("dots_ocr", "dots_vlm")
 
 
 def _glm4v(v: dict[str, Any], h: int, layers: int) -> int:
@@ -158,7 +160,9 @@ def vision_params(config: dict[str, Any], text_hidden: int) -> tuple[int, str]:
     if mlp1 is not None:
         return _intern_vit(v, h, layers, inter) + mlp1 + audio, f"{note}, InternViT + mlp1 layout, bf16"
     # a gated MLP (gate, up and down): silu towers (Qwen2.5-VL) and Pixtral's (PixtralMLP, whatever its act)
-    mats = 3 if v.get("hidden_act") == "silu" or v.get("model_type") == "pixtral" else 2
+    # and the dots NaViT towers, whose vision_config names no activation (vLLM dots_ocr.py DotsSwiGLUFFN)
+    gated = v.get("hidden_act") == "silu" or v.get("model_type") == "pixtral"
+    mats = 3 if gated or config.get("model_type") in _SWIGLU_TOWER_MODELS else 2
     patch = _int(v, "patch_size") or 14
     chans = _int(v, "num_channels", "in_chans") or 3
     image = _int(v, "image_size") or 336
