@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvlint.capacity import sizing
-from kvlint.codes import UNKNOWN_GPU, UNKNOWN_MODEL
+from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU, UNKNOWN_MODEL
 from kvlint.deployment import Deployment, stated
 from kvlint.findings import Location
 from kvlint.report.plan_report import (
@@ -69,7 +69,8 @@ def _plan_one(model: str, gpu: str, opts: dict[str, Any]) -> PlanReport | str:
     except ValueError as exc:
         return str(exc)
     r = resolve(d, Defaults())
-    problems = [i for i in r.issues if i.code in (UNKNOWN_GPU, UNKNOWN_MODEL)]
+    # an unknown GPU or model, or a model kvlint knows but cannot price (another kind, a GGUF repository)
+    problems = [i for i in r.issues if i.code in (UNKNOWN_GPU, UNKNOWN_MODEL, NOT_CHECKABLE)]
     if problems or r.plan is None:
         return "; ".join(f"{i.message}" + (f" ({i.fix})" if i.fix else "") for i in problems) or "cannot plan"
     arch, s, p, g = r.model, r.settings, r.plan, r.gpu

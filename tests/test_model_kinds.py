@@ -166,3 +166,13 @@ def test_llmaz_openmodel_filename_names_the_gguf_file_the_engine_gets(tmp_path):
     (d,) = report["deployments"]
     assert d["model"] == "TheBloke/Llama-2-7B-GGUF/llama-2-7b.Q8_0.gguf"
     assert "GGUF Q8_0 weights (GGUF file)" in d["model_resolution"] and d["plan"] is not None
+
+
+def test_kvlint_plan_says_why_it_cannot_plan_a_known_but_unpriced_model():
+    for model, said in (
+        ("SanctumAI/Llama-3.2-1B-Instruct-GGUF", "quant type is chosen by the file"),
+        ("Systran/faster-whisper-medium.en", "speech-to-text"),
+    ):
+        cmd = [sys.executable, "-m", "kvlint", "plan", model, "--gpu", "L4"]
+        out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+        assert out.returncode == 2 and said in out.stderr + out.stdout, (model, out.stderr)
