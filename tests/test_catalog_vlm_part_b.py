@@ -119,3 +119,18 @@ def test_dots_navit_towers_are_priced_with_their_swiglu_mlp():
     merger = 1536 + (1536 * 4) ** 2 + 1536 * 4 + 1536 * 4 * 1536 + 1536  # 2 x 2 merge into the 1536-wide LM
     assert arch.vision_params - merger == pytest.approx(1.2e9, rel=0.03)
     assert arch.params == pytest.approx(3.04e9, rel=0.01)  # 1.78B language model + the tower
+
+
+def test_phi4mm_image_embedding_implies_the_siglip_tower_engines_build():
+    """Phi-4-multimodal's config has no vision_config: embd_layer.image_embd_layer ("tune_image") stands for the
+    SigLIP-so400m that vLLM (phi4mm.py, layer_idx=-2) and SGLang build with 26 layers of width 1152."""
+    from kvlint.catalog.hf_config import parse_config
+
+    config = arch_of("microsoft/Phi-4-multimodal-instruct").parsed_from[0]
+    assert "vision_config" not in config
+    arch = parse_config(config, "phi4mm", "test")
+    assert (arch.vision_layers, arch.vision_hidden) == (26, 1152)  # what SGLang's multimodal factor reads
+    embd = dict(config["embd_layer"], image_embd_layer={"embedding_cls": "image"})  # not Phi-4-MM's embedding
+    other = dict(config, embd_layer=embd)
+    tower = arch.vision_params - parse_config(other, "phi4mm", "test").vision_params
+    assert tower == pytest.approx(0.41e9, rel=0.03)  # SigLIP-so400m's 26 layers + the 1152 -> 3072 projection

@@ -1,4 +1,6 @@
-"""A Conformer audio encoder stated the way Phi-4-multimodal states it: `audio_processor` {"name": "cascades",
+"""Phi-4-multimodal's encoders, which its config states outside `vision_config`.
+
+A Conformer audio encoder stated the way Phi-4-multimodal states it: `audio_processor` {"name": "cascades",
 "config": {...}} with its projection to the language model under `embd_layer.audio_embd_layer`.
 
 Module shapes follow transformers' port of the model (huggingface/transformers
@@ -13,6 +15,11 @@ src/transformers/models/phi4_multimodal/modeling_phi4_multimodal.py, Phi4Multimo
 - a relative attention bias table of 2 x t5_bias_max_distance rows per head;
 - the projection to the language model (Phi4MMAudioEmbedding, projection_cls "mlp"): Linear(d -> LM) + GELU +
   Linear(LM -> LM), once for speech and once for speech alongside vision.
+
+Its image encoder is named only by `embd_layer.image_embd_layer` ("tune_image"): the engines build a fixed
+SigLIP-so400m for it (vLLM phi4mm.py get_navit_vision_model(layer_idx=-2): 26 of its 27 layers; SGLang sets
+SiglipVisionConfig(hidden_size=1152, intermediate_size=4304, num_hidden_layers=26, image_size=448,
+patch_size=14) for Phi4MMForCausalLM), projected by img_projection_up / _down (1152 -> LM -> LM).
 """
 
 from __future__ import annotations
@@ -65,3 +72,24 @@ def conformer_params(config: dict[str, Any], text_hidden: int) -> int:
     if isinstance(audio_embd, dict) and audio_embd.get("projection_cls") == "mlp":
         total += 2 * (d * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden)
     return total
+
+
+# the SigLIP-so400m tower the engines build for a "tune_image" embedding (see the module docstring)
+_TUNE_IMAGE_TOWER = {
+    "hidden_size": 1152,
+    "intermediate_size": 4304,
+    "num_hidden_layers": 26,
+    "num_attention_heads": 16,
+    "patch_size": 14,
+    "projector_input_dim": 1152,
+}
+
+
+def implied_vision_block(config: dict[str, Any]) -> dict[str, Any]:
+    """The vision block a config implies without a vision_config (Phi-4-multimodal's image embedding), in
+    vision_config's key names; {} when it implies none."""
+    embd = config.get("embd_layer")
+    image = embd.get("image_embd_layer") if isinstance(embd, dict) else None
+    if not isinstance(image, dict) or image.get("embedding_cls") != "tune_image":
+        return {}
+    return dict(_TUNE_IMAGE_TOWER, image_size=_int(image, "crop_size", 448))

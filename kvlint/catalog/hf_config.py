@@ -15,6 +15,7 @@ from typing import Any
 
 from kvlint.bounds import config_problem
 from kvlint.catalog.arch import CHUNKED, CROSS, LayerParams, ModelArch
+from kvlint.catalog.conformer import implied_vision_block
 from kvlint.catalog.hf_keys import (
     KEEP_KEYS,
     ConfigError,
@@ -123,7 +124,7 @@ def _notes(cfg: dict[str, Any], family: str, mla: bool, head_dim: int) -> tuple[
 
 def _vision_int(config: dict[str, Any], key: str) -> int | None:
     """An int field of vision_config as the checkpoint states it (None when absent)."""
-    v = config.get("vision_config")
+    v = config.get("vision_config") or implied_vision_block(config)
     value = v.get(key) if isinstance(v, dict) else None
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 

@@ -117,7 +117,7 @@ KEEP_KEYS = frozenset(
         "downsample_ratio",  # InternVL: the pixel shuffle that sizes its projector mlp1
         "audio_config",
         "audio_processor",  # Phi-4-multimodal: its conformer audio encoder (kvlint.catalog.conformer)
-        "embd_layer",  # Phi-4-multimodal: the audio projection's kind
+        "embd_layer",  # Phi-4-multimodal: the audio projection's and the image embedding's kinds
         "cross_attention_layers",  # mllama: decoder layers attending to the image tokens
         "word_embed_proj_dim",
         "partial_rotary_factor",
@@ -241,14 +241,16 @@ _CONFORMER_KEEP = frozenset(
 
 
 def _compact_audio(key: str, value: dict[str, Any]) -> dict[str, Any]:
-    """Phi-4-multimodal's audio blocks: the conformer's sizes and the audio projection's kind."""
+    """Phi-4-multimodal's encoder blocks: the conformer's sizes, the audio projection's kind and the image
+    embedding's kind and crop size (kvlint.catalog.conformer)."""
     if key == "embd_layer":
-        audio = value.get("audio_embd_layer")
-        return (
-            {"audio_embd_layer": {"projection_cls": audio.get("projection_cls")}}
-            if isinstance(audio, dict)
-            else {}
-        )
+        out: dict[str, Any] = {}
+        audio, image = value.get("audio_embd_layer"), value.get("image_embd_layer")
+        if isinstance(audio, dict):
+            out["audio_embd_layer"] = {"projection_cls": audio.get("projection_cls")}
+        if isinstance(image, dict):
+            out["image_embd_layer"] = {k: image[k] for k in ("embedding_cls", "crop_size") if k in image}
+        return out
     inner = value.get("config")
     return (
         {"config": {k: v for k, v in inner.items() if k in _CONFORMER_KEEP}}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.catalog.conformer import conformer_params
+from kvlint.catalog.conformer import conformer_params, implied_vision_block
 
 # Qwen-VL's Resampler: a 16 x 16 grid of learned queries (Qwen/Qwen-VL visual.py, n_queries=256)
 _QWEN_VL_QUERIES = 256
@@ -39,7 +39,7 @@ def _block(config: dict[str, Any]) -> tuple[dict[str, Any], bool]:
     if qwen_vl:
         v = config.get("visual")
     if not isinstance(v, dict) or not v:
-        return {}, False
+        return implied_vision_block(config), False  # Phi-4-multimodal names its tower elsewhere
     if v.get("hidden_size") is None and v.get("embed_dim") is None and v.get("width") is not None:
         v = {**v, "hidden_size": v.get("width"), "num_hidden_layers": v.get("layers")}
     return v, qwen_vl
