@@ -1,6 +1,6 @@
 """How close kvlint's engine accounting is to what vLLM, SGLang and TGI really logged (a script, not a test).
 
-    python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--cases]
+    python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--cases] [--markdown]
 
 Defaults: ../shared/calibration/vllm_startup_logs.yaml (split by source in
 benchmarks/calibration/vllm_splits.yaml) and benchmarks/calibration/{sglang,tgi}_startup_logs.yaml
@@ -88,6 +88,43 @@ def stats(errors: list[float]) -> str:
     return f"n={len(a):>2} median {statistics.median(a):6.2%} p90 {p90:6.2%} max {a[-1]:7.2%}"
 
 
+NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
+HEADER = (
+    "| engine | split | logs | evaluated | KV tokens | KV GiB | weights | verdicts |\n"
+    "|---|---|---|---|---|---|---|---|"
+)
+
+
+def _pct(x: float) -> str:
+    x *= 100
+    return f"{x:.2f}" if x < 10 else f"{x:.1f}" if x < 100 else f"{x:.0f}"
+
+
+def md_stats(errors: list[float], evaluated: int) -> str:
+    """README's cell: median / p90 / max %, '(n = k)' when fewer than the evaluated cases have it."""
+    if not errors:
+        return "—"
+    a = sorted(abs(e) for e in errors)
+    if len(a) == 1:
+        return f"{_pct(a[0])} % (n = 1)"
+    p90 = a[min(len(a) - 1, int(round(0.9 * (len(a) - 1))))]
+    cell = f"{_pct(statistics.median(a))} / {_pct(p90)} / {_pct(a[-1])} %"
+    return cell + (f" (n = {len(a)})" if len(a) != evaluated else "")
+
+
+def md_row(engine: str, split: str, cases: list[dict], rows: list[dict], unscorable: int) -> str:
+    done = [r for r in rows if "skipped" not in r]
+    judged = [r for r in done if not r["verdict"].startswith("not scored")]
+    logs = f"{len(cases)}" + (f" (+{unscorable} not scorable)" if unscorable else "")
+    cells = [md_stats([r[n][2] for r in done if n in r], len(done)) for n in ("tokens", "kv", "weights")]
+    ok = sum(r["verdict"] == "ok" for r in judged)
+    return (
+        f"| {NAMES[engine]} | {split} | {logs} | {len(done)} | "
+        + " | ".join(cells)
+        + f" | {ok} / {len(judged)} |"
+    )
+
+
 def evaluate(engine: str, case: dict, version: str | None, rules) -> dict | None:
     d, why = ENGINES[engine]["build"](case, version)
     if d is None:
@@ -161,6 +198,9 @@ def run_engine(engine: str, path: Path, args, rules, vllm_fit: set[str]) -> None
     spec = ENGINES[engine]
     cases = [c for c in data.get(spec["key"]) or [] if c.get("scorable", True)]
     unscorable = [c for c in data.get(spec["key"]) or [] if not c.get("scorable", True)]
+    if args.markdown:
+        print_markdown(engine, cases, unscorable, rules, vllm_fit)
+        return
     if unscorable:
         print(f"{engine:<7} {len(unscorable)} case(s) marked scorable: false are left out")
         for c in unscorable:
@@ -181,6 +221,21 @@ def run_engine(engine: str, path: Path, args, rules, vllm_fit: set[str]) -> None
         print_cases(bare)
 
 
+def print_markdown(engine: str, cases: list[dict], unscorable: list[dict], rules, vllm_fit: set[str]) -> None:
+    """README's accuracy table rows for one engine (README.md "How close to the engine")."""
+    spec = ENGINES[engine]
+    for split in ("fit", "scored"):
+        group = [c for c in cases if split_of(engine, c, vllm_fit) == split]
+        left = sum(split_of(engine, c, vllm_fit) == split for c in unscorable)
+        print(
+            md_row(
+                engine, split, group, [evaluate(engine, c, spec["version"](c), rules) for c in group], left
+            )
+        )
+    bare = [evaluate(engine, c, None, rules) for c in cases]
+    print(md_row(engine, "all, no image tag", cases, bare, 0))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -189,10 +244,13 @@ def main() -> int:
     ap.add_argument("--sglang", type=Path, default=DATA / "sglang_startup_logs.yaml")
     ap.add_argument("--tgi", type=Path, default=DATA / "tgi_startup_logs.yaml")
     ap.add_argument("--cases", action="store_true", help="print every case")
+    ap.add_argument("--markdown", action="store_true", help="print README's accuracy table instead")
     args = ap.parse_args()
     splits = load_yaml(DATA / "vllm_splits.yaml")
     vllm_fit = set(splits.get("fit_sources") or [])
     rules = all_rules()
+    if args.markdown:
+        print(HEADER)
     for engine in ("vllm", "sglang", "tgi"):
         run_engine(engine, getattr(args, engine), args, rules, vllm_fit)
     return 0

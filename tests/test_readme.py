@@ -51,3 +51,19 @@ def test_readme_spec_example_lints_cleanly_of_schema_errors(tmp_path):
     block = next(b for b in _yaml_blocks() if b.startswith("kind: ServingSpec"))
     result = lint(block, "spec.yaml")
     assert result.deployments and "KV001" not in [f.rule for f in result.findings]
+
+
+def test_readme_accuracy_table_is_the_benchmark_output():
+    """README's "How close to the engine" table is `python benchmarks/accuracy.py --markdown`, verbatim
+    (regenerate it with that command when a calibration log or the accounting changes)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "accuracy.py"), "--markdown"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert out.startswith("| engine | split |") and out.count("\n") >= 10
+    assert out in (ROOT / "README.md").read_text()

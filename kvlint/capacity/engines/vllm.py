@@ -21,6 +21,7 @@ from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use 
     parse_version,
     reserved_peak,
     subtracts_cuda_graphs,
+    unknown_version_note,
 )
 from kvlint.capacity.kv import (
     FULL,
@@ -77,10 +78,8 @@ def activation_bytes(
     every TP rank, so it does not shrink with TP). MoE layers add the fused-MoE intermediate caches,
     T x top_k x (max(2 I, H) + I) x 2 bytes (vllm fused_moe: cache13 shared with cache3, cache2).
     V0's profile ran max_num_seqs sequences without the V1 sampler warm-up: the forward pass."""
-    t = s.max_batched_tokens
-    tp = max(1, s.tp)
-    h = arch.hidden_size
-    dense_i = arch.intermediate_size
+    t, tp = s.max_batched_tokens, max(1, s.tp)
+    h, dense_i = arch.hidden_size, arch.intermediate_size
     forward = t * (3 * dense_i // tp + 3 * h) * act_bytes
     moe = 0
     if arch.num_experts and arch.moe_layers:
@@ -203,7 +202,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     assert best is not None
     p = best[2]
     p.stage_pools = pools
-    p.notes.extend(n for n in (_sliding_note(arch, hybrid), state_note, cross_note(arch, hybrid)) if n)
+    vnote = unknown_version_note(s.version)  # no version: the newest rows of the table, said so
+    p.notes.extend(n for n in (_sliding_note(arch, hybrid), state_note, cross_note(arch, hybrid), vnote) if n)
     p.lines = _lines(p, arch, s, kv_bytes)
     lora_note = lora.note(s.extra)
     if lora_note:

@@ -241,6 +241,19 @@ def _big(gpu: GpuSpec | None) -> bool:
     return gpu.engine_bytes >= 70 * GIB and "a100" not in gpu.id
 
 
+def unknown_version_note(version_text: str | None) -> str | None:
+    """What the plan says when the deployment gives no vLLM version (no image tag, `latest`, `nightly`)."""
+    if parse_version(version_text) is not None:
+        return None
+    newest = ".".join(map(str, NEWEST_KNOWN))
+    return (
+        f"vLLM version {'unknown' if not version_text else repr(version_text) + ' unreadable'}: kvlint applies "
+        f"the newest behaviour of its version table (rows to v{newest}: V1 engine, default utilization "
+        f"{default_utilization(None)[0]:g}, CUDA-graph memory subtracted as from v0.21, hybrid KV cache manager); "
+        "an older release can differ by several GiB, pin the image tag"
+    )
+
+
 def reserved_peak(version: tuple[int, ...] | None) -> bool:
     """V0 before v0.6.4 took the profile peak from free device memory: the allocator's reserved segments
     (version table key profile_peak; the arithmetic in vllm_v0.py)."""
@@ -264,4 +277,5 @@ __all__ = [
     "parse_version",
     "reserved_peak",
     "subtracts_cuda_graphs",
+    "unknown_version_note",
 ]
