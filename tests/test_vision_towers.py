@@ -119,3 +119,44 @@ def test_janus_language_config_gets_llama_defaults():
     a = resolve("deepseek-ai/Janus-Pro-7B").arch
     assert (a.layers, a.hidden_size, a.kv_heads, a.head_dim, a.max_positions) == (30, 4096, 32, 128, 16384)
     assert a.params == pytest.approx(6.91e9, rel=0.01)  # the LLM; the towers are not stated in sizes
+
+
+def test_moonvit_sizes_stated_as_vt_names_are_read_and_kept():
+    # MoonViT (Kimi-K2.5 / K3 remote code) names its sizes vt_*: the Kimi-K2.5 release states vt_hidden_size
+    # 1152, vt_intermediate_size 4304, vt_num_attention_heads 16, vt_num_hidden_layers 27 beside patch_size, a
+    # K3-style tower 1024 / 4096 / 12 heads / 27 layers. They were dropped by compact and the tower priced as
+    # "not counted" unless the model_type was kimi_k25 (whose class defaults then stood in for them).
+    text = {
+        "architectures": ["DeepseekV3ForCausalLM"],
+        "model_type": "deepseek_v3",
+        "hidden_size": 1024,
+        "intermediate_size": 2048,
+        "moe_intermediate_size": 256,
+        "n_routed_experts": 4,
+        "n_shared_experts": 1,
+        "num_experts_per_tok": 2,
+        "first_k_dense_replace": 1,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 8,
+        "kv_lora_rank": 512,
+        "q_lora_rank": None,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+        "num_hidden_layers": 4,
+        "vocab_size": 1000,
+        "max_position_embeddings": 4096,
+    }
+    vision = {
+        "patch_size": 14,
+        "vt_hidden_size": 1024,
+        "vt_intermediate_size": 4096,
+        "vt_num_attention_heads": 12,
+        "vt_num_hidden_layers": 27,
+    }
+    config = {"architectures": ["KimiK3ForConditionalGeneration"], "model_type": "kimi_k3"}
+    config |= {"text_config": text, "vision_config": vision}
+    for cfg in (config, compact(config)):
+        arch = parse_config(cfg, "x/kimi-vt", "test")
+        assert (arch.vision_layers, arch.vision_hidden) == (27, 1024)
+        assert arch.vision_params > 27 * 12 * 1024 * 1024 and "not counted" not in arch.vision_note

@@ -149,6 +149,10 @@ VISION_KEEP = frozenset(
         "mlp_ratio",
         "deepstack_visual_indexes",  # Qwen3-VL: one more PatchMerger per listed layer
         "max_num_tiles",  # mllama: tiles per image, each a full set of patch tokens
+        "vt_hidden_size",  # MoonViT (Kimi-K2.5 / K3): the tower's sizes under vt_* names (nested_defaults.VT_NAMES)
+        "vt_intermediate_size",
+        "vt_num_attention_heads",
+        "vt_num_hidden_layers",
         "qkv_bias",  # InternViT: layer shapes (defaults are the 6B tower's)
         "qk_normalization",
         "norm_type",

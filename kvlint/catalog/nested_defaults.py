@@ -96,12 +96,27 @@ def with_text_defaults(config: dict[str, Any], text: dict[str, Any], family: str
     return {**text, **missing} if missing else text
 
 
+# MoonViT configs (Kimi-K2.5 / K2.6 / K3 remote code, KimiK25VisionConfig) name the tower's sizes vt_*:
+# the Kimi-K2.5 release states vt_hidden_size 1152, vt_intermediate_size 4304, vt_num_attention_heads 16,
+# vt_num_hidden_layers 27 beside patch_size; read them under the names every other tower uses
+VT_NAMES = {
+    "vt_hidden_size": "hidden_size",
+    "vt_intermediate_size": "intermediate_size",
+    "vt_num_attention_heads": "num_attention_heads",
+    "vt_num_hidden_layers": "num_hidden_layers",
+}
+
+
 def with_vision_defaults(config: dict[str, Any]) -> dict[str, Any]:
     """The config with its nested vision_config's class defaults filled in, for the vision families listed
-    (by the vision_config's model_type, else by the model's)."""
+    (by the vision_config's model_type, else by the model's); sizes stated as vt_* are read first."""
     vision = config.get("vision_config")
     if not isinstance(vision, dict):
         return config
+    stated = {VT_NAMES[k]: v for k, v in vision.items() if k in VT_NAMES and VT_NAMES[k] not in vision}
+    if stated:
+        vision = {**vision, **stated}
+        config = {**config, "vision_config": vision}
     defaults = VISION_DEFAULTS.get(str(vision.get("model_type") or "")) or VISION_DEFAULTS_BY_MODEL.get(
         str(config.get("model_type") or "")
     )
