@@ -149,6 +149,22 @@ def test_linting_a_kubernetes_manifest_does_not_import_pydantic(tmp_path):
     assert "pydantic" not in mods and "ruamel.yaml" in mods
 
 
+def test_a_catalogued_vllm_deployment_loads_only_what_it_meets():
+    """A hook run on a catalogued model served by vLLM does not load the name rules, the other-kind
+    classes, the safetensors reader, the CEL evaluator or the TGI engine: each loads when an input needs it."""
+    mods = _imported_modules(str(FIXTURES / "KV102" / "good-llama-8b-l4-16k.yaml"), "--isolated")
+    assert "kvlint.lint" in mods and "kvlint.catalog.models" in mods
+    for lazy in (
+        "kvlint.catalog.name_rules",
+        "kvlint.catalog.derived",
+        "kvlint.catalog.model_kinds",
+        "kvlint.catalog.safetensors",
+        "kvlint.extract.cel",
+        "kvlint.capacity.engines.tgi",
+    ):
+        assert lazy not in mods, lazy
+
+
 def test_a_hook_call_with_only_paths_skips_click_and_matches_its_defaults(tmp_path):
     """`kvlint FILE…` (how pre-commit calls the hook) runs without importing click; what it passes
     is exactly what click would pass with no option given."""

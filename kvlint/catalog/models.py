@@ -9,16 +9,18 @@ import json
 import os
 import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kvlint.catalog import derived, how, model_kinds, pulled, safetensors
+from kvlint.catalog import how, pulled
 from kvlint.catalog.arch import ENCODER_ONLY, ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hf_keys import from_mistral_params
-from kvlint.catalog.name_rules import NameIndex
 from kvlint.catalog.resolution import Resolution
 from kvlint.fileio import shown
 from kvlint.record import record
+
+if TYPE_CHECKING:  # the name rules, kinds and safetensors readers load only when an id needs them
+    from kvlint.catalog.name_rules import NameIndex
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -187,6 +189,8 @@ def from_directory(directory: str, model_id: str) -> ModelArch:
     else:
         config = _read_json(config_path)
     total, total_source = None, ""
+    from kvlint.catalog import safetensors
+
     exact = safetensors.checkpoint_bytes(directory)  # headers only: exact, preferred
     index = os.path.join(directory, "model.safetensors.index.json")
     if exact is not None:
@@ -288,6 +292,8 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
         return Resolution(None, f"Hugging Face cache copy of {ident} is unreadable: {_shown_in(exc)}")
     if cached is not None:
         return _found(cached, how.HF_CACHE)
+    from kvlint.catalog import model_kinds
+
     other = model_kinds.classify(ident)
     if other is not None:
         return Resolution(None, f"{how.OTHER_KIND}: {ident} is {other.describe()}", kind=other.kind)
@@ -317,6 +323,8 @@ def from_hub(ident: str) -> Resolution:
 
 @lru_cache(maxsize=1)
 def _name_index() -> NameIndex:
+    from kvlint.catalog.name_rules import NameIndex
+
     idx = _index()
     keys = [(k, k) for k in idx.rows] + list(idx.aliases.items())
     return NameIndex(keys, _identity)
@@ -334,6 +342,8 @@ def _identity(key: str) -> str:
 
 def _by_name(ident: str, has_org: bool) -> Resolution:
     """The name rules (kvlint/catalog/derived.py): an uncatalogued id resolved to a catalogued base."""
+    from kvlint.catalog import derived
+
     found = _name_index().derive(ident, has_org)
     return derived.resolution(found, _index().rows, arch_for_entry)
 

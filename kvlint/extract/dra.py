@@ -20,7 +20,6 @@ from __future__ import annotations
 from kvlint.catalog import dra_devices
 from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract.cel import Selector
 from kvlint.extract.gpu_sharing import NOT_MODELLED
 from kvlint.findings import Issue, Location, Severity
 from kvlint.load.tree import Mapping, Scalar, Sequence
@@ -279,6 +278,8 @@ def _device_class(name: str, known: Known) -> tuple[list[str] | None, tuple[str,
 def _admitted(vendor_kind: tuple[str, str], selectors: list[str]) -> tuple[list[str], list[str]]:
     """The cards every selector certainly admits. A card whose published fact kvlint lacks (an NVML
     name) is not a match on that fact; when a term could not be read, every card it may admit is."""
+    from kvlint.extract.cel import Selector  # CEL is parsed only where a claim states selectors
+
     parsed = [Selector(s) for s in selectors]
     unread = [u for p in parsed for u in p.unread]
     sure: list[str] = []

@@ -1,7 +1,7 @@
 from collections.abc import Iterator
 
 from kvlint.capacity.course import fits
-from kvlint.capacity.engines.tgi import WARMUP_FAILS, tgi_router_refusal
+from kvlint.capacity.engines import WARMUP_FAILS
 from kvlint.capacity.plan import Plan
 from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.catalog.how import MATCHED_BY_NAME
@@ -150,7 +150,7 @@ class KvCacheBelowMaxContext(PlanRule):
             verb = (
                 "refuses to start"
                 if s.engine == "vllm"
-                else f"refuses to start ({tgi_router_refusal(s.version, int(d.max_context.value))})"
+                else f"refuses to start ({_tgi_router_refusal(s.version, int(d.max_context.value))})"
                 if tgi_refuses and d.max_context is not None
                 else "can never schedule such a request"
             )
@@ -175,3 +175,9 @@ class KvCacheBelowMaxContext(PlanRule):
             fix=("set " + "; or ".join(fixes)) if fixes else "use more or larger GPUs",
             fixes=edits,
         )
+
+
+def _tgi_router_refusal(version: str | None, max_total: int) -> str:
+    from kvlint.capacity.engines.tgi import tgi_router_refusal  # loaded only when a TGI plan is judged
+
+    return tgi_router_refusal(version, max_total)

@@ -1,6 +1,5 @@
 from collections.abc import Iterator
 
-from kvlint.capacity.engines.tgi import parse_version as tgi_version
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.facts import where_of
@@ -110,6 +109,8 @@ class BatchLimitsInconsistent(DeploymentRule):
                     )
                 ],
             )
+        from kvlint.capacity.engines.tgi import parse_version as tgi_version  # only for TGI deployments
+
         version = tgi_version(str(d.engine_version.value)) if d.engine_version is not None else None
         default_inp = d.extra.get("max_input_tokens")
         if (

@@ -13,6 +13,10 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from kvlint.deployment import ENGINE_NAMES
 
+# Plan note prefix an engine writes when its start-up warm-up cannot fit (TGI); KV102 reads it. Kept here so
+# the rule does not load an engine module a run never meets.
+WARMUP_FAILS = "the warm-up does not fit"
+
 if TYPE_CHECKING:
     from kvlint.capacity.plan import EngineSettings, Plan
     from kvlint.catalog.arch import ModelArch

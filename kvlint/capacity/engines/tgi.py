@@ -25,7 +25,7 @@ import math
 import re
 
 from kvlint.capacity.course import longest_context
-from kvlint.capacity.engines import tgi_vlm
+from kvlint.capacity.engines import WARMUP_FAILS, tgi_vlm
 from kvlint.capacity.engines.tgi_launcher import default_shards, launcher_defaults, v2_positions
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term
@@ -34,7 +34,6 @@ from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.units import GIB, gib, tokens
 
-WARMUP_FAILS = "the warm-up does not fit"  # plan note prefix KV102 reads
 LAYER_LIVE_HIDDEN = 7  # hidden-size tensors a layer holds while its MLP runs (prefill_bytes)
 CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context and NCCL state held before the warm-up measures free memory
 
