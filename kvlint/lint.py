@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvlint import fleet, sharing, suppress
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
 from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment
-from kvlint.extract import dra, extract_document, unread
+from kvlint.extract import extract_document
 from kvlint.fileio import NotRegular, TooLarge, base_dir, read_regular
 from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.load import LoadedFile, load_bytes, load_oversized, physical
@@ -18,6 +18,9 @@ from kvlint.record import field, record
 from kvlint.resolve import Resolved, resolve
 from kvlint.rules.base import IssueContext, Need, Rule, contexts
 from kvlint.settings import Settings
+
+if TYPE_CHECKING:  # DRA claims and the unread-layout net load only when a file needs them
+    from kvlint.extract.dra import Known
 
 
 @record
@@ -106,9 +109,14 @@ def lint_loaded(
         deployments, issues = extract_document(doc, path, base_dir, loaded.source.lines, nearby)
         file_issues.extend(issues)
         extracted.extend(deployments)
-    beside = Beside.of(nearby) if extracted else Beside()
-    for d in extracted:
-        dra.attach(d, beside.dra)
+    claims = any("dra_refs" in d.extra for d in extracted)  # a container names a DRA claim
+    beside = Beside.of(nearby, claims) if extracted else Beside()
+    if claims:
+        from kvlint.extract import dra
+
+        known = beside.dra if beside.dra is not None else dra.Known()
+        for d in extracted:
+            dra.attach(d, known)
     result.deployments = [resolve(d, settings.defaults) for d in extracted]
     sharing.annotate(result.deployments, beside.sharing)
     for r in result.deployments:
@@ -116,6 +124,8 @@ def lint_loaded(
         findings.extend(found)
         owners.extend([r] * len(found))
     if not result.deployments and not any(i.code in _READ_OR_SAID for i in file_issues):
+        from kvlint.extract import unread
+
         file_issues.extend(unread.issues(loaded.documents, path))  # a GPU container or engine command: said
     found = check_file_issues(path, file_issues, settings, rules)
     findings.extend(found)
@@ -156,12 +166,19 @@ class Beside:
     """What workloads refer to by name, from the file and the YAML files of its directory: DRA
     claims and device classes, and the GPU device plugin's time-slicing / MPS replicas."""
 
-    dra: dra.Known = field(default_factory=dra.Known)
+    dra: Known | None = None  # read only when a workload names a claim
     sharing: list[sharing.Replicas] = field(default_factory=list)
 
     @classmethod
-    def of(cls, nearby: Nearby) -> Beside:
+    def of(cls, nearby: Nearby, claims: bool) -> Beside:
         out = cls()
+        if not claims:
+            for found in nearby.objects(("ConfigMap",)):
+                out.sharing.extend(sharing.replicas(found.root, found.file))
+            return out
+        from kvlint.extract import dra
+
+        out.dra = dra.Known()
         for found in nearby.objects((*dra.KINDS, "ConfigMap")):
             if dra.is_dra(found.root):
                 out.dra.add(found.root, found.file)

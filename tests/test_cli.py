@@ -151,7 +151,8 @@ def test_linting_a_kubernetes_manifest_does_not_import_pydantic(tmp_path):
 
 def test_a_catalogued_vllm_deployment_loads_only_what_it_meets():
     """A hook run on a catalogued model served by vLLM does not load the name rules, the other-kind
-    classes, the safetensors reader, the CEL evaluator or the TGI engine: each loads when an input needs it."""
+    classes, the safetensors reader, the CEL evaluator, the DRA claim reader, the unread-layout net or the TGI engine: each loads when
+    an input needs it."""
     mods = _imported_modules(str(FIXTURES / "KV102" / "good-llama-8b-l4-16k.yaml"), "--isolated")
     assert "kvlint.lint" in mods and "kvlint.catalog.models" in mods
     for lazy in (
@@ -160,6 +161,8 @@ def test_a_catalogued_vllm_deployment_loads_only_what_it_meets():
         "kvlint.catalog.model_kinds",
         "kvlint.catalog.safetensors",
         "kvlint.extract.cel",
+        "kvlint.extract.dra",
+        "kvlint.extract.unread",
         "kvlint.capacity.engines.tgi",
     ):
         assert lazy not in mods, lazy
