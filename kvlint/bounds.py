@@ -161,6 +161,7 @@ _MOE_KEYS: dict[str, str] = {
     "first_k_dense_replace": "layer_index",
     "moe_layer_start_index": "layer_index",
     "moe_layer_interval": "layers",
+    "moe_layer_freq": "layers",
     "q_lora_rank": "kv_lora_rank",
 }
 

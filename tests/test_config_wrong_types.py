@@ -45,9 +45,10 @@ _ERNIE = {
 }
 
 
-def _lint(tmp_path: Path, config: dict) -> dict:
-    (tmp_path / "model").mkdir()
-    (tmp_path / "model" / "config.json").write_text(json.dumps(config))
+def _lint(tmp_path: Path, config: dict | None) -> dict:
+    if config is not None:  # None: the test wrote the model directory itself
+        (tmp_path / "model").mkdir()
+        (tmp_path / "model" / "config.json").write_text(json.dumps(config))
     (tmp_path / "d.yaml").write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n"
         "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n      containers:\n"
@@ -85,3 +86,42 @@ def test_compact_keeps_going_on_a_wrong_typed_architectures():
     # `kvlint models pull` compacts what the Hub serves: a config with architectures {"a": 1} is stored, not a crash
     config = {"architectures": {"a": 1}, "id2label": {"0": "x"}, "hidden_size": 8}
     assert compact(config) == {"architectures": {"a": 1}, "hidden_size": 8}  # no score head: no labels kept
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "said"),
+    [
+        ("num_shared_experts", "1", "n_shared_experts 1 is not a number"),
+        ("route_every_n", [1], "moe_layer_freq [1]"),
+    ],
+)
+def test_a_mistral_params_json_moe_count_of_the_wrong_type_is_kv003(tmp_path, key, value, said):
+    # Mistral Large 3's params.json (shared experts -> the DeepSeek-V3 shape, b7f807d): a string or list
+    # count crashed the `> 0` test or int() (an internal error); now refused by name like a config.json's
+    params = {
+        "dim": 1024,
+        "n_layers": 4,
+        "head_dim": 128,
+        "hidden_dim": 2048,
+        "n_heads": 8,
+        "n_kv_heads": 8,
+        "vocab_size": 1000,
+        "q_lora_rank": 256,
+        "kv_lora_rank": 512,
+        "qk_nope_head_dim": 128,
+        "qk_rope_head_dim": 64,
+        "v_head_dim": 128,
+        "moe": {
+            "num_experts": 8,
+            "num_experts_per_tok": 2,
+            "expert_hidden_dim": 512,
+            "num_shared_experts": 1,
+        },
+    }
+    params["moe"][key] = value
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "params.json").write_text(json.dumps(params))
+    report = _lint(tmp_path, None)
+    assert "KV001" not in [f["rule"] for f in report["findings"]], report["findings"]
+    (unknown,) = [f for f in report["findings"] if f["rule"] == "KV003"]
+    assert said in unknown["message"]

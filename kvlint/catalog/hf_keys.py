@@ -232,7 +232,9 @@ def from_mistral_params(params: dict[str, Any]) -> dict[str, Any]:
             config[target] = params[key]
     if params.get("qk_nope_head_dim"):  # MLA (Mistral Large 3): the DeepSeek key names, as vLLM keeps them
         config.update({k: params[k] for k in _MISTRAL_MLA if params.get(k) is not None})
-    if moe and (moe.get("num_shared_experts") or 0) > 0:  # vLLM: Mistral Large 3 is served as DeepSeek-V3
+    # vLLM: Mistral Large 3 (shared experts) is served as DeepSeek-V3; a count of the wrong type goes that way
+    # too and is refused there by name (bounds: n_shared_experts), never compared here
+    if moe and moe.get("num_shared_experts") not in (None, 0, False):
         config["model_type"], config["architectures"] = "deepseek_v3", ["MistralLarge3ForCausalLM"]
         config.update({new: moe[old] for old, new in _MISTRAL_LARGE3_MOE.items() if moe.get(old) is not None})
     elif moe:
