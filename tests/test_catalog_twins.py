@@ -186,3 +186,24 @@ def test_speculator_drafts_are_recognised_never_matched_to_their_verifier():
         assert f"for the verifier {verifier} " in res.how and "not priced" in res.how
     unknown = models.resolve("acme/model-speculator.unknownalgo")
     assert unknown.arch is None and not unknown.kind
+
+
+def test_devstral_and_magistral_small_are_mistral_small_3_1_text_models():
+    """Mistral's cards: Devstral Small (2505, 2507) is fine-tuned from Mistral-Small-3.1 with the vision encoder removed,
+    128k context; Magistral Small 1.0/1.1 build upon Mistral Small 3.1 (2503), text-only until 1.2 added a vision encoder.
+    Published size 23.57B = the Mistral-Small-3.1 language model kvlint prices; 128k = 131072 positions, not the
+    32768 of Mistral Small 3 (2501), whose weights are the same."""
+    small31 = arch_of("mistralai/Mistral-Small-3.1-24B-Instruct-2503")
+    small3 = arch_of("mistralai/Mistral-Small-24B-Instruct-2501")
+    for model_id in (
+        "mistralai/Devstral-Small-2505",
+        "mistralai/Devstral-Small-2507",
+        "mistralai/Magistral-Small-2506",
+        "mistralai/Magistral-Small-2507",
+    ):
+        arch = arch_of(model_id)
+        assert round(arch.params / 1e9, 2) == 23.57, model_id
+        assert arch.params == small31.params, model_id
+        assert arch.max_positions == 131072 != small3.max_positions, model_id
+        assert (arch.layers, arch.kv_heads, arch.head_dim, arch.vocab_size) == (40, 8, 128, 131072), model_id
+        assert "Mistral-Small-3.1" in _row(model_id)["source"], model_id
