@@ -238,3 +238,24 @@ def test_num_shard_unset_shards_over_the_pods_gpus(extra, shards):
     tp = r.deployment.tensor_parallel
     assert (tp.value, tp.origin) == (shards, "default")
     assert r.settings.tp == shards
+
+
+@pytest.mark.parametrize(("gpus", "shard", "refused"), [(1, None, True), (4, "1", True), (2, None, False)])
+def test_tgi_sharded_true_with_one_shard_is_a_kv201_refusal(tmp_path, gpus, shard, refused):
+    # TGI launcher find_num_shards (launcher/src/main.rs): `--sharded true` with --num-shard unset on one
+    # GPU ("only found 1 CUDA devices") or --num-shard 1 ("`sharded` is true but `num_shard` <= 1") does not
+    # start; kvlint planned it as "TGI default --num-shard 1 (one GPU)" without a word
+    from kvlint.lint import lint_text
+    from kvlint.settings import Settings
+
+    shard_args = f", --num-shard, '{shard}'" if shard else ""
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: t}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n      containers:\n      - name: tgi\n"
+        "        image: ghcr.io/huggingface/text-generation-inference:3.0.0\n"
+        f"        args: [--model-id, meta-llama/Llama-3.2-1B-Instruct, --sharded, 'true'{shard_args}]\n"
+        f"        resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n"
+    )
+    found = [f for f in lint_text(text.encode(), "d.yaml", Settings()).findings if f.rule == "KV201"]
+    said = [f for f in found if "--sharded true" in f.message and "cannot start" in f.message]
+    assert bool(said) == refused, [f.message for f in found]

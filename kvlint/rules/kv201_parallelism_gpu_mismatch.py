@@ -36,6 +36,9 @@ class ParallelismGpuMismatch(DeploymentRule):
 
     Use instead: `nvidia.com/gpu: 4`, or `--tensor-parallel-size=1`.
 
+    TGI's `--sharded true` with one shard (stated, or the one GPU it defaults to) is refused by its
+    launcher (launcher/src/main.rs `find_num_shards`): "`sharded` is true but `num_shard` <= 1".
+
     ## How to fix
     Make the GPU request equal the parallel world size: raise the GPU limit, lower TP/PP, or
     spread the replica over a LeaderWorkerSet group.
@@ -50,6 +53,22 @@ class ParallelismGpuMismatch(DeploymentRule):
 
     def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
+        sharded = d.extra.get("sharded") if d.engine_name == "tgi" else None
+        if (
+            sharded is not None
+            and sharded.value is True
+            and d.tensor_parallel
+            and d.tensor_parallel.value <= 1
+        ):
+            # TGI launcher find_num_shards (launcher/src/main.rs): --sharded true needs 2+ shards
+            yield ctx.finding(
+                self,
+                where_of(d, sharded, d.tensor_parallel),
+                f"TGI --sharded true with {d.tensor_parallel.value} shard ({d.tensor_parallel.note or 'stated'}): "
+                'TGI cannot start ("`sharded` is true but `num_shard` <= 1" / "only found 1 CUDA devices")',
+                fix="drop --sharded true, or give the container 2+ GPUs and --num-shard to match",
+            )
+            return
         if d.gpus is None or d.engine_name not in ENGINE_NAMES or d.accelerator != "gpu":
             return
         if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
