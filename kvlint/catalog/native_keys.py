@@ -41,6 +41,10 @@ Hugging Face keys the rest of the parser reads, as the engine reads them:
   as the engines choose the model class: Grok-2's config.json calls its model_type "git"): every layer is a
   Grok1MoE of num_local_experts experts of moe_intermediate_size (else intermediate_size), and with
   residual_moe a dense Grok1MLP of intermediate_size beside it (moe_with_rmoe adds both outputs).
+- GraniteMoeShared / GraniteMoeHybrid (vLLM granitemoehybrid.py @0195c9ec, GraniteMoeHybrid*DecoderLayer): a layer holds
+  num_local_experts experts of intermediate_size when num_local_experts > 0, and a shared MLP of
+  shared_intermediate_size when that is not 0, whose output is added to the experts'; with no experts the shared
+  MLP is the layer's only MLP (intermediate_size is then not read).
 - Jet-Nemotron (github:NVlabs/Jet-Nemotron@94cbd124 modeling_jet_nemotron.py JetNemotronAttention): q/k/v
   projections with bias; its JetBlock layers are read in kvlint.catalog.jet_block.
 """
@@ -54,7 +58,7 @@ _NATIVE_KEY_TEXT = """
     moe_k moe_num_shared_experts moe_layer_start_index moe_layer_end_index moe_layer_interval
     num_shared_experts use_qkv_bias moe_top_k moe_topk num_shared_expert use_mixed_mlp_moe use_cla
     cla_share_factor attention_head_dim num_experts_per_token routed_expert_hidden_size linear_attn_config
-    mla_use_output_gate residual_moe efficient_attention_config
+    mla_use_output_gate residual_moe efficient_attention_config shared_intermediate_size
 """
 NATIVE_KEYS = tuple(_NATIVE_KEY_TEXT.split())
 # the parts of DBRX / MPT's nested attn_config and ffn_config that the parser reads
@@ -169,6 +173,18 @@ def _grok(cfg: dict[str, Any]) -> None:
         _set(cfg, "moe_shared_expert_intermediate_size", inter)  # the residual MLP: one more gated MLP
 
 
+def _granite_shared(cfg: dict[str, Any]) -> None:
+    shared = cfg.get("shared_intermediate_size")
+    if not isinstance(shared, int) or isinstance(shared, bool) or shared <= 0:
+        return
+    if cfg.get("num_local_experts"):
+        _set(cfg, "moe_shared_expert_intermediate_size", shared)
+    else:
+        cfg["intermediate_size"] = (
+            shared  # the shared MLP is the only MLP: vLLM never reads intermediate_size
+        )
+
+
 _RENAMES = {"n_layers": "num_hidden_layers", "n_heads": "num_attention_heads", "d_model": "hidden_size"}
 _BY_FAMILY = {
     "dbrx": _dbrx,
@@ -182,6 +198,8 @@ _BY_FAMILY = {
     "hunyuan_v1_moe": _hunyuan,
     "kimi_linear": _kimi_linear,
     "jet_nemotron": _jet_nemotron,
+    "granitemoeshared": _granite_shared,
+    "granitemoehybrid": _granite_shared,
 }
 # readers chosen by the architecture class the engines load (a config's model_type may be wrong)
 _BY_ARCH = {"Grok1ForCausalLM": _grok, "Grok1ModelForCausalLM": _grok, "GrokForCausalLM": _grok}
