@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from kvlint.catalog import how, pulled
+from kvlint.catalog import how, pulled, shipped
 from kvlint.catalog.arch import ENCODER_ONLY, ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hf_keys import from_mistral_params
@@ -41,7 +41,9 @@ def _norm(ref: str) -> str:
 @record(frozen=True)
 class _Index:
     rows: dict[str, dict[str, Any]]  # lower-case id -> catalog row (arch key or inline config)
-    archs: dict[str, dict[str, Any]]  # arch key -> compact config, stored once in models.json
+    archs: dict[
+        str, Any
+    ]  # arch key -> compact config (JSON text until first used, kvlint/catalog/shipped.py)
     aliases: dict[str, str]  # lower-case alias -> lower-case id
     names: dict[str, list[str]]  # last path component -> lower-case ids
 
@@ -49,7 +51,7 @@ class _Index:
 @lru_cache(maxsize=1)
 def _index() -> _Index:
     """Read models.json once, on the first look-up (nothing is read at import)."""
-    data = _read_json(os.path.join(DATA, "models.json"), limit=None)
+    data, archs = shipped.read(os.path.join(DATA, "models.json"))
     rows: dict[str, dict[str, Any]] = {}
     aliases: dict[str, str] = {}
     names: dict[str, list[str]] = {}
@@ -60,7 +62,7 @@ def _index() -> _Index:
             aliases[_norm(alias)] = key
             names.setdefault(_norm(alias).rsplit("/", 1)[-1], []).append(key)
         names.setdefault(key.rsplit("/", 1)[-1], []).append(key)
-    return _Index(rows, data.get("archs", {}), aliases, names)
+    return _Index(rows, archs, aliases, names)
 
 
 _EXTRA: list[dict[str, Any]] = []
@@ -95,7 +97,7 @@ def lookup(ref: str) -> dict[str, Any] | None:
     row = idx.rows[key]
     if "config" in row:
         return dict(row)
-    return dict(row, config=idx.archs[row["arch"]])
+    return dict(row, config=shipped.config(idx.archs, row["arch"]))
 
 
 def all_ids() -> list[str]:
@@ -147,12 +149,9 @@ def is_hub_id(ident: str) -> bool:
     return bool(_HUB_ID.match(ident)) and not ident.startswith((".", "~")) and ".." not in ident
 
 
-def _read_json(path: str, limit: int | None = MAX_CONFIG_BYTES) -> Any:
-    """JSON from a file: the shipped catalog (limit None) as it is; anything else only if it is a
-    regular file (never a FIFO, device or directory), read capped by bytes read, not by st_size."""
-    if limit is None:
-        with open(path, encoding="utf-8") as fh:
-            return json.load(fh)
+def _read_json(path: str, limit: int = MAX_CONFIG_BYTES) -> Any:
+    """JSON from a file only if it is a regular file (never a FIFO, device or directory), read capped by
+    bytes read, not by st_size (the shipped catalog is read by kvlint/catalog/shipped.py)."""
     from kvlint.fileio import TooLarge, read_regular
 
     try:
