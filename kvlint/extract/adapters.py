@@ -111,18 +111,25 @@ def record(d: Deployment, found: list[tuple[str, str, Location | None]], enables
         d.extra["enable_lora"] = stated(True, where, enables)
 
 
+def _listed(
+    seq: object, ref_key: str, name_key: str, file: str, at: Location | None = None
+) -> list[tuple[str, str, Location | None]]:
+    """(name, reference, where) of each mapping item of `seq` that states `ref_key` (its `name_key` may be
+    left out); `at` places them all at one location (items parsed from a string value)."""
+    out: list[tuple[str, str, Location | None]] = []
+    for item in seq.items if isinstance(seq, Sequence) else ():
+        ref = item.scalar(ref_key) if isinstance(item, Mapping) else None
+        if ref is None or not ref.value:
+            continue
+        name = item.scalar(name_key) if isinstance(item, Mapping) else None
+        label = str(name.value) if name is not None and name.value else ""
+        out.append((label, _ref(str(ref.value)), at if at is not None else ref.where(file)))
+    return out
+
+
 def kubeai_adapters(spec: Mapping, file: str) -> list[tuple[str, str, Location | None]]:
     """KubeAI `spec.adapters[]`: each item's name and url."""
-    seq = spec.seq("adapters")
-    out: list[tuple[str, str, Location | None]] = []
-    for item in seq.items if seq is not None else ():
-        if not isinstance(item, Mapping):
-            continue
-        url, name = item.scalar("url"), item.scalar("name")
-        if isinstance(url, Scalar) and url.value:
-            label = str(name.value) if isinstance(name, Scalar) and name.value else ""
-            out.append((label, _ref(str(url.value)), url.where(file)))
-    return out
+    return _listed(spec.seq("adapters"), "url", "name", file)
 
 
 def ray_lora_config(cfg: Mapping, file: str) -> list[tuple[str, str, Location | None]]:
@@ -138,14 +145,7 @@ def kserve_lora(d: Deployment, spec: Mapping, file: str) -> None:
     lora = spec.at("model", "lora")
     if not isinstance(lora, Mapping):
         return
-    found: list[tuple[str, str, Location | None]] = []
-    seq = lora.seq("adapters")
-    for item in seq.items if seq is not None else ():
-        uri = item.scalar("uri") if isinstance(item, Mapping) else None
-        if uri is not None and uri.value:
-            name = item.scalar("name") if isinstance(item, Mapping) else None
-            label = str(name.value) if name is not None and name.value else ""
-            found.append((label, _ref(str(uri.value)), uri.where(file)))
+    found = _listed(lora.seq("adapters"), "uri", "name", file)
     for key, target in (("maxRank", "max_lora_rank"), ("maxAdapters", "max_loras")):
         node = lora.get(key)
         value, bad = crd_int(node, file, f"spec.model.lora.{key}", 1, int(FIELDS[target].hi), _INT32_MIN_1)
@@ -186,11 +186,4 @@ def _syncer_models(text: Scalar, file: str) -> list[tuple[str, str, Location | N
     docs, problems = compose(str(text.value), file)
     root = docs[0].root if docs and not problems else None
     models = root.at("vLLMLoRAConfig", "ensureExist", "models") if isinstance(root, Mapping) else None
-    out: list[tuple[str, str, Location | None]] = []
-    for item in models.items if isinstance(models, Sequence) else ():
-        source = item.scalar("source") if isinstance(item, Mapping) else None
-        ident = item.scalar("id") if isinstance(item, Mapping) else None
-        if source is not None and source.value:
-            label = str(ident.value) if ident is not None and ident.value else ""
-            out.append((label, _ref(str(source.value)), text.where(file)))
-    return out
+    return _listed(models, "source", "id", file, text.where(file))
