@@ -24,9 +24,9 @@ DEFAULT_MAX_LORA_RANK = 16  # vllm/config/lora.py LoRAConfig.max_lora_rank
 SOURCE = "vllm/lora/layers/base_linear.py create_lora_weights; defaults vllm/config/lora.py"
 
 
-def _setting(extra: dict[str, Any], key: str, default: int, flag: str) -> str:
+def _setting(extra: dict[str, Any], key: str, default: int, flag: str, engine: str = "vLLM") -> str:
     value = extra.get(key)
-    return f"{flag} {value}" if value is not None else f"{flag} {default} (vLLM default)"
+    return f"{flag} {value}" if value is not None else f"{flag} {default} ({engine} default)"
 
 
 SGLANG_DEFAULT_MAX_LORAS_PER_BATCH = 8  # docs.sglang.io LoRA serving: "Defaults to be 8"
@@ -48,8 +48,12 @@ def note(extra: dict[str, Any], engine: str = "vllm") -> str:
         return ""
     if engine == "sglang":
         per_batch = _setting(
-            extra, "max_loras_per_batch", SGLANG_DEFAULT_MAX_LORAS_PER_BATCH, "--max-loras-per-batch"
-        ).replace("(vLLM default)", "(SGLang default)")
+            extra,
+            "max_loras_per_batch",
+            SGLANG_DEFAULT_MAX_LORAS_PER_BATCH,
+            "--max-loras-per-batch",
+            "SGLang",
+        )
         rank = extra.get("max_lora_rank")
         rank_text = f"--max-lora-rank {rank}" if rank is not None else "the adapters' largest rank"
         return (
