@@ -26,7 +26,13 @@ import re
 
 from kvlint.capacity.course import longest_context
 from kvlint.capacity.engines import WARMUP_FAILS, tgi_vlm
-from kvlint.capacity.engines.tgi_launcher import default_shards, launcher_defaults, v2_positions
+from kvlint.capacity.engines.tgi_launcher import (
+    BLOCK_SIZES,
+    default_shards,
+    launcher_defaults,
+    resolve_attention,
+    v2_positions,
+)
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.weights import weights as weight_bytes
@@ -82,9 +88,9 @@ def wiggle_room(version: tuple[int, ...] | None) -> tuple[float, bool]:
 
 def block_size(version: tuple[int, ...] | None, attention: str | None) -> int:
     """server/text_generation_server/models/globals.py BLOCK_SIZE for the attention backend in force."""
-    if attention is None:
-        attention = "flashinfer" if version is None or version >= (2, 3) else "paged"
-    return {"flashinfer": 1, "flashdecoding": 256, "flashdecoding-ipex": 64}.get(attention, 16)
+    if version is not None and version < (2, 3):
+        return 16
+    return BLOCK_SIZES.get(attention or "flashinfer", 16)
 
 
 def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
@@ -133,6 +139,10 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         d.max_sequences = default(128, "TGI default max_concurrent_requests 128")
     extra = {k: v.value for k, v in d.extra.items()}
     extra["version_known"] = version is not None
+    said = d.extra.get("attention")
+    extra["attention"], extra["attention_note"] = resolve_attention(
+        version, arch, gpu, (said.value, said.note) if said is not None else None
+    )
     return EngineSettings(
         engine="tgi",
         version=version_text,
@@ -147,7 +157,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         quantization=str(d.quantization.value) if d.quantization else None,
         kv_cache_dtype=str(d.kv_cache_dtype.value) if d.kv_cache_dtype else "auto",
         utilization=fraction,
-        block_size=block_size(version, extra.get("attention")),
+        block_size=block_size(version, extra["attention"]),
         enforce_eager=False,
         hybrid_kv_cache_manager=False,
         chunked_prefill=version is None or version >= (3, 0),
@@ -358,7 +368,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             else []
         ),
         f"  = KV pool per GPU: {gib(pool)}",
-        f"KV per token per GPU: {per_token:,} B (block {block}) -> max_batch_total_tokens {tokens(kv_tokens)}",
+        f"KV per token per GPU: {per_token:,} B (block {block}: {s.extra.get('attention_note')})"
+        f" -> max_batch_total_tokens {tokens(kv_tokens)}",
     ]
     if edge:
         high = edge // (per_token * block) * block

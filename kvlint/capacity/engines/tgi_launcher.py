@@ -121,3 +121,37 @@ def default_shards(d):
         "TGI default: --num-shard unset shards over every GPU the container sees (CUDA_VISIBLE_DEVICES /"
         " NVIDIA_VISIBLE_DEVICES, as the NVIDIA device plugin sets them)",
     )
+
+
+BLOCK_SIZES = {"flashinfer": 1, "flashdecoding": 256, "flashdecoding-ipex": 64, "paged": 16}
+FALLBACK_MODELS = ("falcon", "deepseek_v2")  # resolve_attention: `Some("falcon") | Some("deepseek_v2")`
+FLASHINFER_HEAD_DIMS = (64, 128, 256)
+
+
+def resolve_attention(
+    version: tuple[int, ...] | None, arch: ModelArch, gpu: GpuSpec | None, stated: tuple[str, str] | None
+) -> tuple[str, str]:
+    """(attention backend, why) as the server sees ATTENTION (globals.py: BLOCK_SIZE 256 flashdecoding,
+    1 flashinfer, 64 flashdecoding-ipex, else 16). Before v2.3 the server has no ATTENTION: blocks of
+    16 (v2.1-v2.2 only FLASH_DECODING=1 gave 256). From v2.3 the launcher's resolve_attention keeps a
+    stated ATTENTION (value, where it comes from), else: a head size flashinfer does not take (get_head_dim not 64/128/256) or a
+    falcon / deepseek_v2 model (v2.3.0 also gemma2) falls back to "paged" on a GPU of compute
+    capability < 8 (v2.3.1+; v3.3 also when it is unknown) and "flashdecoding" otherwise; everything
+    else gets "flashinfer"."""
+    if version is not None and version < (2, 3):
+        return "paged", "TGI before v2.3 pages KV in blocks of 16"
+    if stated:
+        return stated[0], f"ATTENTION={stated[0]}" + (f", {stated[1]}" if stated[1] else "")
+    models = FALLBACK_MODELS + (("gemma2",) if version is not None and version[:3] == (2, 3, 0) else ())
+    head_ok = arch.head_dim in FLASHINFER_HEAD_DIMS
+    if head_ok and arch.family not in models:
+        return "flashinfer", "TGI default ATTENTION=flashinfer (launcher resolve_attention)"
+    cc = gpu.compute_capability if gpu is not None else None
+    old_gpu = cc is not None and cc[0] < 8
+    if version is not None and version[:3] == (2, 3, 0):
+        old_gpu = False  # v2.3.0 always fell back to flashdecoding
+    elif cc is None and (version is None or version >= (3, 3)):
+        old_gpu = True  # `compute_capability.is_none() || major < 8`
+    fallback = "paged" if old_gpu else "flashdecoding"
+    why = f"head size {arch.head_dim} not taken by flashinfer" if not head_ok else f"a {arch.family} model"
+    return fallback, f"TGI default ATTENTION={fallback} (launcher resolve_attention: {why})"

@@ -184,6 +184,9 @@ def _trtllm_image(img: str) -> bool:
     return "tensorrt" in img or "trtllm" in img or "tritonserver" in img
 
 
+# Image repositories of TGI backends published outside ghcr.io/huggingface/text-generation-inference
+TGI_BACKEND_IMAGES = ("tgi-gaudi", "tgi-llamacpp")
+
 # Images that imitate an engine's API for tests and demos (aibrix/vllm-mock, llm-d's inference-sim).
 MOCK_IMAGES = ("mock", "inference-sim", "simulator")
 
@@ -218,6 +221,10 @@ def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
         return Launch("jetstream", first, None, f"image {image}")
     if "ollama" in img:
         return Launch("ollama", first, None, f"image {image}")
+    if any(word in img for word in TGI_BACKEND_IMAGES) and args_only:
+        # TGI's Gaudi image (huggingface/tgi-gaudi) and a local build of its llama.cpp backend: TGI's
+        # router takes the options (extract/engine_args/tgi_backends.py says which backend)
+        return Launch("tgi", first, None, f"image {image} (TGI backend image)")
     if "llama.cpp" in img or "llama-cpp" in img or "llamacpp" in img:
         return Launch("llamacpp", first, None, f"image {image}")
     if _trtllm_image(img) and args_only:

@@ -29,6 +29,15 @@ NEEDED = {"--model-id", "--num-shard", "--max-total-tokens"}
 
 
 def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
+    from kvlint.extract.engine_args import tgi_backends
+
+    backend = tgi_backends.backend_of_image(str(d.image.value)) if d.image is not None else None
+    if backend is not None and backend[0] == "llamacpp":
+        from kvlint.extract.engine_args import tgi_llamacpp
+
+        tgi_llamacpp.read(d, tokens, env)  # its router has options of its own
+        tgi_backends.apply(d)
+        return
     parsed = load_table("tgi").parse(tokens)
     # environment forms, where the command line does not set the option (clap: the flag wins)
     for option in MAPPING:
@@ -43,7 +52,32 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
         parsed.values["--cuda-memory-fraction"] = (Token("CUDA_MEMORY_FRACTION", cuda.where), cuda, False)
     apply(d, parsed, MAPPING, "TGI", NEEDED)
     _rope(d, parsed, env)
-    report_unknown(d, parsed, "TGI's launcher has no option {name}")
+    _attention(d, env)
+    if backend is None or backend[0] not in tgi_backends.REASONS:
+        # the TensorRT-LLM router's options differ; a backend kvlint does not model is one KV004, not a list
+        report_unknown(d, parsed, "TGI's launcher has no option {name}")
+    tgi_backends.apply(d)
+
+
+def _attention(d: Deployment, env: dict[str, EnvVar]) -> None:
+    """ATTENTION (paged | flashdecoding | flashdecoding-ipex | flashinfer) chooses the server's KV block
+    size (server/text_generation_server/models/globals.py BLOCK_SIZE, v2.3+); the launcher's
+    resolve_attention only picks one when it is unset."""
+    tok = env_value(env, "ATTENTION")
+    if tok is not None and tok.text.strip().lower() in ATTENTIONS:
+        d.extra["attention"] = stated(tok.text.strip().lower(), tok.where, "env ATTENTION")
+    elif tok is not None:
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"TGI: ATTENTION {tok.text!r} is not one of {', '.join(sorted(ATTENTIONS))}; the server refuses it"
+                " (globals.py: `assert ATTENTION in _expected`)",
+                tok.where or d.where,
+            )
+        )
+
+
+ATTENTIONS = frozenset({"paged", "flashdecoding", "flashdecoding-ipex", "flashinfer"})
 
 
 def _rope(d: Deployment, parsed: Parsed, env: dict[str, EnvVar]) -> None:

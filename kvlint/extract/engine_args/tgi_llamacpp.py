@@ -1,0 +1,96 @@
+"""TGI's llama.cpp backend (backends/llamacpp, from v3.1.1): its router's own options and how it sizes
+llama.cpp's context.
+
+backends/llamacpp/src/main.rs (v3.3.7): `n_threads` defaults to num_cpus::get(), `n_threads_batch` to
+n_threads, `max_batch_size` to n_threads_batch, `max_batch_total_tokens` to max_batch_size x
+max_total_tokens (default 2048); backend.rs then builds the llama.cpp context with
+`n_ctx = max_batch_total_tokens`, `n_seq_max = max_batch_size`, `offload_kqv = !disable_offload_kqv`,
+`type_k` / `type_v` (default f16), and loads the GGUF with `n_gpu_layers` (default 0: every layer, and
+so its KV cache, in host memory). Without --model-gguf the router converts the checkpoint and quantizes
+it to Q4_0 (quantize::model(…, QuantizeType::MostlyQ4_0, …)).
+"""
+
+from __future__ import annotations
+
+from kvlint.deployment import Deployment, default, stated
+from kvlint.extract.argv import EnvVar, Token
+from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
+from kvlint.extract.engine_args.options import load_table
+
+SOURCE = "huggingface/text-generation-inference@v3.3.7 backends/llamacpp/src/main.rs"
+MAPPING: dict[str, tuple[str, str]] = {
+    "--model-id": ("model", "text"),
+    "--max-total-tokens": ("max_context", "int"),
+    "--max-input-tokens": ("max_input_tokens", "int"),
+    "--max-batch-total-tokens": ("llamacpp_n_ctx", "int"),
+    "--max-batch-size": ("max_sequences", "int"),
+    "--n-threads": ("llamacpp_n_threads", "int"),
+    "--n-threads-batch": ("llamacpp_n_threads_batch", "int"),
+    "--n-gpu-layers": ("llamacpp_n_gpu_layers", "int"),
+    "--type-k": ("llamacpp_type_k", "text"),
+    "--type-v": ("llamacpp_type_v", "text"),
+    "--model-gguf": ("llamacpp_gguf", "text"),
+}
+MAX_TOTAL_DEFAULT = 2048  # `#[clap(default_value = "2048", long, env)] max_total_tokens`
+
+
+def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
+    parsed = load_table("tgi-llamacpp").parse(tokens)
+    for option in MAPPING:  # clap `env`: FIELD_NAME when the flag is not given
+        if option not in parsed.values:
+            tok = env_value(env, option[2:].upper().replace("-", "_"))
+            if tok is not None:
+                parsed.values[option] = (Token(option, tok.where, tok.note), tok, False)
+    for option in ("--disable-offload-kqv",):
+        entry = parsed.get(option)
+        if entry is not None:
+            d.extra["llamacpp_offload_kqv"] = stated(False, entry[0].where, option)
+    apply(d, parsed, MAPPING, "TGI llama.cpp backend", {"--model-id"})
+    report_unknown(d, parsed, "TGI's llama.cpp backend has no option {name}")
+
+
+def _int(d: Deployment, key: str) -> int | None:
+    v = d.extra.get(key)
+    return v.value if v is not None and isinstance(v.value, int) and v.value > 0 else None
+
+
+def context_cells(d: Deployment) -> tuple[int | None, str]:
+    """(n_ctx, how main.rs derives it); None when it rests on the container's CPU count."""
+    n_ctx = _int(d, "llamacpp_n_ctx")
+    if n_ctx is not None:
+        return n_ctx, "--max-batch-total-tokens"
+    total = int(d.max_context.value) if d.max_context is not None else MAX_TOTAL_DEFAULT
+    total_how = f"max_total_tokens {total:,}" + ("" if d.max_context is not None else " (default)")
+    batch = d.max_sequences.value if d.max_sequences is not None else None
+    how = "max_batch_size"
+    if not isinstance(batch, int) or batch <= 0:
+        batch = _int(d, "llamacpp_n_threads_batch") or _int(d, "llamacpp_n_threads")
+        how = "max_batch_size = n_threads (default)"
+    if batch is None:
+        return None, (
+            f"max_batch_size x {total_how}, where max_batch_size defaults to n_threads_batch = n_threads ="
+            " the container's CPU count (num_cpus::get())"
+        )
+    return batch * total, f"{how} {batch} x {total_how}"
+
+
+def describe(d: Deployment) -> str:
+    """What TGI's llama.cpp backend puts where, as far as the options say, and what is not checked."""
+    layers = _int(d, "llamacpp_n_gpu_layers")
+    if "llamacpp_n_gpu_layers" not in d.extra:
+        d.extra["llamacpp_n_gpu_layers"] = default(0, "TGI llama.cpp backend default --n-gpu-layers 0")
+    n_ctx, how = context_cells(d)
+    cells = f"n_ctx = {n_ctx:,} cells ({how})" if n_ctx is not None else f"n_ctx = {how}"
+    if not layers:
+        return (
+            f"TGI's llama.cpp backend ({SOURCE}) with --n-gpu-layers 0 (its default) keeps the GGUF weights and the"
+            f" KV cache ({cells}) in host memory; kvlint models GPU memory"
+        )
+    gguf = (
+        "the --model-gguf file" if "llamacpp_gguf" in d.extra else "the checkpoint quantized to Q4_0 at start"
+    )
+    return (
+        f"TGI's llama.cpp backend ({SOURCE}) puts {layers} layers on the GPU with llama.cpp's own memory layout:"
+        f" the KV cache holds {cells} x layers x KV heads x head_dim x (K + V type size, f16 unless --type-k/"
+        f"--type-v), and the weights are {gguf}, whose size kvlint does not model"
+    )

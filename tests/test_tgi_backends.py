@@ -1,0 +1,161 @@
+"""TGI's multi-backend images: the tag selects the backend (huggingface/text-generation-inference
+.github/workflows/build.yaml label extensions), ROCm is priced as the CUDA server with its image's
+ATTENTION=paged, and every other backend is one located KV004 naming what is not checked and why.
+
+The image tags are the ones TGI's own docs run at v3.3.7 (docs/source/installation_amd.md,
+installation_intel.md, backends/gaudi.mdx, backends/neuron.md, backends/trtllm.md), the Gaudi fork's
+`ghcr.io/huggingface/tgi-gaudi:2.0.6`, and the corpus' `2.4.0-intel-cpu` (opea-project/GenAIInfra) and
+`3.0.2-rocm` (silogen/ai-workloads)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import lint
+
+from kvlint.capacity.engines import tgi
+from kvlint.capacity.engines.tgi_launcher import resolve_attention
+from kvlint.catalog.gpus import lookup
+from kvlint.catalog.models import resolve as model
+from kvlint.extract.engine_args.tgi_backends import backend_of_image
+from kvlint.resolve import Defaults
+
+DOC_TAGS = {
+    "ghcr.io/huggingface/text-generation-inference:3.3.5-rocm": "rocm",
+    "ghcr.io/huggingface/text-generation-inference:3.3.5-intel-xpu": "intel-xpu",
+    "ghcr.io/huggingface/text-generation-inference:3.3.5-intel-cpu": "intel-cpu",
+    "ghcr.io/huggingface/text-generation-inference:3.3.5-gaudi": "gaudi",
+    "ghcr.io/huggingface/text-generation-inference:3.3.5-neuron": "neuron",
+    "ghcr.io/huggingface/text-generation-inference:latest-neuron": "neuron",
+    "ghcr.io/huggingface/text-generation-inference:latest-trtllm": "trtllm",
+    "ghcr.io/huggingface/text-generation-inference:2.4.0-intel-cpu": "intel-cpu",
+    "ghcr.io/huggingface/text-generation-inference:3.0.2-rocm": "rocm",
+    "ghcr.io/huggingface/tgi-gaudi:2.0.6": "gaudi",
+    "tgi-llamacpp": "llamacpp",
+    "ghcr.io/huggingface/text-generation-inference:3.3.5": "cuda",
+    "ghcr.io/huggingface/text-generation-inference:latest": "cuda",
+}
+
+
+@pytest.mark.parametrize("image", sorted(DOC_TAGS))
+def test_the_image_tag_selects_the_backend(image):
+    found = backend_of_image(image)
+    assert found is not None and found[0] == DOC_TAGS[image]
+
+
+def test_images_of_other_projects_are_not_tgi_backends():
+    assert backend_of_image("vllm/vllm-openai:v0.10.0-rocm") is None
+    assert backend_of_image("ghcr.io/ggml-org/llama.cpp:server-cuda") is None
+
+
+def _pod(image: str, args: list[str], resources: str = "nvidia.com/gpu: 1", env: str = "") -> str:
+    quoted = ", ".join(f"'{a}'" for a in args)
+    return f"""apiVersion: v1
+kind: Pod
+metadata: {{name: tgi}}
+spec:
+  containers:
+  - name: tgi
+    image: {image}
+    args: [{quoted}]
+{env}    resources:
+      limits: {{{resources}}}
+"""
+
+
+NOT_MODELLED = {
+    "ghcr.io/huggingface/text-generation-inference:3.3.5-intel-xpu": (
+        "XPU_MEMORY_FRACTION",
+        "gpu.intel.com/i915: 1",
+    ),
+    "ghcr.io/huggingface/text-generation-inference:3.3.5-intel-cpu": ("host memory", "cpu: 8"),
+    "ghcr.io/huggingface/text-generation-inference:3.3.5-gaudi": (
+        "TGI_GRAPH_RESERVED_MEM",
+        "habana.ai/gaudi: 1",
+    ),
+    "ghcr.io/huggingface/tgi-gaudi:2.0.6": ("TGI_GRAPH_RESERVED_MEM", "habana.ai/gaudi: 1"),
+    "ghcr.io/huggingface/text-generation-inference:3.3.5-neuron": (
+        "sequence_length",
+        "aws.amazon.com/neuron: 1",
+    ),
+    "ghcr.io/huggingface/text-generation-inference:latest-trtllm": (
+        "engine built beforehand",
+        "nvidia.com/gpu: 1",
+    ),
+}
+
+
+@pytest.mark.parametrize("image", sorted(NOT_MODELLED))
+def test_a_backend_kvlint_does_not_model_is_one_located_kv004(image):
+    """Never the CUDA server's numbers on another backend, never a silent pass: one KV004 at the image
+    line saying which backend and what it sizes memory by; no capacity rule runs, and the backend's
+    own options (the TensorRT-LLM router's --tokenizer-name) are not reported as unknown."""
+    why, resources = NOT_MODELLED[image]
+    args = ["--model-id", "teknium/OpenHermes-2.5-Mistral-7B"]
+    if "trtllm" in image:
+        args = ["--model-id", "/data/", "--tokenizer-name", "meta-llama/Llama-3.1-8B-Instruct"]
+    result = lint(_pod(image, args, resources), defaults=Defaults(gpu="h100"))
+    kv004 = [f for f in result.findings if f.rule == "KV004"]
+    assert len(kv004) == 1, [f.message for f in result.findings]
+    assert why in kv004[0].message and "not checked" in kv004[0].message
+    assert kv004[0].where.line == 7  # the image line
+    assert not [f for f in result.findings if f.rule.startswith("KV1") or f.rule == "KV005"]
+    assert all(r.plan is None for r in result.deployments)
+
+
+def _rocm_plan(image: str, env: str = ""):
+    text = _pod(image, ["--model-id", "meta-llama/Llama-3.1-8B-Instruct"], "amd.com/gpu: 1", env)
+    result = lint(text, defaults=Defaults(gpu="mi300x"))
+    assert not [f for f in result.findings if f.rule == "KV004"]
+    (r,) = result.deployments
+    return r
+
+
+def test_rocm_is_priced_as_the_cuda_server_with_its_images_paged_attention():
+    """Dockerfile_amd sets ATTENTION=paged from v2.4.0: blocks of 16, named in the plan; the rest is
+    the CUDA server's warm-up (utils/import_utils.py: SYSTEM rocm takes get_cuda_free_memory)."""
+    r = _rocm_plan("ghcr.io/huggingface/text-generation-inference:3.3.5-rocm")
+    assert r.plan is not None and r.plan.block_size == 16
+    assert r.plan.kv_tokens % 16 == 0
+    assert any("ATTENTION=paged" in line and "Dockerfile_amd" in line for line in r.plan.lines)
+    cuda = _rocm_plan("ghcr.io/huggingface/text-generation-inference:3.3.5")
+    assert cuda.plan is not None and cuda.plan.block_size == 1  # flashinfer, the launcher's default
+    # the same memory model: pools within one block of 16 of each other
+    assert abs(cuda.plan.kv_tokens - r.plan.kv_tokens) < 16 + 1
+
+
+def test_a_stated_attention_env_wins_and_a_bad_one_is_kv005():
+    env = "    env: [{name: ATTENTION, value: flashdecoding}]\n"
+    r = _rocm_plan("ghcr.io/huggingface/text-generation-inference:3.3.5-rocm", env)
+    assert r.plan is not None and r.plan.block_size == 256
+    bad = "    env: [{name: ATTENTION, value: flash}]\n"
+    text = _pod("ghcr.io/huggingface/text-generation-inference:3.3.5", ["--model-id", "x/y"], env=bad)
+    assert [f.where.line for f in lint(text).findings if f.rule == "KV005"] == [9]  # the env line
+
+
+def test_attention_default_follows_the_launchers_resolve_attention():
+    """launcher/src/main.rs resolve_attention (v2.3.1-v3.3.7): flashinfer for head sizes 64/128/256,
+    else "paged" below compute capability 8 and "flashdecoding" from 8; falcon falls back too."""
+    h100, t4 = lookup("H100"), lookup("T4")
+    llama = model("meta-llama/Llama-3.1-8B-Instruct").arch
+    falcon = model("tiiuae/falcon-7b").arch
+    assert resolve_attention((3, 3, 5), llama, h100, None)[0] == "flashinfer"
+    assert resolve_attention((3, 3, 5), falcon, h100, None)[0] == "flashdecoding"
+    assert resolve_attention((3, 3, 5), falcon, t4, None)[0] == "paged"
+    assert resolve_attention((2, 3, 0), falcon, t4, None)[0] == "flashdecoding"  # v2.3.0: no GPU check
+    assert resolve_attention((2, 2, 0), llama, h100, None)[0] == "paged"  # no ATTENTION before v2.3
+    assert tgi.block_size((3, 3, 5), "flashdecoding") == 256
+    assert tgi.block_size((2, 2, 0), "flashinfer") == 16
+
+
+def test_llamacpp_backend_reads_its_own_options_and_says_what_it_holds():
+    """backends/llamacpp/src/main.rs: n_ctx = max_batch_total_tokens, else max_batch_size x
+    max_total_tokens; --n-gpu-layers 0 (default) keeps everything in host memory."""
+    args = ["--model-id", "Qwen/Qwen2.5-3B-Instruct", "--n-gpu-layers", "99", "--max-batch-size", "4"]
+    result = lint(_pod("tgi-llamacpp", args))
+    (kv004,) = [f for f in result.findings if f.rule == "KV004"]
+    assert "n_ctx = 8,192 cells (max_batch_size 4 x max_total_tokens 2,048 (default))" in kv004.message
+    assert "99 layers on the GPU" in kv004.message
+    assert not [f for f in result.findings if f.rule == "KV005"]  # --n-gpu-layers is its option
+    cpu = lint(_pod("tgi-llamacpp", ["--model-id", "Qwen/Qwen2.5-3B-Instruct"]))
+    (kv004,) = [f for f in cpu.findings if f.rule == "KV004"]
+    assert "--n-gpu-layers 0 (its default)" in kv004.message and "the container's CPU count" in kv004.message
