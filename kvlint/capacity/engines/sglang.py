@@ -1,9 +1,8 @@
 """SGLang's memory accounting, from its source (model_runner / model_runner_kv_cache_mixin.py).
 
-    pre_model_load_memory = free GPU memory after the distributed init (min over ranks), GiB
-    load the weights (and nothing else of size)
+    pre_model_load_memory = free GPU memory after the distributed init (min over ranks), GiB; load the weights
     rest = free after loading - pre_model_load_memory x (1 - mem_fraction_static)
-         = pre_model_load_memory x mem_fraction_static - weights
+         = pre_model_load_memory x mem_fraction_static - weights (- 100 MB for a multimodal model, v0.5.18 on)
     max_total_num_tokens = rest // cell            (profile_max_num_token)
         cell = kv_heads per attention-TP rank x (head_dim + v_head_dim) x layers x bytes
                (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x bytes, one latent, not split by TP;
@@ -12,7 +11,7 @@
     "Not enough memory. Please try to increase --mem-fraction-static" when it is <= 0.
 Hybrid sliding-window models split the same memory into a full pool and a SWA pool of
 swa_full_tokens_ratio (0.8) times as many tokens (set_num_tokens_hybrid_swa); the full pool is
-what SGLang reports. The defaults by release are in sglang_defaults.py.
+what SGLang reports. The defaults by release are in sglang_defaults.py / sglang_releases.py.
 """
 
 from __future__ import annotations
@@ -73,6 +72,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
 
     version = sd.parse_version(version_text)
     tp, pp, dp = _int(d, "tensor_parallel", 1), _int(d, "pipeline_parallel", 1), _int(d, "data_parallel", 1)
+    stated_context = _int(d, "max_context", 0) or None  # read before the model's own length is written back
     if d.tensor_parallel is None:
         d.tensor_parallel = default(1, "SGLang default --tp-size 1")
     if d.pipeline_parallel is None:
@@ -102,6 +102,11 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         cuda_graph=not _extra(d, "disable_cuda_graph"),
         multimodal=bool(arch.vision_params),
         amd=bool(gpu and gpu.vendor == "amd"),
+        dsa=bool(dsa_indexer_bytes(arch)),
+        lora=bool(_extra(d, "enable_lora") or _extra(d, "lora_adapters")),
+        max_total_tokens=int(_extra(d, "max_total_tokens") or 0) or None,
+        context_length=stated_context,
+        max_running=_int(d, "max_sequences", 0) or None,
     )
     if "chunked_prefill_size" not in d.extra:
         d.extra["chunked_prefill_size"] = default(
@@ -325,7 +330,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     need = ctx + arch.encoder_tokens
     pool_reqs = sd.max_num_reqs(kv_tokens, ctx) + (1 if s.extra.get("era") == sd.TP_TIERS else 0)
     dp_div = s.dp if s.extra.get("enable_dp_attention") and s.dp > 1 else 1
-    max_running = (s.max_num_seqs // dp_div) if s.max_num_seqs else min(max(1, kv_tokens // 2), pool_reqs)
+    max_running = min(max(1, kv_tokens // 2), pool_reqs)
+    if s.max_num_seqs:
+        max_running = sd.stated_running(s.version, s.max_num_seqs // dp_div, pool_reqs, kv_tokens)
     if cap:  # init_memory: max_num_reqs <= max_mamba_cache_size // ratio
         max_running = min(max_running, cap)
     full_cell = cell if not swa_layers else (cell // max(1, layers)) * layers
@@ -363,11 +370,11 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         p.notes.append(
             "speculative decoding: the draft model's weights and its KV pool (as many tokens as the target's) "
             "come out of the memory mem_fraction_static leaves free (the v0.4.8-v0.5.9 defaults reserve 2 GiB more "
-            "for them, v0.5.10 4 GiB, v0.5.23 none)"
+            "for them, v0.5.10-v0.5.13 4 GiB, none from v0.5.14)"
         )
     if not s.extra.get("version_known"):
         p.notes.append(
-            f"SGLang version unknown: the defaults of the newest release kvlint read ({sd.RELEASES[-1].read_at}) apply"
+            f"SGLang version unknown: the defaults of the newest release kvlint read ({sd.NEWEST_READ}) apply"
         )
     p.lines = [
         f"free GPU memory before loading: {gib(total)} - {gib(CONTEXT_BYTES)} (CUDA context)"
@@ -376,7 +383,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"x mem_fraction_static {s.utilization:g} = {gib(budget)} for weights + KV pool",
         f"  - weights: {gib(stage_weights)}  ({w.source})",
         *(
-            [f"  - multimodal embedding cache: {gib(mm_reserve)} (SGLANG_VLM_CACHE_SIZE_MB default, v0.5.23)"]
+            [f"  - multimodal embedding cache: {gib(mm_reserve)} (SGLANG_VLM_CACHE_SIZE_MB, v0.5.18 on)"]
             if mm_reserve
             else []
         ),

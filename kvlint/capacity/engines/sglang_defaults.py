@@ -34,114 +34,33 @@ by 0.90 in server_args.py; from v0.4.10 `adjust_mem_fraction_for_vlm` scales onl
 0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1024^2) - 1), 0.8, 1.05) with L, H the vision_config's
 num_hidden_layers (default 24) and hidden_size (default 1024).
 
-Where each row was read (file:lines in the wheel): v0.4.4 server_args.py:204-214, model_runner.py:242-243;
-v0.4.5 model_runner.py:274; v0.4.6 server_args.py:224-238; v0.4.6.post2 server_args.py:241-247; v0.4.7
-server_args.py:252-283; v0.4.8 server_args.py:274-315, model_runner.py:414-415; v0.4.9 server_args.py:325-329;
-v0.4.10 server_args.py:335, 1946; v0.5.3 server_args.py:542-672; v0.5.5 server_args.py:717; v0.5.5.post1
-server_args.py:822-824 (v0.5.6 :856-857, v0.5.6.post1 :864, v0.5.6.post2 :884); v0.5.7 server_args.py:898-902,
-943-945; v0.5.8 server_args.py:974-981, 1012-1014; v0.5.9 server_args.py:1046; v0.5.10 server_args.py:1078-1140 (piecewise graphs
-turned off for speculative decoding, DP attention, PP > 1, non-CUDA devices, multimodal models, ...),
-1283-1322; v0.5.11 server_args.py:1461-1475; v0.5.15 server_args.py:3469-3690; v0.5.23
-arg_groups/memory_hook.py:85-160, 280-340, 355-399, 417-457, arg_groups/cuda_graph_hook.py:45-65, 163-240,
-mem_cache/kv_cache_configurator.py:202-219, 3034-3038, environ.py:1598.
+The rows, and where each release was read, are in sglang_releases.py.
 """
 
 from __future__ import annotations
 
 import re
 
-from kvlint.record import record, replace
+from kvlint.capacity.engines.sglang_releases import (
+    AMD,
+    DPA,
+    LORA,
+    MLA,
+    MLA_NON_DSA,
+    MM,
+    NEWEST_READ,
+    PP,
+    RELEASES,
+    SPEC,
+    Rules,
+)
+from kvlint.record import record
 
 TP_TIERS = "tp-tiers"  # <= 0.4.7: fixed fractions by TP size (with large-GPU variants)
 GPU_TIERS = "gpu-tiers"  # 0.4.8 .. 0.5.2 (PR #7054)
 RESERVED = "reserved-formula"  # >= 0.5.3 (PR #10975)
 NEWEST = RESERVED
-UNKNOWN_FRACTION = 0.88  # "else: self.mem_fraction_static = 0.88" when gpu_mem is unknown
 WHEEL = "read in sglang {} server_args.py / model_runner.py (PyPI wheels)"
-
-
-@record(frozen=True)
-class Rules:
-    """What one read release does (see the module docstring for each field's source lines)."""
-
-    first: tuple[int, int, int, int]  # the first release these rules hold for
-    read_at: str  # the release(s) they were read at
-    fraction: str  # tp | tp-13g | tp-48g | tp-b200 | gpu-tiers | reserved
-    multimodal: str  # runner (any fraction) | default (only a defaulted one) | vit (default, by ViT size)
-    multimodal_factor: float = 0.90
-    small_chunked: int = 2048  # chunked_prefill_size under 35 GiB (reserved era)
-    small_graph_bs: int = 16  # decode graph max bs under 35 GiB at TP < 4 (reserved era)
-    small_graph_bs_tp4: int = 80
-    spec_mb: int = 2048  # EAGLE-style speculative reserve (STANDALONE: +4096 more), reserved era
-    piecewise: str = "none"  # none | opt-in (--enable-piecewise-cuda-graph) | default
-    # how the piecewise reserve is sized: "sizes" (capture sizes x 8 MB, before the 10 GiB floor, v0.5.8
-    # on), "tokens/4" / "tokens/8" (piecewise_cuda_graph_max_tokens // 4 or // 8 MiB, after the floor
-    # and the speculative reserve: v0.5.5.post1-v0.5.6.post2 / v0.5.7)
-    piecewise_form: str = "sizes"
-    prefill_graph_64_from: int = 640  # where the 64-step run of prefill capture sizes starts
-    # graph reserves only for the graphs that are captured (--disable-cuda-graph, PP > 1)
-    graph_gated: bool = False
-    # multimodal: taken off the KV budget for the embedding cache (SGLANG_VLM_CACHE_SIZE_MB,
-    # kv_cache_configurator.mm_runtime_reservation_gb)
-    mm_reserve_mb: int = 0
-
-
-_V058 = Rules((0, 5, 8, 0), "v0.5.8", "reserved", "vit", small_graph_bs=24, piecewise="opt-in")
-_V0510 = replace(_V058, first=(0, 5, 10, 0), read_at="v0.5.10, v0.5.11", spec_mb=4096, piecewise="default")
-RELEASES: tuple[Rules, ...] = (
-    Rules((0, 4, 3, 0), "v0.4.4", "tp", "runner", 0.95),
-    Rules((0, 4, 5, 0), "v0.4.5", "tp", "runner"),
-    Rules((0, 4, 6, 0), "v0.4.6, v0.4.6.post1", "tp-13g", "runner"),
-    Rules((0, 4, 6, 2), "v0.4.6.post2, v0.4.6.post3, v0.4.6.post5", "tp-48g", "runner"),
-    Rules((0, 4, 7, 0), "v0.4.7", "tp-b200", "runner"),
-    Rules((0, 4, 8, 0), "v0.4.8", "gpu-tiers", "runner"),
-    Rules((0, 4, 9, 0), "v0.4.9", "gpu-tiers", "default"),
-    Rules((0, 4, 10, 0), "v0.4.10, v0.5.2", "gpu-tiers", "vit"),
-    Rules((0, 5, 3, 0), "v0.5.3, v0.5.4", "reserved", "vit"),
-    Rules((0, 5, 5, 0), "v0.5.5", "reserved", "vit", small_graph_bs=24),
-    Rules(
-        (0, 5, 5, 1),
-        "v0.5.5.post1, v0.5.5.post3, v0.5.6, v0.5.6.post1, v0.5.6.post2",
-        "reserved",
-        "vit",
-        small_graph_bs=24,
-        piecewise="opt-in",
-        piecewise_form="tokens/4",
-    ),
-    Rules(
-        (0, 5, 7, 0),
-        "v0.5.7",
-        "reserved",
-        "vit",
-        small_graph_bs=24,
-        piecewise="opt-in",
-        piecewise_form="tokens/8",
-    ),
-    _V058,
-    replace(_V058, first=(0, 5, 9, 0), read_at="v0.5.9", prefill_graph_64_from=576),
-    replace(_V0510, prefill_graph_64_from=576),  # v0.5.9 moved the 64-step run to 576
-    # v0.5.15 server_args.py _handle_gpu_memory_settings: graph reserves only for the phases whose
-    # backend is not DISABLED, no speculative reserve (draft weights and KV are sized with the target's
-    # pool, sgl-project/sglang PR 23862)
-    replace(
-        _V0510, first=(0, 5, 15, 0), read_at="v0.5.15", spec_mb=0, prefill_graph_64_from=576, graph_gated=True
-    ),
-    # v0.5.23 (arg_groups/memory_hook.py, cuda_graph_hook.py): 4096-token chunks and graph bs 48 / 160 on
-    # 20-35 GB cards, no speculative reserve, graph reserves only for the graphs captured; multimodal
-    # models keep 100 MB of the KV budget for the embedding cache (environ.py SGLANG_VLM_CACHE_SIZE_MB)
-    replace(
-        _V0510,
-        first=(0, 5, 23, 0),
-        read_at="v0.5.23",
-        small_chunked=4096,
-        small_graph_bs=48,
-        small_graph_bs_tp4=160,
-        spec_mb=0,
-        prefill_graph_64_from=576,
-        graph_gated=True,
-        mm_reserve_mb=100,
-    ),
-)
 
 
 def parse_version(text: str | None) -> tuple[int, ...] | None:
@@ -172,7 +91,9 @@ def era(version: tuple[int, ...] | None) -> str:
 def source(version: tuple[int, ...] | None) -> str:
     row = rules(version)
     text = f"SGLang {row.fraction} defaults, " + WHEEL.format(row.read_at)
-    return text + ("" if version is not None else " (no version given: the newest read release)")
+    return text + (
+        "" if version is not None else f" (no version given: the newest release read, {NEWEST_READ})"
+    )
 
 
 @record(frozen=True)
@@ -252,35 +173,46 @@ def prefill_graph_sizes(max_tokens: int, row: Rules) -> list[int]:
 
 
 def _piecewise_on(row: Rules, kw: dict) -> bool:
-    """Whether the release captures (and so reserves for) prefill / piecewise CUDA graphs."""
+    """Whether the release captures (and so reserves for) prefill / piecewise CUDA graphs: opt-in up
+    to v0.5.9, from v0.5.10 on by default unless one of the row's `prefill_off` conditions holds
+    (v0.5.10 _handle_piecewise_cuda_graph; v0.5.14-v0.5.18 _apply_cuda_graph_compatibility; v0.5.19 on
+    arg_groups/cuda_graph_hook.py) or --disable-cuda-graph turns it off (v0.5.14 on)."""
     explicit = kw.get("piecewise")
-    if row.piecewise == "none" or explicit is False or not kw.get("cuda_graph", True) and row.graph_gated:
+    if row.piecewise == "none" or explicit is False:
         return False
-    if row.piecewise == "opt-in":
-        return explicit is True
-    if explicit is True:
-        return True  # --enforce-piecewise-cuda-graph / an explicit prefill backend
-    if kw.get("multimodal") or kw.get("pp", 1) > 1:
-        return False  # v0.5.10 _handle_piecewise_cuda_graph 5. / 9.; v0.5.23 cuda_graph_hook rules
-    # v0.5.10 _handle_piecewise_cuda_graph: 2. speculative decoding, 3. DP attention, 6. non-CUDA (AMD)
-    return row.graph_gated or not (kw.get("spec") or kw.get("dp_attention") or kw.get("amd"))
+    if row.prefill_gated and not kw.get("cuda_graph", True):
+        return False
+    if row.piecewise == "opt-in" or explicit is True:
+        return explicit is True  # --enable- / --enforce-piecewise-cuda-graph, an explicit prefill backend
+    return not any(kw.get(condition) for condition in row.prefill_off)
+
+
+def _prefill_max_tokens(row: Rules, chunked: int, kw: dict) -> int:
+    """The prefill graph's largest capture: stated, else the chunked prefill size (MLA: 2048), capped
+    at --max-total-tokens (v0.5.10 on) and clamped to a stated --context-length (v0.5.13-v0.5.16)."""
+    stated, mla = kw.get("piecewise_max_tokens"), kw.get(MLA, False)
+    tokens = stated or (chunked if not mla else 2048)
+    if not stated and row.cap_total and kw.get("max_total_tokens"):
+        tokens = min(tokens, kw["max_total_tokens"])
+    if row.cap_context and kw.get("context_length"):
+        tokens = min(tokens, kw["context_length"])
+    return tokens
 
 
 def _piecewise_mb(row: Rules, chunked: int, kw: dict) -> float:
     if not _piecewise_on(row, kw):
         return 0.0
-    mla, stated = kw.get("mla", False), kw.get("piecewise_max_tokens")
     if row.piecewise_form != "sizes":
         # piecewise_cuda_graph_max_tokens: 4096 by default up to v0.5.6.post2, chunked_prefill_size in v0.5.7
-        max_tokens = stated or (4096 if row.piecewise_form == "tokens/4" else chunked)
+        max_tokens = kw.get("piecewise_max_tokens") or (4096 if row.piecewise_form == "tokens/4" else chunked)
         return max_tokens // (4 if row.piecewise_form == "tokens/4" else 8)
-    if mla and row.piecewise == "default":
+    if kw.get(MLA) and row.piecewise == "default":
         return 1.5 * 1024  # "For MLA backend the memory overhead is much higher than expected with fa3"
-    return len(prefill_graph_sizes(stated or (chunked if not mla else 2048), row)) * 8
+    return len(prefill_graph_sizes(_prefill_max_tokens(row, chunked, kw), row)) * 8
 
 
 def _formula_reserved(gpu_mb: float, parallel: int, c: int, g: int, row: Rules, **kw) -> float:
-    dp, dp_attention, spec = kw.get("dp", 1), kw.get("dp_attention", False), kw.get("spec")
+    dp, dp_attention, spec = kw.get("dp", 1), kw.get(DPA, False), kw.get(SPEC)
     graphs = kw.get("cuda_graph", True) or not row.graph_gated
     reserved = 512 + max(c, 2048) * 1.5 + (g * 2 if graphs else 0) + parallel / 8 * 1024
     if dp_attention:
@@ -308,31 +240,40 @@ def defaults(
     chunked: int | None = None,
     graph_bs: int | None = None,
     mla: bool = False,
+    dsa: bool = False,
     piecewise: bool | None = None,
     piecewise_max_tokens: int | None = None,
     cuda_graph: bool = True,
     multimodal: bool = False,
     amd: bool = False,
+    lora: bool = False,
+    max_total_tokens: int | None = None,
+    context_length: int | None = None,
+    max_running: int | None = None,
 ) -> SglangDefaults:
-    """The defaults SGLang of `version` picks on a GPU of gpu_mb MiB (None: unknown GPU)."""
+    """The defaults SGLang of `version` picks on a GPU of gpu_mb MiB (None: unknown GPU);
+    context_length is a stated --context-length (None when the model's own applies)."""
     row = rules(version)
     label = source(version)
     if not gpu_mb:
-        frac = _tp_tier_fraction(tp) if row.fraction == "tp" else UNKNOWN_FRACTION
+        frac = _tp_tier_fraction(tp) if row.fraction == "tp" else row.unknown_fraction
         return SglangDefaults(frac, chunked or 4096, graph_bs or 160, label + "; GPU memory unknown")
     c_default, g_default = gpu_class(gpu_mb, tp, row)
     c = chunked if chunked and chunked > 0 else c_default
     if dp_attention and dp > 1 and not chunked:
         c = c // dp  # "DP attention is enabled. The chunked prefill size is adjusted to ..."
     g = graph_bs or g_default
+    if row.graph_bs_capped and not graph_bs and max_running:
+        g = min(g, max_running)  # v0.5.22 memory_hook: a defaulted max bs above --max-running-requests
     if row.fraction == "gpu-tiers":
         frac = round(
             (gpu_mb - _gpu_tier_reserved(gpu_mb, tp * pp, bool(speculative), dp_attention)) / gpu_mb, 3
         )
     elif row.fraction == "reserved":
-        kw = {"dp": dp, "dp_attention": dp_attention, "spec": speculative, "mla": mla, "piecewise": piecewise}
-        kw["piecewise_max_tokens"] = piecewise_max_tokens
-        kw |= {"cuda_graph": cuda_graph, "pp": pp, "multimodal": multimodal, "amd": amd}
+        kw = {"dp": dp, DPA: dp_attention, SPEC: speculative, MLA: mla, MLA_NON_DSA: mla and not dsa}
+        kw |= {PP: pp > 1, MM: multimodal, AMD: amd, LORA: lora, "cuda_graph": cuda_graph}
+        kw |= {"piecewise": piecewise, "piecewise_max_tokens": piecewise_max_tokens}
+        kw |= {"max_total_tokens": max_total_tokens, "context_length": context_length}
         frac = round((gpu_mb - _formula_reserved(gpu_mb, tp * pp, c, g, row, **kw)) / gpu_mb, 3)
     else:
         frac = _tp_era_fraction(row, gpu_mb, tp, pp, bool(speculative))
@@ -358,6 +299,16 @@ def max_num_reqs(kv_tokens: int, context_len: int) -> int:
     return min(max(int(kv_tokens / max(1, context_len) * 512), 2048), 4096)
 
 
+def stated_running(version_text: str | None, stated: int, pool_reqs: int, kv_tokens: int) -> int:
+    """A stated --max-running-requests (per DP-attention worker) as the model runner keeps it: at most
+    the request pool in v0.5.10-v0.5.13, at most tokens // 2 from v0.5.14 (_resolve_max_num_reqs);
+    as stated in the releases read before v0.5.10."""
+    cap = rules(parse_version(version_text)).stated_reqs_cap
+    if cap == "pool":
+        return min(stated, pool_reqs)
+    return min(stated, max(1, kv_tokens // 2)) if cap == "tokens" else stated
+
+
 __all__ = [
     "NEWEST",
     "RELEASES",
@@ -368,4 +319,5 @@ __all__ = [
     "multimodal_factor",
     "parse_version",
     "rules",
+    "stated_running",
 ]
