@@ -10,7 +10,7 @@ installation_intel.md, backends/gaudi.mdx, backends/neuron.md, backends/trtllm.m
 from __future__ import annotations
 
 import pytest
-from conftest import lint
+from conftest import lint, shared
 
 from kvlint.capacity.engines import tgi
 from kvlint.capacity.engines.tgi_launcher import resolve_attention
@@ -18,6 +18,7 @@ from kvlint.catalog.gpus import lookup
 from kvlint.catalog.models import resolve as model
 from kvlint.extract.engine_args.tgi_backends import backend_of_image
 from kvlint.resolve import Defaults
+from kvlint.settings import Settings
 
 DOC_TAGS = {
     "ghcr.io/huggingface/text-generation-inference:3.3.5-rocm": "rocm",
@@ -159,3 +160,27 @@ def test_llamacpp_backend_reads_its_own_options_and_says_what_it_holds():
     cpu = lint(_pod("tgi-llamacpp", ["--model-id", "Qwen/Qwen2.5-3B-Instruct"]))
     (kv004,) = [f for f in cpu.findings if f.rule == "KV004"]
     assert "--n-gpu-layers 0 (its default)" in kv004.message and "the container's CPU count" in kv004.message
+
+
+def test_silogen_tgi_chart_on_rocm_is_read_and_priced():
+    """silogen/ai-workloads llm-inference-tgi values (corpus copy): `image: …:3.0.2-rocm`, `model`,
+    `gpus: 1`; the chart runs `/tgi-entrypoint.sh … --model-id=<model> --num-shard=<gpus>`
+    (templates/_entrypoint.tpl). On an MI300X it is TGI 3.0.2's CUDA-server warm-up with the ROCm
+    image's paged attention."""
+    from kvlint.lint import lint_text
+
+    path = shared(
+        "corpus", "manifests2", "silogen__ai-workloads__workloads__llm-inference-tgi__helm__values.yaml"
+    )
+    result = lint_text(path.read_bytes(), str(path), Settings(defaults=Defaults(gpu="mi300x")), ".")
+    (r,) = result.deployments
+    d = r.deployment
+    assert (d.engine_name, d.engine_version.value, d.model.value) == (
+        "tgi",
+        "3.0.2",
+        "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+    )
+    assert d.tensor_parallel.value == 1 and d.tensor_parallel.where.line == 8  # `gpus: 1`
+    assert r.plan is not None and r.plan.block_size == 16
+    assert any("block 16: ATTENTION=paged, set by the TGI ROCm image" in line for line in r.plan.lines)
+    assert not [f for f in result.findings if f.rule in ("KV004", "KV005")]

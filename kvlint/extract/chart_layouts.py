@@ -130,14 +130,30 @@ SILOGEN_SOURCE = "silogen/ai-workloads workloads/llm-inference-vllm/helm values.
 SILOGEN_GPUS = 1
 
 
+# silogen/ai-workloads workloads/llm-inference-tgi/helm (templates/_entrypoint.tpl, commit 0df1e08a):
+# `/tgi-entrypoint.sh --<key>=<value> … --model-id=<model> --num-shard=<gpus> --port=8080` from
+# `tgi_engine_args`, the same resources and /dev/shm; its values.yaml (corpus copy) defaults gpus 1.
+ENGINE_ARGS_KEYS = {
+    "vllm_engine_args": ("vllm", "--model", "--tensor-parallel-size"),
+    "tgi_engine_args": ("tgi", "--model-id", "--num-shard"),
+}
+
+
+def engine_args_key(root: Mapping) -> str | None:
+    """The `<engine>_engine_args` key of a silogen-style chart's values, if these are such values."""
+    if "model" not in root or "kind" in root:
+        return None
+    return next((key for key in ENGINE_ARGS_KEYS if isinstance(root.map(key), Mapping)), None)
+
+
 def is_engine_args_chart(root: Mapping) -> bool:
-    return isinstance(root.map("vllm_engine_args"), Mapping) and "model" in root and "kind" not in root
+    return engine_args_key(root) is not None
 
 
-def engine_args_tokens(root: Mapping, path: str) -> list[Token]:
-    """`vllm_engine_args` as the template writes it: `--key=value`, or `--key` for a null value."""
+def engine_args_tokens(root: Mapping, path: str, key: str = "vllm_engine_args") -> list[Token]:
+    """`<engine>_engine_args` as the template writes it: `--key=value`, or `--key` for a null value."""
     tokens: list[Token] = []
-    args = root.map("vllm_engine_args")
+    args = root.map(key)
     if args is None:
         return tokens
     for key, node in args.items():

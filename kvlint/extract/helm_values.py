@@ -197,41 +197,44 @@ def _gpu_models(d: Deployment, root: Mapping, path: str) -> None:
 
 
 def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
-    """A chart that starts vLLM with `vllm_engine_args` (flag -> value), `model` and `gpus`
-    (chart_layouts: silogen/ai-workloads llm-inference-vllm); `gpus` left out is the chart's default."""
+    """A chart that starts vLLM with `vllm_engine_args` or TGI with `tgi_engine_args` (flag -> value),
+    `model` and `gpus` (chart_layouts: silogen/ai-workloads llm-inference-vllm / llm-inference-tgi);
+    `gpus` left out is the chart's default."""
     from kvlint.deployment import default
     from kvlint.extract.argv import Token, read_env
-    from kvlint.extract.engine_args import vllm
+    from kvlint.extract.engine_args import tgi, vllm
 
-    path, src = ctx.file, chart_layouts.SILOGEN_SOURCE
+    key = chart_layouts.engine_args_key(root) or "vllm_engine_args"
+    engine, model_flag, shard_flag = chart_layouts.ENGINE_ARGS_KEYS[key]
+    path, src = ctx.file, chart_layouts.SILOGEN_SOURCE.replace("vllm", engine)
     d = Deployment(path, root.where(path), "values", "(root)", ctx.base_dir)
     image = root.scalar("image")  # left out: the chart's default image, not assumed (it differs per chart)
     if image is not None and image.value:
         d.image = stated(str(image.value), image.where(path))
-    d.engine = stated(
-        "vllm", (image or root).where(path), "the chart runs python3 -m vllm.entrypoints.openai.api_server"
-    )
-    version = ct.image_version(str(d.image.value), "vllm") if d.image is not None else None
+    how = "python3 -m vllm.entrypoints.openai.api_server" if engine == "vllm" else "/tgi-entrypoint.sh"
+    d.engine = stated(engine, (image or root).where(path), f"the chart runs {how}")
+    version = ct.image_version(str(d.image.value), engine) if d.image is not None else None
     if version and d.image is not None:
         d.engine_version = inferred(version, f"from the image tag {d.image.value}", d.image.where)
     model = root.scalar("model")
     gpus = root.scalar("gpus")
-    tokens = chart_layouts.engine_args_tokens(root, path)
+    tokens = chart_layouts.engine_args_tokens(root, path, key)
     if model is not None and model.value:
         text = str(model.value)
         if text.startswith("s3://"):  # the chart copies it from bucket storage to /workload/<path>
             text = "/workload/" + text.removeprefix("s3://").rstrip("/")
-        tokens += [Token("--model", model.where(path)), Token(text, model.where(path))]
+        tokens += [Token(model_flag, model.where(path)), Token(text, model.where(path))]
     count = gpus.value if gpus is not None and isinstance(gpus.value, int) else None
     if gpus is not None and count is not None:
-        tokens += [Token("--tensor-parallel-size", gpus.where(path)), Token(str(count), gpus.where(path))]
-    vllm.read(d, tokens, read_env(Mapping((root.line, root.col, root.end_line, root.end_col)), path))
+        tokens += [Token(shard_flag, gpus.where(path)), Token(str(count), gpus.where(path))]
+    reader = vllm if engine == "vllm" else tgi
+    reader.read(d, tokens, read_env(Mapping((root.line, root.col, root.end_line, root.end_col)), path))
     if count is not None and gpus is not None:
         d.gpus_per_pod = stated(count, gpus.where(path), "amd.com/gpu")
     elif gpus is None:
         n = chart_layouts.SILOGEN_GPUS
         d.gpus_per_pod = default(n, "amd.com/gpu")  # the chart's default `gpus`, named on the TP below
-        d.tensor_parallel = default(n, f"--tensor-parallel-size = the chart's default `gpus` ({src})")
+        d.tensor_parallel = default(n, f"{shard_flag} = the chart's default `gpus` ({src})")
     shm = root.at("storage", "dshm", "sizeLimit") or root.at("dshm", "sizeLimit")
     if isinstance(shm, Scalar) and shm.value:  # the template's memory-backed emptyDir at /dev/shm
         d.has_shm = True

@@ -107,6 +107,6 @@ def apply(d: Deployment) -> None:
         if version is None or (int(version[1]), int(version[2])) >= (2, 4):
             d.extra["attention"] = inferred(
                 "paged",
-                f"the TGI ROCm image sets ATTENTION=paged (Dockerfile_amd, v2.4.0-v3.3.7): {how}",
+                "set by the TGI ROCm image (Dockerfile_amd, v2.4.0-v3.3.7: ENV ATTENTION=paged)",
                 where,
             )
