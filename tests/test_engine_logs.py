@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibration_cases import DATA, build_vllm, load_yaml, vllm_version  # noqa: E402
 
-from kvlint.capacity.engines import sglang, sglang_defaults, vllm  # noqa: E402
+from kvlint.capacity.engines import sglang, sglang_defaults, sglang_dsa, vllm  # noqa: E402
 from kvlint.catalog import gpus as gpu_catalog  # noqa: E402
 from kvlint.catalog import models as model_catalog  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
@@ -406,7 +406,7 @@ def test_sglang_dsa_cell_counts_the_indexer_keys_and_reproduces_s061():
     MI355X) states 'Load weight begin' 283.50 GB, 'Load weight end' 193.92 GB at the printed 0.908:
     78 x (576 + 132) B per token reproduces its 3,262,823 tokens, the latent alone (44,928 B) does not.
     Every other MLA model keeps the plain latent."""
-    assert sglang.DSA_INDEXER_BYTES == 132
+    assert sglang_dsa.DSA_INDEXER_BYTES == 132
     glm5 = model_catalog.resolve("zai-org/GLM-5-FP8").arch
     assert glm5.family == "glm_moe_dsa" and sglang.dsa_indexer_bytes(glm5) == 132
     assert sglang.dsa_indexer_bytes(model_catalog.resolve("deepseek-ai/DeepSeek-V3.2").arch) == 132

@@ -152,3 +152,21 @@ def test_manifest_flags_reach_the_release_rules():
     assert v513.max_num_seqs == sd.max_num_reqs(v513.kv_tokens, v513.max_model_len) < 100000
     v514 = _plan("v0.5.14", *many)
     assert v514.max_num_seqs == min(100000, v514.kv_tokens // 2)
+
+
+def test_per_phase_graph_options_of_v0_5_14_on_reach_the_fraction():
+    """v0.5.14 renamed the graph options per phase (the old ones became aliases): --cuda-graph-max-bs-decode
+    is --cuda-graph-max-bs, --cuda-graph-backend-prefill disabled / --disable-prefill-cuda-graph are
+    --disable-piecewise-cuda-graph; --disable-decode-cuda-graph drops the decode-graph reserve
+    (256 x 2 MiB on an H100) from v0.5.15, while v0.5.14 still counts it."""
+    tag = "v0.5.15"
+    assert _plan(tag, "--cuda-graph-max-bs-decode", "64").utilization == (
+        _plan(tag, "--cuda-graph-max-bs", "64").utilization
+    )
+    off = _plan(tag, "--disable-piecewise-cuda-graph").utilization
+    assert off > _plan(tag).utilization
+    assert _plan(tag, "--cuda-graph-backend-prefill", "disabled").utilization == off
+    assert _plan(tag, "--disable-prefill-cuda-graph").utilization == off
+    no_decode = _plan(tag, "--disable-decode-cuda-graph").utilization - _plan(tag).utilization
+    assert no_decode == pytest.approx(256 * 2 / H100, abs=STEP)
+    assert _plan("v0.5.14", "--disable-decode-cuda-graph").utilization == _plan("v0.5.14").utilization

@@ -180,10 +180,10 @@ def _piecewise_on(row: Rules, kw: dict) -> bool:
     explicit = kw.get("piecewise")
     if row.piecewise == "none" or explicit is False:
         return False
-    if row.prefill_gated and not kw.get("cuda_graph", True):
-        return False
     if row.piecewise == "opt-in" or explicit is True:
         return explicit is True  # --enable- / --enforce-piecewise-cuda-graph, an explicit prefill backend
+    if row.prefill_gated and not kw.get("cuda_graph", True):
+        return False
     return not any(kw.get(condition) for condition in row.prefill_off)
 
 
@@ -213,7 +213,7 @@ def _piecewise_mb(row: Rules, chunked: int, kw: dict) -> float:
 
 def _formula_reserved(gpu_mb: float, parallel: int, c: int, g: int, row: Rules, **kw) -> float:
     dp, dp_attention, spec = kw.get("dp", 1), kw.get(DPA, False), kw.get(SPEC)
-    graphs = kw.get("cuda_graph", True) or not row.graph_gated
+    graphs = kw.get("decode_graph", True) or not row.graph_gated
     reserved = 512 + max(c, 2048) * 1.5 + (g * 2 if graphs else 0) + parallel / 8 * 1024
     if dp_attention:
         reserved += g * dp * 3 + (g * dp * 1.5 if g > 300 else 0)
@@ -244,6 +244,7 @@ def defaults(
     piecewise: bool | None = None,
     piecewise_max_tokens: int | None = None,
     cuda_graph: bool = True,
+    decode_graph: bool = True,
     multimodal: bool = False,
     amd: bool = False,
     lora: bool = False,
@@ -272,6 +273,7 @@ def defaults(
     elif row.fraction == "reserved":
         kw = {"dp": dp, DPA: dp_attention, SPEC: speculative, MLA: mla, MLA_NON_DSA: mla and not dsa}
         kw |= {PP: pp > 1, MM: multimodal, AMD: amd, LORA: lora, "cuda_graph": cuda_graph}
+        kw["decode_graph"] = decode_graph and cuda_graph
         kw |= {"piecewise": piecewise, "piecewise_max_tokens": piecewise_max_tokens}
         kw |= {"max_total_tokens": max_total_tokens, "context_length": context_length}
         frac = round((gpu_mb - _formula_reserved(gpu_mb, tp * pp, c, g, row, **kw)) / gpu_mb, 3)

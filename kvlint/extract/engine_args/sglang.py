@@ -31,6 +31,16 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--enable-piecewise-cuda-graph": ("enable_piecewise_cuda_graph", "bool"),
     "--disable-piecewise-cuda-graph": ("disable_piecewise_cuda_graph", "bool"),
     "--piecewise-cuda-graph-max-tokens": ("piecewise_cuda_graph_max_tokens", "int"),
+    # v0.5.14 on: per-phase graph options; the old flags above became their aliases (sglang 0.5.14
+    # server_args.py:6358-6431, DeprecatedAliasStoreAction / DeprecatedStoreConstAction)
+    "--cuda-graph-max-bs-decode": ("cuda_graph_max_bs", "int"),
+    "--cuda-graph-max-bs-prefill": ("piecewise_cuda_graph_max_tokens", "int"),
+    "--disable-prefill-cuda-graph": ("disable_piecewise_cuda_graph", "bool"),
+    "--enforce-piecewise-cuda-graph": ("enable_piecewise_cuda_graph", "bool"),
+    "--enable-breakable-cuda-graph": ("enable_piecewise_cuda_graph", "bool"),
+    "--cuda-graph-backend-prefill": ("cuda_graph_backend_prefill", "text"),
+    "--disable-decode-cuda-graph": ("disable_decode_cuda_graph", "bool"),
+    "--cuda-graph-backend-decode": ("cuda_graph_backend_decode", "text"),
     "--disable-hybrid-swa-memory": ("disable_hybrid_swa_memory", "bool"),
     "--attention-backend": ("attention_backend", "text"),
     "--max-mamba-cache-size": ("max_mamba_cache_size", "int"),
