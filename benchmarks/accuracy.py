@@ -9,9 +9,12 @@ builds the deployment the log describes, runs kvlint's plan and rules, and compa
 KV GiB and KV tokens (relative error: median, p90, max) and the start-up verdict, scored by
 failure reason (a refusal for a negative KV budget is not a context refusal). Each split is
 reported separately: "fit" logs are those a kvlint constant was read off, "scored" logs were not
-used for anything. The last row of each engine replays every case with no engine version,
-the path of a user whose image has no version tag (kvlint applies the newest behaviour it models).
-Cases kvlint cannot build are counted and named, not hidden.
+used for anything. Logs of a model kvlint resolves only by a name rule (a quantized or
+republished copy priced from its catalogued base, kvlint/catalog/derived.py) are kept out of
+both and scored on their own "matched by name" line, which checks the name rules' pricing
+against logged weights. The last row of each engine replays every other case with no engine
+version, the path of a user whose image has no version tag (kvlint applies the newest behaviour
+it models). Cases kvlint cannot build are counted and named, not hidden.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from calibration_cases import DATA, ENGINES, load_yaml, logged  # noqa: E402
+from calibration_cases import DATA, ENGINES, load_yaml, logged, named_ref, with_facts  # noqa: E402
 
 from kvlint.capacity.engines.tgi import WARMUP_FAILS  # noqa: E402
 from kvlint.findings import Severity  # noqa: E402
@@ -68,6 +71,14 @@ def predicted_reason(engine: str, errors: set[str], plan, context_stated: bool) 
     if "KV204" in errors:
         return "context beyond the model"
     return STARTS
+
+
+NAMED = "matched by name"
+
+
+def is_named(case: dict) -> bool:
+    """The case's model resolves only by a name rule (its base's facts, its own quantization)."""
+    return named_ref(str(case.get("model") or "")) is not None
 
 
 def split_of(engine: str, case: dict, vllm_fit: set[str]) -> str:
@@ -196,6 +207,9 @@ def run_engine(engine: str, path: Path, args, rules, vllm_fit: set[str]) -> None
         return
     data = load_yaml(path)
     spec = ENGINES[engine]
+    if engine == "vllm" and (DATA / "vllm_case_facts.yaml").is_file():
+        facts = load_yaml(DATA / "vllm_case_facts.yaml") or {}
+        data[spec["key"]] = [with_facts(c, facts) for c in data.get(spec["key"]) or []]
     cases = [c for c in data.get(spec["key"]) or [] if c.get("scorable", True)]
     unscorable = [c for c in data.get(spec["key"]) or [] if not c.get("scorable", True)]
     if args.markdown:
@@ -208,15 +222,18 @@ def run_engine(engine: str, path: Path, args, rules, vllm_fit: set[str]) -> None
             print(f"            {c['id']}: {why[:160]}")
     by_split: dict[str, list[dict]] = {}
     for case in cases:
-        by_split.setdefault(split_of(engine, case, vllm_fit), []).append(case)
-    for split in ("fit", "scored"):
+        by_split.setdefault(NAMED if is_named(case) else split_of(engine, case, vllm_fit), []).append(case)
+    for split in ("fit", "scored", NAMED):
         group = by_split.get(split, [])
+        if split == NAMED and not group:
+            continue
         rows = [evaluate(engine, c, spec["version"](c), rules) for c in group]
         report(engine, split, group, rows)
         if args.cases:
             print_cases(rows)
-    bare = [evaluate(engine, c, None, rules) for c in cases]
-    report(engine, "all, no image tag", cases, bare)
+    plain = [c for c in cases if not is_named(c)]
+    bare = [evaluate(engine, c, None, rules) for c in plain]
+    report(engine, "all, no image tag", plain, bare)
     if args.cases:
         print_cases(bare)
 
@@ -224,16 +241,21 @@ def run_engine(engine: str, path: Path, args, rules, vllm_fit: set[str]) -> None
 def print_markdown(engine: str, cases: list[dict], unscorable: list[dict], rules, vllm_fit: set[str]) -> None:
     """README's accuracy table rows for one engine (README.md "How close to the engine")."""
     spec = ENGINES[engine]
+    plain = [c for c in cases if not is_named(c)]
     for split in ("fit", "scored"):
-        group = [c for c in cases if split_of(engine, c, vllm_fit) == split]
+        group = [c for c in plain if split_of(engine, c, vllm_fit) == split]
         left = sum(split_of(engine, c, vllm_fit) == split for c in unscorable)
         print(
             md_row(
                 engine, split, group, [evaluate(engine, c, spec["version"](c), rules) for c in group], left
             )
         )
-    bare = [evaluate(engine, c, None, rules) for c in cases]
-    print(md_row(engine, "all, no image tag", cases, bare, 0))
+    named = [c for c in cases if is_named(c)]
+    if named:
+        rows = [evaluate(engine, c, spec["version"](c), rules) for c in named]
+        print(md_row(engine, NAMED, named, rows, 0))
+    bare = [evaluate(engine, c, None, rules) for c in plain]
+    print(md_row(engine, "all, no image tag", plain, bare, 0))
 
 
 def main() -> int:

@@ -32,8 +32,17 @@ def model_ref(text: str) -> str | None:
     head = text.split(" (")[0].strip()
     found = model_catalog.resolve(head)
     # A model matched only by its name (KV007) carries its base's facts: not an exact reference for
-    # checking the engine accounting, so such cases are left out like unknown models.
+    # checking the engine accounting, so such cases are kept out of the fit/scored figures and
+    # scored on their own line instead (named_ref, accuracy.py "matched by name").
     return head if found.arch is not None and not found.derived else None
+
+
+def named_ref(text: str) -> str | None:
+    """The id of a model kvlint resolves only by a name rule (kvlint/catalog/derived.py: a quantized
+    or republished copy priced from its catalogued base), else None."""
+    head = text.split(" (")[0].strip()
+    found = model_catalog.resolve(head)
+    return head if found.arch is not None and found.derived else None
 
 
 def gpu_ref(text: str | None) -> str | None:
@@ -56,7 +65,7 @@ def quant_of(text: str | None) -> str | None:
 
 
 def _base(case: dict, engine: str) -> tuple[Deployment | None, str]:
-    ref = model_ref(case["model"])
+    ref = model_ref(case["model"]) or named_ref(case["model"])
     if ref is None:
         return None, f"model {case['model']!r} not in the catalog"
     gpu = gpu_ref(case.get("gpu"))
@@ -111,6 +120,16 @@ def vllm_version(case: dict) -> str | None:
     return None
 
 
+def with_facts(case: dict, facts: dict) -> dict:
+    """The case with what benchmarks/calibration/vllm_case_facts.yaml adds to it from the same source."""
+    extra = facts.get(case.get("id")) or {}
+    merged = dict(case)
+    for key in ("engine_version", "gpu", "env"):
+        if extra.get(key) is not None:
+            merged[key] = extra[key]
+    return merged
+
+
 def build_vllm(case: dict, version: str | None) -> tuple[Deployment | None, str]:
     d, why = _base(case, "vllm")
     if d is None:
@@ -118,6 +137,8 @@ def build_vllm(case: dict, version: str | None) -> tuple[Deployment | None, str]
     where = d.where
     if version:
         d.engine_version = stated(version, where)
+    for name, value in (case.get("env") or {}).items():
+        d.extra[str(name)] = stated(str(value), where)
     s = case.get("settings") or {}
     for key, attr in (
         ("gpu_memory_utilization", "gpu_memory_utilization"),

@@ -13,6 +13,7 @@ The tightest pipeline stage binds (num_blocks is the minimum over workers).
 from __future__ import annotations
 
 from kvlint.capacity import lora
+from kvlint.capacity.engines.vllm_sampler import FUSED, moe_caches_persist, sampler_path, sort_bytes_per_logit
 from kvlint.capacity.engines.vllm_settings import settings  # the engine registry calls vllm.settings
 from kvlint.capacity.engines.vllm_v0 import reserved_forward_bytes
 from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use vllm.default_batching etc.
@@ -61,9 +62,8 @@ def non_torch_bytes(tp: int, pp: int) -> tuple[int, str]:
     return int(0.25 * GIB), "non-torch memory at TP 1 (cuBLAS workspace and CUDA context extras)"
 
 
-# Bytes per vocabulary entry per sampled row in the profile run's sampler: fp32 logits plus the
-# working copies the top-k/top-p path makes (sorted fp32 values and int64 indices). Fitted on the
-# dense models of the calibration logs (Llama, Qwen, Gemma; vLLM 0.19, 1,024 rows): 14.6.
+# Bytes per vocabulary entry per sampled row when FlashInfer or the Triton kernel does top-k/top-p
+# (vllm_sampler.py; a PyTorch sort takes 38): fitted on the v0.19 logs' dense models, 1,024 rows.
 SAMPLER_BYTES_PER_LOGIT = 14.6
 # Bytes per hidden element per batched token that stay live across the sampler run (the last
 # hidden states and their copies), from the same fit.
@@ -98,15 +98,14 @@ def activation_bytes(
             peak
         ), f"activation peak of a non-final pipeline stage (forward pass of {tokens(t)} tokens, no sampler)"
     rows = min(s.max_num_seqs, t)
-    sampler = rows * arch.vocab_size * SAMPLER_BYTES_PER_LOGIT + t * h * HIDDEN_BYTES_PER_TOKEN
-    peak = max(forward, sampler + moe)
-    what = (
-        f"sampler on {tokens(rows)} rows x {tokens(arch.vocab_size)} vocab"
-        if sampler + moe >= forward
-        else "forward pass"
-    )
-    if moe:
-        what += " + fused-MoE caches"
+    path, why = sampler_path(s.version, s.extra, rows)  # vllm_sampler.py: FlashInfer/Triton or a PyTorch sort
+    per_logit = SAMPLER_BYTES_PER_LOGIT if path == FUSED else sort_bytes_per_logit(rows)
+    sampler = rows * arch.vocab_size * per_logit + t * h * HIDDEN_BYTES_PER_TOKEN
+    kept = moe if moe_caches_persist(s.version) else 0  # freed after each layer before v0.11
+    peak = max(forward, moe, sampler + kept)
+    what = f"sampler on {tokens(rows)} rows x {tokens(arch.vocab_size)} vocab, {why}"
+    what = what if sampler + kept >= max(forward, moe) else "forward pass"
+    what += " + fused-MoE caches" if kept or (moe and peak == moe) else ""
     return int(peak), f"activation peak of the profile run ({what}; {tokens(t)} batched tokens)"
 
 

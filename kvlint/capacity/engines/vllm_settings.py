@@ -78,6 +78,7 @@ _EXTRA_KEYS = (
     "max_loras",
     "max_lora_rank",
     "lora_adapters",
+    "VLLM_USE_FLASHINFER_SAMPLER",
 )
 
 
