@@ -170,3 +170,28 @@ def test_per_phase_graph_options_of_v0_5_14_on_reach_the_fraction():
     no_decode = _plan(tag, "--disable-decode-cuda-graph").utilization - _plan(tag).utilization
     assert no_decode == pytest.approx(256 * 2 / H100, abs=STEP)
     assert _plan("v0.5.14", "--disable-decode-cuda-graph").utilization == _plan("v0.5.14").utilization
+
+
+def test_architectures_without_a_prefill_graph_by_release():
+    """The architectures each release keeps off the prefill graph: tc_piecewise's
+    piecewise_cuda_graph_disabled_model_archs (v0.5.10: DeepSeek-V3.2, GLM-5, Qwen3-Next; v0.5.14: Qwen3-Next
+    and DeepSeek-V4), the breakable rules from v0.5.15 (DeepSeek-V4; NemotronH in v0.5.17 only). Checked
+    with the family kvlint's catalog gives the model, against a model the lists do not name."""
+    from kvlint.catalog import models
+
+    def fam(model_id: str) -> str:
+        arch = models.resolve(model_id).arch
+        assert arch is not None
+        return arch.family
+
+    def on(family: str, minor: int, **kw) -> bool:
+        return _f(H100, (0, 5, minor, 0), family=family, **kw) < _f(
+            H100, (0, 5, minor, 0), piecewise=False, **kw
+        )
+
+    qwen3_next, nemotron_h = fam("Qwen/Qwen3-Next-80B-A3B-Instruct"), fam("nvidia/NVIDIA-Nemotron-Nano-9B-v2")
+    glm5 = fam("zai-org/GLM-5-FP8")
+    assert [on(qwen3_next, m) for m in (13, 14, 15)] == [False, False, True]
+    assert [on(nemotron_h, m) for m in (16, 17, 18)] == [True, False, True]
+    assert [on(glm5, m, mla=True, dsa=True) for m in (13, 14)] == [False, True]
+    assert all(on("llama", m) for m in (13, 14, 15, 17))

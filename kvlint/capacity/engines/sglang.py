@@ -102,6 +102,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         piecewise_max_tokens=int(_extra(d, "piecewise_cuda_graph_max_tokens") or 0) or None,
         cuda_graph=not _extra(d, "disable_cuda_graph"),
         decode_graph=_decode_graph(d),
+        family=arch.family,
         multimodal=bool(arch.vision_params),
         amd=bool(gpu and gpu.vendor == "amd"),
         dsa=bool(dsa_indexer_bytes(arch)),

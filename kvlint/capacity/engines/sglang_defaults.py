@@ -184,6 +184,8 @@ def _piecewise_on(row: Rules, kw: dict) -> bool:
         return explicit is True  # --enable- / --enforce-piecewise-cuda-graph, an explicit prefill backend
     if row.prefill_gated and not kw.get("cuda_graph", True):
         return False
+    if kw.get("family") in row.prefill_off_families:
+        return False
     return not any(kw.get(condition) for condition in row.prefill_off)
 
 
@@ -251,6 +253,7 @@ def defaults(
     max_total_tokens: int | None = None,
     context_length: int | None = None,
     max_running: int | None = None,
+    family: str = "",
 ) -> SglangDefaults:
     """The defaults SGLang of `version` picks on a GPU of gpu_mb MiB (None: unknown GPU);
     context_length is a stated --context-length (None when the model's own applies)."""
@@ -273,7 +276,7 @@ def defaults(
     elif row.fraction == "reserved":
         kw = {"dp": dp, DPA: dp_attention, SPEC: speculative, MLA: mla, MLA_NON_DSA: mla and not dsa}
         kw |= {PP: pp > 1, MM: multimodal, AMD: amd, LORA: lora, "cuda_graph": cuda_graph}
-        kw["decode_graph"] = decode_graph and cuda_graph
+        kw |= {"decode_graph": decode_graph and cuda_graph, "family": family}
         kw |= {"piecewise": piecewise, "piecewise_max_tokens": piecewise_max_tokens}
         kw |= {"max_total_tokens": max_total_tokens, "context_length": context_length}
         frac = round((gpu_mb - _formula_reserved(gpu_mb, tp * pp, c, g, row, **kw)) / gpu_mb, 3)

@@ -72,6 +72,9 @@ class Rules:
     piecewise_form: str = "sizes"
     prefill_graph_64_from: int = 640  # where the 64-step run of prefill capture sizes starts
     prefill_off: tuple[str, ...] = (SPEC, DPA, PP, AMD, MM, LORA)  # what turns a default prefill graph off
+    # ... and for which model families (model_type) it is off: the release's piecewise_cuda_graph_disabled_
+    # model_archs (configs/model_config.py) under tc_piecewise, its breakable rules from v0.5.15
+    prefill_off_families: tuple[str, ...] = ()
     cap_total: bool = False  # prefill-graph max tokens capped at --max-total-tokens (v0.5.10 on)
     cap_context: bool = False  # ... and clamped to a stated --context-length (v0.5.13-v0.5.16)
     prefill_gated: bool = False  # --disable-cuda-graph turns the prefill graph (and its reserve) off
@@ -94,6 +97,8 @@ _V0510 = replace(
     prefill_graph_64_from=576,  # v0.5.9 moved the 64-step run to 576
     cap_total=True,
     stated_reqs_cap="pool",
+    # model_config.py:1352 DeepseekV32ForCausalLM, Qwen3NextForCausalLM, GlmMoeDsaForCausalLM (v0.5.10-v0.5.13)
+    prefill_off_families=("deepseek_v32", "qwen3_next", "glm_moe_dsa"),
 )
 _V0511 = replace(
     _V0510,
@@ -109,6 +114,7 @@ _V0514 = replace(
     cap_context=True,
     prefill_gated=True,
     stated_reqs_cap="tokens",
+    prefill_off_families=("deepseek_v4", "qwen3_next"),  # model_config.py:1713 (the DSA archs left the list)
 )
 _V0515 = replace(
     _V0514,
@@ -116,11 +122,24 @@ _V0515 = replace(
     read_at="v0.5.15, v0.5.15.post1, v0.5.16",
     prefill_off=(MLA, DPA, AMD, MM, LORA),
     graph_gated=True,
+    prefill_off_families=("deepseek_v4",),  # breakable: "DeepSeek-V4 (heavy capture-pool memory pressure)"
 )
 _V0517 = replace(
-    _V0515, first=(0, 5, 17, 0), read_at="v0.5.17", prefill_off=(MLA_NON_DSA, AMD, MM), cap_context=False
+    _V0515,
+    first=(0, 5, 17, 0),
+    read_at="v0.5.17",
+    prefill_off=(MLA_NON_DSA, AMD, MM),
+    cap_context=False,
+    prefill_off_families=("deepseek_v4", "nemotron_h"),  # v0.5.17 only: "NemotronH (hybrid Mamba2 prefill)"
 )
-_V0518 = replace(_V0517, first=(0, 5, 18, 0), read_at="v0.5.18", prefill_off=(AMD, MM), mm_reserve_mb=100)
+_V0518 = replace(
+    _V0517,
+    first=(0, 5, 18, 0),
+    read_at="v0.5.18",
+    prefill_off=(AMD, MM),
+    mm_reserve_mb=100,
+    prefill_off_families=("deepseek_v4",),
+)
 _V0519 = replace(_V0518, first=(0, 5, 19, 0), read_at="v0.5.19", prefill_off=(AMD, MM, PP))
 _V0520 = replace(
     _V0519,
