@@ -16,9 +16,10 @@ class BatchLimitsInconsistent(DeploymentRule):
     `max_batch_total_tokens`; up to v2.3 also `max_batch_prefill_tokens` below `max_input_tokens`
     or above a stated `max_batch_total_tokens` (both checks left the launcher in v2.4, with
     chunked prefill; an image without a version tag is judged by the newest release). Before v3
-    the launcher defaults an unset `max_input_tokens` on its own (v1: 1024; v2.0-v2.4:
+    the launcher defaults an unset `max_input_tokens` on its own (v1: 1024; v2.0-v2.4.0:
     max_position_embeddings capped at 4096, minus 1) and validates it the same way, so a stated
-    `--max-total-tokens 2048` alone fails on TGI 2.x.
+    `--max-total-tokens 2048` alone fails on TGI 2.0-2.4.0 (from v2.4.1, PR #2673, the server's
+    warm-up sets it to max_total_tokens - 1).
 
     ## Why is this bad?
     vLLM: "max_num_batched_tokens (b) must be greater than or equal to max_num_seqs (s)"; without
@@ -121,8 +122,8 @@ class BatchLimitsInconsistent(DeploymentRule):
             and default_inp is not None
             and int(default_inp.value) >= int(total.value)
         ):
-            # v1 and v2 launchers default max_input_tokens on their own (1024; max_position_embeddings
-            # capped at 4096, minus 1) and validate it against the stated max_total_tokens
+            # v1 and v2.0-v2.4.0 launchers default max_input_tokens on their own (1024; max_position_embeddings
+            # capped at 4096, minus 1) and validate it against the stated max_total_tokens (tgi_defaults)
             yield ctx.finding(
                 self,
                 where_of(d, total),

@@ -25,14 +25,8 @@ import math
 import re
 
 from kvlint.capacity.course import longest_context
-from kvlint.capacity.engines import WARMUP_FAILS, tgi_vlm
-from kvlint.capacity.engines.tgi_launcher import (
-    BLOCK_SIZES,
-    default_shards,
-    launcher_defaults,
-    resolve_attention,
-    v2_positions,
-)
+from kvlint.capacity.engines import WARMUP_FAILS, tgi_defaults, tgi_vlm
+from kvlint.capacity.engines.tgi_launcher import BLOCK_SIZES, default_shards
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.weights import weights as weight_bytes
@@ -103,46 +97,12 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if "cuda_memory_fraction" not in d.extra:
         d.extra["cuda_memory_fraction"] = default(1.0, "TGI default CUDA_MEMORY_FRACTION 1.0")
     fraction = float(d.extra["cuda_memory_fraction"].value)
-    v1 = version is not None and version < (2, 0)
-    v2 = version is not None and (2, 0) <= version < (3, 0)
-    if d.max_context is None:
-        if v1:
-            d.max_context = default(2048, "TGI v1 default max_total_tokens 2048")
-        elif v2:
-            d.max_context = default(
-                v2_positions(arch),
-                "TGI v2 default max_total_tokens = max_position_embeddings, capped at 4096 by the launcher",
-            )
-        else:
-            d.max_context = default(
-                arch.max_positions,
-                "TGI default max_total_tokens = min(what the KV cache holds, max_position_embeddings)",
-            )
-            d.extra["max_total_tokens_default"] = default(True, "TGI caps max_total_tokens to the KV cache")
-    if "max_batch_prefill_tokens" not in d.extra:
-        stated_input = d.extra["max_input_tokens"].value if "max_input_tokens" in d.extra else None
-        value, note = launcher_defaults(arch, gpu, version, shards, fraction, stated_input)
-        d.extra["max_batch_prefill_tokens"] = default(value, note)
-    if "max_input_tokens" not in d.extra:
-        if v1:
-            d.extra["max_input_tokens"] = default(1024, "TGI v1 default max_input_length 1024")
-        elif v2:
-            d.extra["max_input_tokens"] = default(
-                v2_positions(arch) - 1,
-                "TGI v2 default max_input_tokens = max_position_embeddings - 1, capped at 4095 by the launcher",
-            )
-        else:
-            d.extra["max_input_tokens"] = default(
-                int(d.max_context.value) - 1, "TGI default max_input_tokens = max_total_tokens - 1"
-            )
+    attention = tgi_defaults.fill(d, arch, gpu, version, fraction)
     if d.max_sequences is None:
         d.max_sequences = default(128, "TGI default max_concurrent_requests 128")
     extra = {k: v.value for k, v in d.extra.items()}
     extra["version_known"] = version is not None
-    said = d.extra.get("attention")
-    extra["attention"], extra["attention_note"] = resolve_attention(
-        version, arch, gpu, (said.value, said.note) if said is not None else None
-    )
+    extra["attention"], extra["attention_note"] = attention, d.extra["attention_resolved"].note
     return EngineSettings(
         engine="tgi",
         version=version_text,
@@ -157,7 +117,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         quantization=str(d.quantization.value) if d.quantization else None,
         kv_cache_dtype=str(d.kv_cache_dtype.value) if d.kv_cache_dtype else "auto",
         utilization=fraction,
-        block_size=block_size(version, extra["attention"]),
+        block_size=block_size(version, attention),
         enforce_eager=False,
         hybrid_kv_cache_manager=False,
         chunked_prefill=version is None or version >= (3, 0),
@@ -215,6 +175,8 @@ def warmup_requests(s: EngineSettings) -> list[int]:
     `truncate = min(max_input_length, max_prefill_tokens - n_tokens)` tokens until the prefill budget
     is used."""
     prefill = max(1, s.max_batched_tokens)
+    if s.extra.get("max_input_unset"):
+        return [prefill]  # `truncate = max_prefill_tokens - n_tokens` when max_input_tokens is None
     max_input = max(1, int(s.extra.get("max_input_tokens") or s.max_model_len - 1))
     return [max_input] * (prefill // max_input) + ([prefill % max_input] if prefill % max_input else [])
 
@@ -330,7 +292,10 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     kv_tokens = max(0, pool) // (per_token * block) * block if per_token else 0
     ctx = s.max_model_len
     if s.extra.get("max_total_tokens_default") and kv_tokens > 0:
-        ctx = min(ctx, kv_tokens)
+        # the warm-up picks it (tgi_defaults): the KV cache's tokens, capped at max_position_embeddings
+        # from v3.0.2, or the warm-up's prompt tokens when prefills are not chunked
+        rule = s.extra.get("max_total_rule")
+        ctx = kv_tokens if rule == "kv" else ctx if rule == "prefill" else min(ctx, kv_tokens)
     p = Plan(
         engine="tgi",
         generation="-",

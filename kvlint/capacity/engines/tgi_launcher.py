@@ -60,6 +60,16 @@ def vram_maximum(arch: ModelArch, gpu: GpuSpec | None, shards: int, fraction: fl
     return (available - model) // (kv + mlp)
 
 
+def vlm_prefill_default(arch: ModelArch, version: tuple[int, ...] | None) -> int:
+    """launcher `default_optimal` by the config's model_type: 4096 up to v3.1.0; v3.1.1 adds
+    `Some("qwen2_vl") | Some("qwen2_5_vl") => 10_000`, v3.2.0 `Some("gemma3") => 8000`."""
+    if arch.family in ("qwen2_vl", "qwen2_5_vl") and (version is None or version >= (3, 1, 1)):
+        return 10_000
+    if arch.family == "gemma3" and (version is None or version >= (3, 2)):
+        return 8000
+    return 4096
+
+
 V2_MAX_DEFAULT = 4096  # launcher/src/main.rs v2.0-v2.4 `let max_default = 4096;`
 
 
@@ -89,7 +99,7 @@ def launcher_defaults(
     tflops = CARD_TFLOPS.get(_card(gpu) or "")
     optimal = (tflops * 10**12 * shards) // flop if flop and tflops else None
     optimal = optimal if optimal and optimal > 100 else None
-    default_optimal = 8000 if arch.family == "gemma3" else 4096
+    default_optimal = vlm_prefill_default(arch, version)
     value = min(optimal or default_optimal, mpe)
     vmax = vram_maximum(arch, gpu, shards, fraction)
     if vmax is not None:

@@ -20,6 +20,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--max-batch-prefill-tokens": ("max_batch_prefill_tokens", "int"),
     "--max-batch-total-tokens": ("max_batch_total_tokens", "int"),
     "--max-concurrent-requests": ("max_sequences", "int"),
+    "--max-batch-size": ("max_batch_size", "int"),
     "--quantize": ("quantization", "text"),
     "--dtype": ("dtype", "text"),
     "--kv-cache-dtype": ("kv_cache_dtype", "text"),
@@ -63,6 +64,9 @@ def _attention(d: Deployment, env: dict[str, EnvVar]) -> None:
     """ATTENTION (paged | flashdecoding | flashdecoding-ipex | flashinfer) chooses the server's KV block
     size (server/text_generation_server/models/globals.py BLOCK_SIZE, v2.3+); the launcher's
     resolve_attention only picks one when it is unset."""
+    chunking = env_value(env, "PREFILL_CHUNKING")  # models/globals.py: "1"/"true" turn it on
+    if chunking is not None:
+        d.extra["prefill_chunking"] = stated(chunking.text.strip(), chunking.where, "env PREFILL_CHUNKING")
     tok = env_value(env, "ATTENTION")
     if tok is not None and tok.text.strip().lower() in ATTENTIONS:
         d.extra["attention"] = stated(tok.text.strip().lower(), tok.where, "env ATTENTION")

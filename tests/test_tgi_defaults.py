@@ -1,0 +1,96 @@
+"""TGI's request-size defaults by release (kvlint/capacity/engines/tgi_defaults.py), each boundary
+from huggingface/text-generation-inference at the tags: launcher/src/main.rs (v2.4.0 `max_default`,
+v2.4.1 leaves max_input/max_total to the warm-up), server flash_causal_lm.py `warmup` (the
+`max_total_tokens is None` branch by release), models/globals.py PREFILL_CHUNKING ("0" in v2.4.1,
+"1" from v3.0.0), models/model.py (chunking only with flashinfer / flashdecoding)."""
+
+from __future__ import annotations
+
+from conftest import lint
+
+from kvlint.capacity.engines.tgi_launcher import vlm_prefill_default
+from kvlint.catalog.models import resolve as model
+from kvlint.resolve import Defaults
+
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"  # max_position_embeddings 131072, head_dim 128
+
+
+def _resolved(tag: str, args: tuple[str, ...] = (), env: str = "", model_id: str = LLAMA, gpu: str = "h100"):
+    quoted = ", ".join(f"'{a}'" for a in ("--model-id", model_id, *args))
+    text = f"""apiVersion: v1
+kind: Pod
+metadata: {{name: tgi}}
+spec:
+  containers:
+  - name: tgi
+    image: ghcr.io/huggingface/text-generation-inference:{tag}
+    args: [{quoted}]
+{env}    resources:
+      limits: {{nvidia.com/gpu: 1}}
+"""
+    result = lint(text, defaults=Defaults(gpu=gpu))
+    (r,) = result.deployments
+    assert r.plan is not None, [f.message for f in result.findings]
+    return r
+
+
+def test_v2_4_0_launcher_fixes_the_limits_and_v2_4_1_leaves_them_to_the_warm_up():
+    old = _resolved("2.4.0")
+    d = old.deployment
+    assert (d.max_context.value, d.extra["max_input_tokens"].value) == (4096, 4095)
+    assert d.extra["max_batch_prefill_tokens"].value == 4095 + 50
+    assert "v2.0-v2.4.0" in d.max_context.note
+    new = _resolved("2.4.1")
+    d = new.deployment
+    # prefill 4096.min(max_position_embeddings); PREFILL_CHUNKING defaults to "0" in v2.4.1, so the
+    # server sets max_total_tokens to the warm-up prompt's 4,096 tokens and max_input_tokens to 4,095
+    assert d.extra["max_batch_prefill_tokens"].value == 4096
+    assert new.plan.max_model_len == 4096 and d.extra["max_input_tokens"].value == 4095
+    assert "sum(batch.cache_lengths)" in d.max_context.note and "PREFILL_CHUNKING=0" in d.max_context.note
+
+
+def test_chunked_v2_4_1_and_v3_0_0_take_the_whole_cache_and_v3_0_2_caps_it_at_the_positions():
+    env = "    env: [{name: PREFILL_CHUNKING, value: '1'}]\n"
+    chunked = _resolved("2.4.1", env=env)
+    assert chunked.plan.kv_tokens > 131072  # an 8B model's cache on an H100 holds more than its positions
+    assert chunked.plan.max_model_len == chunked.plan.kv_tokens
+    v300 = _resolved("3.0.0")
+    assert v300.plan.max_model_len == v300.plan.kv_tokens > 131072
+    v302 = _resolved("3.0.2")
+    assert v302.plan.max_model_len == 131072 < v302.plan.kv_tokens
+
+
+def test_unchunked_attention_gives_the_warm_up_prompt_as_the_context():
+    """ROCm's image runs ATTENTION=paged, which does not chunk prefills (models/model.py): TGI's
+    max_total_tokens is then the warm-up's prompt tokens, not the KV cache."""
+    env = "    env: [{name: ATTENTION, value: paged}]\n"
+    r = _resolved("3.3.5", env=env)
+    assert r.plan.max_model_len == r.deployment.extra["max_batch_prefill_tokens"].value < r.plan.kv_tokens
+    assert "ATTENTION=paged does not chunk prefills" in r.deployment.max_context.note
+
+
+def test_vlms_stop_chunking_by_release():
+    """vlm_causal_lm.py passes support_chunking=False for every VLM up to v3.2; from v3.3
+    models/__init__.py does so only for Gemma 3, Mllama, Qwen2-VL and Qwen2.5-VL."""
+    gemma = _resolved("3.3.5", model_id="google/gemma-3-27b-it")
+    assert gemma.plan.max_model_len == gemma.deployment.extra["max_batch_prefill_tokens"].value == 8000
+    qwen_vl = model("Qwen/Qwen2.5-VL-7B-Instruct").arch
+    assert vlm_prefill_default(qwen_vl, (3, 1, 0)) == 4096
+    assert vlm_prefill_default(qwen_vl, (3, 1, 1)) == 10_000
+    gemma_arch = model("google/gemma-3-27b-it").arch
+    assert (
+        vlm_prefill_default(gemma_arch, (3, 1, 1)) == 4096
+        and vlm_prefill_default(gemma_arch, (3, 2, 0)) == 8000
+    )
+
+
+def test_max_batch_size_sets_the_v2_prefill_default():
+    """v2.0-v2.4.0: `max_batch_size * max_input_tokens` when --max-batch-size is given."""
+    r = _resolved(
+        "2.2.0", args=("--max-batch-size", "4", "--max-input-tokens", "1000", "--max-total-tokens", "2000")
+    )
+    assert r.deployment.extra["max_batch_prefill_tokens"].value == 4000
+    r = _resolved(
+        "3.3.5", args=("--max-batch-size", "4", "--max-input-tokens", "1000", "--max-total-tokens", "2000")
+    )
+    assert r.deployment.extra["max_batch_prefill_tokens"].value != 4000
