@@ -113,8 +113,8 @@ def test_nemotron_3_nano_parameters_match_the_model_card():
 
 
 def test_vllm_prefix_caching_gives_each_request_two_state_blocks_from_the_release_that_made_it_default():
-    """vllm PR #50991 (merged 2026-08-04) turns prefix caching on for hybrid models with
-    mamba_cache_mode align: MambaSpec.max_memory_usage_bytes is then 2 pages per request and group."""
+    """vLLM 0.28.0 turns prefix caching on for hybrid models (vllm==0.28.0:vllm/engine/arg_utils.py:2650),
+    with mamba_cache_mode align: MambaSpec.max_memory_usage_bytes is then 2 pages per request and group."""
     arch = arch_of(QWEN3_NEXT)
     gpu = lookup_gpu("H100")
     assert gpu is not None
@@ -122,7 +122,7 @@ def test_vllm_prefix_caching_gives_each_request_two_state_blocks_from_the_releas
     assert vllm.plan(arch, gpu, _vllm_settings(arch, version="0.26.0")).request_units == need + 3
     newest = vllm.plan(arch, gpu, _vllm_settings(arch, version=None))
     assert newest.request_units == need + 2 * 3
-    assert any("mamba_cache_mode align (vLLM default: vllm PR #50991" in n for n in newest.notes)
+    assert any("mamba_cache_mode align (vLLM default: vllm==0.28.0" in n for n in newest.notes)
     off = _vllm_settings(arch, version=None, extra={"enable_prefix_caching": False})
     assert vllm.plan(arch, gpu, off).request_units == need + 3
     on = _vllm_settings(arch, version="0.26.0", extra={"enable_prefix_caching": True})

@@ -43,7 +43,9 @@ def test_batch_defaults_by_gpu_and_version():
         2048,
     )  # A100s are excluded
     assert vllm.default_batching(lookup("L4"), None, "V1", 8192)[:2] == (256, 2048)
-    assert vllm.default_batching(lookup("H100"), (0, 8, 5), "V1", 8192)[0] == 256
+    assert (
+        vllm.default_batching(lookup("L4"), (0, 8, 5), "V1", 8192)[0] == 256
+    )  # each release: test_vllm_releases
 
 
 def test_versions():
@@ -51,7 +53,7 @@ def test_versions():
     assert vllm.parse_version("latest") is None
     assert vllm.generation((0, 6, 4)) == "V0" and vllm.generation((0, 10, 0)) == "V1"
     assert vllm.generation((0, 9, 0), "0") == "V0" and vllm.generation((0, 12, 0), "0") == "V1"
-    assert not vllm.subtracts_cuda_graphs((0, 19, 0)) and vllm.subtracts_cuda_graphs((0, 21, 0))
+    assert not vllm.subtracts_cuda_graphs((0, 19, 1)) and vllm.subtracts_cuda_graphs((0, 20, 0))
 
 
 def test_sliding_window_hybrid_versus_full():

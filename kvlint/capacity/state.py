@@ -103,13 +103,14 @@ def vllm_layout(
     if s.generation != "V1" or not has_state(arch):
         return s, kv.stage_kinds(arch, s.pp), hybrid, ""
     block, note = vllm_block_size(arch, s.tp, kv_bytes, s.block_size)
-    kind, mode_note = _vllm_state_kind(s)
+    kind, mode_note = _vllm_state_kind(s, attention_free=arch.attention_layers == 0)
     return replace(s, block_size=block), stage_kinds(arch, s.pp, kind), True, f"{note}; {mode_note}"
 
 
-def _vllm_state_kind(s: EngineSettings) -> tuple[str, str]:
+def _vllm_state_kind(s: EngineSettings, attention_free: bool = False) -> tuple[str, str]:
     """How many state blocks a running request holds: vLLM's mamba_cache_mode as stated, else "align" when
-    prefix caching is on (stated, or vLLM's default from the release in vllm_versions.py), else "none"."""
+    prefix caching is on (stated, or vLLM's default from the release in vllm_versions.py; never by default
+    for an attention-free model: ModelConfig.is_prefix_caching_supported), else "none"."""
     from kvlint.capacity.engines.vllm_versions import describe, lookup, parse_version
 
     mode = str(s.extra.get("mamba_cache_mode") or "").lower()
@@ -118,6 +119,11 @@ def _vllm_state_kind(s: EngineSettings) -> tuple[str, str]:
     elif s.extra.get("enable_prefix_caching") is not None:
         mode = "align" if s.extra["enable_prefix_caching"] else "none"
         why = f"mamba_cache_mode {mode} (prefix caching {'on' if mode == 'align' else 'off'}, stated)"
+    elif attention_free:
+        mode, why = (
+            "none",
+            "mamba_cache_mode none (vLLM default: no prefix caching for attention-free models)",
+        )
     else:
         version = parse_version(s.version)
         mode = str(lookup("mamba_cache_mode", version).value)

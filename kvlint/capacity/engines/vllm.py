@@ -17,6 +17,7 @@ from kvlint.capacity.engines.vllm_sampler import FUSED, moe_caches_persist, samp
 from kvlint.capacity.engines.vllm_settings import settings  # the engine registry calls vllm.settings
 from kvlint.capacity.engines.vllm_v0 import reserved_forward_bytes
 from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use vllm.default_batching etc.
+    capture_limit,
     default_batching,
     default_utilization,
     generation,
@@ -109,14 +110,15 @@ def activation_bytes(
     return int(peak), f"activation peak of the profile run ({what}; {tokens(t)} batched tokens)"
 
 
-def cuda_graph_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
-    """vLLM >= 0.21 subtracts an estimate of CUDA-graph memory (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
+def cuda_graph_bytes(arch: ModelArch, s: EngineSettings, gpu: GpuSpec | None = None) -> tuple[int, str]:
+    """vLLM >= 0.20 subtracts an estimate of CUDA-graph memory (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS).
     The v0.19 logs print the estimate without subtracting it: 0.84 GiB for most 28-42-layer models,
     1.1-1.6 GiB for 46-80 layers (about 0.02 GiB per layer); smaller when fewer batch sizes are
-    captured (capture sizes go up to min(2 x max_num_seqs, 512))."""
+    captured (capture sizes go up to min(2 x max_num_seqs, 512), 1024 on Blackwell from 0.28: the
+    version table's capture_limit; past 512 the estimate is extrapolated, no log measures it)."""
     if s.enforce_eager:
         return 0, "no CUDA graphs (--enforce-eager)"
-    sizes = min(512, 2 * s.max_num_seqs)
+    sizes = capture_limit(parse_version(s.version), gpu, s.max_num_seqs)
     per_layer = max(0.84, 0.0204 * arch.layers) * GIB
     est = int(per_layer * (0.3 + 0.7 * sizes / 512))
     return est, f"CUDA-graph memory estimate (captures up to {sizes} sequences)"
@@ -135,9 +137,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     budget = int(total * s.utilization)
     non_torch, non_torch_note = non_torch_bytes(s.tp, s.pp)
     act, act_note = activation_bytes(arch, s, act_dtype_bytes)
-    graphs, graphs_note = cuda_graph_bytes(arch, s)
+    graphs, graphs_note = cuda_graph_bytes(arch, s, gpu)
     if not s.subtract_cuda_graphs:
-        graphs_note += "; not subtracted before v0.21 (graphs come out of the utilization headroom)"
+        graphs_note += "; not subtracted (before v0.20, AMD before v0.26, or the estimate switched off)"
     graph_terms = [Term("CUDA graphs", graphs, graphs_note)] if s.subtract_cuda_graphs and graphs else []
     graph_terms += v0_state_terms(arch, s)  # V0: the Mamba cache the profile run allocates
 

@@ -4,11 +4,17 @@
 from __future__ import annotations
 
 from kvlint.capacity.engines.vllm_versions import (
+    capped_seqs,
+    chunked_local_hybrid,
     default_batching,
     default_utilization,
+    describe,
     generation,
+    lookup,
+    mla_block_size,
     parse_version,
     subtracts_cuda_graphs,
+    throughput_mode,
 )
 from kvlint.capacity.plan import EngineSettings
 from kvlint.catalog.arch import ModelArch
@@ -23,8 +29,8 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     vname = f"vLLM {version_text}" if version_text else "vLLM"
     _default_shape(d, arch, vname)
     _default_batching(d, gpu, version, gen)
-    _default_cache(d, version)
-    return _engine_settings(d, version, version_text, gen)
+    _default_cache(d, version, arch, gpu)
+    return _engine_settings(d, arch, gpu, version, version_text, gen)
 
 
 def _default_shape(d, arch: ModelArch, vname: str) -> None:
@@ -46,23 +52,37 @@ def _default_batching(d, gpu: GpuSpec | None, version: tuple[int, ...] | None, g
     from kvlint.deployment import default
 
     seqs, batched, note = default_batching(gpu, version, gen, int(d.max_context.value))
-    if d.max_sequences is None:
-        d.max_sequences = default(seqs, note)
+    mode = d.extra.get("performance_mode")
+    if gen == "V1" and mode is not None and throughput_mode(version, mode.value):
+        seqs, batched = 2 * seqs, 2 * batched
+        note += f"; doubled by --performance-mode throughput ({describe('performance_mode', version)})"
     if d.max_batched_tokens is None:
+        tok_note = note
         chunked_off = d.chunked_prefill is not None and d.chunked_prefill.value is False
         if chunked_off and gen == "V1":
             batched = max(batched, int(d.max_context.value))
-            note = "vLLM default with chunked prefill off: max(max_model_len, default)"
-        d.max_batched_tokens = default(batched, note)
+            tok_note = "vLLM default with chunked prefill off: max(max_model_len, default)"
+        d.max_batched_tokens = default(batched, tok_note)
+    if d.max_sequences is None:
+        cap = int(d.max_batched_tokens.value)
+        if gen == "V1" and capped_seqs(version) and cap < seqs:
+            seqs, note = (
+                cap,
+                f"vLLM default max_num_seqs capped at max_num_batched_tokens {cap:,} ({describe('seqs_capped_by_tokens', version)})",
+            )
+        d.max_sequences = default(seqs, note)
 
 
-def _default_cache(d, version: tuple[int, ...] | None) -> None:
-    """gpu_memory_utilization, block_size and kv_cache_dtype, when the deployment leaves them out."""
+def _default_cache(d, version: tuple[int, ...] | None, arch: ModelArch, gpu: GpuSpec | None) -> None:
+    """gpu_memory_utilization, block_size and kv_cache_dtype, when the deployment leaves them out (an MLA
+    model's block size is its default attention backend's on the GPU)."""
     from kvlint.deployment import default
 
     if d.gpu_memory_utilization is None:
         util, note = default_utilization(version)
         d.gpu_memory_utilization = default(util, note)
+    if d.block_size is None and arch.mla:
+        d.block_size = default(*mla_block_size(version, gpu))
     if d.block_size is None:
         d.block_size = default(16, "vLLM default block_size 16 on CUDA")
     if d.kv_cache_dtype is None:
@@ -82,10 +102,26 @@ _EXTRA_KEYS = (
 )
 
 
+def _hybrid_default(d, arch: ModelArch, version: tuple[int, ...] | None, gen: str) -> bool:
+    """The hybrid KV cache manager when the deployment does not say: V1 from 0.9.1, except for chunked
+    local attention (Llama 4) in the releases that turn it off for those models."""
+    if gen != "V1" or lookup("hybrid_kv", version).value != "on":
+        return False
+    env = d.extra.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")
+    return not arch.attention_chunk_size or chunked_local_hybrid(version, env.value if env else None)
+
+
 def _engine_settings(
-    d, version: tuple[int, ...] | None, version_text: str | None, gen: str
+    d,
+    arch: ModelArch,
+    gpu: GpuSpec | None,
+    version: tuple[int, ...] | None,
+    version_text: str | None,
+    gen: str,
 ) -> EngineSettings:
-    hybrid = d.hybrid_kv_cache_manager.value if d.hybrid_kv_cache_manager else gen == "V1"
+    stated = d.hybrid_kv_cache_manager
+    hybrid = stated.value if stated else _hybrid_default(d, arch, version, gen)
+    graphs_env = d.extra.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
     eager = bool(d.enforce_eager.value) if d.enforce_eager else False
     return EngineSettings(
         engine="vllm",
@@ -108,7 +144,8 @@ def _engine_settings(
         and not (d.disable_sliding_window and d.disable_sliding_window.value),
         chunked_prefill=not (d.chunked_prefill is not None and d.chunked_prefill.value is False),
         kv_cache_memory_bytes=int(d.kv_cache_memory_bytes.value) if d.kv_cache_memory_bytes else None,
-        subtract_cuda_graphs=subtracts_cuda_graphs(version) and gen == "V1",
+        subtract_cuda_graphs=subtracts_cuda_graphs(version, gpu, graphs_env.value if graphs_env else None)
+        and gen == "V1",
         extra={k: v.value for k, v in d.extra.items() if k in _EXTRA_KEYS},
     )
 

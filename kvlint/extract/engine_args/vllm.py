@@ -38,6 +38,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--enable-lora": ("enable_lora", "bool"),
     "--max-loras": ("max_loras", "int"),
     "--max-lora-rank": ("max_lora_rank", "int"),
+    "--performance-mode": ("performance_mode", "text"),
 }
 NEEDED = {
     "--model",
@@ -59,6 +60,7 @@ ENV = {
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN": "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
     "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
     "VLLM_USE_FLASHINFER_SAMPLER": "VLLM_USE_FLASHINFER_SAMPLER",  # the profile run's sampler (vllm_sampler.py)
+    "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE": "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE",
 }
 
 

@@ -1,0 +1,177 @@
+"""vLLM's release table (kvlint/capacity/engines/vllm_releases.py): each boundary read from the released wheels,
+checked through what a deployment's settings and plan come out as on either side of it."""
+
+import pytest
+import yaml
+from conftest import lint, shared, vllm_settings
+
+from kvlint.capacity.engines import vllm_versions as vv
+from kvlint.capacity.engines.vllm_releases import NEWEST_RELEASE, TABLE
+from kvlint.catalog.gpus import lookup
+
+DSV2_LITE = "deepseek-ai/DeepSeek-V2-Lite-Chat"
+LLAMA4 = "meta-llama/Llama-4-Scout-17B-16E-Instruct"
+
+
+def _spec(model: str, gpu: str, version: str | None, **fields) -> tuple:
+    lines = ["kind: ServingSpec", "name: t", f"model: {model}", f"gpu: {gpu}", "max_context: 8192"]
+    if version:
+        lines.append(f'engine_version: "{version}"')
+    lines += [f"{k}: {v}" for k, v in fields.items()]
+    result = lint("\n".join(lines) + "\n", "spec.yaml")
+    (r,) = result.deployments
+    assert r.settings is not None and r.plan is not None, result.findings
+    return r.settings, r.plan
+
+
+def _pod(model: str, tag: str, args: list[str], env: dict[str, str] | None = None) -> tuple:
+    env_lines = [f"    - {{name: {k}, value: '{v}'}}" for k, v in (env or {}).items()]
+    lines = [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata: {name: t}",
+        "spec:",
+        "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}",
+        "  containers:",
+        "  - name: vllm",
+        f"    image: vllm/vllm-openai:{tag}",
+        f'    args: [--model, {model}, --max-model-len, "8192", {", ".join(args)}]',
+        *(["    env:", *env_lines] if env_lines else []),
+        "    resources: {limits: {nvidia.com/gpu: 8}}",
+    ]
+    result = lint("\n".join(lines) + "\n", "pod.yaml")
+    (r,) = result.deployments
+    assert r.settings is not None and r.plan is not None, result.findings
+    return r.settings, r.plan
+
+
+def test_every_row_after_the_first_names_the_wheel_of_the_release_it_starts_at():
+    first = {}
+    for row in TABLE:
+        first.setdefault(row.key, row.since)
+        if row.since != first[row.key]:
+            assert f"vllm=={'.'.join(map(str, row.since))}:" in row.source, row
+    assert NEWEST_RELEASE == (0, 33, 0) and vv.NEWEST_KNOWN == NEWEST_RELEASE
+    assert "newer than kvlint's table" in vv.describe("batching", (0, 34, 0))
+
+
+@pytest.mark.parametrize(
+    ("gpu", "version", "expected"),
+    [
+        ("L4", (0, 8, 0), (1024, 2048)),  # 0.8.0-0.8.3: 1024 sequences everywhere
+        ("H100", (0, 8, 3), (1024, 8192)),
+        ("L4", (0, 8, 4), (256, 2048)),
+        ("A100-80GB", (0, 8, 4), (256, 2048)),  # by name: not an H100/H200
+        ("A100-80GB", (0, 8, 5), (1024, 8192)),  # by memory, A100 included
+        ("A100-80GB", (0, 9, 0), (256, 2048)),
+        ("B200", (0, 27, 1), (1024, 8192)),
+        ("B200", (0, 28, 0), (1024, 16384)),
+        ("MI300X", (0, 28, 0), (1024, 16384)),
+        ("H200", (0, 33, 0), (1024, 8192)),  # 139.7 GiB: under 160
+        ("H100", None, (1024, 8192)),
+    ],
+)
+def test_batch_defaults_by_release_and_gpu(gpu, version, expected):
+    assert vv.default_batching(lookup(gpu), version, "V1", 8192)[:2] == expected
+
+
+def test_default_utilization_and_graph_subtraction_change_together_in_0_20_0():
+    s, p = _spec("meta-llama/Llama-3.1-8B-Instruct", "H100", "0.19.1")
+    assert s.utilization == 0.9 and not p.term("CUDA graphs")
+    s, p = _spec("meta-llama/Llama-3.1-8B-Instruct", "H100", "0.20.0")
+    assert s.utilization == 0.92 and p.term("CUDA graphs") > 0
+    assert not vv.subtracts_cuda_graphs((0, 17, 1), env="1")  # no switch before 0.18.0
+    assert vv.subtracts_cuda_graphs((0, 18, 0), env="1") and not vv.subtracts_cuda_graphs((0, 19, 0))
+    assert not vv.subtracts_cuda_graphs((0, 33, 0), env="0")
+    mi300x = lookup("MI300X")
+    assert not vv.subtracts_cuda_graphs((0, 25, 1), mi300x) and vv.subtracts_cuda_graphs((0, 26, 0), mi300x)
+
+
+def test_the_graph_estimate_switch_reaches_the_plan():
+    s, p = _pod(
+        "meta-llama/Llama-3.1-8B-Instruct", "v0.33.0", [], {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "0"}
+    )
+    assert not s.subtract_cuda_graphs and not p.term("CUDA graphs")
+    s, p = _pod(
+        "meta-llama/Llama-3.1-8B-Instruct", "v0.19.0", [], {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "1"}
+    )
+    assert s.subtract_cuda_graphs and p.term("CUDA graphs") > 0
+
+
+def test_blackwell_captures_up_to_1024_from_0_28_0():
+    b200, h100 = lookup("B200"), lookup("H100")
+    assert vv.capture_limit((0, 9, 2), h100, 64) == 512  # fixed list before 0.10
+    assert vv.capture_limit((0, 10, 0), h100, 64) == 128
+    assert vv.capture_limit((0, 27, 1), b200, 1024) == 512
+    assert (
+        vv.capture_limit((0, 28, 0), b200, 1024) == 1024 and vv.capture_limit((0, 28, 0), h100, 1024) == 512
+    )
+    _, old = _spec("meta-llama/Llama-3.1-8B-Instruct", "B200", "0.27.1", max_sequences=1024)
+    _, new = _spec("meta-llama/Llama-3.1-8B-Instruct", "B200", "0.28.0", max_sequences=1024)
+    assert new.term("CUDA graphs") > old.term("CUDA graphs") > 0
+
+
+def test_mla_block_size_follows_the_default_backend():
+    """DeepSeek-V2-Lite on an H100 with v0.19.0 (calibration log): 1,505,552 KV tokens, a multiple of 16 and
+    not of 64, so FLASH_ATTN_MLA's block 16 was in use, not FlashMLA's 64 of the releases before 0.18.0."""
+    (case,) = [
+        c
+        for c in yaml.safe_load(shared("calibration", "vllm_startup_logs.yaml").read_text())["cases"]
+        if c["model"] == DSV2_LITE and c["engine_version"] == "0.19.0"
+    ]
+    logged = case["measured"]["kv_cache_tokens"]
+    s, _ = _spec(DSV2_LITE, "H100", "0.19.0")
+    assert s.block_size == 16 and logged % s.block_size == 0 and logged % 64
+    assert _spec(DSV2_LITE, "H100", "0.17.1")[0].block_size == 64
+    assert _spec(DSV2_LITE, "H100", "0.7.3")[0].block_size == 16
+    assert [_spec(DSV2_LITE, "B200", v)[0].block_size for v in ("0.10.2", "0.11.0", "0.15.0", "0.18.0")] == [
+        16,
+        128,
+        64,
+        32,
+    ]
+    assert _spec("meta-llama/Llama-3.1-8B-Instruct", "B200", None)[0].block_size == 16
+
+
+def test_chunked_local_attention_leaves_the_hybrid_manager_in_0_11_to_0_13():
+    def hybrid(tag, env=None):
+        return _pod(LLAMA4, tag, ['"--tensor-parallel-size"', '"8"'], env)[0].hybrid_kv_cache_manager
+
+    assert hybrid("v0.10.2") and not hybrid("v0.11.0") and not hybrid("v0.13.0") and hybrid("v0.14.0")
+    assert hybrid("v0.12.0", {"VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE": "1"})
+    assert not hybrid("v0.14.0", {"VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE": "0"})
+    assert not hybrid("v0.9.2")  # ChunkedLocalAttentionSpec from 0.10.0: full attention before
+    assert not vv.chunked_local_hybrid((0, 9, 2), env="1")
+
+
+def test_performance_mode_throughput_doubles_the_defaults_from_0_17_0():
+    s, _ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.17.0", ["--performance-mode", "throughput"])
+    assert (s.max_num_seqs, s.max_batched_tokens) == (2048, 16384)
+    s, _ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.16.0", ["--performance-mode", "throughput"])
+    assert (s.max_num_seqs, s.max_batched_tokens) == (1024, 8192)
+
+
+def test_a_default_max_num_seqs_is_capped_by_the_batched_tokens_from_0_11_0():
+    s, _ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.11.0", ["--max-num-batched-tokens", '"512"'])
+    assert s.max_num_seqs == 512
+    s, _ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.10.2", ["--max-num-batched-tokens", '"512"'])
+    assert s.max_num_seqs == 1024
+
+
+def test_hybrid_prefix_caching_default_starts_at_0_28_0_and_never_for_attention_free_models():
+    from kvlint.capacity.state import MAMBA, MAMBA_ALIGN, _vllm_state_kind
+    from kvlint.record import replace
+
+    _, p271 = _spec("Qwen/Qwen3-Next-80B-A3B-Instruct", "H100", "0.27.1", gpus=4, tensor_parallel=4)
+    _, p280 = _spec("Qwen/Qwen3-Next-80B-A3B-Instruct", "H100", "0.28.0", gpus=4, tensor_parallel=4)
+    state_groups = 3
+    assert p280.request_units - p271.request_units == state_groups
+    assert any("vllm==0.28.0" in n for n in p280.notes)
+    s = replace(vllm_settings(), version=None)
+    assert _vllm_state_kind(s)[0] == MAMBA_ALIGN and _vllm_state_kind(s, attention_free=True)[0] == MAMBA
+
+
+def test_an_untagged_plan_names_the_newest_release_read():
+    _, p = _spec("meta-llama/Llama-3.1-8B-Instruct", "H100", None)
+    (note,) = [n for n in p.notes if n.startswith("vLLM version unknown")]
+    assert "v0.33.0" in note and "v0.20.0" in note
