@@ -308,20 +308,21 @@ TABLE: tuple[Change, ...] = (
         True,
         "vllm==0.10.2:vllm/engine/arg_utils.py:233 kv_cache_memory_bytes (0.10.1..0.10.2)",
     ),
-    # the profile run's sampler warm-up
+    # the profile run's sampler warm-up (the path each pass takes: vllm_sampler.py)
     Change(
         (0, 1),
         "sampler_warmup",
         "one pass",
-        "vllm==0.20.0:vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run",
+        "vllm==0.20.0:vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run: one sampler call",
     ),
     Change(
         (0, 21, 0),
         "sampler_warmup",
         "two passes",
-        "vllm==0.21.0:vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run also runs forward_native "
-        "(0.20.0..0.21.0); the same top-k/top-p path kvlint's sampler term was fitted on (0.19 logs), so the "
-        "peak term is unchanged; no log of 0.21+ confirms it",
+        "vllm==0.21.0:vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run also calls the sampler with a "
+        "generator, which forward_cuda sends to forward_native (v1/sample/ops/topk_topp_sampler.py:143-150); "
+        "apply_top_k_top_p there runs the Triton kernel from 8 rows and PyTorch's sort under 8 (l.311-315) "
+        "(0.20.0..0.21.0)",
     ),
 )
 
