@@ -84,6 +84,10 @@ class ModelArch:
     qk_rope_head_dim: int | None = None
     v_head_dim: int | None = None  # when V differs from K (not MLA): vLLM head_size_v
     mla_dims: tuple[int, int, int] | None = None  # MLA (qk_nope_head_dim, qk_rope_head_dim, v_head_dim)
+    # DeepSeek sparse attention (config has index_topk): the indexer's key size (0: not DSA) and the
+    # IndexCache layer rule as stated (index_topk_freq, index_skip_topk_offset, index_topk_pattern)
+    dsa_index_head_dim: int = 0
+    dsa_index_rule: tuple[int, int, str] = (1, 2, "")
     intermediate_size: int = 0
     num_experts: int = 0
     experts_per_token: int = 0

@@ -93,6 +93,24 @@ def _mla_fields(cfg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _dsa_fields(cfg: dict[str, Any]) -> dict[str, Any]:
+    """DeepSeek sparse attention: vLLM builds the indexer when the config has index_topk (deepseek_v2.py
+    `is_v32 = hasattr(config, "index_topk")`); the defaults are vLLM's (head dim 128, freq 1, offset 2)."""
+    if "index_topk" not in cfg:
+        return {}
+
+    def whole(key: str, default: int) -> int:
+        v = cfg.get(key)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else default
+
+    pattern = cfg.get("index_topk_pattern")  # "F"/"S" per layer, a string or a list of letters
+    if isinstance(pattern, list) and all(isinstance(c, str) for c in pattern):
+        pattern = "".join(pattern)
+    pattern = pattern if isinstance(pattern, str) else ""
+    rule = (whole("index_topk_freq", 1), whole("index_skip_topk_offset", 2), pattern)
+    return {"dsa_index_head_dim": whole("index_head_dim", 128), "dsa_index_rule": rule}
+
+
 _DTYPE_BYTES = {"float32": 4.0, "float16": 2.0, "bfloat16": 2.0}
 
 
@@ -182,7 +200,7 @@ def parse_config(
     vision, vision_note = vision_params(with_vision, h)
     enc_tokens, enc_note = encoder_tokens(config) if CROSS in kinds else (0, "")
     notes += (enc_note,) if enc_note else ()
-    mla_fields = _mla_fields(cfg) if mla else {}
+    mla_fields = {**_mla_fields(cfg), **_dsa_fields(cfg)} if mla else {}
     return ModelArch(
         id=model_id,
         source=source,

@@ -103,6 +103,14 @@ KEEP_KEYS = frozenset(
         "qk_rope_head_dim",
         "v_head_dim",
         "num_nextn_predict_layers",
+        # DeepSeek sparse attention (DeepSeek-V3.2, GLM-5): the lightning indexer's keys and, from
+        # IndexCache configs on, which layers build one (vllm deepseek_v2.py DeepseekV2MLAAttention)
+        "index_topk",
+        "index_head_dim",
+        "index_n_heads",
+        "index_topk_freq",
+        "index_skip_topk_offset",
+        "index_topk_pattern",
         "attention_bias",
         "qkv_bias",
         "mlp_bias",

@@ -100,7 +100,8 @@ def render_text(r: PlanReport) -> str:
     heads = (
         (
             "MLA latent + DSA indexer keys"
-            if p.engine == "sglang" and dsa_indexer_bytes(arch)
+            if (p.engine == "sglang" and dsa_indexer_bytes(arch))
+            or (p.engine == "vllm" and any("lightning indexer" in n for n in p.notes))
             else "MLA latent"
         )
         if arch.mla

@@ -13,6 +13,8 @@ The tightest pipeline stage binds (num_blocks is the minimum over workers).
 from __future__ import annotations
 
 from kvlint.capacity import lora
+from kvlint.capacity.engines.vllm_dsa import cache as dsa_cache
+from kvlint.capacity.engines.vllm_lines import plan_lines
 from kvlint.capacity.engines.vllm_sampler import FUSED, moe_caches_persist, sampler_path, sort_bytes_per_logit
 from kvlint.capacity.engines.vllm_settings import settings  # the engine registry calls vllm.settings
 from kvlint.capacity.engines.vllm_v0 import reserved_forward_bytes
@@ -144,7 +146,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     graph_terms += v0_state_terms(arch, s)  # V0: the Mamba cache the profile run allocates
 
     s, stages, hybrid, state_note = vllm_layout(arch, s, kv_bytes)  # Mamba layers: state groups
-    page_layer = bytes_per_token_layer(arch, s.tp, kv_bytes) * s.block_size
+    dsa = dsa_cache(arch, s.version, s.kv_cache_dtype, gpu)  # DeepSeek sparse attention: indexer keys
+    per_layer = (dsa and dsa.latent_bytes) or bytes_per_token_layer(arch, s.tp, kv_bytes)
+    page_layer = per_layer * s.block_size
 
     best: tuple[int, int, Plan] | None = None
     offload = int(
@@ -165,7 +169,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         ]
         pool = _pool(s, budget, terms)
         groups = group_layers(kinds, hybrid)
-        per_block = page_layer * max(1, groups.group_size)
+        index_tok = dsa.indexer_bytes_for(sum(map(len, stages[:idx])), len(kinds)) if dsa else 0
+        per_block = page_layer * max(1, groups.group_size) + index_tok * s.block_size
         num_blocks = max(0, pool) // per_block if per_block else 0
         kv_tok = num_blocks // groups.num_groups * s.block_size if groups.num_groups else 0
         need_blocks = _blocks_per_request(arch, s, groups)
@@ -178,7 +183,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             budget=budget,
             terms=terms,
             kv_pool=pool,
-            kv_per_token=text_token_layers(kinds, hybrid) * bytes_per_token_layer(arch, s.tp, kv_bytes),
+            kv_per_token=text_token_layers(kinds, hybrid) * per_layer + index_tok,
             page_bytes=page_layer,
             block_size=s.block_size,
             layers_per_block=groups.group_size * groups.num_groups,
@@ -205,8 +210,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     p = best[2]
     p.stage_pools = pools
     vnote = unknown_version_note(s.version)  # no version: the newest rows of the table, said so
-    p.notes.extend(n for n in (_sliding_note(arch, hybrid), state_note, cross_note(arch, hybrid), vnote) if n)
-    p.lines = _lines(p, arch, s, kv_bytes)
+    notes = (_sliding_note(arch, hybrid), state_note, cross_note(arch, hybrid), dsa and dsa.note, vnote)
+    p.notes.extend(n for n in notes if n)
+    p.lines = plan_lines(p, arch, s, kv_bytes, dsa)
     lora_note = lora.note(s.extra)
     if lora_note:
         p.notes.append(lora_note)
@@ -269,34 +275,6 @@ def _context_for(arch: ModelArch, s: EngineSettings, groups, blocks: int, seqs: 
         return 0
     per_seq = blocks // seqs
     return _largest_len(arch, s, groups, per_seq) if per_seq else 0
-
-
-def _lines(p: Plan, arch: ModelArch, s: EngineSettings, kv_bytes: float) -> list[str]:
-    heads = 1 if arch.mla else max(1, arch.kv_heads // max(1, s.tp))
-    per_layer = (1 if arch.mla else 2) * heads * arch.head_dim * kv_bytes
-    stage = f" (pipeline stage {p.stage + 1} of {s.pp}, the tightest)" if s.pp > 1 else ""
-    lines = [
-        f"GPU memory the engine sees: {gib(p.gpu_total)} x gpu_memory_utilization {s.utilization:g} = {gib(p.budget)}",
-    ]
-    for t in p.terms:
-        lines.append(f"  - {t.label}: {gib(t.bytes)}  ({t.note})")
-    lines.append(f"  = KV-cache pool per GPU{stage}: {gib(p.kv_pool)}")
-    if arch.mla:
-        formula = f"MLA latent {arch.head_dim} x {kv_bytes:g} B = {per_layer:,.0f} B per layer (replicated on every TP rank)"
-    else:
-        formula = f"2 x {heads} KV heads/GPU x head_dim {arch.head_dim} x {kv_bytes:g} B = {per_layer:,.0f} B per layer"
-    lines.append(
-        f"KV per token per GPU: {formula}; x {p.kv_per_token // max(1, int(per_layer))} layers = {p.kv_per_token:,} B"
-    )
-    lines.append(
-        f"blocks: {gib(max(0, p.kv_pool))} / ({s.block_size} tokens x {p.page_bytes // s.block_size:,} B x "
-        f"{p.layers_per_block} layer slots) = {p.num_blocks:,} blocks = {tokens(p.kv_tokens)} tokens"
-    )
-    lines.append(
-        f"one request of {tokens(s.max_model_len)} tokens needs {gib(p.request_bytes)}; the pool holds "
-        f"{p.max_concurrency:.2f} of them at once"
-    )
-    return lines
 
 
 __all__ = [
