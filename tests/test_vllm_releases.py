@@ -24,25 +24,31 @@ def _spec(model: str, gpu: str, version: str | None, **fields) -> tuple:
     return r.settings, r.plan
 
 
-def _pod(model: str, tag: str, args: list[str], env: dict[str, str] | None = None) -> tuple:
+def _pod(
+    model: str,
+    tag: str,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    gpu: str = "NVIDIA-H100-80GB-HBM3",
+) -> tuple:
     env_lines = [f"    - {{name: {k}, value: '{v}'}}" for k, v in (env or {}).items()]
     lines = [
         "apiVersion: v1",
         "kind: Pod",
         "metadata: {name: t}",
         "spec:",
-        "  nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}",
+        f"  nodeSelector: {{nvidia.com/gpu.product: {gpu}}}",
         "  containers:",
         "  - name: vllm",
         f"    image: vllm/vllm-openai:{tag}",
-        f'    args: [--model, {model}, --max-model-len, "8192", {", ".join(args)}]',
+        f"    args: [--model, {model}, {', '.join(args if '--max-model-len' in args else ['--max-model-len', '8192', *args])}]",
         *(["    env:", *env_lines] if env_lines else []),
         "    resources: {limits: {nvidia.com/gpu: 8}}",
     ]
     result = lint("\n".join(lines) + "\n", "pod.yaml")
     (r,) = result.deployments
     assert r.settings is not None and r.plan is not None, result.findings
-    return r.settings, r.plan
+    return r.settings, r.plan, [f.rule for f in result.findings]
 
 
 def test_every_row_after_the_first_names_the_wheel_of_the_release_it_starts_at():
@@ -88,11 +94,11 @@ def test_default_utilization_and_graph_subtraction_change_together_in_0_20_0():
 
 
 def test_the_graph_estimate_switch_reaches_the_plan():
-    s, p = _pod(
+    s, p, _ = _pod(
         "meta-llama/Llama-3.1-8B-Instruct", "v0.33.0", [], {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "0"}
     )
     assert not s.subtract_cuda_graphs and not p.term("CUDA graphs")
-    s, p = _pod(
+    s, p, _ = _pod(
         "meta-llama/Llama-3.1-8B-Instruct", "v0.19.0", [], {"VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": "1"}
     )
     assert s.subtract_cuda_graphs and p.term("CUDA graphs") > 0
@@ -145,16 +151,16 @@ def test_chunked_local_attention_leaves_the_hybrid_manager_in_0_11_to_0_13():
 
 
 def test_performance_mode_throughput_doubles_the_defaults_from_0_17_0():
-    s, _ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.17.0", ["--performance-mode", "throughput"])
+    s, *_ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.17.0", ["--performance-mode", "throughput"])
     assert (s.max_num_seqs, s.max_batched_tokens) == (2048, 16384)
-    s, _ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.16.0", ["--performance-mode", "throughput"])
+    s, *_ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.16.0", ["--performance-mode", "throughput"])
     assert (s.max_num_seqs, s.max_batched_tokens) == (1024, 8192)
 
 
 def test_a_default_max_num_seqs_is_capped_by_the_batched_tokens_from_0_11_0():
-    s, _ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.11.0", ["--max-num-batched-tokens", '"512"'])
+    s, *_ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.11.0", ["--max-num-batched-tokens", '"512"'])
     assert s.max_num_seqs == 512
-    s, _ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.10.2", ["--max-num-batched-tokens", '"512"'])
+    s, *_ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.10.2", ["--max-num-batched-tokens", '"512"'])
     assert s.max_num_seqs == 1024
 
 
@@ -175,3 +181,15 @@ def test_an_untagged_plan_names_the_newest_release_read():
     _, p = _spec("meta-llama/Llama-3.1-8B-Instruct", "H100", None)
     (note,) = [n for n in p.notes if n.startswith("vLLM version unknown")]
     assert "v0.33.0" in note and "v0.20.0" in note
+
+
+def test_max_model_len_auto_fits_the_context_to_the_pool_from_0_14_0():
+    """Llama-3.1-8B on one L4 at its 131,072-token context needs 16 GiB of KV: with --max-model-len auto
+    vLLM 0.14+ starts at the largest length one request fits; 0.13 takes no 'auto' and the full length fails."""
+    args = ["--max-model-len", "auto"]
+    s, p, rules = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.14.0", args, gpu="NVIDIA-L4")
+    assert 0 < p.max_model_len < 131_072 == s.max_model_len and p.max_concurrency >= 1
+    assert any("lowers max_model_len from 131,072" in n for n in p.notes)
+    assert "KV102" not in rules
+    _, full, rules = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.13.0", args, gpu="NVIDIA-L4")
+    assert full.max_model_len == 131_072 and "KV102" in rules

@@ -19,7 +19,9 @@ from kvlint.capacity.engines.vllm_sampler import FUSED, moe_caches_persist, samp
 from kvlint.capacity.engines.vllm_settings import settings  # the engine registry calls vllm.settings
 from kvlint.capacity.engines.vllm_v0 import reserved_forward_bytes
 from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use vllm.default_batching etc.
+    auto_fits_context,
     capture_limit,
+    cite,
     default_batching,
     default_utilization,
     generation,
@@ -45,6 +47,7 @@ from kvlint.capacity.weights import Weights
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.record import replace
 from kvlint.units import GIB, gib, tokens
 
 MIB = 1 << 20
@@ -208,6 +211,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             best = (num_blocks, -idx, p)
     assert best is not None
     p = best[2]
+    fitted = _auto_fit(arch, gpu, s, p)
+    if fitted is not None:
+        return fitted
     p.stage_pools = pools
     vnote = unknown_version_note(s.version)  # no version: the newest rows of the table, said so
     notes = (_sliding_note(arch, hybrid), state_note, cross_note(arch, hybrid), dsa and dsa.note, vnote)
@@ -218,6 +224,22 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         p.notes.append(lora_note)
         p.lines.append(lora_note)
     return p
+
+
+def _auto_fit(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, p: Plan) -> Plan | None:
+    """--max-model-len auto (from v0.14.0): vLLM lowers max_model_len to the largest one request fits
+    (v1/core/kv_cache_utils._auto_fit_max_model_len); the plan at that length, said so."""
+    if not s.extra.get("max_model_len_auto") or not auto_fits_context(parse_version(s.version)):
+        return None
+    if not 0 < p.max_len_that_fits < s.max_model_len:
+        return None  # the full length fits, or not even one token: vLLM keeps it or refuses
+    extra = {k: v for k, v in s.extra.items() if k != "max_model_len_auto"}
+    q = plan(arch, gpu, replace(s, max_model_len=p.max_len_that_fits, extra=extra))
+    q.notes.append(
+        f"--max-model-len auto: vLLM lowers max_model_len from {s.max_model_len:,} to {q.max_model_len:,}, the "
+        f"largest one request fits ({cite('max_model_len_auto', parse_version(s.version))})"
+    )
+    return q
 
 
 def _weights_dtype(arch: ModelArch, s: EngineSettings) -> str:

@@ -308,6 +308,17 @@ TABLE: tuple[Change, ...] = (
         True,
         "vllm==0.10.2:vllm/engine/arg_utils.py:233 kv_cache_memory_bytes (0.10.1..0.10.2)",
     ),
+    # --max-model-len auto / -1: the largest context one request fits
+    Change(
+        (0, 1), "max_model_len_auto", False, "vllm==0.13.0:vllm/config/model.py:167 max_model_len Field(gt=0)"
+    ),
+    Change(
+        (0, 14, 0),
+        "max_model_len_auto",
+        True,
+        "vllm==0.14.0:vllm/engine/arg_utils.py:2121 human_readable_int_or_auto ('auto' or -1), "
+        "v1/core/kv_cache_utils.py:1508 _auto_fit_max_model_len lowers it to the largest that fits (0.13.0..0.14.0)",
+    ),
     # the profile run's sampler warm-up (the path each pass takes: vllm_sampler.py)
     Change(
         (0, 1),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from kvlint.capacity.engines.vllm_versions import (
     capped_seqs,
     chunked_local_hybrid,
+    cite,
     default_batching,
     default_utilization,
     describe,
@@ -84,7 +85,10 @@ def _default_cache(d, version: tuple[int, ...] | None, arch: ModelArch, gpu: Gpu
     if d.block_size is None and arch.mla:
         d.block_size = default(*mla_block_size(version, gpu))
     if d.block_size is None:
-        d.block_size = default(16, "vLLM default block_size 16 on CUDA")
+        size = int(lookup("block_size", version).value)  # type: ignore[call-overload]
+        d.block_size = default(
+            size, f"vLLM default block_size {size} on CUDA ({cite('block_size', version)})"
+        )
     if d.kv_cache_dtype is None:
         d.kv_cache_dtype = default("auto", "vLLM default kv_cache_dtype auto (the model's dtype)")
 

@@ -203,6 +203,11 @@ def subtracts_cuda_graphs(
     return rule == "estimated"
 
 
+def auto_fits_context(version: tuple[int, ...] | None) -> bool:
+    """--max-model-len auto (or -1) from 0.14.0: max_model_len becomes the largest one request fits."""
+    return bool(lookup("max_model_len_auto", version).value)
+
+
 def chunked_local_hybrid(version: tuple[int, ...] | None, env: object = None) -> bool:
     """Whether chunked local attention (Llama 4) runs under the hybrid manager: from 0.10.0, off by default
     0.11.0-0.13.x and on again from 0.14.0 (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE, read when stated);
@@ -216,6 +221,7 @@ def chunked_local_hybrid(version: tuple[int, ...] | None, env: object = None) ->
 
 __all__ = [
     "TABLE",
+    "auto_fits_context",
     "Change",
     "capped_seqs",
     "capture_limit",
