@@ -310,7 +310,8 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     try:
         r.settings = engine_settings(d, r.model, r.gpu, defaults)
     except ValueError as exc:
-        r.issues.append(Issue(UNPARSED_SETTING, f"engine settings could not be read: {exc}", d.where))
+        where = getattr(exc, "where", None) or d.where
+        r.issues.append(Issue(UNPARSED_SETTING, f"engine settings could not be read: {exc}", where))
         return r
     if r.gpu is None or not r.gpu.engine_bytes:
         return r

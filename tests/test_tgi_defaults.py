@@ -94,3 +94,27 @@ def test_max_batch_size_sets_the_v2_prefill_default():
         "3.3.5", args=("--max-batch-size", "4", "--max-input-tokens", "1000", "--max-total-tokens", "2000")
     )
     assert r.deployment.extra["max_batch_prefill_tokens"].value != 4000
+
+
+def test_a_prequantized_method_on_an_unquantized_checkpoint_is_a_located_kv005():
+    """TGI's launcher documents awq, exl2, gptq and marlin as needing a checkpoint quantized that way,
+    and their loaders stop without one ("Cannot load `gptq` weight, make sure the model is already
+    quantized"): no plan priced at 16 bits, a KV005 at the --quantize value. Load-time methods (eetq,
+    bitsandbytes, fp8) still plan."""
+    text = """apiVersion: v1
+kind: Pod
+metadata: {name: tgi}
+spec:
+  containers:
+  - name: tgi
+    image: ghcr.io/huggingface/text-generation-inference:3.3.5
+    args: ['--model-id', 'meta-llama/Llama-3.1-8B-Instruct', '--quantize', 'METHOD']
+    resources:
+      limits: {nvidia.com/gpu: 1}
+"""
+    result = lint(text.replace("METHOD", "gptq"), defaults=Defaults(gpu="l4"))
+    (kv005,) = [f for f in result.findings if f.rule == "KV005"]
+    assert "make sure the model is already quantized" in kv005.message and kv005.where.line == 8
+    assert result.deployments[0].plan is None
+    ok = lint(text.replace("METHOD", "eetq"), defaults=Defaults(gpu="l4"))
+    assert ok.deployments[0].plan is not None and not [f for f in ok.findings if f.rule == "KV005"]

@@ -26,6 +26,15 @@ if TYPE_CHECKING:
 DEFAULT_ENGINE = "vllm"
 
 
+class SettingRefused(ValueError):
+    """A setting the engine refuses for this model, found while filling its defaults; `where` is the
+    setting's location (resolve reports it there as a KV005)."""
+
+    def __init__(self, message: str, where=None) -> None:
+        super().__init__(message)
+        self.where = where
+
+
 class EngineModule(Protocol):
     """What every engine module provides."""
 

@@ -25,7 +25,7 @@ import math
 import re
 
 from kvlint.capacity.course import longest_context
-from kvlint.capacity.engines import WARMUP_FAILS, tgi_defaults, tgi_vlm
+from kvlint.capacity.engines import WARMUP_FAILS, SettingRefused, tgi_defaults, tgi_vlm
 from kvlint.capacity.engines.tgi_launcher import BLOCK_SIZES, default_shards
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term
@@ -91,6 +91,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     from kvlint.deployment import default
 
     version = parse_version(version_text)
+    _prequantized(d, arch)
     if d.tensor_parallel is None:
         d.tensor_parallel = default_shards(d)
     shards = int(d.tensor_parallel.value)
@@ -123,6 +124,24 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         chunked_prefill=version is None or version >= (3, 0),
         extra=extra,
     )
+
+
+# launcher/src/main.rs enum Quantization: awq, exl2, gptq and marlin each "Requires a specific …
+# quantized model"; their loaders stop on a checkpoint without their tensors (layers/gptq, layers/marlin,
+# layers/exl2: "Cannot load `gptq` weight, make sure the model is already quantized").
+PREQUANTIZED = ("awq", "exl2", "gptq", "marlin")
+
+
+def _prequantized(d, arch: ModelArch) -> None:
+    method = str(d.quantization.value).strip().lower() if d.quantization is not None else ""
+    if method in PREQUANTIZED and arch.quant is None:
+        raise SettingRefused(
+            f"TGI --quantize {method} loads a checkpoint already quantized with {method} (launcher `Quantization`:"
+            f" 'Requires a specific {method.upper()} quantized model'); {arch.id} has no"
+            f" quantization_config, so TGI stops while loading it ('Cannot load `{method}` weight, make sure the"
+            " model is already quantized')",
+            d.quantization.where,
+        )
 
 
 def prefill_bytes(arch: ModelArch, tokens_: int, tp: int, version: tuple[int, ...] | None = None) -> int:
