@@ -195,3 +195,23 @@ def test_architectures_without_a_prefill_graph_by_release():
     assert [on(nemotron_h, m) for m in (16, 17, 18)] == [True, False, True]
     assert [on(glm5, m, mla=True, dsa=True) for m in (13, 14)] == [False, True]
     assert all(on("llama", m) for m in (13, 14, 15, 17))
+
+
+def test_modelopt_checkpoints_with_an_fp8_kv_scheme_get_an_fp8_pool():
+    """kv_cache_dtype auto on a ModelOpt checkpoint whose quant config states kv_cache_quant_algo FP8
+    (nvidia/Qwen3-32B-NVFP4): SGLang allocates fp8 e4m3 KV (configure_kv_cache_dtype, v0.5.3 on), one
+    byte a value, as with --kv-cache-dtype fp8_e4m3 stated; v0.4.3 had no such rule (two bytes)."""
+    from kvlint.catalog import models
+
+    quant = models.resolve("nvidia/Qwen3-32B-NVFP4").arch.quant
+    assert quant is not None and quant.kv_cache_dtype == "fp8"
+
+    def cell(tag: str, *flags: str) -> int:
+        args = json.dumps(["--model-path", "nvidia/Qwen3-32B-NVFP4", *flags])
+        r = lint(POD.format(tag=tag, args=args).replace("nvidia-h100-80gb", "nvidia-b200"))
+        assert r.deployments and r.deployments[0].plan is not None, [f.message for f in r.findings]
+        return r.deployments[0].plan.kv_per_token
+
+    assert cell("v0.5.19") == cell("v0.5.19", "--kv-cache-dtype", "fp8_e4m3") == cell("latest")
+    assert cell("v0.4.3") == 2 * cell("v0.5.19")
+    assert cell("v0.5.19", "--kv-cache-dtype", "bfloat16") == 2 * cell("v0.5.19")

@@ -40,6 +40,7 @@ DIST_INIT_CUSTOM_AR = int(2.0 * GIB)
 DIST_INIT_NCCL_ONLY = int(0.13 * GIB)
 PCIE_ONLY = ("a10", "a10g", "l4", "l40", "l40s", "t4", "rtx", "4090", "3090", "5090", "a6000", "pcie")
 SWA_FULL_TOKENS_RATIO = 0.8  # ServerArgs.swa_full_tokens_ratio default
+CHECKPOINT_KV_FROM = (0, 5, 3)  # the first release read that takes the checkpoint's fp8 KV scheme
 # SGLang splits the pool into full and sliding-window parts only for the architectures
 # python/sglang/srt/configs/model_config.py `is_hybrid_swa_model` lists (Llama4, DeepseekV4, GptOss,
 # MiMoV2, Step3p5/3p7, Gemma4, Laguna; read at sgl-project/sglang 001adf56); every other sliding-window
@@ -124,10 +125,15 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
             "fp8_e4m3",
             "SGLang default kv_cache_dtype for a DeepSeek-sparse-attention model on SM100+: fp8_e4m3",
         )
+    if d.kv_cache_dtype is None and checkpoint_kv_fp8(arch, version):
+        d.kv_cache_dtype = default(
+            "fp8_e4m3",
+            "SGLang default kv_cache_dtype auto: the checkpoint's KV scheme (ModelOpt kv_cache_quant_algo FP8)",
+        )
     if d.kv_cache_dtype is None:
         d.kv_cache_dtype = default("auto", "SGLang default kv_cache_dtype auto (the model's dtype)")
     kv_dtype = str(d.kv_cache_dtype.value)
-    if kv_dtype.lower() == "auto" and dsa_fp8_default(arch, gpu):
+    if kv_dtype.lower() == "auto" and (dsa_fp8_default(arch, gpu) or checkpoint_kv_fp8(arch, version)):
         kv_dtype = "fp8_e4m3"  # SGLang rewrites a stated auto the same way
     if d.block_size is None:
         page, note = _page_size(d)
@@ -164,6 +170,16 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
             "SGLang default max_running_requests = min(max_total_num_tokens // 2, request pool)",
         )
     return es
+
+
+def checkpoint_kv_fp8(arch: ModelArch, version: tuple[int, ...] | None) -> bool:
+    """kv_cache_dtype auto on a ModelOpt checkpoint whose quant config says kv_cache_quant_algo FP8: SGLang
+    allocates an fp8 (e4m3) pool (model_runner configure_kv_cache_dtype: read in sglang 0.5.3 :1399-1402,
+    0.5.11 :2210-2227 and 0.5.23 mem_cache/kv_cache_dtype.py:49-58; absent in 0.4.3, the releases between
+    not read). Only the ModelOpt quant configs carry the attribute up to v0.5.22 (layers/quantization)."""
+    quant = arch.quant
+    fp8 = quant is not None and quant.kv_cache_dtype == "fp8" and quant.method.startswith("modelopt")
+    return fp8 and (version is None or tuple(version) >= CHECKPOINT_KV_FROM)
 
 
 def hybrid_swa(arch: ModelArch) -> bool:
