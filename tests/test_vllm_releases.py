@@ -137,6 +137,8 @@ def test_mla_block_size_follows_the_default_backend():
         32,
     ]
     assert _spec("meta-llama/Llama-3.1-8B-Instruct", "B200", None)[0].block_size == 16
+    b300 = lookup("B300")  # 10.3: CUTLASS MLA only once the check became is_device_capability_family (0.13.0)
+    assert vv.mla_block_size((0, 12, 0), b300)[0] == 16 and vv.mla_block_size((0, 13, 0), b300)[0] == 128
 
 
 def test_chunked_local_attention_leaves_the_hybrid_manager_in_0_11_to_0_13():

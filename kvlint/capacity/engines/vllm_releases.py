@@ -3,9 +3,9 @@
 One row per change: from release `since` on, `key` has `value`, until a later row for the same key. The
 source is `vllm==X:path:line` in the wheel PyPI serves for that release (`pip download vllm==X --no-deps`,
 python files read with `unzip -p`); "A..B" names the last release read without the change and the first
-with it, so each boundary is pinned between two adjacent releases. Releases read: 0.6.3, 0.6.3.post1,
-0.6.4, 0.7.3, 0.8.0, 0.8.2-0.8.5.post1, 0.9.0-0.9.2, 0.10.0-0.10.2, 0.11.0-0.17.0, 0.17.1, 0.18.0, 0.19.0,
-0.19.1, 0.20.0-0.25.0, 0.25.1, 0.26.0, 0.27.0, 0.27.1, 0.28.0-0.33.0 (the newest on PyPI, 2026-12-01).
+with it, so each boundary is pinned between two adjacent releases. Releases read: 0.6.3, 0.6.4, 0.7.3,
+every X.Y.0 from 0.8.0 to 0.33.0 (the newest on PyPI on 2026-12-01), and the patch releases 0.6.3.post1,
+0.8.2-0.8.5.post1, 0.9.1, 0.9.2, 0.10.1, 0.10.2, 0.14.1, 0.17.1, 0.19.1, 0.20.1, 0.20.2, 0.25.1, 0.27.1.
 The functions that read the table are in vllm_versions.py.
 """
 
@@ -271,15 +271,16 @@ TABLE: tuple[Change, ...] = (
         (0, 11, 0),
         "mla_block_size",
         "blackwell-cutlass-128",
-        "vllm==0.11.0:vllm/platforms/cuda.py:170 CUTLASS MLA forces 128 on compute capability 10.x "
-        "(0.10.2 only with VLLM_ATTENTION_BACKEND set; 0.10.2..0.11.0); 9.x keeps FlashMLA's 64",
+        "vllm==0.11.0:vllm/platforms/cuda.py:170 CUTLASS MLA forces 128 on compute capability 10.0 "
+        "(is_device_capability(100); 10.x from 0.13.0, is_device_capability_family) (0.10.2 only with "
+        "VLLM_ATTENTION_BACKEND set; 0.10.2..0.11.0); 9.x keeps FlashMLA's 64",
     ),
     Change(
         (0, 15, 0),
         "mla_block_size",
         "blackwell-flashinfer-64",
         "vllm==0.15.0:vllm/platforms/cuda.py:223-244 FlashInfer MLA on 10.x when qk_nope_head_dim is 128 "
-        "(DeepSeek-V2/V3, Kimi-K2), block 64 (0.14.0..0.15.0); 9.x keeps 64",
+        "(DeepSeek-V2/V3, Kimi-K2), block 64 (0.14.1..0.15.0); 9.x keeps 64",
     ),
     Change(
         (0, 18, 0),
@@ -333,7 +334,7 @@ TABLE: tuple[Change, ...] = (
         "vllm==0.21.0:vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run also calls the sampler with a "
         "generator, which forward_cuda sends to forward_native (v1/sample/ops/topk_topp_sampler.py:143-150); "
         "apply_top_k_top_p there runs the Triton kernel from 8 rows and PyTorch's sort under 8 (l.311-315) "
-        "(0.20.0..0.21.0)",
+        "(0.20.2..0.21.0)",
     ),
 )
 

@@ -161,7 +161,8 @@ def mla_block_size(version: tuple[int, ...] | None, gpu: GpuSpec | None) -> tupl
     elif major == 9 and rule != "16":
         size = 64
     elif major == 10 and rule == "blackwell-cutlass-128":
-        size = 128
+        exact = version is not None and version < (0, 13)  # 0.11-0.12: is_device_capability(100), 10.0 only
+        size = 16 if exact and gpu and gpu.compute_capability != (10, 0) else 128
     elif major == 10 and rule == "blackwell-flashinfer-64":
         size = 64
     return size, f"vLLM default block_size {size} for MLA on this GPU ({describe('mla_block_size', version)})"
