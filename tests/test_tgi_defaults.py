@@ -118,3 +118,18 @@ spec:
     assert result.deployments[0].plan is None
     ok = lint(text.replace("METHOD", "eetq"), defaults=Defaults(gpu="l4"))
     assert ok.deployments[0].plan is not None and not [f for f in ok.findings if f.rule == "KV005"]
+
+
+def test_v2_1_to_v2_4_0_warm_up_blocks_are_not_added_back_when_every_request_stops_at_once():
+    """v2.1.0-v2.4.0 warmup: `batch_num_blocks = batch.num_blocks if batch is not None else 0` after
+    generate_token; with max_input = max_total - 1 and a prefill of whole prompts, every warm-up request
+    has max_new_tokens 1 and stops, so the blocks it holds are not added back. v2.0.4 adds
+    cache_manager.num_blocks; with the same settings its pool is larger by the warm-up's tokens."""
+    args = ("--max-input-tokens", "4095", "--max-total-tokens", "4096", "--max-batch-prefill-tokens", "8190")
+    old, new = _resolved("2.0.4", args=args, gpu="a100-80gb"), _resolved("2.1.0", args=args, gpu="a100-80gb")
+    warm = 2 * 4096  # two prompts of 4,095 tokens, 256 blocks of 16 each
+    assert old.plan.kv_tokens - new.plan.kv_tokens == warm
+    assert any("not added back" in line for line in new.plan.lines)
+    # one request that goes on (a remainder prompt of 1 token, max_new_tokens 4,095): added back
+    more = _resolved("2.1.0", args=(*args[:4], "--max-batch-prefill-tokens", "8191"), gpu="a100-80gb")
+    assert not any("not added back" in line for line in more.plan.lines)

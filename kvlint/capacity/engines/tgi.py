@@ -231,11 +231,24 @@ def phase(logits: int, masks: int, scores: int, acts: int) -> str:
     return "dense image-prefill masks and activations" if masks else "activations"
 
 
-def _measured_pool(budget: int, used: int, warm_kv: int, wiggle: float, inside: bool) -> int:
+def warmup_blocks_added_back(s: EngineSettings, version: tuple[int, ...] | None) -> bool:
+    """v2.1.0-v2.4.0 flash_causal_lm.py `warmup` reads `batch_num_blocks = batch.num_blocks if batch is
+    not None else 0` after `_, batch, _ = self.generate_token(batch)`, which returns no batch when every
+    warm-up request stopped at its first token (max_new_tokens = max_total_tokens - truncate = 1): the
+    warm-up's blocks stay allocated but are not added back. Up to v2.0.x (`cache_manager.num_blocks`)
+    and from v2.4.1 (read before the prefill) they are."""
+    if version is None or not (2, 1) <= version < (2, 4, 1) or s.extra.get("max_total_tokens_default"):
+        return True
+    return any(s.max_model_len - truncate > 1 for truncate in warmup_requests(s))
+
+
+def _measured_pool(
+    budget: int, used: int, warm_kv: int, wiggle: float, inside: bool, back: bool = True
+) -> int:
     """Free memory measured with the warm-up batch's blocks still held (get_free_memory clamps it at
     0), the wiggle room on it (v1.4.1-v2.4) or inside the fraction (v3), the warm-up blocks added back."""
     rest = max(0, budget - used - warm_kv)
-    return (rest if inside else int(rest * wiggle)) + warm_kv
+    return (rest if inside else int(rest * wiggle)) + (warm_kv if back else 0)
 
 
 def allocator_edge(low: int, high: int, prefill: int, limit: int) -> str:
@@ -303,9 +316,10 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         terms.append(Term("other processes", other, "held on the GPU by other processes when TGI started"))
     used = sum(t.bytes for t in terms)
     budget = int(total * s.utilization * (wiggle if inside else 1.0))
-    pool = _measured_pool(budget, used, warm_kv, wiggle, inside)
+    back = warmup_blocks_added_back(s, version)
+    pool = _measured_pool(budget, used, warm_kv, wiggle, inside, back)
     # on the allocator's edge the most TGI can find: every activation block released
-    edge = _measured_pool(budget, used - prefill, warm_kv, wiggle, inside) if released else 0
+    edge = _measured_pool(budget, used - prefill, warm_kv, wiggle, inside, back) if released else 0
     if warmup_fails:
         pool = limit - peak  # the shortfall: TGI never sizes a cache
     kv_tokens = max(0, pool) // (per_token * block) * block if per_token else 0
@@ -347,7 +361,12 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"GPU memory: {gib(total)} x CUDA_MEMORY_FRACTION {s.utilization:g} {how} = {gib(budget)}",
         *(f"  - {t.label}: {gib(t.bytes)}  ({t.note})" for t in terms),
         *(
-            [f"  (warm-up batch KV {gib(warm_kv)} is held, then added back in full)"]
+            [
+                f"  (warm-up batch KV {gib(warm_kv)} is held, then added back in full)"
+                if back
+                else f"  (warm-up batch KV {gib(warm_kv)} is held and not added back: every warm-up request"
+                " stopped at its first token, so `batch` is None and batch_num_blocks 0, v2.1.0-v2.4.0)"
+            ]
             if not inside and wiggle < 1
             else []
         ),
