@@ -215,3 +215,18 @@ def test_modelopt_checkpoints_with_an_fp8_kv_scheme_get_an_fp8_pool():
     assert cell("v0.5.19") == cell("v0.5.19", "--kv-cache-dtype", "fp8_e4m3") == cell("latest")
     assert cell("v0.4.3") == 2 * cell("v0.5.19")
     assert cell("v0.5.19", "--kv-cache-dtype", "bfloat16") == 2 * cell("v0.5.19")
+
+
+def test_dp_attention_divides_the_chunk_after_the_reserve_is_sized():
+    """SGLang sizes the reserve (chunked prefill x 1.5 MiB) in _handle_gpu_memory_settings and only then
+    divides the chunk by the DP size (_handle_data_parallelism, v0.5.3 and v0.5.11 server_args.py, v0.5.19
+    arg_groups/pipeline.py): 8 x H200 with DP attention 8 reserves for the whole 8192-token chunk, as when
+    8192 is stated, and runs 1024-token chunks."""
+    for version in ((0, 5, 11, 0), (0, 5, 19, 0)):
+        kw = {"dp": 8, "dp_attention": True, "mla": True}
+        defaulted = sd.defaults(H200, 8, 1, version, **kw)
+        assert (
+            defaulted.mem_fraction_static
+            == sd.defaults(H200, 8, 1, version, chunked=8192, **kw).mem_fraction_static
+        )
+        assert defaulted.chunked_prefill_size == 1024

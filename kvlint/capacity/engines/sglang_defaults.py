@@ -264,8 +264,6 @@ def defaults(
         return SglangDefaults(frac, chunked or 4096, graph_bs or 160, label + "; GPU memory unknown")
     c_default, g_default = gpu_class(gpu_mb, tp, row)
     c = chunked if chunked and chunked > 0 else c_default
-    if dp_attention and dp > 1 and not chunked:
-        c = c // dp  # "DP attention is enabled. The chunked prefill size is adjusted to ..."
     g = graph_bs or g_default
     if row.graph_bs_capped and not graph_bs and max_running:
         g = min(g, max_running)  # v0.5.22 memory_hook: a defaulted max bs above --max-running-requests
@@ -282,6 +280,11 @@ def defaults(
         frac = round((gpu_mb - _formula_reserved(gpu_mb, tp * pp, c, g, row, **kw)) / gpu_mb, 3)
     else:
         frac = _tp_era_fraction(row, gpu_mb, tp, pp, bool(speculative))
+    if dp_attention and dp > 1 and not chunked:
+        # _handle_data_parallelism runs after _handle_gpu_memory_settings (v0.5.3 server_args.py:471/488,
+        # v0.5.11 :842/866, v0.5.19 arg_groups/pipeline.py:228/284): the reserve above takes the whole
+        # chunk; "DP attention is enabled. The chunked prefill size is adjusted to ..." comes after
+        c = c // dp
     return SglangDefaults(frac, c, g, label)
 
 
