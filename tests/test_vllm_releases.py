@@ -14,7 +14,8 @@ LLAMA4 = "meta-llama/Llama-4-Scout-17B-16E-Instruct"
 
 
 def _spec(model: str, gpu: str, version: str | None, **fields) -> tuple:
-    lines = ["kind: ServingSpec", "name: t", f"model: {model}", f"gpu: {gpu}", "max_context: 8192"]
+    fields.setdefault("max_context", 8192)
+    lines = ["kind: ServingSpec", "name: t", f"model: {model}", f"gpu: {gpu}"]
     if version:
         lines.append(f'engine_version: "{version}"')
     lines += [f"{k}: {v}" for k, v in fields.items()]
@@ -195,3 +196,12 @@ def test_max_model_len_auto_fits_the_context_to_the_pool_from_0_14_0():
     assert "KV102" not in rules
     _, full, rules = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.13.0", args, gpu="NVIDIA-L4")
     assert full.max_model_len == 131_072 and "KV102" in rules
+
+
+def test_the_hybrid_manager_sizes_sliding_window_layers_from_0_9_1():
+    """Gemma-3-27B at 131,072 tokens: 0.9.0 turns its sliding-window layers into full attention
+    (unify_hybrid_kv_cache_specs), 0.9.1 keeps them to the window, so a request needs far fewer blocks."""
+    old, p_old = _spec("google/gemma-3-27b-it", "H100", "0.9.0", max_context=131072)
+    new, p_new = _spec("google/gemma-3-27b-it", "H100", "0.9.1", max_context=131072)
+    assert not old.hybrid_kv_cache_manager and new.hybrid_kv_cache_manager
+    assert p_new.request_bytes < p_old.request_bytes / 3  # 14.2 vs 62.0 GiB
