@@ -184,3 +184,23 @@ def test_silogen_tgi_chart_on_rocm_is_read_and_priced():
     assert r.plan is not None and r.plan.block_size == 16
     assert any("block 16: ATTENTION=paged, set by the TGI ROCm image" in line for line in r.plan.lines)
     assert not [f for f in result.findings if f.rule in ("KV004", "KV005")]
+
+
+def test_prefix_caching_with_paged_attention_is_refused_where_it_is_set():
+    """globals.py: prefix caching runs only with flashinfer / flashdecoding (/ flashdecoding-ipex from v3.1);
+    on the ROCm image (ATTENTION=paged) a stated PREFIX_CACHING=1 stops the server: a KV005 at the env
+    value, no plan. With the CUDA image's flashinfer it plans."""
+    env = "    env: [{name: PREFIX_CACHING, value: '1'}]\n"
+    args = ["--model-id", "meta-llama/Llama-3.1-8B-Instruct"]
+    rocm = lint(
+        _pod("ghcr.io/huggingface/text-generation-inference:3.3.5-rocm", args, "amd.com/gpu: 1", env),
+        defaults=Defaults(gpu="mi300x"),
+    )
+    (kv005,) = [f for f in rocm.findings if f.rule == "KV005"]
+    assert "Prefix caching is only supported with flashinfer" in kv005.message and kv005.where.line == 9
+    assert rocm.deployments[0].plan is None
+    cuda = lint(
+        _pod("ghcr.io/huggingface/text-generation-inference:3.3.5", args, env=env),
+        defaults=Defaults(gpu="h100"),
+    )
+    assert cuda.deployments[0].plan is not None and not [f for f in cuda.findings if f.rule == "KV005"]

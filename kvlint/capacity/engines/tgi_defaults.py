@@ -25,6 +25,7 @@ context is shorter than kvlint shows.
 
 from __future__ import annotations
 
+from kvlint.capacity.engines import SettingRefused
 from kvlint.capacity.engines.tgi_launcher import launcher_defaults, resolve_attention, v2_positions
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
@@ -65,6 +66,7 @@ def fill(d, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | Non
         version, arch, gpu, (said.value, said.note) if said is not None else None
     )
     d.extra["attention_resolved"] = default(attention, attention_note)
+    _prefix_caching(d, version, attention)
     if "max_batch_prefill_tokens" not in d.extra:
         stated_input = d.extra["max_input_tokens"].value if "max_input_tokens" in d.extra else None
         if auto_limits(version) and version is not None and version < (3, 0):
@@ -132,6 +134,27 @@ def fill(d, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | Non
             True, "the router's warm-up sends the whole prefill as one prompt"
         )
     return attention
+
+
+def _prefix_caching(d, version: tuple[int, ...] | None, attention: str) -> None:
+    """models/globals.py (v2.3+): `if PREFIX_CACHING and ATTENTION not in {"flashinfer", "flashdecoding"}`
+    (v3.1+ also "flashdecoding-ipex") `raise RuntimeError("Prefix caching is only supported with
+    flashinfer")`; the variable is USE_PREFIX_CACHING in v2.3.x, PREFIX_CACHING from v2.4.0."""
+    said = d.extra.get("prefix_caching")
+    if said is None or version is not None and version < (2, 3):
+        return
+    name = "USE_PREFIX_CACHING" if version is not None and version < (2, 4) else "PREFIX_CACHING"
+    if said.note != f"env {name}" or str(said.value).lower() not in ("1", "true"):
+        return
+    allowed = ("flashinfer", "flashdecoding") + (
+        ("flashdecoding-ipex",) if version is None or version >= (3, 1) else ()
+    )
+    if attention not in allowed:
+        raise SettingRefused(
+            f"TGI refuses {name}={said.value} with ATTENTION={attention}: 'Prefix caching is only supported with"
+            f" flashinfer' (server/text_generation_server/models/globals.py; it takes {' / '.join(allowed)})",
+            said.where,
+        )
 
 
 def _fixed(d, total: tuple[int, str], max_input: tuple[int, str]) -> None:

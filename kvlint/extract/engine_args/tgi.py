@@ -64,6 +64,11 @@ def _attention(d: Deployment, env: dict[str, EnvVar]) -> None:
     """ATTENTION (paged | flashdecoding | flashdecoding-ipex | flashinfer) chooses the server's KV block
     size (server/text_generation_server/models/globals.py BLOCK_SIZE, v2.3+); the launcher's
     resolve_attention only picks one when it is unset."""
+    for name in ("PREFIX_CACHING", "USE_PREFIX_CACHING"):  # v2.4+ / v2.3.x spelling (globals.py)
+        caching = env_value(env, name)
+        if caching is not None:
+            d.extra["prefix_caching"] = stated(caching.text.strip(), caching.where, f"env {name}")
+            break
     chunking = env_value(env, "PREFILL_CHUNKING")  # models/globals.py: "1"/"true" turn it on
     if chunking is not None:
         d.extra["prefill_chunking"] = stated(chunking.text.strip(), chunking.where, "env PREFILL_CHUNKING")
