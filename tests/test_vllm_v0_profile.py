@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibration_cases import build_vllm, load_yaml, vllm_version  # noqa: E402
 
+from kvlint.capacity.engines import engine_module  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
 
 GIB = 1 << 30
@@ -55,7 +56,14 @@ def test_v0_profile_peak_is_the_reserved_segments_before_v0_6_4(bonito):
 def test_v0_3_3_pool_matches_the_logged_refusal(bonito):
     r = _resolved(bonito, vllm_version(bonito))
     logged = bonito["measured"]["kv_cache_tokens"]
-    assert r.plan.kv_tokens == pytest.approx(logged, rel=0.02)  # 16,992 vs 16,816
+    # The A10G's CUDA-visible total depends on the driver: 21.98 GiB (the catalog's, the lowest observed:
+    # driver 550.90.07) or 22,587 MiB (newer drivers); the log does not say which. The logged pool lies
+    # between the two plans: 16,416 <= 16,816 <= 16,992.
+    fields = {n: getattr(r.gpu, n) for n in r.gpu.__record_fields__}
+    newer = type(r.gpu)(**{**fields, "engine_bytes": 22587 << 20})
+    high = engine_module("vllm").plan(r.model, newer, r.settings).kv_tokens
+    assert r.plan.kv_tokens <= logged <= high
+    assert high - r.plan.kv_tokens < 0.04 * logged  # 80 MiB x 0.9 of Mistral-7B KV, ~3.4 %
     assert r.plan.kv_tokens < bonito["settings"]["max_model_len"]  # and vLLM refused to start
     # the allocated-peak accounting of later releases would have overstated it by about 30 %
     assert _resolved(bonito, "0.6.4").plan.kv_tokens > 1.25 * logged
