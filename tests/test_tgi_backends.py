@@ -4,7 +4,8 @@ ATTENTION=paged, and every other backend is one located KV004 naming what is not
 
 The image tags are the ones TGI's own docs run at v3.3.7 (docs/source/installation_amd.md,
 installation_intel.md, backends/gaudi.mdx, backends/neuron.md, backends/trtllm.md), the Gaudi fork's
-`ghcr.io/huggingface/tgi-gaudi:2.0.6`, and the corpus' `2.4.0-intel-cpu` (opea-project/GenAIInfra) and
+`ghcr.io/huggingface/tgi-gaudi:2.0.6`, openEuler's `openeuler/text-generation-inference-cpu:2.4.0-oe2403lts`
+(opea-project/GenAIExamples@15b0d468 CodeGen/docker_compose/intel/cpu/xeon/compose_tgi_openeuler.yaml), and the corpus' `2.4.0-intel-cpu` (opea-project/GenAIInfra) and
 `3.0.2-rocm` (silogen/ai-workloads)."""
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ DOC_TAGS = {
     "ghcr.io/huggingface/text-generation-inference:3.0.2-rocm": "rocm",
     "ghcr.io/huggingface/tgi-gaudi:2.0.6": "gaudi",
     "tgi-llamacpp": "llamacpp",
+    "openeuler/text-generation-inference-cpu:2.4.0-oe2403lts": "cpu",
     "ghcr.io/huggingface/text-generation-inference:3.3.5": "cuda",
     "ghcr.io/huggingface/text-generation-inference:latest": "cuda",
 }
@@ -69,6 +71,7 @@ NOT_MODELLED = {
         "gpu.intel.com/i915: 1",
     ),
     "ghcr.io/huggingface/text-generation-inference:3.3.5-intel-cpu": ("host memory", "cpu: 8"),
+    "openeuler/text-generation-inference-cpu:2.4.0-oe2403lts": ("host memory", "cpu: 8"),
     "ghcr.io/huggingface/text-generation-inference:3.3.5-gaudi": (
         "TGI_GRAPH_RESERVED_MEM",
         "habana.ai/gaudi: 1",

@@ -37,11 +37,20 @@ TAG_SUFFIXES = (
     ("-llamacpp", "llamacpp"),
 )
 # image repositories of a TGI backend built outside the main image line
-REPOSITORIES = (("tgi-gaudi", "gaudi"), ("tgi-llamacpp", "llamacpp"))
+# (openEuler's CPU build, openeuler/text-generation-inference-cpu, as opea-project/GenAIExamples@15b0d468
+# CodeGen/docker_compose/intel/cpu/xeon/compose_tgi_openeuler.yaml runs it)
+REPOSITORIES = (
+    ("tgi-gaudi", "gaudi"),
+    ("tgi-llamacpp", "llamacpp"),
+    ("text-generation-inference-cpu", "cpu"),
+)
 
 # Backends whose memory kvlint does not model, and why (each from the backend's source at SRC).
 REASONS = {
     "intel-cpu": "TGI's Intel CPU build (Dockerfile_intel PLATFORM=cpu) runs on the host CPU and sizes its KV cache "
+    "from host memory (server/text_generation_server/utils/import_utils.py get_cpu_free_memory: psutil available "
+    "x 0.95 / world size); kvlint models GPU memory",
+    "cpu": "a CPU build of TGI (the image name says -cpu) runs its server with no GPU: SYSTEM cpu sizes the KV cache "
     "from host memory (server/text_generation_server/utils/import_utils.py get_cpu_free_memory: psutil available "
     "x 0.95 / world size); kvlint models GPU memory",
     "intel-xpu": "TGI's Intel XPU build (Dockerfile_intel PLATFORM=xpu) runs on Intel GPUs: free memory from "
