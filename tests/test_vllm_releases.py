@@ -205,3 +205,12 @@ def test_the_hybrid_manager_sizes_sliding_window_layers_from_0_9_1():
     new, p_new = _spec("google/gemma-3-27b-it", "H100", "0.9.1", max_context=131072)
     assert not old.hybrid_kv_cache_manager and new.hybrid_kv_cache_manager
     assert p_new.request_bytes < p_old.request_bytes / 3  # 14.2 vs 62.0 GiB
+
+
+def test_a_stated_max_cudagraph_capture_size_shrinks_the_graph_estimate():
+    _, default, _ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.33.0", [])
+    _, small, _ = _pod(
+        "meta-llama/Llama-3.1-8B-Instruct", "v0.33.0", ["--max-cudagraph-capture-size", '"32"']
+    )
+    assert 0 < small.term("CUDA graphs") < default.term("CUDA graphs")
+    assert any("captures up to 32 sequences (--max-cudagraph-capture-size)" in t.note for t in small.terms)

@@ -123,10 +123,15 @@ def cuda_graph_bytes(arch: ModelArch, s: EngineSettings, gpu: GpuSpec | None = N
     version table's capture_limit; past 512 the estimate is extrapolated, no log measures it)."""
     if s.enforce_eager:
         return 0, "no CUDA graphs (--enforce-eager)"
-    sizes = capture_limit(parse_version(s.version), gpu, s.max_num_seqs)
+    stated = s.extra.get("max_cudagraph_capture_size")
+    limit = capture_limit(parse_version(s.version), gpu, s.max_num_seqs, stated)
+    sizes = min(
+        limit, s.max_batched_tokens
+    )  # no graph larger than a batch (vllm==0.12.0:vllm/config/vllm.py:1042)
     per_layer = max(0.84, 0.0204 * arch.layers) * GIB
     est = int(per_layer * (0.3 + 0.7 * sizes / 512))
-    return est, f"CUDA-graph memory estimate (captures up to {sizes} sequences)"
+    how = " (--max-cudagraph-capture-size)" if stated else ""
+    return est, f"CUDA-graph memory estimate (captures up to {sizes} sequences{how})"
 
 
 # --- the plan ----------------------------------------------------------------------------------

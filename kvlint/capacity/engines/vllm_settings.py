@@ -103,6 +103,7 @@ _EXTRA_KEYS = (
     "max_lora_rank",
     "lora_adapters",
     "VLLM_USE_FLASHINFER_SAMPLER",
+    "max_cudagraph_capture_size",
 )
 
 

@@ -136,8 +136,13 @@ def throughput_mode(version: tuple[int, ...] | None, mode: object) -> bool:
     return bool(lookup("performance_mode", version).value) and str(mode or "").lower() == "throughput"
 
 
-def capture_limit(version: tuple[int, ...] | None, gpu: GpuSpec | None, max_num_seqs: int) -> int:
-    """The largest CUDA-graph batch size V1 captures when none is stated (the cudagraph_sizes rows)."""
+def capture_limit(
+    version: tuple[int, ...] | None, gpu: GpuSpec | None, max_num_seqs: int, stated: object = None
+) -> int:
+    """The largest CUDA-graph batch size V1 captures: --max-cudagraph-capture-size as stated, else the
+    release's default (the cudagraph_sizes rows)."""
+    if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0:
+        return stated
     rule = str(lookup("cudagraph_sizes", version).value)
     if rule == "512":
         return 512

@@ -39,6 +39,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--max-loras": ("max_loras", "int"),
     "--max-lora-rank": ("max_lora_rank", "int"),
     "--performance-mode": ("performance_mode", "text"),
+    "--max-cudagraph-capture-size": ("max_cudagraph_capture_size", "int"),
 }
 NEEDED = {
     "--model",
