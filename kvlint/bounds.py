@@ -127,6 +127,8 @@ FIELDS: dict[str, Range] = {
     # vLLM LoRA (capacity/lora.py names their memory): LoRAConfig.max_loras >= 1, max_lora_rank <= 512
     "max_loras": Range("vLLM max_loras", 1, 1 << 20),
     "max_lora_rank": Range("LoRA max_lora_rank", 1, 1 << 16),
+    # vLLM CompilationConfig.max_cudagraph_capture_size: the largest batch captured as a CUDA graph
+    "max_cudagraph_capture_size": Range("vLLM max_cudagraph_capture_size", 1, 1 << 20),
     "max_loras_per_batch": Range("SGLang max_loras_per_batch", 1, 1 << 20),
 }
 
