@@ -230,3 +230,15 @@ def test_dp_attention_divides_the_chunk_after_the_reserve_is_sized():
             == sd.defaults(H200, 8, 1, version, chunked=8192, **kw).mem_fraction_static
         )
         assert defaulted.chunked_prefill_size == 1024
+
+
+def test_speculative_decoding_defaults_max_running_requests_to_48_from_v0_5_3():
+    """_handle_speculative_decoding sets max_running_requests 48 when it is not stated (EAGLE / EAGLE3 /
+    NEXTN / STANDALONE / NGRAM; v0.5.3, v0.5.11, v0.5.23 read); v0.4.3 kept the request pool (s-055's log:
+    max_running_requests=4097 with EAGLE). A stated value is kept."""
+    eagle = ("--speculative-algorithm", "EAGLE")
+    assert _plan("v0.5.19", *eagle).max_num_seqs == 48
+    assert _plan("latest", "--speculative-algorithm", "NGRAM").max_num_seqs == 48
+    assert _plan("v0.4.3", *eagle).max_num_seqs > 48
+    assert _plan("v0.5.19", *eagle, "--max-running-requests", "96").max_num_seqs == 96
+    assert _plan("v0.5.19").max_num_seqs > 48

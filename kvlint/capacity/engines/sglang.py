@@ -41,6 +41,8 @@ DIST_INIT_NCCL_ONLY = int(0.13 * GIB)
 PCIE_ONLY = ("a10", "a10g", "l4", "l40", "l40s", "t4", "rtx", "4090", "3090", "5090", "a6000", "pcie")
 SWA_FULL_TOKENS_RATIO = 0.8  # ServerArgs.swa_full_tokens_ratio default
 CHECKPOINT_KV_FROM = (0, 5, 3)  # the first release read that takes the checkpoint's fp8 KV scheme
+SPEC_48 = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH")  # max_running_requests 48 by default
+SPEC_48_FROM = (0, 5, 3, 0)
 # SGLang splits the pool into full and sliding-window parts only for the architectures
 # python/sglang/srt/configs/model_config.py `is_hybrid_swa_model` lists (Llama4, DeepseekV4, GptOss,
 # MiMoV2, Step3p5/3p7, Gemma4, Laguna; read at sgl-project/sglang 001adf56); every other sliding-window
@@ -138,6 +140,18 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if d.block_size is None:
         page, note = _page_size(d)
         d.block_size = default(page, note)
+    if (
+        d.max_sequences is None
+        and spec
+        and str(spec).upper() in SPEC_48
+        and (version or SPEC_48_FROM) >= SPEC_48_FROM
+    ):
+        # _handle_speculative_decoding, after the memory defaults (v0.5.3 server_args.py:1058-1060, 1131-1133;
+        # v0.5.11 :3430-3433, 3452-3455, 3563-3566; v0.5.23 arg_groups/speculative_hook.py:1086-1094);
+        # v0.4.3 kept the request pool (s-055: max_running_requests=4097 with EAGLE)
+        d.max_sequences = default(
+            48, f"SGLang default max_running_requests 48 with --speculative-algorithm {spec}"
+        )
     extra = {k: v.value for k, v in d.extra.items()}
     extra["version_known"] = version is not None
     extra["era"] = sd.era(version)
