@@ -82,6 +82,20 @@ def test_tgi_rope_factor_changes_the_model_positions():
     assert r.deployment.engine.value == "tgi" and r.model.max_positions == 40960 * 2
 
 
+def test_a_rope_factor_that_scales_the_context_to_nothing_is_a_located_kv005():
+    """A factor so small that max_position_embeddings x factor is under one token (found by
+    test_campaign_kinds' property search) is reported at the flag, and the plan keeps the model's own
+    context, instead of planning a 0-token context."""
+    args = "            - --model-id=Qwen/Qwen3-8B\n            - --rope-factor=2e-231"
+    result = lint(_pod(args, "ghcr.io/huggingface/text-generation-inference:3.3.4"))
+    (r,) = result.deployments
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert (
+        "maximum context comes out at 0 tokens" in f.message and f.where.line == 14
+    )  # the --rope-factor line
+    assert r.model.max_positions == 40960 and r.plan is not None and r.plan.max_model_len > 0
+
+
 def test_ray_engine_kwargs_hf_overrides_dict():
     text = f"""
 model_loading_config: {{model_id: Qwen/Qwen3-8B}}

@@ -181,6 +181,12 @@ def parse_config(
     vocab = need(cfg, "vocab_size", "padded_vocab_size")
     mla, head_dim, attn_dim = _head_dims(cfg, h, nq)
     max_len, max_note = derive_max_len(cfg, family)
+    if (
+        max_len < 1
+    ):  # a RoPE factor that scales the context to nothing (an override such as TGI --rope-factor)
+        raise ConfigError(
+            f"the maximum context comes out at {max_len} tokens ({max_note}): expected at least 1"
+        )
     window, kinds = window_and_kinds(cfg, family, layers)
     experts, top_k, dense_inter, moe_inter = mlp_sizes(cfg, family, h)
     gated = family not in UNGATED
