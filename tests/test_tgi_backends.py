@@ -115,7 +115,7 @@ def _rocm_plan(image: str, env: str = ""):
 
 
 def test_rocm_is_priced_as_the_cuda_server_with_its_images_paged_attention():
-    """Dockerfile_amd sets ATTENTION=paged from v2.4.0: blocks of 16, named in the plan; the rest is
+    """Dockerfile_amd sets ATTENTION=paged from v2.3.1: blocks of 16, named in the plan; the rest is
     the CUDA server's warm-up (utils/import_utils.py: SYSTEM rocm takes get_cuda_free_memory)."""
     r = _rocm_plan("ghcr.io/huggingface/text-generation-inference:3.3.5-rocm")
     assert r.plan is not None and r.plan.block_size == 16
@@ -207,3 +207,33 @@ def test_prefix_caching_with_paged_attention_is_refused_where_it_is_set():
         defaults=Defaults(gpu="h100"),
     )
     assert cuda.deployments[0].plan is not None and not [f for f in cuda.findings if f.rule == "KV005"]
+
+
+@pytest.mark.parametrize("tag", ["2.3.1-rocm", "2.3-rocm"])
+def test_the_rocm_image_sets_paged_attention_from_v2_3_1(tag):
+    """Dockerfile_amd gained `ENV ATTENTION=paged` / `ENV USE_PREFIX_CACHING=0` in v2.3.1 (PR #2579,
+    f9e561ec; v2.3.0's has neither), so a 2.3.1 ROCm image pages in blocks of 16 and refuses a stated
+    USE_PREFIX_CACHING=1; a `2.3` tag is its newest patch, 2.3.1."""
+    r = _rocm_plan(f"ghcr.io/huggingface/text-generation-inference:{tag}")
+    assert r.plan is not None and r.plan.block_size == 16
+    assert any("ATTENTION=paged" in line and "Dockerfile_amd" in line for line in r.plan.lines)
+    env = "    env: [{name: USE_PREFIX_CACHING, value: '1'}]\n"
+    args = ["--model-id", "meta-llama/Llama-3.1-8B-Instruct"]
+    image = f"ghcr.io/huggingface/text-generation-inference:{tag}"
+    refused = lint(_pod(image, args, "amd.com/gpu: 1", env), defaults=Defaults(gpu="mi300x"))
+    (kv005,) = [f for f in refused.findings if f.rule == "KV005"]
+    assert "Prefix caching is only supported with flashinfer" in kv005.message and kv005.where.line == 9
+
+
+def test_the_rocm_image_before_v2_3_1_sets_no_attention():
+    r = _rocm_plan("ghcr.io/huggingface/text-generation-inference:2.3.0-rocm")
+    assert not any("Dockerfile_amd" in line for line in r.plan.lines)
+
+
+@pytest.mark.parametrize("value", ["PAGED", "FlashInfer"])
+def test_attention_is_matched_as_written(value):
+    """globals.py compares os.environ["ATTENTION"] as written (`assert ATTENTION in _expected`), so an
+    upper-case spelling stops the server: KV005 at the env line, not a plan with that backend's blocks."""
+    env = f"    env: [{{name: ATTENTION, value: {value}}}]\n"
+    text = _pod("ghcr.io/huggingface/text-generation-inference:3.3.5", ["--model-id", "x/y"], env=env)
+    assert [f.where.line for f in lint(text).findings if f.rule == "KV005"] == [9]

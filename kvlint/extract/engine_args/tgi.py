@@ -73,8 +73,8 @@ def _attention(d: Deployment, env: dict[str, EnvVar]) -> None:
     if chunking is not None:
         d.extra["prefill_chunking"] = stated(chunking.text.strip(), chunking.where, "env PREFILL_CHUNKING")
     tok = env_value(env, "ATTENTION")
-    if tok is not None and tok.text.strip().lower() in ATTENTIONS:
-        d.extra["attention"] = stated(tok.text.strip().lower(), tok.where, "env ATTENTION")
+    if tok is not None and tok.text.strip() in ATTENTIONS:  # compared as written (globals.py)
+        d.extra["attention"] = stated(tok.text.strip(), tok.where, "env ATTENTION")
     elif tok is not None:
         d.issues.append(
             Issue(

@@ -11,7 +11,7 @@ from v3.2), `-gaudi` (Dockerfile_gaudi, from v3.3). Before v3.3 the Gaudi server
 
 ROCm runs the CUDA server's Python code (server/text_generation_server; utils/import_utils.py
 `SYSTEM = "rocm"` takes `get_cuda_free_memory`), so its memory accounting is the CUDA server's; its
-image sets `ENV ATTENTION=paged` (Dockerfile_amd from v2.4.0), so blocks of 16. The other backends
+image sets `ENV ATTENTION=paged` (Dockerfile_amd from v2.3.1, PR #2579), so blocks of 16. The other backends
 size memory by rules of their own, said in `REASONS`.
 """
 
@@ -112,10 +112,13 @@ def apply(d: Deployment) -> None:
         d.extra["unsupported"] = stated(f"tgi-{backend}", where)
         return
     if backend == "rocm" and "attention" not in d.extra:
-        version = re.match(r"v?(\d+)\.(\d+)", str(d.engine_version.value)) if d.engine_version else None
-        if version is None or (int(version[1]), int(version[2])) >= (2, 4):
+        version = (
+            re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", str(d.engine_version.value)) if d.engine_version else None
+        )
+        # a major.minor tag floats to its newest patch (2.3 -> 2.3.1)
+        if version is None or (int(version[1]), int(version[2]), int(version[3] or 999)) >= (2, 3, 1):
             d.extra["attention"] = inferred(
                 "paged",
-                "set by the TGI ROCm image (Dockerfile_amd, v2.4.0-v3.3.7: ENV ATTENTION=paged)",
+                "set by the TGI ROCm image (Dockerfile_amd, v2.3.1-v3.3.7: ENV ATTENTION=paged)",
                 where,
             )
