@@ -297,3 +297,18 @@ def test_after_start_memory_splits_the_miss_into_transients_and_what_stays(case)
     excess = stays - plan.term("weights") - plan.term("CUDA context")
     miss = (plan.kv_pool - warm_blocks * block) / wiggle - (logged - warm_blocks) * block / wiggle
     assert excess > 1.0 * GIB and abs(excess - miss) < 0.25 * GIB
+
+
+def test_tgi_weights_carry_no_max_position_rope_cache():
+    """vLLM builds a [max_position, rotary_dim] cos/sin cache at load; TGI's PositionRotaryEmbedding grows
+    its cache only to the longest forward (`_update_cos_sin_cache`, `if seqlen > self._seq_len_cached`),
+    so a 10M-position Llama 4 Scout or a 131k Llama 3.1 carries no such cache in TGI's weights term."""
+    from kvlint.capacity.weights import weights
+    from kvlint.catalog.models import arch_for_entry
+
+    for model in ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-4-Scout-17B-16E-Instruct"):
+        arch = arch_for_entry(model)
+        assert arch.rope_cache_elems >= 131072 * 128
+        vllm_w = weights(arch, 1, 1, None, None).per_gpu_max
+        tgi_w = weights(arch, 1, 1, None, None, engine="tgi").per_gpu_max
+        assert vllm_w - tgi_w == arch.rope_cache_elems * 2  # bf16

@@ -135,7 +135,12 @@ def weights(
     stages: list[int] = []
     start = 0
     parts = pp_partitions(arch.layers, pp)
-    rope = arch.rope_cache_elems * wide  # every GPU builds its own RoPE cos/sin cache
+    # vLLM and SGLang build a [max_position, rotary_dim] cos/sin cache on every GPU at load. TGI builds its
+    # cache on demand for the longest forward so far (v1.0.0-v3.3.7 PositionRotaryEmbedding
+    # `_update_cos_sin_cache`: `if seqlen > self._seq_len_cached`), never for max_position_embeddings:
+    # at its warm-up measure that is the longest warm-up prompt, [max_s, rotary_dim] (4,095 x 128 x 2 B
+    # = 1 MiB for Llama 3.1), left out; a Llama 4 Scout's 10M-position cache (2.5 GiB) is not TGI's.
+    rope = 0 if engine == "tgi" else arch.rope_cache_elems * wide
     for s, n in enumerate(parts):
         total = float(rope)
         for lp in arch.layer_params[start : start + n]:
