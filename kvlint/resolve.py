@@ -296,9 +296,24 @@ def with_gpu(d: Deployment, name: str, note: str) -> Deployment:
     return replace(d, gpu=inferred(name, note), extra=dict(d.extra), issues=[], unreadable=list(d.unreadable))
 
 
+def _llamacpp_kv(d: Deployment) -> Issue:
+    """TGI's llama.cpp backend: its KV004 with the KV cache's size on the GPU when the model is known
+    (kvlint/capacity/engines/tgi_llamacpp.py); the weights and compute buffers stay unmodelled."""
+    from kvlint.capacity.engines.tgi_llamacpp import kv_on_gpu
+    from kvlint.extract.engine_args.tgi_llamacpp import kv_settings
+
+    reason = d.extra["llamacpp_reason"]
+    arch = model_catalog.resolve(str(d.model.value), d.base_dir).arch if d.model is not None else None
+    priced = kv_on_gpu(arch, *kv_settings(d)) if arch is not None else None
+    kv = f"; its KV cache on the GPU(s): {priced[1]}" if priced else ""
+    return Issue(NOT_CHECKABLE, f"{d.label()}: {reason.value}{kv}: not checked", reason.where or d.where)
+
+
 def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     r = Resolved(d)
     r.issues.extend(d.issues)
+    if "llamacpp_reason" in d.extra:
+        r.issues.append(_llamacpp_kv(d))
     if d.accelerator != "gpu" or "unsupported" in d.extra:
         return r  # the extractor said what it cannot check (KV004)
     if d.gpu is None and (not defaults.gpu or "gpu_candidates" in d.extra):

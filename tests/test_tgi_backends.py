@@ -159,6 +159,11 @@ def test_llamacpp_backend_reads_its_own_options_and_says_what_it_holds():
     (kv004,) = [f for f in result.findings if f.rule == "KV004"]
     assert "n_ctx = 8,192 cells (max_batch_size 4 x max_total_tokens 2,048 (default))" in kv004.message
     assert "99 layers on the GPU" in kv004.message
+    # Qwen2.5-3B: 36 layers, 2 KV heads of 128; f16 K and V: 8,192 x 36 x 2 x 128 x 4 B = 0.28 GiB
+    assert "8,192 cells x 36 layers x 2 KV heads x 128 x (2 + 2 B, f16/f16) = 0.28 GiB" in kv004.message
+    q8 = lint(_pod("tgi-llamacpp", [*args, "--type-k", "q8_0", "--n-gpu-layers", "10"]))
+    (kv004,) = [f for f in q8.findings if f.rule == "KV004"]
+    assert "x 10 layers x" in kv004.message and "(1.0625 + 2 B, q8_0/f16)" in kv004.message
     assert not [f for f in result.findings if f.rule == "KV005"]  # --n-gpu-layers is its option
     cpu = lint(_pod("tgi-llamacpp", ["--model-id", "Qwen/Qwen2.5-3B-Instruct"]))
     (kv004,) = [f for f in cpu.findings if f.rule == "KV004"]

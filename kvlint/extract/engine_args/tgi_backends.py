@@ -101,14 +101,17 @@ def apply(d: Deployment) -> None:
     backend, how = found
     where = d.image.where or d.where
     d.extra["tgi_backend"] = stated(backend, where, how)
+    reason = REASONS.get(backend, "")
     if backend == "llamacpp":
-        from kvlint.extract.engine_args.tgi_llamacpp import describe
+        from kvlint.extract.engine_args.tgi_llamacpp import describe, priceable
 
         reason = describe(d)
-    else:
-        reason = REASONS.get(backend, "")
+        if priceable(d):  # resolve adds the KV cache's size once it knows the model, then says KV004
+            d.extra["llamacpp_reason"] = stated(reason, where)
+            reason = ""
     if reason:
         d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {reason}: not checked", where))
+    if backend in REASONS or backend == "llamacpp":
         d.extra["unsupported"] = stated(f"tgi-{backend}", where)
         return
     if backend == "rocm" and "attention" not in d.extra:

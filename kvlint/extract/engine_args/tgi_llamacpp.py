@@ -74,6 +74,20 @@ def context_cells(d: Deployment) -> tuple[int | None, str]:
     return batch * total, f"{how} {batch} x {total_how}"
 
 
+def priceable(d: Deployment) -> bool:
+    """Whether the options fix the GPU's share of the KV cache: layers offloaded, n_ctx known, K/V on the GPU."""
+    offload = d.extra.get("llamacpp_offload_kqv")
+    return bool(_int(d, "llamacpp_n_gpu_layers")) and context_cells(d)[0] is not None and offload is None
+
+
+def kv_settings(d: Deployment) -> tuple[int, int, str, str]:
+    """(n_ctx, --n-gpu-layers, type_k, type_v) for a priceable deployment."""
+    n_ctx = context_cells(d)[0] or 0
+    types = [d.extra.get(key) for key in ("llamacpp_type_k", "llamacpp_type_v")]
+    type_k, type_v = (str(t.value) if t is not None else "f16" for t in types)
+    return n_ctx, _int(d, "llamacpp_n_gpu_layers") or 0, type_k, type_v
+
+
 def describe(d: Deployment) -> str:
     """What TGI's llama.cpp backend puts where, as far as the options say, and what is not checked."""
     layers = _int(d, "llamacpp_n_gpu_layers")
@@ -90,7 +104,6 @@ def describe(d: Deployment) -> str:
         "the --model-gguf file" if "llamacpp_gguf" in d.extra else "the checkpoint quantized to Q4_0 at start"
     )
     return (
-        f"TGI's llama.cpp backend ({SOURCE}) puts {layers} layers on the GPU with llama.cpp's own memory layout:"
-        f" the KV cache holds {cells} x layers x KV heads x head_dim x (K + V type size, f16 unless --type-k/"
-        f"--type-v), and the weights are {gguf}, whose size kvlint does not model"
+        f"TGI's llama.cpp backend ({SOURCE}) puts {layers} layers on the GPU in llama.cpp's own memory layout,"
+        f" with {cells}; the GGUF weights ({gguf}) and llama.cpp's compute buffers are not modelled"
     )
