@@ -242,3 +242,49 @@ def test_speculative_decoding_defaults_max_running_requests_to_48_from_v0_5_3():
     assert _plan("v0.4.3", *eagle).max_num_seqs > 48
     assert _plan("v0.5.19", *eagle, "--max-running-requests", "96").max_num_seqs == 96
     assert _plan("v0.5.19").max_num_seqs > 48
+
+
+def test_multimodal_architectures_that_keep_a_prefill_graph_by_release():
+    """Multimodal checkpoints lose the prefill graph (and its reserve) except the architectures each
+    release lists: Qwen3.5 (Qwen3_5MoeForConditionalGeneration) keeps breakable from v0.5.16, not in
+    v0.5.15; Kimi-K2.5 (MLA) is moved to tc_piecewise in v0.5.16-v0.5.17 (flat 1.5 GiB MLA reserve) and
+    kept on breakable from v0.5.18; Qwen2.5-VL is listed by none. The architecture is the config's."""
+    from kvlint.capacity.engines import sglang
+    from kvlint.catalog import models
+
+    def name(model_id: str) -> str:
+        arch = models.resolve(model_id).arch
+        assert arch is not None and arch.vision_params
+        return sglang._arch_name(arch)
+
+    qwen35, kimi, qwen25 = (
+        name(m) for m in ("Qwen/Qwen3.5-35B-A3B", "moonshotai/Kimi-K2.5", "Qwen/Qwen2.5-VL-7B-Instruct")
+    )
+    assert qwen35 == "Qwen3_5MoeForConditionalGeneration" and kimi == "KimiK25ForConditionalGeneration"
+    sizes = len(sd.prefill_graph_sizes(8192, sd.rules((0, 5, 16, 0))))
+
+    def f(minor: int, arch_name: str, **kw) -> float:
+        return _f(H100, (0, 5, minor, 0), multimodal=True, arch_name=arch_name, **kw)
+
+    assert f(15, qwen35) - f(16, qwen35) == pytest.approx(sizes * 8 / H100, abs=STEP)
+    assert f(16, qwen25) == f(15, qwen25) == f(23, qwen25)
+    mla = {
+        m: _f(H200, (0, 5, m, 0), tp=8, mla=True, multimodal=True, arch_name=kimi) for m in (15, 16, 17, 18)
+    }
+    assert mla[15] - mla[16] == pytest.approx(1536 / H200, abs=STEP)
+    assert mla[16] == mla[17] == mla[18]
+    assert _f(
+        H200, (0, 5, 17, 0), tp=8, mla=True, multimodal=True, arch_name=kimi, dp_attention=True, dp=8
+    ) == (
+        _f(
+            H200,
+            (0, 5, 17, 0),
+            tp=8,
+            mla=True,
+            multimodal=True,
+            arch_name=kimi,
+            dp_attention=True,
+            dp=8,
+            piecewise=False,
+        )
+    )  # tc_piecewise keeps its DP-attention rule

@@ -106,6 +106,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         cuda_graph=not _extra(d, "disable_cuda_graph"),
         decode_graph=_decode_graph(d),
         family=arch.family,
+        arch_name=_arch_name(arch),
         multimodal=bool(arch.vision_params),
         amd=bool(gpu and gpu.vendor == "amd"),
         dsa=bool(dsa_indexer_bytes(arch)),
@@ -194,6 +195,12 @@ def checkpoint_kv_fp8(arch: ModelArch, version: tuple[int, ...] | None) -> bool:
     quant = arch.quant
     fp8 = quant is not None and quant.kv_cache_dtype == "fp8" and quant.method.startswith("modelopt")
     return fp8 and (version is None or tuple(version) >= CHECKPOINT_KV_FROM)
+
+
+def _arch_name(arch: ModelArch) -> str:
+    """The config's architectures[0] (SGLang's allowlists name model classes), '' when not known."""
+    names = arch.parsed_from[0].get("architectures") if arch.parsed_from else None
+    return str(names[0]) if isinstance(names, list) and names else ""
 
 
 def hybrid_swa(arch: ModelArch) -> bool:

@@ -52,6 +52,7 @@ from kvlint.capacity.engines.sglang_releases import (
     PP,
     RELEASES,
     SPEC,
+    TC_OFF,
     Rules,
 )
 from kvlint.record import record
@@ -186,7 +187,12 @@ def _piecewise_on(row: Rules, kw: dict) -> bool:
         return False
     if kw.get("family") in row.prefill_off_families:
         return False
-    return not any(kw.get(condition) for condition in row.prefill_off)
+    conditions = row.prefill_off
+    if kw.get(MM) and kw.get("arch_name") in row.mm_default_archs:
+        conditions = tuple(c for c in conditions if c != MM)
+    elif kw.get(MM) and kw.get("arch_name") in row.mm_tc_archs:
+        conditions = TC_OFF
+    return not any(kw.get(condition) for condition in conditions)
 
 
 def _prefill_max_tokens(row: Rules, chunked: int, kw: dict) -> int:
@@ -254,6 +260,7 @@ def defaults(
     context_length: int | None = None,
     max_running: int | None = None,
     family: str = "",
+    arch_name: str = "",
 ) -> SglangDefaults:
     """The defaults SGLang of `version` picks on a GPU of gpu_mb MiB (None: unknown GPU);
     context_length is a stated --context-length (None when the model's own applies)."""
@@ -274,7 +281,7 @@ def defaults(
     elif row.fraction == "reserved":
         kw = {"dp": dp, DPA: dp_attention, SPEC: speculative, MLA: mla, MLA_NON_DSA: mla and not dsa}
         kw |= {PP: pp > 1, MM: multimodal, AMD: amd, LORA: lora, "cuda_graph": cuda_graph}
-        kw |= {"decode_graph": decode_graph and cuda_graph, "family": family}
+        kw |= {"decode_graph": decode_graph and cuda_graph, "family": family, "arch_name": arch_name}
         kw |= {"piecewise": piecewise, "piecewise_max_tokens": piecewise_max_tokens}
         kw |= {"max_total_tokens": max_total_tokens, "context_length": context_length}
         frac = round((gpu_mb - _formula_reserved(gpu_mb, tp * pp, c, g, row, **kw)) / gpu_mb, 3)

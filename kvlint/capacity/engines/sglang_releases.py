@@ -35,11 +35,14 @@ read (file:lines in the wheel; srt/ omitted):
   The per-token cell (model_executor/pool_configurator.py _compute_cell_size: MHA/GQA, MLA, DSA
   indexer) is the same v0.5.11-v0.5.23 for the inputs kvlint models.
 
-Not modelled (read, named here): PD disaggregation (--disaggregation-mode, v0.5.15 on), DeepEP
-(+2 GiB, v0.5.15 on), SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (off by default, v0.5.16 on), the
-multimodal architectures allowed to keep a prefill graph (model_config.py
-multimodal_*_cuda_graph_supported_model_archs, v0.5.14 on), SGLang's own 4096-token prefill-graph cap
-for model paths containing "llama-2", and `--attention-backend aiter` x 0.85 above 8K context (AMD).
+The multimodal architectures that keep a prefill graph (model_config.py multimodal_breakable_ /
+multimodal_piecewise_cuda_graph_supported_model_archs) are listed by release from v0.5.14 (v0.5.16
+server_args.py:3660-3675 moves the piecewise-listed ones to tc_piecewise). Not modelled (read, named
+here): PD disaggregation (--disaggregation-mode, v0.5.15 on), DeepEP (+2 GiB, v0.5.15 on),
+SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (off by default, v0.5.16 on), SGLang's own 4096-token prefill-graph
+cap for model paths containing "llama-2", `--attention-backend aiter` x 0.85 above 8K context (AMD), and
+the draft model's KV cell and weights that v0.5.14 on size with the target's pool (pool_configurator
+eagle_draft_num_layers: cell x (1 + draft layers / layers); kvlint does not read the draft model).
 """
 
 from __future__ import annotations
@@ -50,6 +53,21 @@ from kvlint.record import record, replace
 # speculative decoding, DP attention, PP > 1, an AMD GPU, a multimodal checkpoint, LoRA, any MLA model,
 # an MLA model without DeepSeek sparse attention
 SPEC, DPA, PP, AMD, MM, LORA, MLA, MLA_NON_DSA = "spec", "dp", "pp", "amd", "mm", "lora", "mla", "mla-non-dsa"
+TC_OFF = (DPA, PP, AMD, LORA)  # tc_piecewise's rules that kvlint reads (v0.5.14 on)
+_C2V, _K25, _K3 = "Cohere2Vision", "KimiK25", "KimiK3"
+_Q35 = ("Qwen3_5", "Qwen3_5Moe")
+_MM3 = ("MiniMaxM3SparseForCausalLM", "MiniMaxM3Sparse")
+
+
+def _archs(*names: str) -> tuple[str, ...]:
+    return tuple(n if n.endswith("CausalLM") else n + "ForConditionalGeneration" for n in names)
+
+
+_MM_TC = _archs(_C2V, _K25, *_MM3)  # v0.5.16 model_config.py:1776 (multimodal_piecewise_...)
+_MM_BCG_18 = _archs("InternS2Mobius", *_Q35, "MuseGlimmer", _K3, _K25)  # v0.5.18 model_config.py:1921
+_MM_BCG_19 = _archs(_C2V, "InternS2Mobius", "PaddleOCRVL", *_Q35, "MuseGlimmer", _K3, _K25)  # v0.5.19 :1985
+_MM_BCG_20 = _archs(_C2V, "Glm5Next") + _MM_BCG_19[1:]  # v0.5.20 :2207
+_MM_BCG_22 = _MM_BCG_20 + _archs("Qwen4Exp", *_MM3)  # v0.5.22 :2388
 
 
 @record(frozen=True)
@@ -75,6 +93,11 @@ class Rules:
     # ... and for which model families (model_type) it is off: the release's piecewise_cuda_graph_disabled_
     # model_archs (configs/model_config.py) under tc_piecewise, its breakable rules from v0.5.15
     prefill_off_families: tuple[str, ...] = ()
+    # multimodal architectures (config architectures[0]) that keep a prefill graph: under the row's default
+    # backend and its rules, or switched to tc_piecewise and its rules (TC_OFF); model_config.py
+    # multimodal_breakable_ / multimodal_piecewise_cuda_graph_supported_model_archs, v0.5.14 on
+    mm_default_archs: tuple[str, ...] = ()
+    mm_tc_archs: tuple[str, ...] = ()
     cap_total: bool = False  # prefill-graph max tokens capped at --max-total-tokens (v0.5.10 on)
     cap_context: bool = False  # ... and clamped to a stated --context-length (v0.5.13-v0.5.16)
     prefill_gated: bool = False  # --disable-cuda-graph turns the prefill graph (and its reserve) off
@@ -110,6 +133,7 @@ _V0514 = replace(
     _V0511,
     first=(0, 5, 14, 0),
     read_at="v0.5.14",
+    mm_default_archs=_archs(_C2V),  # model_config.py:1725, under tc_piecewise
     spec_mb=0,  # draft weights and KV are sized with the target's pool (sgl-project/sglang PR 23862)
     cap_context=True,
     prefill_gated=True,
@@ -119,13 +143,18 @@ _V0514 = replace(
 _V0515 = replace(
     _V0514,
     first=(0, 5, 15, 0),
-    read_at="v0.5.15, v0.5.15.post1, v0.5.16",
+    read_at="v0.5.15, v0.5.15.post1",
     prefill_off=(MLA, DPA, AMD, MM, LORA),
     graph_gated=True,
     prefill_off_families=("deepseek_v4",),  # breakable: "DeepSeek-V4 (heavy capture-pool memory pressure)"
+    mm_default_archs=(),  # breakable's "multimodal model" rule has no exceptions in v0.5.15
+)
+# v0.5.16 server_args.py:3660-3675: allowlisted multimodal archs keep breakable, or move to tc_piecewise
+_V0516 = replace(
+    _V0515, first=(0, 5, 16, 0), read_at="v0.5.16", mm_default_archs=_archs(*_Q35), mm_tc_archs=_MM_TC
 )
 _V0517 = replace(
-    _V0515,
+    _V0516,
     first=(0, 5, 17, 0),
     read_at="v0.5.17",
     prefill_off=(MLA_NON_DSA, AMD, MM),
@@ -138,9 +167,17 @@ _V0518 = replace(
     read_at="v0.5.18",
     prefill_off=(AMD, MM),
     mm_reserve_mb=100,
+    mm_default_archs=_MM_BCG_18,
     prefill_off_families=("deepseek_v4",),
 )
-_V0519 = replace(_V0518, first=(0, 5, 19, 0), read_at="v0.5.19", prefill_off=(AMD, MM, PP))
+_V0519 = replace(
+    _V0518,
+    first=(0, 5, 19, 0),
+    read_at="v0.5.19",
+    prefill_off=(AMD, MM, PP),
+    mm_default_archs=_MM_BCG_19,
+    mm_tc_archs=_archs(_K25, *_MM3),  # model_config.py:1973
+)
 _V0520 = replace(
     _V0519,
     first=(0, 5, 20, 0),
@@ -149,6 +186,10 @@ _V0520 = replace(
     small_graph_bs=48,
     small_graph_bs_tp4=160,
     unknown_fraction=0.95,
+    mm_default_archs=_MM_BCG_20,
+)
+_V0522 = replace(
+    _V0520, first=(0, 5, 22, 0), read_at="v0.5.22", graph_bs_capped=True, mm_default_archs=_MM_BCG_22
 )
 NEWEST_READ = "v0.5.23"  # the newest SGLang release on PyPI when these rows were read (2026-12-01)
 RELEASES: tuple[Rules, ...] = (
@@ -187,9 +228,14 @@ RELEASES: tuple[Rules, ...] = (
     replace(_V0511, first=(0, 5, 13, 0), read_at="v0.5.13, v0.5.13.post1", cap_context=True),
     _V0514,
     _V0515,
+    _V0516,
     _V0517,
     _V0518,
     _V0519,
     _V0520,
-    replace(_V0520, first=(0, 5, 22, 0), read_at="v0.5.22, " + NEWEST_READ, graph_bs_capped=True),
+    _V0522,
+    # v0.5.23 model_config.py:2501 adds MuseSpark to the breakable multimodal archs
+    replace(
+        _V0522, first=(0, 5, 23, 0), read_at=NEWEST_READ, mm_default_archs=_MM_BCG_22 + _archs("MuseSpark")
+    ),
 )
