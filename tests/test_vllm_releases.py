@@ -214,3 +214,12 @@ def test_a_stated_max_cudagraph_capture_size_shrinks_the_graph_estimate():
     )
     assert 0 < small.term("CUDA graphs") < default.term("CUDA graphs")
     assert any("captures up to 32 sequences (--max-cudagraph-capture-size)" in t.note for t in small.terms)
+
+
+def test_chunked_prefill_off_sets_the_batch_to_max_model_len_by_release():
+    """--no-enable-chunked-prefill at max_model_len 4,096 on an H100: V1 0.9 chunks anyway (8,192), 0.10-0.11
+    batch exactly max_model_len (4,096), 0.12+ the larger of it and the default (8,192)."""
+    args = ["--max-model-len", '"4096"', "--no-enable-chunked-prefill"]
+    got = [_pod("meta-llama/Llama-3.1-8B-Instruct", t, args)[0] for t in ("v0.9.0", "v0.10.0", "v0.12.0")]
+    assert [s.max_batched_tokens for s in got] == [8192, 4096, 8192]
+    assert [s.chunked_prefill for s in got] == [True, False, False]

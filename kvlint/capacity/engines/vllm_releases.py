@@ -104,6 +104,27 @@ TABLE: tuple[Change, ...] = (
         "vllm==0.11.0:vllm/engine/arg_utils.py:1678 max_num_seqs = min(default, max_num_batched_tokens) "
         "(0.10.2..0.11.0)",
     ),
+    # max_num_batched_tokens when chunked prefill is stated off and the batch size is not (V1)
+    Change(
+        (0, 1),
+        "chunked_off_tokens",
+        "ignored",
+        "vllm==0.9.0:vllm/engine/arg_utils.py _set_default_args_v1 'V1 always uses chunked prefills': "
+        "enable_chunked_prefill = True whatever is stated",
+    ),
+    Change(
+        (0, 10, 0),
+        "chunked_off_tokens",
+        "max_model_len",
+        "vllm==0.10.0:vllm/engine/arg_utils.py:1556-1557 max_num_batched_tokens = max_model_len when chunked "
+        "prefill is off (0.9.2..0.10.0)",
+    ),
+    Change(
+        (0, 12, 0),
+        "chunked_off_tokens",
+        "max(max_model_len, default)",
+        "vllm==0.12.0:vllm/engine/arg_utils.py:1993-1998 max(max_model_len, the default) (0.11.0..0.12.0)",
+    ),
     # --performance-mode throughput doubles both defaults
     Change((0, 1), "performance_mode", False, "no --performance-mode before 0.17.0"),
     Change(

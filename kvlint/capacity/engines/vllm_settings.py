@@ -59,10 +59,16 @@ def _default_batching(d, gpu: GpuSpec | None, version: tuple[int, ...] | None, g
         note += f"; doubled by --performance-mode throughput ({describe('performance_mode', version)})"
     if d.max_batched_tokens is None:
         tok_note = note
-        chunked_off = d.chunked_prefill is not None and d.chunked_prefill.value is False
-        if chunked_off and gen == "V1":
-            batched = max(batched, int(d.max_context.value))
-            tok_note = "vLLM default with chunked prefill off: max(max_model_len, default)"
+        if _chunked_off(d, version, gen):
+            rule = lookup("chunked_off_tokens", version).value
+            batched = (
+                int(d.max_context.value)
+                if rule == "max_model_len"
+                else max(batched, int(d.max_context.value))
+            )
+            tok_note = (
+                f"vLLM default with chunked prefill off: {rule} ({cite('chunked_off_tokens', version)})"
+            )
         d.max_batched_tokens = default(batched, tok_note)
     if d.max_sequences is None:
         cap = int(d.max_batched_tokens.value)
@@ -107,6 +113,12 @@ _EXTRA_KEYS = (
 )
 
 
+def _chunked_off(d, version: tuple[int, ...] | None, gen: str) -> bool:
+    """Chunked prefill stated off, and the engine honours it: V0, or V1 from 0.10.0 (0.8-0.9 V1 always chunks)."""
+    off = d.chunked_prefill is not None and d.chunked_prefill.value is False
+    return off and (gen == "V0" or lookup("chunked_off_tokens", version).value != "ignored")
+
+
 def _hybrid_default(d, arch: ModelArch, version: tuple[int, ...] | None, gen: str) -> bool:
     """The hybrid KV cache manager when the deployment does not say: V1 from 0.9.1, except for chunked
     local attention (Llama 4) in the releases that turn it off for those models."""
@@ -147,7 +159,7 @@ def _engine_settings(
         enforce_eager=eager,
         hybrid_kv_cache_manager=bool(hybrid)
         and not (d.disable_sliding_window and d.disable_sliding_window.value),
-        chunked_prefill=not (d.chunked_prefill is not None and d.chunked_prefill.value is False),
+        chunked_prefill=not _chunked_off(d, version, gen),
         kv_cache_memory_bytes=int(d.kv_cache_memory_bytes.value) if d.kv_cache_memory_bytes else None,
         subtract_cuda_graphs=subtracts_cuda_graphs(version, gpu, graphs_env.value if graphs_env else None)
         and gen == "V1",
