@@ -49,6 +49,19 @@ def test_sort_bytes_and_moe_buffers():
     assert sort_bytes_per_logit(1024) == 38 and sort_bytes_per_logit(128) == 38
     assert sort_bytes_per_logit(127) == 50  # SortStable.cu sorts fewer than 128 rows by one full sort
     assert sampler_path("0.17.0", {}, 4)[0] == SORT  # the Triton kernel takes 8 rows or more
+    assert sampler_path("0.20.0", {"VLLM_USE_FLASHINFER_SAMPLER": "1"}, 4)[0] == FUSED  # one pass, FlashInfer
+
+
+@pytest.mark.parametrize("version", ["0.21.0", "0.22.0", None])
+def test_the_second_warm_up_pass_sorts_under_8_rows(version):
+    """From v0.21.0 `_dummy_sampler_run` samples again with a generator ("Also warm forward_native"),
+    which forward_cuda hands to forward_native; its apply_top_k_top_p sorts in PyTorch under 8 rows
+    (vllm==0.21.0:vllm/v1/sample/ops/topk_topp_sampler.py apply_top_k_top_p: Triton `if
+    logits.shape[0] >= 8`). FlashInfer on the first pass does not avoid it; from 8 rows both are fused."""
+    for flag in ({}, {"VLLM_USE_FLASHINFER_SAMPLER": "1"}):
+        path, why = sampler_path(version, flag, 4)
+        assert path == SORT and "second pass" in why
+    assert sampler_path(version, {}, 8)[0] == FUSED
     assert not moe_caches_persist("0.10.2") and moe_caches_persist("0.11.0") and moe_caches_persist(None)
 
 

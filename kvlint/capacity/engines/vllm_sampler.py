@@ -14,7 +14,11 @@ l.5556-5594), so the peak depends on which top-k/top-p implementation runs
 - v0.11.1 to v0.16: the FlashInfer sampler is opt-in (`if envs.VLLM_USE_FLASHINFER_SAMPLER:`,
   vllm PR #26859) although FlashInfer is now a dependency, so every install sorts;
 - from v0.17.0 a Triton kernel masks batches of 8 rows or more (`apply_top_k_top_p_triton`,
-  vllm PR #33538); from v0.21.0 FlashInfer is the default again (vllm PR #40376).
+  vllm PR #33538); from v0.21.0 FlashInfer is the default again (vllm PR #40376), and the warm-up
+  samples a second time with a generator, which forward_cuda sends to forward_native
+  (vllm==0.21.0:vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v1/sample/ops/topk_topp_sampler.py
+  forward_cuda): under 8 rows that pass sorts in PyTorch whatever the flag says (the sampler_warmup row
+  of vllm_releases.py).
 
 The fused paths (FlashInfer, Triton) hold the bf16 logits, an fp32 copy, the probabilities and
 the exponential noise: SAMPLER_BYTES_PER_LOGIT, fitted on the v0.19 logs (vllm.py). The PyTorch
@@ -40,7 +44,7 @@ allocated through the sampler run (the v0.19 fit adds them to it).
 
 from __future__ import annotations
 
-from kvlint.capacity.engines.vllm_versions import parse_version
+from kvlint.capacity.engines.vllm_versions import lookup, parse_version
 
 FUSED = "fused"  # FlashInfer or Triton top-k/top-p
 SORT = "sort"  # PyTorch sort-based top-k/top-p
@@ -67,7 +71,12 @@ def sampler_path(version_text: str | None, extra: dict, rows: int) -> tuple[str,
     version = parse_version(version_text)
     flag = _flag(extra)
     if version is None or version >= (0, 17):
-        if rows < 8 and version is not None and version < (0, 21) and flag is not True:
+        if rows < 8 and lookup("sampler_warmup", version).value == "two passes":
+            return SORT, (
+                "PyTorch sort: the warm-up's second pass, with a generator, runs forward_native, where the"
+                " Triton kernel takes 8 rows or more"
+            )
+        if rows < 8 and flag is not True:
             return SORT, "PyTorch sort (the Triton kernel takes 8 rows or more)"
         return FUSED, "Triton/FlashInfer top-k/top-p"
     if version >= (0, 11, 1):
