@@ -53,15 +53,17 @@ def test_no_indexer_before_v011_or_without_index_topk():
     assert v3.kv_per_token == 61 * 1152 and not any("indexer" in n for n in v3.notes)
 
 
-def test_index_cache_layers_from_v021():
-    """GLM-5.3 states index_topk_freq 4, index_skip_topk_offset 3: from v0.21 layers 0-2 and every
-    fourth from 6 build an indexer (deepseek_v2.py IndexCache), 21 of 78; before, all 78."""
+def test_index_cache_layers_from_v024():
+    """GLM-5.3 states index_topk_freq 4, index_skip_topk_offset 3: from v0.24.0 layers 0-2 and every
+    fourth from 6 build an indexer (deepseek_v2.py `if self.is_v32 and (not _skip_topk or is_mtp_layer)`),
+    21 of 78. v0.21-v0.23 read the IndexCache keys too, but only to skip the top-k selection: every layer
+    still builds `Indexer` and its cache (vllm==0.23.0 deepseek_v2.py builds it before the IndexCache block)."""
     arch = models.resolve("zai-org/GLM-5.3-FP8").arch
     assert arch is not None and arch.dsa_index_rule[:2] == (4, 3)
-    new = _plan("zai-org/GLM-5.3-FP8", "B200", "0.22.0")
-    old = _plan("zai-org/GLM-5.3-FP8", "B200", "0.20.0")
-    assert new.kv_per_token == 78 * 1152 + 21 * INDEXER
-    assert old.kv_per_token == 78 * 1152 + 78 * INDEXER
+    for version in ("0.24.0", "0.33.0"):
+        assert _plan("zai-org/GLM-5.3-FP8", "B200", version).kv_per_token == 78 * 1152 + 21 * INDEXER
+    for version in ("0.20.0", "0.22.0", "0.23.0"):
+        assert _plan("zai-org/GLM-5.3-FP8", "B200", version).kv_per_token == 78 * 1152 + 78 * INDEXER
 
 
 def test_indexer_keys_parse_from_any_config():

@@ -1,15 +1,17 @@
 """vLLM's KV cache for DeepSeek sparse attention (DeepSeek-V3.2, GLM-5: any MLA config with index_topk).
 
-Read in the vllm wheels 0.11.0 ... 0.22.0 and 0.33.0:
+Read in the vllm wheels 0.11.0 ... 0.22.0 and 0.33.0 (the indexer-skip boundary in every release 0.20.0 ... 0.33.0):
 - each attention layer that builds the lightning indexer adds a `DeepseekV32IndexerCache` beside the MLA
   latent: fp8 keys with one fp32 scale per 128 values, head_dim = index_head_dim +
   index_head_dim // 128 * 4 = 132 bytes a token, dtype uint8, one head, not split by TP
   (model_executor/models/deepseek_v2.py `Indexer.k_cache`, its `MLAAttentionSpec`). It joins the MLA
   layers' KV cache group as a `UniformTypeKVCacheSpecs` whose page is the sum of every layer's page
   (v1/kv_cache_interface.py), so a block costs latent x layers + 132 x indexer layers;
-- up to v0.20 every layer builds an indexer; from v0.21 IndexCache configs skip some:
-  layer i skips unless max(i - index_skip_topk_offset + 1, 0) % index_topk_freq == 0, or per
-  index_topk_pattern ('S' skips) (deepseek_v2.py, "IndexCache config");
+- up to v0.23 every layer builds an indexer (v0.21-v0.23 read the IndexCache keys only to skip the
+  top-k selection, after `self.indexer = Indexer(...)`); from v0.24.0 a layer the IndexCache config skips
+  builds none (`if self.is_v32 and (not _skip_topk or is_mtp_layer)`): layer i skips unless
+  max(i - index_skip_topk_offset + 1, 0) % index_topk_freq == 0, or per index_topk_pattern ('S' skips)
+  (vllm==0.24.0:vllm/model_executor/models/deepseek_v2.py, "IndexCache config");
 - the latent: `--kv-cache-dtype fp8` becomes DeepSeek's fp8_ds_mla layout, 656 bytes a token (512 fp8
   values, 4 fp32 scales, 64 bf16 rope values; kv_cache_interface.py `MLAAttentionSpec.page_size_bytes`).
   v0.11.0 did so for `auto` too (models/config.py DeepseekV32ForCausalLM.verify_and_update_config:
@@ -30,6 +32,7 @@ from kvlint.record import record
 
 FP8_DS_MLA_BYTES = 656  # 512 fp8 + 4 x 4 scale + 64 x 2 rope bytes per token per layer
 QUANT_BLOCK = 128  # Indexer.quant_block_size
+INDEX_CACHE_SKIPS = (0, 24, 0)  # first release where a skipped layer builds no indexer (0.23.0 builds all)
 
 
 @record(frozen=True)
@@ -46,8 +49,8 @@ class DsaCache:
 
 def _indexer_layers(arch: ModelArch, version: tuple[int, ...] | None) -> tuple[int, ...]:
     freq, offset, pattern = arch.dsa_index_rule
-    if version is not None and version < (0, 21):
-        return tuple(range(arch.layers))  # no IndexCache before v0.21: every layer builds one
+    if version is not None and version < INDEX_CACHE_SKIPS:
+        return tuple(range(arch.layers))  # every layer builds one before v0.24.0
     if pattern:
         return tuple(i for i in range(arch.layers) if not (i < len(pattern) and pattern[i] == "S"))
     return tuple(i for i in range(arch.layers) if max(i - offset + 1, 0) % freq == 0)
