@@ -288,3 +288,35 @@ def test_multimodal_architectures_that_keep_a_prefill_graph_by_release():
             piecewise=False,
         )
     )  # tc_piecewise keeps its DP-attention rule
+
+
+AMD_POD = """apiVersion: v1
+kind: Pod
+metadata: {{name: sg}}
+spec:
+  nodeSelector: {{amd.com/gpu.product-name: AMD_Instinct_MI300X_OAM}}
+  containers:
+    - name: sglang
+      image: lmsysorg/sglang:{tag}
+      command: ["python3", "-m", "sglang.launch_server"]
+      args: {args}
+      resources: {{limits: {{amd.com/gpu: "1"}}}}
+"""
+
+
+def test_aiter_attention_above_8k_context_scales_the_fraction_by_0_85():
+    """--attention-backend aiter with a context above 8192 tokens: _handle_attention_backend_compatibility
+    multiplies mem_fraction_static (stated or default) by 0.85, from v0.5.5 (absent in v0.5.4)."""
+
+    def util(tag: str, *flags: str) -> float:
+        args = json.dumps(
+            ["--model-path", "meta-llama/Llama-3.1-8B-Instruct", "--mem-fraction-static", "0.8", *flags]
+        )
+        r = lint(AMD_POD.format(tag=tag, args=args))
+        assert r.deployments and r.deployments[0].plan is not None, [f.message for f in r.findings]
+        return r.deployments[0].plan.utilization
+
+    aiter = ("--attention-backend", "aiter")
+    assert util("v0.5.19", *aiter) == pytest.approx(0.8 * 0.85)
+    assert util("v0.5.19", *aiter, "--context-length", "8192") == pytest.approx(0.8)
+    assert util("v0.5.4", *aiter) == pytest.approx(0.8) == util("v0.5.19")

@@ -43,6 +43,7 @@ SWA_FULL_TOKENS_RATIO = 0.8  # ServerArgs.swa_full_tokens_ratio default
 CHECKPOINT_KV_FROM = (0, 5, 3)  # the first release read that takes the checkpoint's fp8 KV scheme
 SPEC_48 = ("EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH")  # max_running_requests 48 by default
 SPEC_48_FROM = (0, 5, 3, 0)
+AITER_FROM = (0, 5, 5, 0)  # --attention-backend aiter x 0.85 above 8K context
 # SGLang splits the pool into full and sliding-window parts only for the architectures
 # python/sglang/srt/configs/model_config.py `is_hybrid_swa_model` lists (Llama4, DeepseekV4, GptOss,
 # MiMoV2, Step3p5/3p7, Gemma4, Laguna; read at sgl-project/sglang 001adf56); every other sliding-window
@@ -228,10 +229,15 @@ def _fraction(d, arch: ModelArch, version: tuple[int, ...] | None) -> float:
     """The mem_fraction_static the model runner uses: the stated or default value, reduced for a
     checkpoint with a vision tower as the release does (sglang_defaults.multimodal_factor)."""
     value = d.extra["mem_fraction_static"]
+    # --attention-backend aiter (ROCm) above 8K context: x 0.85 for its workspace, stated or default fraction
+    # (server_args.py _handle_attention_backend_compatibility from v0.5.5 :1272, v0.5.11 :2673; v0.5.23
+    # arg_groups/attention_hook.py:268; absent in v0.5.4). Only when stated: SGLang picks it later otherwise.
+    aiter = str(_extra(d, "attention_backend") or "") == "aiter" and int(d.max_context.value) > 8192
+    fraction = float(value.value) * (0.85 if aiter and (version or AITER_FROM) >= AITER_FROM else 1.0)
     if not arch.vision_params:
-        return float(value.value)
+        return fraction
     factor = sd.multimodal_factor(version, value.origin == "default", arch.vision_layers, arch.vision_hidden)
-    return float(value.value) * factor  # unrounded, as server_args / the model runner keep it
+    return fraction * factor  # unrounded, as server_args / the model runner keep it
 
 
 def _page_size(d) -> tuple[int, str]:
