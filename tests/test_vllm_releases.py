@@ -138,6 +138,9 @@ def test_mla_block_size_follows_the_default_backend():
         32,
     ]
     assert _spec("meta-llama/Llama-3.1-8B-Instruct", "B200", None)[0].block_size == 16
+    b200 = lookup("B200")  # FlashInfer MLA only for the qk_nope_head_dim its kernel takes, else CUTLASS's 128
+    assert [vv.mla_block_size((0, 16, 0), b200, n)[0] for n in (128, 64)] == [64, 128]
+    assert [vv.mla_block_size(v, b200, 192)[0] for v in ((0, 18, 0), (0, 19, 0))] == [128, 32]
     b300 = lookup("B300")  # 10.3: CUTLASS MLA only once the check became is_device_capability_family (0.13.0)
     assert vv.mla_block_size((0, 12, 0), b300)[0] == 16 and vv.mla_block_size((0, 13, 0), b300)[0] == 128
 

@@ -301,7 +301,7 @@ TABLE: tuple[Change, ...] = (
         "mla_block_size",
         "blackwell-flashinfer-64",
         "vllm==0.15.0:vllm/platforms/cuda.py:223-244 FlashInfer MLA on 10.x when qk_nope_head_dim is 128 "
-        "(DeepSeek-V2/V3, Kimi-K2), block 64 (0.14.1..0.15.0); 9.x keeps 64",
+        "(DeepSeek-V2/V3, Kimi-K2), block 64, else CUTLASS's 128 (0.14.1..0.15.0); 9.x keeps 64",
     ),
     Change(
         (0, 18, 0),
@@ -309,7 +309,9 @@ TABLE: tuple[Change, ...] = (
         "backend-preferred",
         "vllm==0.18.0:vllm/platforms/interface.py:465 the first backend's preferred size: 9.x FLASH_ATTN_MLA "
         "MultipleOf(16) -> 16 (a 0.19.0 DeepSeek-V2-Lite log on H100 reports 1,505,552 tokens, not a "
-        "multiple of 64); 10.x FLASHINFER_MLA [32, 64] -> 32 (0.17.1..0.18.0)",
+        "multiple of 64); 10.x FLASHINFER_MLA [32, 64] -> 32 when it takes the model's qk_nope_head_dim "
+        "(backends/mla/flashinfer_mla.py: 64 or 128; 192 too from vllm==0.19.0), else CUTLASS_MLA's 128 "
+        "(0.17.1..0.18.0)",
     ),
     # async scheduling (no effect on memory)
     Change(

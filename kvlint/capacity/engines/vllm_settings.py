@@ -89,7 +89,7 @@ def _default_cache(d, version: tuple[int, ...] | None, arch: ModelArch, gpu: Gpu
         util, note = default_utilization(version)
         d.gpu_memory_utilization = default(util, note)
     if d.block_size is None and arch.mla:
-        d.block_size = default(*mla_block_size(version, gpu))
+        d.block_size = default(*mla_block_size(version, gpu, arch.mla_dims[0] if arch.mla_dims else None))
     if d.block_size is None:
         size = int(lookup("block_size", version).value)  # type: ignore[call-overload]
         d.block_size = default(

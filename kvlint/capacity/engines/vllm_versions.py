@@ -155,22 +155,28 @@ def _blackwell(gpu: GpuSpec | None) -> bool:
     return bool(gpu and gpu.vendor == "nvidia" and gpu.compute_capability and gpu.compute_capability[0] == 10)
 
 
-def mla_block_size(version: tuple[int, ...] | None, gpu: GpuSpec | None) -> tuple[int, str]:
+def mla_block_size(
+    version: tuple[int, ...] | None, gpu: GpuSpec | None, qk_nope: int | None = None
+) -> tuple[int, str]:
     """The KV block size an MLA model gets when --block-size is unset: the attention backend vLLM picks
-    by default on the GPU's compute capability, and the block size that backend takes (mla_block_size rows)."""
+    by default on the GPU's compute capability (and, on 10.x, the model's qk_nope_head_dim, which FlashInfer's
+    MLA kernel restricts), and the block size that backend takes (mla_block_size rows)."""
     rule = str(lookup("mla_block_size", version).value)
     major = gpu.compute_capability[0] if gpu and gpu.vendor == "nvidia" and gpu.compute_capability else None
+    nope_ok = qk_nope is None or qk_nope in ((128,) if rule != "backend-preferred" else (64, 128, 192))
+    if rule == "backend-preferred" and version is not None and version < (0, 19) and qk_nope == 192:
+        nope_ok = False  # FlashInfer MLA took 64 / 128 until 0.19.0 added 192
     size = 16
     if rule == "backend-preferred":
-        size = 32 if major == 10 else 16
+        size = (32 if nope_ok else 128) if major == 10 else 16
     elif major == 9 and rule != "16":
         size = 64
     elif major == 10 and rule == "blackwell-cutlass-128":
         exact = version is not None and version < (0, 13)  # 0.11-0.12: is_device_capability(100), 10.0 only
         size = 16 if exact and gpu and gpu.compute_capability != (10, 0) else 128
     elif major == 10 and rule == "blackwell-flashinfer-64":
-        size = 64
-    return size, f"vLLM default block_size {size} for MLA on this GPU ({describe('mla_block_size', version)})"
+        size = 64 if nope_ok else 128
+    return size, f"vLLM default block_size {size} for MLA on this GPU ({cite('mla_block_size', version)})"
 
 
 def unknown_version_note(version_text: str | None) -> str | None:
