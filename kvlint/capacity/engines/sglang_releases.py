@@ -40,9 +40,10 @@ multimodal_piecewise_cuda_graph_supported_model_archs) are listed by release fro
 server_args.py:3660-3675 moves the piecewise-listed ones to tc_piecewise). Not modelled (read, named
 here): PD disaggregation (--disaggregation-mode, v0.5.15 on), DeepEP (+2 GiB, v0.5.15 on),
 SGLANG_ENABLE_POST_CAPTURE_KV_SIZING (off by default, v0.5.16 on), SGLang's own 4096-token prefill-graph
-cap for model paths containing "llama-2", `--attention-backend aiter` x 0.85 above 8K context (AMD), and
-the draft model's KV cell and weights that v0.5.14 on size with the target's pool (pool_configurator
-eagle_draft_num_layers: cell x (1 + draft layers / layers); kvlint does not read the draft model).
+cap for model paths containing "llama-2", the aiter x 0.85 above 8K context when ROCm picks aiter by
+default (a stated `--attention-backend aiter` is applied, sglang.py), and the draft model's KV cell
+and weights that v0.5.14 on size with the target's pool (pool_configurator eagle_draft_num_layers:
+cell x (1 + draft layers / layers); kvlint does not read the draft model).
 """
 
 from __future__ import annotations
