@@ -242,3 +242,27 @@ def test_attention_is_matched_as_written(value):
     env = f"    env: [{{name: ATTENTION, value: {value}}}]\n"
     text = _pod("ghcr.io/huggingface/text-generation-inference:3.3.5", ["--model-id", "x/y"], env=env)
     assert [f.where.line for f in lint(text).findings if f.rule == "KV005"] == [9]
+
+
+def test_google_cloud_tgi_containers_carry_the_release_in_their_name():
+    """Google Cloud's TGI containers name CUDA then TGI major-minor (`…-cu124.2-3.ubuntu2204.py311` is built
+    from TGI v2.3.1: huggingface/Google-Cloud-Containers@8d6aa78b containers/tgi/README.md, gpu/2.3.1/Dockerfile).
+    The corpus' GKE samples run them untagged; their release's defaults apply, not the newest's."""
+    from kvlint.extract.container import image_version
+
+    dlc = "us-docker.pkg.dev/deeplearning-platform-release/gcr.io/huggingface-text-generation-inference-"
+    assert image_version(dlc + "cu124.2-3.ubuntu2204.py311", "tgi") == "2.3"
+    assert image_version(dlc + "cu121.2-2.ubuntu2204:latest", "tgi") == "2.2"
+    assert image_version(dlc + "cu121.1-4.ubuntu2204.py310", "tgi") == "1.4"
+    assert image_version(dlc + "cu124.2-3.ubuntu2204.py311", "vllm") is None
+    assert backend_of_image(dlc + "tpu.0.2.3.py310")[0] == "tpu"
+    path = shared(
+        "corpus",
+        "manifests",
+        "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-multiple-gpus__falcon-40b__text-generation-inference.yaml",
+    )
+    from kvlint.lint import lint_text
+
+    (r,) = lint_text(path.read_bytes(), str(path), Settings(), ".").deployments
+    assert r.deployment.engine_version.value == "1.4"
+    assert r.deployment.max_context.value == 2048 and "TGI v1 default" in r.deployment.max_context.note

@@ -58,6 +58,13 @@ def read_ignores(root: Mapping, path: str) -> dict[str, tuple[str, Location]]:
     return out
 
 
+# Google Cloud's TGI Deep Learning Containers name the release in the repository, CUDA then TGI major-minor:
+# `…/huggingface-text-generation-inference-cu124.2-3.ubuntu2204.py311` is built from TGI v2.3.1
+# (huggingface/Google-Cloud-Containers@8d6aa78b containers/tgi/README.md `docker build -t …cu124.2-3… -f
+# containers/tgi/gpu/2.3.1/Dockerfile`, whose first stage fetches the v2.3.1 tag). A major.minor release is
+# that minor's newest patch (capacity/engines/tgi.py parse_version).
+_GCP_TGI_DLC = re.compile(r"huggingface-text-generation-inference-cu\d+\.(\d+)-(\d+)\.")
+
 IMAGE_REPOS = {"vllm": ("vllm",), "sglang": ("sglang",), "tgi": ("text-generation-inference", "tgi")}
 
 
@@ -66,7 +73,12 @@ def image_version(image: str, engine: str) -> str | None:
     `ghcr.io/huggingface/text-generation-inference:3.0.1` -> "3.0.1"; None for latest/nightly or an
     image of another project."""
     names = IMAGE_REPOS.get(engine)
-    if names is None or "@" in image:
+    if names is None:
+        return None
+    dlc = _GCP_TGI_DLC.search(image.split("@", 1)[0]) if engine == "tgi" else None
+    if dlc:
+        return f"{dlc.group(1)}.{dlc.group(2)}"
+    if "@" in image:
         return None
     repo, _, tag = image.rpartition(":")
     if not repo or "/" in tag or not any(n in repo.lower() for n in names):
