@@ -226,3 +226,16 @@ def test_chunked_prefill_off_sets_the_batch_to_max_model_len_by_release():
     got = [_pod("meta-llama/Llama-3.1-8B-Instruct", t, args)[0] for t in ("v0.9.0", "v0.10.0", "v0.12.0")]
     assert [s.max_batched_tokens for s in got] == [8192, 4096, 8192]
     assert [s.chunked_prefill for s in got] == [True, False, False]
+
+
+def test_v0_turns_chunked_prefill_on_for_long_contexts_from_0_5_3():
+    """Llama-3.1-8B at 131,072 tokens on an H100 under V0: 0.5.3-0.6.4 chunk at 512 tokens, 0.6.5+ at 2,048,
+    0.5.2 profiles the whole context; a stated --enable-chunked-prefill false keeps the whole context."""
+    args = ["--max-model-len", '"131072"']
+    got = {t: _pod("meta-llama/Llama-3.1-8B-Instruct", t, args) for t in ("v0.5.2", "v0.6.4", "v0.6.5")}
+    assert [got[t][0].max_batched_tokens for t in got] == [131072, 512, 2048]
+    assert got["v0.6.4"][1].term("activation peak") * 20 < got["v0.5.2"][1].term("activation peak")
+    off, *_ = _pod("meta-llama/Llama-3.1-8B-Instruct", "v0.6.5", [*args, "--enable-chunked-prefill=false"])
+    assert off.max_batched_tokens == 131072
+    gemma, *_ = _pod("google/gemma-2-9b-it", "v0.6.5", ["--max-model-len", '"65536"'])
+    assert gemma.max_batched_tokens == 65536  # a sliding window keeps V0 off chunked prefill

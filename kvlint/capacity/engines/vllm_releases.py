@@ -95,6 +95,26 @@ TABLE: tuple[Change, ...] = (
         "vllm==0.33.0:vllm/engine/arg_utils.py:2963-2987: as 0.28, and GB10 (compute capability 12.1) "
         "stays on the 256 / 2,048 tier (0.32.0..0.33.0)",
     ),
+    # V0: chunked prefill on by default for max_model_len > 32,768, and its default batch
+    Change(
+        (0, 1), "v0_long_context_chunk", 0, "vllm==0.5.2:vllm/engine/arg_utils.py: no long-context default"
+    ),
+    Change(
+        (0, 5, 3),
+        "v0_long_context_chunk",
+        512,
+        "vllm==0.5.3:vllm/engine/arg_utils.py:747-761 turns chunked prefill on when max_model_len > 32,768 on "
+        "CUDA without a sliding window, speculative decoding, LoRA, prompt adapters or prefix caching; "
+        "config.py:805 then batches 512 tokens (0.5.2..0.5.3). Prefix caching no bar from 0.6.1; Mamba "
+        "layers a bar 0.5.5-0.6.2; multimodal models a bar from 0.6.2 (arg_utils.py:917); MLA from 0.8.0 "
+        "(arg_utils.py:1613)",
+    ),
+    Change(
+        (0, 6, 5),
+        "v0_long_context_chunk",
+        2048,
+        "vllm==0.6.5:vllm/config.py:1344 max_num_batched_tokens = 2048 with chunked prefill (0.6.4.post1..0.6.5)",
+    ),
     # a default max_num_seqs never exceeds max_num_batched_tokens
     Change((0, 1), "seqs_capped_by_tokens", False, "vllm==0.10.2:vllm/engine/arg_utils.py: no cap"),
     Change(

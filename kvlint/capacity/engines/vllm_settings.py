@@ -16,6 +16,7 @@ from kvlint.capacity.engines.vllm_versions import (
     parse_version,
     subtracts_cuda_graphs,
     throughput_mode,
+    v0_long_context_chunk,
 )
 from kvlint.capacity.plan import EngineSettings
 from kvlint.catalog.arch import ModelArch
@@ -29,7 +30,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     gen = generation(version, str(use_v1.value) if use_v1 else None, encoder_decoder=arch.cross_layers > 0)
     vname = f"vLLM {version_text}" if version_text else "vLLM"
     _default_shape(d, arch, vname)
-    _default_batching(d, gpu, version, gen)
+    _default_batching(d, gpu, version, gen, arch)
     _default_cache(d, version, arch, gpu)
     return _engine_settings(d, arch, gpu, version, version_text, gen)
 
@@ -48,18 +49,35 @@ def _default_shape(d, arch: ModelArch, vname: str) -> None:
         )
 
 
-def _default_batching(d, gpu: GpuSpec | None, version: tuple[int, ...] | None, gen: str) -> None:
+def _default_batching(
+    d, gpu: GpuSpec | None, version: tuple[int, ...] | None, gen: str, arch: ModelArch
+) -> None:
     """max_num_seqs and max_num_batched_tokens, when the deployment leaves them out."""
     from kvlint.deployment import default
 
     seqs, batched, note = default_batching(gpu, version, gen, int(d.max_context.value))
+    stated_chunked = None if d.chunked_prefill is None else bool(d.chunked_prefill.value)
+    extra = {k: v.value for k, v in d.extra.items()}
+    chunk = (
+        v0_long_context_chunk(version, arch, int(d.max_context.value), extra, stated_chunked)
+        if gen == "V0"
+        else 0
+    )
     mode = d.extra.get("performance_mode")
     if gen == "V1" and mode is not None and throughput_mode(version, mode.value):
         seqs, batched = 2 * seqs, 2 * batched
         note += f"; doubled by --performance-mode throughput ({describe('performance_mode', version)})"
     if d.max_batched_tokens is None:
         tok_note = note
-        if _chunked_off(d, version, gen):
+        if chunk:
+            batched, tok_note = (
+                chunk,
+                (
+                    f"vLLM V0 default: chunked prefill on for max_model_len > 32,768, {chunk:,} batched tokens "
+                    f"({cite('v0_long_context_chunk', version)})"
+                ),
+            )
+        if gen == "V1" and _chunked_off(d, version, gen):
             rule = lookup("chunked_off_tokens", version).value
             batched = (
                 int(d.max_context.value)

@@ -126,6 +126,25 @@ def _tier(gpu: GpuSpec | None, rule: str) -> str:
     return "small" if rule == "160gib-not-gb10" and gpu.cc_int == 121 else "large"
 
 
+def v0_long_context_chunk(
+    version: tuple[int, ...] | None, arch, max_model_len: int, extra: dict, stated_chunked: bool | None
+) -> int:
+    """V0 (0.5.3 on): the batch of the chunked prefill vLLM turns on for max_model_len > 32,768 when
+    --enable-chunked-prefill is unset, 0 when it does not (the v0_long_context_chunk row lists the bars)."""
+    chunk = int(lookup("v0_long_context_chunk", version).value)  # type: ignore[call-overload]
+    if not chunk or stated_chunked is not None or max_model_len <= 32768 or version is None:
+        return 0
+    bars = (
+        bool(arch.sliding_window),
+        bool(extra.get("enable_lora")),
+        bool(extra.get("enable_prefix_caching")) and version < (0, 6, 1),
+        bool(arch.state_layers) and (0, 5, 5) <= version < (0, 6, 3),
+        bool(arch.vision_params) and version >= (0, 6, 2),
+        bool(arch.mla) and version >= (0, 8),
+    )
+    return 0 if any(bars) else chunk
+
+
 def capped_seqs(version: tuple[int, ...] | None) -> bool:
     """From 0.11.0 a default max_num_seqs is at most max_num_batched_tokens (stated or default)."""
     return bool(lookup("seqs_capped_by_tokens", version).value)
@@ -250,4 +269,5 @@ __all__ = [
     "subtracts_cuda_graphs",
     "throughput_mode",
     "unknown_version_note",
+    "v0_long_context_chunk",
 ]
