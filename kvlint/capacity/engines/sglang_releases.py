@@ -12,8 +12,10 @@ read (file:lines in the wheel; srt/ omitted):
   v0.5.10 :1078-1139 (_handle_piecewise_cuda_graph: off for speculative decoding, DP attention, PP > 1,
   non-CUDA, LoRA, multimodal, ...), :1263-1267 (prefill-graph max tokens capped at --max-total-tokens);
   v0.5.11 :1194-1261 (speculative decoding no longer turns the prefill graph off), :1294-1495;
-  v0.5.12 and v0.5.12.post1 :1401-1602 (read, no change); v0.5.13 :1579-1585 (max tokens clamped to a
-  stated --context-length, #21112; v0.5.13.post1 read, no change); v0.5.14 :3122-3329 (no speculative
+  v0.5.12 and v0.5.12.post1 :1401-1602 (the fraction unchanged; configs/model_config.py:1558 adds
+  DeepSeek-V4 to the architectures without a prefill graph); v0.5.13 :1579-1585 (max tokens clamped to a
+  stated --context-length, #21112; model_config.py:1579 drops the DSA archs from that list; v0.5.13.post1
+  read, no change); v0.5.14 :3122-3329 (no speculative
   reserve), :2942-2944 (--disable-cuda-graph turns the prefill graph off, the decode reserve stays),
   model_executor/model_runner_kv_cache_mixin.py:990-991 (a stated --max-running-requests is capped at
   tokens // 2, up to v0.5.13 at the request pool, :885); v0.5.15 :3469-3704 (decode reserve only for a
@@ -121,13 +123,15 @@ _V0510 = replace(
     prefill_graph_64_from=576,  # v0.5.9 moved the 64-step run to 576
     cap_total=True,
     stated_reqs_cap="pool",
-    # model_config.py:1352 DeepseekV32ForCausalLM, Qwen3NextForCausalLM, GlmMoeDsaForCausalLM (v0.5.10-v0.5.13)
+    # model_config.py:1352 DeepseekV32ForCausalLM, Qwen3NextForCausalLM, GlmMoeDsaForCausalLM (v0.5.10, v0.5.11)
     prefill_off_families=("deepseek_v32", "qwen3_next", "glm_moe_dsa"),
 )
+_FAM_12 = ("deepseek_v32", "qwen3_next", "glm_moe_dsa", "deepseek_v4")
+_FAM_13 = ("deepseek_v4", "qwen3_next")
 _V0511 = replace(
     _V0510,
     first=(0, 5, 11, 0),
-    read_at="v0.5.11, v0.5.12, v0.5.12.post1",
+    read_at="v0.5.11",
     prefill_off=(DPA, PP, AMD, MM, LORA),
 )
 _V0514 = replace(
@@ -139,7 +143,7 @@ _V0514 = replace(
     cap_context=True,
     prefill_gated=True,
     stated_reqs_cap="tokens",
-    prefill_off_families=("deepseek_v4", "qwen3_next"),  # model_config.py:1713 (the DSA archs left the list)
+    prefill_off_families=_FAM_13,  # model_config.py:1713, as in v0.5.13
 )
 _V0515 = replace(
     _V0514,
@@ -226,7 +230,15 @@ RELEASES: tuple[Rules, ...] = (
     replace(_V058, first=(0, 5, 9, 0), read_at="v0.5.9", prefill_graph_64_from=576),
     _V0510,
     _V0511,
-    replace(_V0511, first=(0, 5, 13, 0), read_at="v0.5.13, v0.5.13.post1", cap_context=True),
+    # v0.5.12 model_config.py:1558 adds DeepSeek-V4; v0.5.13 :1579 drops the DSA archs (and clamps to the context)
+    replace(_V0511, first=(0, 5, 12, 0), read_at="v0.5.12, v0.5.12.post1", prefill_off_families=_FAM_12),
+    replace(
+        _V0511,
+        first=(0, 5, 13, 0),
+        read_at="v0.5.13, v0.5.13.post1",
+        cap_context=True,
+        prefill_off_families=_FAM_13,
+    ),
     _V0514,
     _V0515,
     _V0516,
