@@ -266,3 +266,22 @@ def test_google_cloud_tgi_containers_carry_the_release_in_their_name():
     (r,) = lint_text(path.read_bytes(), str(path), Settings(), ".").deployments
     assert r.deployment.engine_version.value == "1.4"
     assert r.deployment.max_context.value == 2048 and "TGI v1 default" in r.deployment.max_context.note
+
+
+def test_unchunked_prefill_below_the_input_limit_is_refused_by_the_router():
+    """backends/v3/src/main.rs (v2.4.0-v3.3.7): `max_input_tokens > max_batch_prefill_tokens &&
+    !support_chunking` stops the router. On the ROCm image (paged attention, no chunking) a stated
+    --max-total-tokens 8192 leaves max_input_tokens 8,191 against the default prefill budget of 4,096;
+    the CUDA image chunks prefills and starts."""
+    args = ["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--max-total-tokens", "8192"]
+    rocm = lint(
+        _pod("ghcr.io/huggingface/text-generation-inference:3.3.5-rocm", args, "amd.com/gpu: 1"),
+        defaults=Defaults(gpu="mi300x"),
+    )
+    (kv205,) = [f for f in rocm.findings if f.rule == "KV205"]
+    assert "Given: 4,096" in kv205.message and "8,191" in kv205.message and kv205.where.line == 8
+    assert "ATTENTION=paged does not chunk prefills" in kv205.message
+    cuda = lint(
+        _pod("ghcr.io/huggingface/text-generation-inference:3.3.5", args), defaults=Defaults(gpu="h100")
+    )
+    assert not [f for f in cuda.findings if f.rule == "KV205"]

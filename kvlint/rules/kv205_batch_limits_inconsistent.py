@@ -19,7 +19,9 @@ class BatchLimitsInconsistent(DeploymentRule):
     the launcher defaults an unset `max_input_tokens` on its own (v1: 1024; v2.0-v2.4.0:
     max_position_embeddings capped at 4096, minus 1) and validates it the same way, so a stated
     `--max-total-tokens 2048` alone fails on TGI 2.0-2.4.0 (from v2.4.1, PR #2673, the server's
-    warm-up sets it to max_total_tokens - 1).
+    warm-up sets it to max_total_tokens - 1). From v2.4 the router refuses `max_input_tokens` above
+    `max_batch_prefill_tokens` when the server does not chunk prefills (PREFILL_CHUNKING off, the v2.4
+    default; paged attention, as on the ROCm image; VLMs by release), with the values in force.
 
     ## Why is this bad?
     vLLM: "max_num_batched_tokens (b) must be greater than or equal to max_num_seqs (s)"; without
@@ -88,6 +90,29 @@ class BatchLimitsInconsistent(DeploymentRule):
                 ],
             )
 
+    def _unchunked(self, ctx, d, prefill, inp, total):
+        """v2.4+ router (backends/v3/src/main.rs, "Validate remaining args now that the backend is
+        known"): `max_input_tokens > max_batch_prefill_tokens && !support_chunking` is refused; the
+        values are the ones in force (stated, or the release's defaults), chunking as the server decides
+        it (capacity/engines/tgi_defaults.py prefill_chunking)."""
+        chunking = d.extra.get("prefill_chunking_resolved")
+        eff_inp, eff_prefill = d.extra.get("max_input_tokens"), d.extra.get("max_batch_prefill_tokens")
+        if chunking is None or chunking.value is not False or eff_inp is None or eff_prefill is None:
+            return
+        if int(eff_inp.value) <= int(eff_prefill.value) or (
+            inp is None and prefill is None and total is None
+        ):
+            return
+        said = [v for v in (prefill, inp, total) if v is not None]
+        yield ctx.finding(
+            self,
+            where_of(d, *said),
+            f"`max_batch_prefill_tokens` must be >= `max_input_tokens`. Given: {int(eff_prefill.value):,} "
+            f"({eff_prefill.describe()}) and {int(eff_inp.value):,} ({eff_inp.describe()}): TGI's router checks "
+            f"this when prefills are not chunked ({chunking.note}) and refuses to start",
+            fix=f"max_batch_prefill_tokens {int(eff_inp.value)} or more, or a smaller max_input_tokens",
+        )
+
     def _tgi(self, ctx, d):
         total = d.max_context if d.max_context is not None and d.max_context.origin != "default" else None
         inp = d.extra.get("max_input_tokens")
@@ -132,6 +157,7 @@ class BatchLimitsInconsistent(DeploymentRule):
                 f"{int(total.value):,}; the launcher refuses to start",
                 fix=f"state max_input_tokens {int(total.value) - 1} (or less) beside max_total_tokens",
             )
+        yield from self._unchunked(ctx, d, prefill, inp, total)
         before_v24 = version is not None and version < (2, 4)
         if before_v24 and prefill is not None and inp is not None and int(prefill.value) < int(inp.value):
             yield ctx.finding(

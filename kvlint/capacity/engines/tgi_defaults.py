@@ -47,7 +47,7 @@ def prefill_chunking(
     default_on = version is None or version >= (3, 0)
     on = env.strip().lower() in ("1", "true") if env is not None else default_on
     if not on:
-        return False, "PREFILL_CHUNKING=" + (env if env is not None else "0 (the v2.4.1 default)")
+        return False, "PREFILL_CHUNKING=" + (env if env is not None else "0 (the v2.4 default)")
     if attention not in CHUNKING_ATTENTION:
         return False, f"ATTENTION={attention} does not chunk prefills"
     if arch.vision_params and (version is not None and version < (3, 3) or arch.family in NO_CHUNKING_VLMS):
@@ -90,6 +90,11 @@ def fill(d, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | Non
             d, (2048, "TGI v1 default max_total_tokens 2048"), (1024, "TGI v1 default max_input_length 1024")
         )
         return attention
+    if version is None or version >= (2, 4):
+        # the v2.4+ router refuses max_input_tokens above the prefill budget when prefills are not chunked
+        env = d.extra.get("prefill_chunking")
+        chunking, why = prefill_chunking(version, arch, attention, env.value if env is not None else None)
+        d.extra["prefill_chunking_resolved"] = default(chunking, why)
     if not auto_limits(version):
         n = v2_positions(arch)
         _fixed(
@@ -102,8 +107,7 @@ def fill(d, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | Non
         )
         return attention
     if d.max_context is None:
-        env = d.extra.get("prefill_chunking")
-        chunking, why = prefill_chunking(version, arch, attention, env.value if env is not None else None)
+        chunking, why = d.extra["prefill_chunking_resolved"].value, d.extra["prefill_chunking_resolved"].note
         d.extra["max_total_tokens_default"] = default(True, "max_total_tokens unset: TGI's warm-up picks it")
         if not chunking:
             prefill = int(d.extra["max_batch_prefill_tokens"].value)
