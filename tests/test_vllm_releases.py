@@ -239,3 +239,29 @@ def test_v0_turns_chunked_prefill_on_for_long_contexts_from_0_5_3():
     assert off.max_batched_tokens == 131072
     gemma, *_ = _pod("google/gemma-2-9b-it", "v0.6.5", ["--max-model-len", '"65536"'])
     assert gemma.max_batched_tokens == 65536  # a sliding window keeps V0 off chunked prefill
+
+
+@pytest.mark.parametrize(
+    ("tag", "connector", "kept"),
+    [
+        ("v0.21.0", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}', False),
+        ("v0.22.0", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}', True),
+        ("v0.33.0", '{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}', False),
+        ("v0.33.0", "not json", False),
+        ("v0.33.0", '{"kv_connector":"MultiConnector","kv_connector_extra_config":"x"}', False),
+        (
+            "v0.33.0",
+            '{"kv_connector":"MultiConnector","kv_connector_extra_config":{"connectors":'
+            '[{"kv_connector":"NixlConnector"},{"kv_connector":"OffloadingConnector"}]}}',
+            True,
+        ),
+    ],
+)
+def test_a_kv_connector_turns_the_hybrid_manager_off_unless_it_supports_it(tag, connector, kept):
+    """gpt-oss-20b (sliding-window layers) behind a KV connector: off in 0.9.1-0.21, then by the connector class."""
+    arg = "'" + connector.replace("'", "''") + "'"
+    long = ["--max-model-len", '"131072"']
+    s, p, _ = _pod("openai/gpt-oss-20b", tag, [*long, "--kv-transfer-config", arg])
+    assert s.hybrid_kv_cache_manager is kept
+    base, bp, _ = _pod("openai/gpt-oss-20b", tag, long)
+    assert base.hybrid_kv_cache_manager and (p.request_bytes > bp.request_bytes) is not kept

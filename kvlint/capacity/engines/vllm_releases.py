@@ -248,6 +248,23 @@ TABLE: tuple[Change, ...] = (
         "vllm==0.9.1:vllm/config.py:2120 disable_hybrid_kv_cache_manager = False, kv_cache_utils.py:942 "
         "unifies only when disabled (0.9.0..0.9.1)",
     ),
+    # --kv-transfer-config (a KV connector: NIXL, LMCache, Mooncake ...) and the hybrid manager
+    Change(
+        (0, 9, 1),
+        "kv_connector_hybrid",
+        "off",
+        "vllm==0.9.1:vllm/config.py:4501-4503 'Hybrid KV cache manager is not compatible with KV transfer': off "
+        "with any --kv-transfer-config (from 0.13.0 unless --no-disable-hybrid-kv-cache-manager is stated)",
+    ),
+    Change(
+        (0, 22, 0),
+        "kv_connector_hybrid",
+        "by-connector",
+        "vllm==0.22.0:vllm/config/vllm.py:1442-1470 off only when the connector class is not SupportsHMA "
+        "(MultiConnector: every child) (0.21.0..0.22.0); SupportsHMA in 0.22-0.33: NixlConnector (from 0.18.0), "
+        "Mooncake(Store)Connector, OffloadingConnector, SimpleCPUOffloadConnector, DecodeBenchConnector, "
+        "ExampleHiddenStatesConnector, MoRIIO/HiSparse from 0.30.0; never LMCacheConnectorV1",
+    ),
     # chunked local attention (Llama 4) under the hybrid manager
     Change(
         (0, 1), "chunked_local_hybrid", False, "vllm==0.9.2: no ChunkedLocalAttentionSpec (full attention)"

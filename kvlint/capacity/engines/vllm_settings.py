@@ -7,6 +7,7 @@ from kvlint.capacity.engines.vllm_versions import (
     capped_seqs,
     chunked_local_hybrid,
     cite,
+    connector_keeps_hybrid,
     default_batching,
     default_utilization,
     describe,
@@ -139,8 +140,12 @@ def _chunked_off(d, version: tuple[int, ...] | None, gen: str) -> bool:
 
 def _hybrid_default(d, arch: ModelArch, version: tuple[int, ...] | None, gen: str) -> bool:
     """The hybrid KV cache manager when the deployment does not say: V1 from 0.9.1, except for chunked
-    local attention (Llama 4) in the releases that turn it off for those models."""
+    local attention (Llama 4) in the releases that turn it off for those models, and under a KV connector
+    (--kv-transfer-config) that does not support it."""
     if gen != "V1" or lookup("hybrid_kv", version).value != "on":
+        return False
+    connector = d.extra.get("kv_transfer_config")
+    if connector is not None and not connector_keeps_hybrid(version, connector.value):
         return False
     env = d.extra.get("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE")
     return not arch.attention_chunk_size or chunked_local_hybrid(version, env.value if env else None)

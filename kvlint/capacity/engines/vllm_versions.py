@@ -239,6 +239,42 @@ def auto_fits_context(version: tuple[int, ...] | None) -> bool:
     return bool(lookup("max_model_len_auto", version).value)
 
 
+_HMA_CONNECTORS = {  # SupportsHMA subclasses by release (vllm_releases row kv_connector_hybrid)
+    "NixlConnector": (0, 18, 0),
+    "MooncakeConnector": (0, 22, 0),
+    "MooncakeStoreConnector": (0, 22, 0),
+    "OffloadingConnector": (0, 22, 0),
+    "SimpleCPUOffloadConnector": (0, 22, 0),
+    "DecodeBenchConnector": (0, 22, 0),
+    "ExampleHiddenStatesConnector": (0, 22, 0),
+    "MoRIIOConnector": (0, 30, 0),
+    "HiSparseConnector": (0, 30, 0),
+}
+
+
+def connector_keeps_hybrid(version: tuple[int, ...] | None, config: object) -> bool:
+    """Whether the hybrid manager survives --kv-transfer-config `config` (its JSON text): never before 0.22.0,
+    then when the connector (every child of a MultiConnector) is SupportsHMA in that release."""
+    if lookup("kv_connector_hybrid", version).value == "off":
+        return False
+    import json
+
+    try:
+        parsed = json.loads(str(config))
+    except ValueError:
+        return False
+    if not isinstance(parsed, dict):
+        return False
+    extra = parsed.get("kv_connector_extra_config")
+    children = extra.get("connectors") if isinstance(extra, dict) else None
+    if parsed.get("kv_connector") == "MultiConnector" and isinstance(children, list) and children:
+        names = [c.get("kv_connector") if isinstance(c, dict) else None for c in children]
+    else:
+        names = [parsed.get("kv_connector")]
+    since = [_HMA_CONNECTORS.get(str(n)) for n in names]
+    return all(v is not None and (version is None or version >= v) for v in since)
+
+
 def chunked_local_hybrid(version: tuple[int, ...] | None, env: object = None) -> bool:
     """Whether chunked local attention (Llama 4) runs under the hybrid manager: from 0.10.0, off by default
     0.11.0-0.13.x and on again from 0.14.0 (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE, read when stated);
@@ -257,6 +293,7 @@ __all__ = [
     "capped_seqs",
     "capture_limit",
     "chunked_local_hybrid",
+    "connector_keeps_hybrid",
     "default_batching",
     "default_utilization",
     "cite",

@@ -40,6 +40,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--max-lora-rank": ("max_lora_rank", "int"),
     "--performance-mode": ("performance_mode", "text"),
     "--max-cudagraph-capture-size": ("max_cudagraph_capture_size", "int"),
+    "--kv-transfer-config": ("kv_transfer_config", "text"),
 }
 NEEDED = {
     "--model",
