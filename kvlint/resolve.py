@@ -315,6 +315,9 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     if "llamacpp_reason" in d.extra:
         r.issues.append(_llamacpp_kv(d))
     if d.accelerator != "gpu" or "unsupported" in d.extra:
+        unmodelled = d.extra.get("unmodelled_options")  # GPU memory options: moot where nothing is planned
+        if unmodelled is not None:
+            r.issues = [i for i in r.issues if not any(i is u for u in unmodelled.value)]
         return r  # the extractor said what it cannot check (KV004)
     if d.gpu is None and (not defaults.gpu or "gpu_candidates" in d.extra):
         r.pristine = replace(d, extra=dict(d.extra))

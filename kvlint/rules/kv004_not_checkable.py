@@ -25,6 +25,14 @@ class NotCheckable(IssueRule):
     model kvlint cannot tell vLLM supports). A file that gives no workload but holds a container
     requesting GPUs (or TPUs, Neuron, Gaudi), such a request in a layout kvlint does not know, or an
     engine command line, gets one KV004 per document: never "no problems found".
+    Also, as an info at the option, an engine option that changes GPU memory in a way kvlint's plan leaves
+    out: a vLLM draft model (`--speculative-config`), a KV connector not known to transfer from the pool in
+    place, an all-to-all backend's buffers, CUDA-graph settings in `--compilation-config` beyond the capture
+    sizes, SGLang redundant experts or DeepEP, TGI `--speculate`, `--lora-adapters`, `--cuda-graphs`. The
+    capacity figures are still shown, for the deployment without that option. Each engine's options and
+    what kvlint does with each (modelled, by which function; not modelled, and what it changes; no effect)
+    are tables in `kvlint/extract/engine_args/memory_options_{vllm,sglang,tgi}.py`, with the engine source
+    line that says so.
 
     ## Why is this bad?
     It is not bad in itself: it tells you which workloads were not checked, instead of a silent

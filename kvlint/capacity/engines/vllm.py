@@ -122,7 +122,7 @@ def cuda_graph_bytes(arch: ModelArch, s: EngineSettings, gpu: GpuSpec | None = N
     captured (capture sizes go up to min(2 x max_num_seqs, 512), 1024 on Blackwell from 0.28: the
     version table's capture_limit; past 512 the estimate is extrapolated, no log measures it)."""
     if s.enforce_eager:
-        return 0, "no CUDA graphs (--enforce-eager)"
+        return 0, "no CUDA graphs (--enforce-eager, or cudagraph_mode NONE)"
     stated = s.extra.get("max_cudagraph_capture_size")
     limit = capture_limit(parse_version(s.version), gpu, s.max_num_seqs, stated)
     sizes = min(
@@ -163,6 +163,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         float(s.extra.get("cpu_offload_gb") or 0) * GIB
     )  # --cpu-offload-gb: GiB per GPU kept in CPU memory
     pools: list[int] = []
+    from_memory: dict[int, int] = {}  # blocks the memory leaves, per stage, before --num-gpu-blocks-override
     for idx, kinds in enumerate(stages):
         last = idx == len(stages) - 1
         stage_act, stage_act_note = (
@@ -180,6 +181,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         index_tok = dsa.indexer_bytes_for(sum(map(len, stages[:idx])), len(kinds)) if dsa else 0
         per_block = page_layer * max(1, groups.group_size) + index_tok * s.block_size
         num_blocks = max(0, pool) // per_block if per_block else 0
+        from_memory[idx] = num_blocks
+        num_blocks, pool = override_blocks(s, num_blocks, pool, per_block)
         kv_tok = num_blocks // groups.num_groups * s.block_size if groups.num_groups else 0
         need_blocks = _blocks_per_request(arch, s, groups)
         usable_blocks = max(0, num_blocks - 1) if s.generation == "V1" else num_blocks  # the null block
@@ -220,10 +223,11 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     if fitted is not None:
         return fitted
     p.stage_pools = pools
+    p.notes.extend(override_note(s, from_memory[p.stage]))
     vnote = unknown_version_note(s.version)  # no version: the newest rows of the table, said so
     notes = (_sliding_note(arch, hybrid), state_note, cross_note(arch, hybrid), dsa and dsa.note, vnote)
     p.notes.extend(n for n in notes if n)
-    p.lines = plan_lines(p, arch, s, kv_bytes, dsa)
+    p.lines = plan_lines(p, arch, s, kv_bytes, dsa) + override_note(s, from_memory[p.stage])
     lora_note = lora.note(s.extra)
     if lora_note:
         p.notes.append(lora_note)
@@ -245,6 +249,31 @@ def _auto_fit(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, p: Plan) -> Plan
         f"largest one request fits ({cite('max_model_len_auto', parse_version(s.version))})"
     )
     return q
+
+
+def override_blocks(s: EngineSettings, num_blocks: int, pool: int, per_block: int) -> tuple[int, int]:
+    """--num-gpu-blocks-override: vLLM replaces the block count the memory gives with the stated one
+    (V1 vllm==0.10.0:vllm/v1/core/kv_cache_utils.py:774-780 `num_blocks = num_gpu_blocks_override`; V0
+    vllm==0.8.0:vllm/engine/llm_engine.py:434-440; vllm==0.33.0:vllm/v1/core/kv_cache_planning.py:1510-1532
+    plans with override x bytes per block as the available memory). (blocks, pool bytes)."""
+    override = s.extra.get("num_gpu_blocks_override")
+    if not override or not per_block:
+        return num_blocks, pool
+    return int(override), int(override) * per_block
+
+
+def override_note(s: EngineSettings, from_memory: int) -> list[str]:
+    """What --num-gpu-blocks-override did to the pool, and whether the memory holds it."""
+    override = s.extra.get("num_gpu_blocks_override")
+    if not override:
+        return []
+    note = (
+        f"--num-gpu-blocks-override {int(override):,}: vLLM allocates that many blocks instead of the "
+        f"{from_memory:,} the memory leaves"
+    )
+    if int(override) > from_memory:
+        note += "; it does not check them against the memory, so start-up can fail with CUDA out of memory"
+    return [note]
 
 
 def _weights_dtype(arch: ModelArch, s: EngineSettings) -> str:

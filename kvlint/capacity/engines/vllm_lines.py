@@ -36,7 +36,10 @@ def plan_lines(
     ]
     for t in p.terms:
         lines.append(f"  - {t.label}: {gib(t.bytes)}  ({t.note})")
-    lines.append(f"  = KV-cache pool per GPU{stage}: {gib(p.kv_pool)}")
+    override = s.extra.get("num_gpu_blocks_override")
+    left = p.budget - sum(t.bytes for t in p.terms)
+    how = f" (--num-gpu-blocks-override {int(override):,}; the memory leaves {gib(left)})" if override else ""
+    lines.append(f"  = KV-cache pool per GPU{stage}: {gib(p.kv_pool)}{how}")
     lines.append(_per_token(p, arch, s, kv_bytes, dsa))
     if dsa is not None:
         per_block = f"{s.block_size} tokens x {p.kv_per_token:,} B"

@@ -120,6 +120,7 @@ def _default_cache(d, version: tuple[int, ...] | None, arch: ModelArch, gpu: Gpu
 
 _EXTRA_KEYS = (
     "cpu_offload_gb",
+    "num_gpu_blocks_override",
     "max_model_len_auto",
     "enable_prefix_caching",
     "mamba_cache_mode",

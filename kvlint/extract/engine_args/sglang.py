@@ -5,6 +5,7 @@ from __future__ import annotations
 from kvlint.deployment import Deployment
 from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
+from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.apply import apply, override_model, report_unknown
 from kvlint.extract.engine_args.options import load_table
 
@@ -72,6 +73,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
         "SGLang turns LoRA on when --lora-paths is given",
     )
     override_model(d, parsed, "SGLang", ("--json-model-override-args",), {})
+    memory_options.report(d, parsed, "sglang")
     report_unknown(
         d,
         parsed,

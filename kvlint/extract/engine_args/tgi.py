@@ -5,6 +5,7 @@ from __future__ import annotations
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import EnvVar, Token
+from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
 from kvlint.extract.engine_args.options import Parsed, load_table
 from kvlint.findings import Issue
@@ -57,6 +58,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
     if backend is None or backend[0] not in tgi_backends.REASONS:
         # the TensorRT-LLM router's options differ; a backend kvlint does not model is one KV004, not a list
         report_unknown(d, parsed, "TGI's launcher has no option {name}")
+        memory_options.report(d, parsed, "tgi", env)
     tgi_backends.apply(d)
 
 

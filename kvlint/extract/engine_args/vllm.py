@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
+from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.apply import apply, env_value, override_model, report_unknown
 from kvlint.extract.engine_args.options import load_table
 from kvlint.findings import Issue
@@ -112,7 +115,34 @@ def read(
         "remove it, or check the spelling against `vllm serve --help`",
     )
     report_unknown(d, parsed, message, fix=fix)
+    _compilation(d, parsed)
+    memory_options.report(
+        d, parsed, "vllm", env
+    )  # options whose memory the plan leaves out: said, at the option
     for name in ENV:
         tok = env_value(env, name)
         if tok is not None:
             d.extra[name] = stated(tok.text, tok.where)
+
+
+def _compilation(d: Deployment, parsed) -> None:
+    """--compilation-config's CUDA-graph capture sizes (max_cudagraph_capture_size, else the largest of
+    cudagraph_capture_sizes) and cudagraph_mode NONE (no graphs, as --enforce-eager), which the plan's
+    CUDA-graph estimate reads (vllm==0.33.0:vllm/config/compilation.py:610, 651, 695); the flags win."""
+    hit = parsed.get("--compilation-config")
+    value = hit[1] if hit is not None else None
+    try:
+        config = json.loads(value.text) if value is not None else None
+    except ValueError:
+        return  # memory_options says it could not be read
+    if value is None or not isinstance(config, dict):
+        return
+    where = value.where or d.where
+    size = config.get("max_cudagraph_capture_size")
+    sizes = config.get("cudagraph_capture_sizes")
+    if size is None and isinstance(sizes, list) and sizes and all(type(x) is int for x in sizes):
+        size = max(sizes)
+    if type(size) is int and size > 0 and "max_cudagraph_capture_size" not in d.extra:
+        d.extra["max_cudagraph_capture_size"] = stated(size, where, "--compilation-config")
+    if str(config.get("cudagraph_mode", "")).upper() == "NONE" and d.enforce_eager is None:
+        d.enforce_eager = stated(True, where, "--compilation-config cudagraph_mode NONE")

@@ -1,0 +1,108 @@
+"""SGLang's options that change GPU memory, the KV pool, the context or concurrency, with what kvlint does
+with each (memory_options.py explains the statuses). Sources are `sglang==X:path:line` in the wheel PyPI serves."""
+
+from __future__ import annotations
+
+from kvlint.extract.engine_args.memory_entry import MemoryOption, modelled, no_effect, not_modelled
+
+_E = "kvlint.capacity.engines.sglang."
+_STATE = "kvlint.capacity.state.sglang_state"
+_F = "sglang==0.5.23:sglang/srt/arg_groups/fields/"
+_LORA = "kvlint.capacity.lora.note"
+_LORA_SRC = "docs.sglang.io/advanced_features/lora.html (--max-loras-per-batch)"
+_DRAFT = (
+    "the draft model's weights, its KV pool and CUDA graphs come out of the memory mem_fraction_static leaves"
+)
+
+SGLANG: dict[str, MemoryOption] = {
+    # --- read onto the deployment and applied by the plan ---
+    "--model-path": modelled("model", "kvlint.resolve._resolve_model"),
+    "--tp-size": modelled("tensor_parallel", _E + "settings"),
+    "--pp-size": modelled("pipeline_parallel", _E + "settings"),
+    "--dp-size": modelled("data_parallel", _E + "settings"),
+    "--context-length": modelled("max_context", _E + "settings"),
+    "--max-running-requests": modelled("max_sequences", _E + "settings"),
+    "--mem-fraction-static": modelled("mem_fraction_static", _E + "settings"),
+    "--max-total-tokens": modelled(
+        "max_total_tokens", _E + "plan", "sglang==0.5.23:sglang/srt/model_executor/pool_configurator.py:249"
+    ),
+    "--chunked-prefill-size": modelled("chunked_prefill_size", _E + "settings"),
+    "--kv-cache-dtype": modelled("kv_cache_dtype", _E + "settings"),
+    "--quantization": modelled("quantization", _E + "settings"),
+    "--dtype": modelled("dtype", _E + "settings"),
+    "--page-size": modelled("block_size", _E + "settings"),
+    "--nnodes": modelled("nnodes", "kvlint.extract.container.finish"),
+    "--enable-dp-attention": modelled("enable_dp_attention", _E + "plan"),
+    "--speculative-algorithm": modelled("speculative_algorithm", _E + "settings"),
+    "--speculative-num-draft-tokens": modelled("speculative_num_draft_tokens", _STATE),
+    "--cuda-graph-max-bs": modelled("cuda_graph_max_bs", _E + "settings"),
+    "--cuda-graph-max-bs-decode": modelled("cuda_graph_max_bs", _E + "settings"),
+    "--disable-cuda-graph": modelled("disable_cuda_graph", _E + "settings"),
+    "--enable-piecewise-cuda-graph": modelled("enable_piecewise_cuda_graph", _E + "_piecewise"),
+    "--enforce-piecewise-cuda-graph": modelled("enable_piecewise_cuda_graph", _E + "_piecewise"),
+    "--enable-breakable-cuda-graph": modelled("enable_piecewise_cuda_graph", _E + "_piecewise"),
+    "--disable-piecewise-cuda-graph": modelled("disable_piecewise_cuda_graph", _E + "_piecewise"),
+    "--disable-prefill-cuda-graph": modelled("disable_piecewise_cuda_graph", _E + "_piecewise"),
+    "--cuda-graph-backend-prefill": modelled("cuda_graph_backend_prefill", _E + "_piecewise"),
+    "--piecewise-cuda-graph-max-tokens": modelled("piecewise_cuda_graph_max_tokens", _E + "settings"),
+    "--cuda-graph-max-bs-prefill": modelled("piecewise_cuda_graph_max_tokens", _E + "settings"),
+    "--disable-decode-cuda-graph": modelled("disable_decode_cuda_graph", _E + "_decode_graph"),
+    "--cuda-graph-backend-decode": modelled("cuda_graph_backend_decode", _E + "_decode_graph"),
+    "--disable-hybrid-swa-memory": modelled("disable_hybrid_swa_memory", _E + "settings"),
+    "--attention-backend": modelled("attention_backend", _E + "_page_size"),
+    "--max-mamba-cache-size": modelled("max_mamba_cache_size", _STATE),
+    "--mamba-full-memory-ratio": modelled("mamba_full_memory_ratio", _STATE),
+    "--disable-radix-cache": modelled("disable_radix_cache", _STATE),
+    "--json-model-override-args": modelled("model_overrides", "kvlint.resolve._apply_overrides"),
+    "--max-prefill-tokens": no_effect(
+        "the scheduler's token limit for one prefill batch; SGLang sizes the pool before it applies",
+        _F + "schedule.py:71",
+        "max_prefill_tokens",
+    ),
+    # --- LoRA: the plan names the adapter buffers it does not price (kvlint/capacity/lora.py) ---
+    "--enable-lora": not_modelled("LoRA adapter buffers", _LORA_SRC, "enable_lora", _LORA),
+    "--max-loras-per-batch": not_modelled(
+        "LoRA adapter buffers per batch", _LORA_SRC, "max_loras_per_batch", _LORA
+    ),
+    "--max-lora-rank": not_modelled("LoRA adapter buffer size", _LORA_SRC, "max_lora_rank", _LORA),
+    "--lora-paths": not_modelled(
+        "enables LoRA (buffers as --enable-lora)", _LORA_SRC, "lora_adapters", _LORA
+    ),
+    # --- speculative decoding: the plan's note says where the draft's memory comes from (sglang.plan) ---
+    "--speculative-draft-model-path": not_modelled(_DRAFT, _F + "spec.py:36", said_by=_E + "plan"),
+    "--speculative-num-steps": not_modelled(_DRAFT, _F + "spec.py", said_by=_E + "plan"),
+    "--speculative-eagle-topk": not_modelled(_DRAFT, _F + "spec.py", said_by=_E + "plan"),
+    # --- known to the option table, not read into the plan ---
+    "--enable-hierarchical-cache": not_modelled(
+        "adds a host-memory KV tier of --hicache-ratio (default 2.0) x the GPU pool, or --hicache-size GB; "
+        "the GPU pool is unchanged but the pod's host memory must hold it",
+        _F + "memory.py:98-117",
+    ),
+    "--ep-num-redundant-experts": not_modelled(
+        "each expert-parallel rank holds the redundant experts beside its share: more expert weights per GPU",
+        _F + "exec_.py:914",
+    ),
+    "--moe-a2a-backend": not_modelled(
+        "an all-to-all backend (DeepEP, Mooncake, NIXL, MORI ...) allocates communication buffers on every GPU",
+        _F + "exec_.py:836",
+        detail=lambda text: None if text.strip() == "none" else f" (backend {text.strip()})",
+    ),
+    "--enable-deepep-moe": not_modelled(
+        "DeepEP all-to-all (the older spelling of --moe-a2a-backend deepep) allocates communication buffers on "
+        "every GPU",
+        "sgl-project/sglang@0154e6f82d171ac2081b6d5d11df28fb759747f9:docs/backend/server_arguments.md enable_deepep_moe",
+    ),
+    "--moe-dense-tp-size": not_modelled(
+        "the dense MLP layers of a MoE model shard over this TP size instead of --tp-size: more dense weights per GPU",
+        _F + "parallel.py:289",
+    ),
+    "--cpu-offload-gb": not_modelled(
+        "keeps this many GB of weights in CPU memory: fewer weights per GPU, a larger pool",
+        _F + "exec_.py:1068",
+    ),
+    "--ep-size": no_effect(
+        "each GPU holds experts / ep_size experts, each sharded over tp_size / ep_size: the expert bytes per GPU "
+        "of TP alone",
+        _F + "parallel.py:281-339 (moe_ep_size, moe_tp_size = tp_size // ep_size)",
+    ),
+}

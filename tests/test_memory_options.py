@@ -1,0 +1,241 @@
+"""Engine options that change memory: every option a reader writes onto the deployment is either applied by a
+named function that really reads it, or listed as not modelled / of no effect; a stated not-modelled option is
+a KV004 info at the option; --num-gpu-blocks-override sets vLLM's block count."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+
+import pytest
+from catalog_arch import arch_of
+from conftest import ROOT, lint, vllm_settings
+
+from kvlint.capacity.engines import vllm
+from kvlint.capacity.engines.vllm_settings import _EXTRA_KEYS
+from kvlint.catalog.gpus import lookup as lookup_gpu
+from kvlint.deployment import Deployment
+from kvlint.extract.engine_args import memory_options, sglang, tgi
+from kvlint.extract.engine_args import vllm as vllm_args
+from kvlint.extract.engine_args.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED
+from kvlint.extract.engine_args.memory_options import table
+from kvlint.extract.engine_args.options import load_table
+from kvlint.findings import Severity
+from kvlint.record import fields, replace
+
+READERS = {"vllm": vllm_args, "sglang": sglang, "tgi": tgi}
+FIELDS = set(fields(Deployment))
+
+
+def _function(dotted: str):
+    module, _, rest = dotted.rpartition(".")
+    try:
+        obj = importlib.import_module(module)
+        return obj if not rest else getattr(obj, rest)
+    except ImportError:  # a method: module.Class.method
+        module, _, cls = module.rpartition(".")
+        return getattr(getattr(importlib.import_module(module), cls), rest)
+
+
+def _written_extra_keys(engine: str) -> set[str]:
+    """The `d.extra` keys an engine's reader writes beside its MAPPING (read from its source)."""
+    text = (ROOT / "kvlint" / "extract" / "engine_args" / f"{engine}.py").read_text()
+    keys = set(re.findall(r'd\.extra\["(\w+)"\]', text))
+    if engine == "vllm":
+        keys |= set(vllm_args.ENV.values())  # written as d.extra[name]
+    if "override_model(" in text or "model_overrides" in text:
+        keys.add("model_overrides")
+    if "adapters.record(" in text:
+        keys.add("lora_adapters")
+    return keys
+
+
+@pytest.mark.parametrize("engine", sorted(READERS))
+def test_every_option_a_reader_writes_is_in_the_table(engine):
+    entries = table(engine)
+    targets = {e.target for e in entries.values()}
+    missing = [o for o in READERS[engine].MAPPING if o not in entries]
+    assert not missing, (
+        f"{engine}: options read onto the deployment but not in memory_options_{engine}.py: {missing}"
+    )
+    for option, (target, _) in READERS[engine].MAPPING.items():
+        assert entries[option].target == target, option
+    unlisted = _written_extra_keys(engine) - targets
+    assert not unlisted, f"{engine}: deployment keys written but in no table entry: {sorted(unlisted)}"
+
+
+@pytest.mark.parametrize("engine", sorted(READERS))
+def test_modelled_options_name_a_function_that_reads_them(engine):
+    for option, entry in table(engine).items():
+        assert entry.status in (MODELLED, NOT_MODELLED, NO_EFFECT), option
+        if entry.status != MODELLED:
+            assert entry.changes and entry.source, (
+                f"{option}: say what it changes and where the engine says so"
+            )
+            if entry.said_by:
+                assert entry.target in inspect.getsource(_function(entry.said_by)), option
+            continue
+        assert _reads(_function(entry.applied_by), entry.target), (
+            f"{option}: {entry.applied_by} does not read {entry.target}"
+        )
+
+
+def _reads(fn, target: str) -> bool:
+    """The function's source names the key, or a module constant that holds it (vllm_sampler.ENV)."""
+    source = inspect.getsource(fn)
+    module = inspect.getmodule(fn)
+    constants = [name for name, value in vars(module).items() if value == target and name.isupper()]
+    return target in source or any(re.search(rf"\b{name}\b", source) for name in constants)
+
+
+def test_vllm_plan_options_reach_the_plan():
+    """An option the vLLM plan reads from EngineSettings.extra must be passed there (the class of bug
+    --num-gpu-blocks-override had: read, then dropped by settings)."""
+    for option, entry in table("vllm").items():
+        if entry.status == MODELLED and entry.applied_by.startswith("kvlint.capacity.engines.vllm."):
+            if entry.target not in FIELDS:
+                assert entry.target in _EXTRA_KEYS, option
+
+
+@pytest.mark.parametrize("engine", sorted(READERS))
+def test_table_options_are_the_engines_own(engine):
+    known = load_table(engine)
+    for option in table(engine):
+        if option.startswith("--") and " " not in option:
+            assert known.lookup(option) == (option, False), f"{engine} has no option {option}"
+
+
+def _vllm(args: str, env: str = "", tag: str = "v0.10.1") -> str:
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: m}}
+spec:
+  template:
+    spec:
+      nodeSelector: {{nvidia.com/gpu.product: NVIDIA-L4}}
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:{tag}
+          args: [{args}]
+{env}          resources: {{limits: {{nvidia.com/gpu: "1"}}}}
+"""
+
+
+def test_a_stated_unmodelled_option_is_said_at_the_option():
+    text = _vllm(
+        '"--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192",\n'
+        '                 "--speculative-config", \'{"method": "ngram"}\''
+    )
+    result = lint(text)
+    kv004 = [f for f in result.findings if f.rule == "KV004"]
+    assert len(kv004) == 1, [f.message for f in result.findings]
+    assert kv004[0].where.line == 12 and "--speculative-config" in kv004[0].message
+    assert "gpu_model_runner.py" in kv004[0].message and kv004[0].severity == Severity.INFO
+
+
+def test_options_the_plan_names_or_models_are_not_repeated():
+    text = _vllm(
+        '"--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", "--enable-lora",'
+        ' "--enforce-eager", "--swap-space", "4"'
+    )
+    assert not [f for f in lint(text).findings if f.rule == "KV004"]
+
+
+def test_tgi_environment_form_is_said_too():
+    text = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: t}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+      containers:
+        - name: tgi
+          image: ghcr.io/huggingface/text-generation-inference:3.0.1
+          args: ["--model-id", "meta-llama/Llama-3.1-8B-Instruct", "--max-total-tokens", "4096"]
+          env:
+            - {name: SPECULATE, value: "2"}
+          resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+    kv004 = [f for f in lint(text).findings if f.rule == "KV004"]
+    assert [(f.where.line, "--speculate" in f.message) for f in kv004] == [(13, True)]
+
+
+def test_num_gpu_blocks_override_sets_the_block_count():
+    """vLLM replaces the block count the memory gives with the stated one (vllm==0.10.0:
+    vllm/v1/core/kv_cache_utils.py:774-780): the pool, tokens and concurrency follow it."""
+    arch, gpu = arch_of("meta-llama/Llama-3.1-8B-Instruct"), lookup_gpu("L4")
+    base = vllm_settings(max_model_len=8192, extra={})
+    free = vllm.plan(arch, gpu, base)
+    fixed = vllm.plan(arch, gpu, replace(base, extra={"num_gpu_blocks_override": 100}))
+    assert free.num_blocks > 1000
+    assert fixed.num_blocks == 100 and fixed.kv_tokens == 1600
+    assert fixed.kv_pool == 100 * fixed.page_bytes * fixed.layers_per_block
+    assert fixed.max_concurrency == pytest.approx(99 / 512)  # 8,192 tokens = 512 blocks; one null block
+    assert any(f"instead of the {free.num_blocks:,}" in n for n in fixed.notes)
+    more = vllm.plan(arch, gpu, replace(base, extra={"num_gpu_blocks_override": free.num_blocks + 1}))
+    assert any("CUDA out of memory" in n for n in more.notes)
+
+
+def test_num_gpu_blocks_override_from_the_command_line_reaches_the_finding():
+    text = _vllm(
+        '"--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192",'
+        ' "--num-gpu-blocks-override", "100"'
+    )
+    kv102 = [f for f in lint(text).findings if f.rule == "KV102"]
+    assert len(kv102) == 1 and "(1,600 tokens)" in kv102[0].message
+
+
+def test_report_is_a_noop_for_a_deployment_without_such_options():
+    from kvlint.extract.engine_args.options import Parsed
+    from kvlint.findings import Location
+
+    d = Deployment(file="x", where=Location("x", 1, 1), kind="Deployment")
+    memory_options.report(d, Parsed(), "vllm")
+    assert d.issues == []
+
+
+def _kv004(args: str) -> list[str]:
+    return [f.message for f in lint(_vllm(args)).findings if f.rule == "KV004"]
+
+
+BASE = '"--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", '
+
+
+def test_kv_connectors_that_register_the_pool_in_place_are_not_said():
+    """NixlConnector registers the KV-cache tensors themselves (vllm==0.33.0 nixl/base_worker.py:806-810);
+    a connector kvlint does not know to do so is said, named."""
+    assert (
+        _kv004(BASE + '"--kv-transfer-config", \'{"kv_connector":"NixlConnector","kv_role":"kv_both"}\'')
+        == []
+    )
+    said = _kv004(
+        BASE + '"--kv-transfer-config", \'{"kv_connector":"LMCacheConnectorV1","kv_role":"kv_both"}\''
+    )
+    assert len(said) == 1 and "kv_connector LMCacheConnectorV1" in said[0]
+
+
+def test_compilation_config_capture_sizes_reach_the_cuda_graph_estimate():
+    result = lint(
+        _vllm(BASE + '"--compilation-config", \'{"cudagraph_capture_sizes": [1, 2, 4, 8]}\'', tag="v0.22.0")
+    )
+    (plan,) = [r.plan for r in result.deployments]
+    graphs = next(t for t in plan.terms if t.label == "CUDA graphs")
+    assert "captures up to 8 sequences" in graphs.note
+    assert not [f for f in result.findings if f.rule == "KV004"]
+    eager = lint(_vllm(BASE + '"--compilation-config", \'{"cudagraph_mode": "NONE"}\'', tag="v0.22.0"))
+    assert not [t for t in eager.deployments[0].plan.terms if t.label == "CUDA graphs"]
+    assert _kv004(BASE + '"--compilation-config", "3"') == []  # a bare level: compiler passes only
+    said = _kv004(BASE + '"--compilation-config", \'{"cudagraph_mode": "PIECEWISE"}\'')
+    assert len(said) == 1 and "cudagraph_mode PIECEWISE" in said[0]
+
+
+def test_an_option_on_an_accelerator_kvlint_does_not_plan_is_not_said():
+    text = (
+        _vllm(BASE + '"--speculative-config", \'{"method": "ngram"}\'')
+        .replace("nvidia.com/gpu.product: NVIDIA-L4", "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice")
+        .replace('nvidia.com/gpu: "1"', 'google.com/tpu: "4"')
+    )
+    kv004 = [f.message for f in lint(text).findings if f.rule == "KV004"]
+    assert len(kv004) == 1 and "TPU" in kv004[0]
