@@ -351,28 +351,18 @@ TABLE: tuple[Change, ...] = (
         "(0.17.1..0.18.0)",
     ),
     # async scheduling (no effect on memory)
-    Change(
-        (0, 1), "async_scheduling", False, "vllm==0.13.0:vllm/config/scheduler.py async_scheduling = False"
-    ),
-    Change(
-        (0, 14, 0),
-        "async_scheduling",
-        True,
-        "vllm==0.14.0:vllm/config/vllm.py:588-628 on when unset and the configuration allows "
-        "(0.13.0..0.14.0); no effect on memory",
-    ),
+    Change((0, 1), "async_scheduling", False, "vllm==0.13.0:vllm/config/scheduler.py default False"),
+    Change((0, 14, 0), "async_scheduling", True, "vllm==0.14.0:vllm/config/vllm.py:588-628 on when unset"),
     # --kv-cache-memory-bytes: a fixed KV pool that skips the profile
     Change((0, 1), "kv_cache_memory_bytes", False, "vllm==0.10.1:vllm/engine/arg_utils.py: no such option"),
     Change(
         (0, 10, 2),
         "kv_cache_memory_bytes",
         True,
-        "vllm==0.10.2:vllm/engine/arg_utils.py:233 kv_cache_memory_bytes (0.10.1..0.10.2)",
+        "vllm==0.10.2:vllm/engine/arg_utils.py:233 (0.10.1..0.10.2)",
     ),
     # --max-model-len auto / -1: the largest context one request fits
-    Change(
-        (0, 1), "max_model_len_auto", False, "vllm==0.13.0:vllm/config/model.py:167 max_model_len Field(gt=0)"
-    ),
+    Change((0, 1), "max_model_len_auto", False, "vllm==0.13.0:vllm/config/model.py:167 Field(gt=0)"),
     Change(
         (0, 14, 0),
         "max_model_len_auto",
