@@ -146,6 +146,7 @@ VLLM: dict[str, MemoryOption] = {
         "default); NIXL, Mooncake and MoRIIO register the pool's own memory instead",
         "vllm==0.33.0:vllm/config/kv_transfer.py:67; in place: kv_connector/v1/nixl/base_worker.py:806-810, "
         "mooncake/mooncake_connector.py:2264, moriio/moriio_connector.py:2484",
+        target="kv_transfer_config",
         detail=_connector,
     ),
     "--all2all-backend": not_modelled(
