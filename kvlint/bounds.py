@@ -114,6 +114,7 @@ FIELDS: dict[str, Range] = {
     "max_batch_prefill_tokens": _tokens("prefill batch-token limit"),
     "max_batch_total_tokens": _tokens("total batch-token limit"),
     "max_batch_size": Range("TGI max_batch_size", 1, 1 << 32),
+    "speculate": Range("TGI speculative tokens", 0, 1 << 16),
     "cpu_offload_gb": Range("CPU offload (GiB)", 0, 1 << 30, integer=False),
     "num_gpu_blocks_override": Range("GPU block count override", 1, 1 << 40),
     # SGLang's reserved memory grows with it (capacity/engines/sglang_defaults.py): bounded like a count

@@ -133,3 +133,13 @@ def test_v2_1_to_v2_4_0_warm_up_blocks_are_not_added_back_when_every_request_sto
     # one request that goes on (a remainder prompt of 1 token, max_new_tokens 4,095): added back
     more = _resolved("2.1.0", args=(*args[:4], "--max-batch-prefill-tokens", "8191"), gpu="a100-80gb")
     assert not any("not added back" in line for line in more.plan.lines)
+
+
+def test_speculation_turns_prefill_chunking_off():
+    """models/model.py (v2.4-v3.3): `if speculate != 0 and support_chunking:` "Prefill chunking does not
+    support speculation yet", so max_total_tokens left unset becomes the warm-up prompt's tokens."""
+    r = _resolved("3.3.5", args=("--speculate", "2"))
+    assert r.plan.max_model_len == r.deployment.extra["max_batch_prefill_tokens"].value
+    assert "--speculate 2" in r.deployment.max_context.note
+    plain = _resolved("3.3.5")
+    assert plain.plan.max_model_len == 131072

@@ -16,7 +16,7 @@ v2.4.1 on (PR #2673 "Choosing input/total tokens automatically based on availabl
     `4096.min(max_position_embeddings)`; v3.0+ compute-optimal (tgi_launcher.launcher_defaults).
 Prefill chunking (models/model.py `support_chunking and PREFILL_CHUNKING`): PREFILL_CHUNKING defaults
     to "0" in v2.4.1 and "1" from v3.0.0 (models/globals.py); off for attention other than flashinfer /
-    flashdecoding (/ flashdecoding-ipex, v3.1+); off for VLMs up to v3.2 (vlm_causal_lm.py "FIXME: VLM
+    flashdecoding (/ flashdecoding-ipex, v3.1+); off with speculation (`speculate != 0`); off for VLMs up to v3.2 (vlm_causal_lm.py "FIXME: VLM
     do not work with context chunking yet"), from v3.3 only for Gemma 3, Mllama, Qwen2-VL and
     Qwen2.5-VL (models/__init__.py `support_chunking=False`).
 The tokenizer's model_max_length is not read by kvlint: where it is below the other terms TGI's
@@ -41,13 +41,15 @@ def auto_limits(version: tuple[int, ...] | None) -> bool:
 
 
 def prefill_chunking(
-    version: tuple[int, ...] | None, arch: ModelArch, attention: str, env: str | None
+    version: tuple[int, ...] | None, arch: ModelArch, attention: str, env: str | None, speculate: int = 0
 ) -> tuple[bool, str]:
     """(chunking on, why not when off) as models/model.py decides it for this release."""
     default_on = version is None or version >= (3, 0)
     on = env.strip().lower() in ("1", "true") if env is not None else default_on
     if not on:
         return False, "PREFILL_CHUNKING=" + (env if env is not None else "0 (the v2.4 default)")
+    if speculate:
+        return False, f"--speculate {speculate}: 'Prefill chunking does not support speculation yet'"
     if attention not in CHUNKING_ATTENTION:
         return False, f"ATTENTION={attention} does not chunk prefills"
     if arch.vision_params and (version is not None and version < (3, 3) or arch.family in NO_CHUNKING_VLMS):
@@ -93,7 +95,11 @@ def fill(d, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | Non
     if version is None or version >= (2, 4):
         # the v2.4+ router refuses max_input_tokens above the prefill budget when prefills are not chunked
         env = d.extra.get("prefill_chunking")
-        chunking, why = prefill_chunking(version, arch, attention, env.value if env is not None else None)
+        spec = d.extra.get("speculate")
+        speculate = spec.value if spec is not None and isinstance(spec.value, int) else 0
+        chunking, why = prefill_chunking(
+            version, arch, attention, env.value if env is not None else None, speculate
+        )
         d.extra["prefill_chunking_resolved"] = default(chunking, why)
     if not auto_limits(version):
         n = v2_positions(arch)

@@ -41,8 +41,10 @@ TGI: dict[str, MemoryOption] = {
     # --- known to the launcher, not read into the plan ---
     "--speculate": not_modelled(
         "each request's blocks hold `speculate` more tokens (block_tokens = prompt + max_new_tokens - 1 + "
-        "speculative_length), and Medusa heads add weights",
+        "speculative_length), and Medusa heads add weights (that it turns prefill chunking off is applied: "
+        "tgi_defaults.prefill_chunking, models/model.py)",
         _FCL + ":342-346",
+        target="speculate",
     ),
     "--lora-adapters": not_modelled(
         "the adapters' weights load on every shard beside the model (and prefix caching is turned off for them)",

@@ -22,6 +22,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--max-batch-total-tokens": ("max_batch_total_tokens", "int"),
     "--max-concurrent-requests": ("max_sequences", "int"),
     "--max-batch-size": ("max_batch_size", "int"),
+    "--speculate": ("speculate", "int"),
     "--quantize": ("quantization", "text"),
     "--dtype": ("dtype", "text"),
     "--kv-cache-dtype": ("kv_cache_dtype", "text"),
