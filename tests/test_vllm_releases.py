@@ -265,3 +265,8 @@ def test_a_kv_connector_turns_the_hybrid_manager_off_unless_it_supports_it(tag, 
     assert s.hybrid_kv_cache_manager is kept
     base, bp, _ = _pod("openai/gpt-oss-20b", tag, long)
     assert base.hybrid_kv_cache_manager and (p.request_bytes > bp.request_bytes) is not kept
+
+
+def test_v0_before_0_2_0_batched_a_fixed_2560_tokens():
+    assert vv.default_batching(lookup("A100-80GB"), (0, 1, 7), "V0", 4096)[:2] == (256, 2560)
+    assert vv.default_batching(lookup("A100-80GB"), (0, 2, 0), "V0", 4096)[:2] == (256, 4096)

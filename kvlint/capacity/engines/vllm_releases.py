@@ -1,12 +1,9 @@
-"""vLLM's defaults and accounting changes by release, read from the released wheels.
-
-One row per change: from release `since` on, `key` has `value`, until a later row for the same key. The
-source is `vllm==X:path:line` in the wheel PyPI serves for that release (`pip download vllm==X --no-deps`,
-python files read with `unzip -p`); "A..B" names the last release read without the change and the first
-with it, so each boundary is pinned between two adjacent releases. Releases read: 0.6.3, 0.6.4, 0.7.3,
-every X.Y.0 from 0.8.0 to 0.33.0 (the newest on PyPI on 2026-12-01), and the patch releases 0.6.3.post1,
-0.8.2-0.8.5.post1, 0.9.1, 0.9.2, 0.10.1, 0.10.2, 0.14.1, 0.17.1, 0.19.1, 0.20.1, 0.20.2, 0.25.1, 0.27.1.
-The functions that read the table are in vllm_versions.py.
+"""vLLM's defaults and accounting changes by release, read in the released wheels: one row per change, from
+release `since` on, until a later row for the key. Sources are `vllm==X:path:line` in the PyPI wheel of X (python
+files unzipped, vLLM not installed); "A..B" names the last release read without the change and the first with it.
+Read: 0.1.7, 0.2.0, 0.2.7, 0.3.3, 0.4.3, 0.5.0-0.5.3, 0.5.5, 0.6.0-0.6.6 (+0.6.3.post1, 0.6.4.post1), 0.7.0, 0.7.3,
+every X.Y.0 from 0.8.0 to 0.33.0 (the newest on PyPI, 2026-12-01), 0.8.2-0.8.5.post1, 0.9.1, 0.9.2, 0.10.1,
+0.10.2, 0.14.1, 0.17.1, 0.19.1, 0.20.1, 0.20.2, 0.25.1, 0.27.1. vllm_versions.py reads the table.
 """
 
 from __future__ import annotations
@@ -30,7 +27,7 @@ TABLE: tuple[Change, ...] = (
         (0, 1),
         "gpu_memory_utilization",
         0.9,
-        "vllm==0.8.0:vllm/engine/arg_utils.py:126 'gpu_memory_utilization: float = 0.90'; "
+        "vllm==0.1.7:vllm/engine/arg_utils.py:26, vllm==0.8.0:vllm/engine/arg_utils.py:126 0.90; "
         "vllm==0.19.1:vllm/config/cache.py:41 Field(default=0.9)",
     ),
     Change(
@@ -51,7 +48,13 @@ TABLE: tuple[Change, ...] = (
     ),
     # max_num_seqs / max_num_batched_tokens when unset (OpenAI server usage context)
     Change(
-        (0, 1), "batching", "v0", "V0 SchedulerConfig: 256 sequences, max(max_model_len, 2048) batched tokens"
+        (0, 1), "batching", "v0", "vllm==0.1.7:vllm/engine/arg_utils.py:27-28 2,560 tokens, 256 sequences"
+    ),
+    Change(
+        (0, 2, 0),
+        "batching",
+        "v0",
+        "vllm==0.2.0:vllm/config.py:279 max(max_model_len, 2048) tokens, arg_utils.py:29 256 sequences (0.1.7..0.2.0)",
     ),
     Change(
         (0, 8, 0),

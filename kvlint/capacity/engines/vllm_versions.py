@@ -85,6 +85,8 @@ def default_batching(
     server when both are unset (the table's batching rows). A GPU kvlint cannot size gets the small tier,
     as vLLM does when it cannot query the device."""
     if gen == "V0":
+        if version is not None and version < lookup("batching", (0, 2, 0)).since:
+            return 256, 2560, f"vLLM V0 defaults (256 sequences, 2,560 tokens; {cite('batching', version)})"
         return (
             256,
             max(max_model_len, 2048),

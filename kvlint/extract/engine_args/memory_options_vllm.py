@@ -143,7 +143,8 @@ VLLM: dict[str, MemoryOption] = {
     ),
     "--kv-transfer-config": not_modelled(
         "a KV connector that may hold buffers of its own beside the KV-cache pool (kv_buffer_device, cuda by "
-        "default); NIXL, Mooncake and MoRIIO register the pool's own memory instead",
+        "default); NIXL, Mooncake and MoRIIO register the pool's own memory instead (its effect on the hybrid "
+        "KV cache manager is modelled: vllm_settings._hybrid_default)",
         "vllm==0.33.0:vllm/config/kv_transfer.py:67; in place: kv_connector/v1/nixl/base_worker.py:806-810, "
         "mooncake/mooncake_connector.py:2264, moriio/moriio_connector.py:2484",
         target="kv_transfer_config",
