@@ -13,7 +13,9 @@ class NotCheckable(IssueRule):
     MIG partitions, or the ConfigMap neither in the file nor beside it; otherwise the operator's node
     estimate and parallelism are computed as KAITO computes them and the Workspace is checked as the vLLM
     it runs), TensorRT-LLM, llama.cpp GGUF files, Ollama, TPU and AWS Neuron accelerators,
-    engines other than vLLM, SGLang and TGI, and unrendered Helm templates (`{{ .Values… }}`): a
+    engines other than vLLM, SGLang and TGI, TGI's backends other than its CUDA and ROCm servers as its
+    image tag names them (Intel CPU/XPU, Neuron, Gaudi, TensorRT-LLM, llama.cpp; for llama.cpp the KV
+    cache's size on the GPU is stated when the options fix it), and unrendered Helm templates (`{{ .Values… }}`): a
     file in a chart's `templates/` directory, one that does not parse as YAML, or one where an action
     is YAML structure (`name: {{ .Release.Name }}`) is skipped whole; template text inside the
     strings of a file that parses (an annotation, an alert's summary) is read as written, the rest
