@@ -75,7 +75,10 @@ def test_modelled_options_name_a_function_that_reads_them(engine):
             )
             if entry.said_by:
                 assert entry.target in inspect.getsource(_function(entry.said_by)), option
-            continue
+            if (
+                not entry.applied_by
+            ):  # else a part of it is applied (--kv-transfer-config: the hybrid manager)
+                continue
         assert _reads(_function(entry.applied_by), entry.target), (
             f"{option}: {entry.applied_by} does not read {entry.target}"
         )

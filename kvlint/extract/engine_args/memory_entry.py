@@ -13,7 +13,9 @@ MODELLED, NOT_MODELLED, NO_EFFECT = "modelled", "not modelled", "no effect"
 class MemoryOption:
     status: str  # MODELLED | NOT_MODELLED | NO_EFFECT
     target: str = ""  # the Deployment field or extra key the reader writes ("" when it is not read)
-    applied_by: str = ""  # modelled: dotted name of the function that applies it
+    applied_by: str = (
+        ""  # modelled: the function that applies it (not modelled: the part of it that is applied)
+    )
     changes: str = ""  # what it changes in GPU memory (not modelled: what the plan leaves out)
     source: str = ""  # the engine line / PR that says so
     said_by: str = ""  # not modelled, but a plan note already names it: no KV004 of its own

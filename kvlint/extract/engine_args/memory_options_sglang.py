@@ -100,6 +100,21 @@ SGLANG: dict[str, MemoryOption] = {
         "keeps this many GB of weights in CPU memory: fewer weights per GPU, a larger pool",
         _F + "exec_.py:1068",
     ),
+    "--cuda-graph-bs": not_modelled(
+        "the batch sizes captured; SGLang sets cuda_graph_max_bs = max(cuda_graph_bs), which the default "
+        "mem_fraction_static's reserve counts (reserved_mem += cuda_graph_max_bs x 2 MB); kvlint takes "
+        "cuda_graph_max_bs from --cuda-graph-max-bs or the GPU's default",
+        "sglang==0.5.5:sglang/srt/server_args.py:774-778, 794",
+    ),
+    "--cuda-graph-bs-decode": not_modelled(
+        "the decode batch sizes captured (v0.5.14 on); kvlint takes the largest from --cuda-graph-max-bs(-decode) "
+        "or the GPU's default",
+        _F + "exec_.py:640; sglang/srt/arg_groups/cuda_graph_hook.py:78-79",
+    ),
+    "--enable-eplb": no_effect(
+        "rebalances experts between ranks; without --ep-num-redundant-experts (default 0) each rank holds as many",
+        "sglang==0.5.5:sglang/srt/server_args.py:399-402",
+    ),
     "--ep-size": no_effect(
         "each GPU holds experts / ep_size experts, each sharded over tp_size / ep_size: the expert bytes per GPU "
         "of TP alone",

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import json
 
-from kvlint.extract.engine_args.memory_entry import MemoryOption, modelled, no_effect, not_modelled
+from kvlint.extract.engine_args.memory_entry import (
+    NOT_MODELLED,
+    MemoryOption,
+    modelled,
+    no_effect,
+    not_modelled,
+)
 
 _S = "kvlint.capacity.engines.vllm_settings."
 _P = "kvlint.capacity.engines.vllm."
@@ -131,6 +137,11 @@ VLLM: dict[str, MemoryOption] = {
         "attention layers take KV-cache blocks, so the pool is smaller and each token costs more KV",
         "vllm==0.33.0:vllm/v1/worker/gpu_model_runner.py:5012 `self.drafter.load_model(self.model)`",
     ),
+    "--speculative-model": not_modelled(
+        "the draft model of older releases (before --speculative-config): its weights load beside the target's, "
+        "its KV cache takes GPU blocks, and each sequence holds --num-speculative-tokens lookahead slots",
+        "vllm==0.8.0:vllm/engine/arg_utils.py:181-184, 781-799",
+    ),
     "--limit-mm-per-prompt": not_modelled(
         "sets how many images/videos/audios per prompt the profile run's dummy multimodal input holds "
         "(the vision encoder's activation peak and encoder cache); kvlint's vLLM plan prices the text forward pass",
@@ -141,13 +152,15 @@ VLLM: dict[str, MemoryOption] = {
         "but the pod's host memory must hold it",
         "vllm==0.33.0:vllm/config/cache.py:383; vllm/config/vllm.py:1157-1172",
     ),
-    "--kv-transfer-config": not_modelled(
-        "a KV connector that may hold buffers of its own beside the KV-cache pool (kv_buffer_device, cuda by "
-        "default); NIXL, Mooncake and MoRIIO register the pool's own memory instead (its effect on the hybrid "
-        "KV cache manager is modelled: vllm_settings._hybrid_default)",
-        "vllm==0.33.0:vllm/config/kv_transfer.py:67; in place: kv_connector/v1/nixl/base_worker.py:806-810, "
+    "--kv-transfer-config": MemoryOption(
+        NOT_MODELLED,
+        "kv_transfer_config",
+        _S + "_hybrid_default",  # applied: whether the connector keeps the hybrid KV cache manager
+        changes="a KV connector that may hold buffers of its own beside the KV-cache pool (kv_buffer_device, "
+        "cuda by default); NIXL, Mooncake and MoRIIO register the pool's own memory instead (its effect on the "
+        "hybrid KV cache manager is modelled: vllm_settings._hybrid_default)",
+        source="vllm==0.33.0:vllm/config/kv_transfer.py:67; in place: kv_connector/v1/nixl/base_worker.py:806-810, "
         "mooncake/mooncake_connector.py:2264, moriio/moriio_connector.py:2484",
-        target="kv_transfer_config",
         detail=_connector,
     ),
     "--all2all-backend": not_modelled(
