@@ -31,7 +31,7 @@ from conftest import lint, shared  # noqa: E402
     [
         ("0.10.1", None, FUSED),  # FlashInfer when installed, and the image installs it
         ("0.10.1", "0", SORT),
-        ("0.11.0", "false", FUSED),  # unreadable as an int: vLLM's int() would fail; kvlint keeps the default
+        ("0.11.0", "false", FUSED),  # int() refuses it: extract reports a KV005 and drops it (test below)
         ("0.11.1", None, SORT),  # opt-in from v0.11.1 (vllm PR #26859)
         ("0.16.0", None, SORT),
         ("0.13.0", "1", FUSED),
@@ -137,3 +137,14 @@ def test_the_flag_is_read_from_the_manifest():
         peaks[flag] = r.plan.term("activation peak")
     gap = 1024 * 201_088 * (38 - vllm.SAMPLER_BYTES_PER_LOGIT)
     assert peaks["0"] - peaks["1"] == pytest.approx(gap, rel=0.01)
+
+
+@pytest.mark.parametrize("value", ["true", "1.0", "yes", ""])
+def test_a_flag_vllm_cannot_read_is_kv005_at_the_env_value(value):
+    """vllm/envs.py reads VLLM_USE_FLASHINFER_SAMPLER with bool(int(...)): 'true' raises ValueError when
+    the sampler starts. A located KV005, not a plan on the unset default's sampler path."""
+    result = lint(MANIFEST % value)
+    kv005 = [f for f in result.findings if f.rule == "KV005"]
+    assert len(kv005) == 1 and "int()" in kv005[0].message and kv005[0].where.line == 14  # the env entry
+    assert "VLLM_USE_FLASHINFER_SAMPLER" not in result.deployments[0].deployment.extra
+    assert not [f for f in lint(MANIFEST % " 1").findings if f.rule == "KV005"]  # int(" 1") == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.extract import adapters
@@ -121,8 +122,34 @@ def read(
     )  # options whose memory the plan leaves out: said, at the option
     for name in ENV:
         tok = env_value(env, name)
-        if tok is not None:
-            d.extra[name] = stated(tok.text, tok.where)
+        if tok is None:
+            continue
+        if name in INT_ENV and not _int_text(tok.text):
+            d.issues.append(
+                Issue(
+                    UNPARSED_SETTING,
+                    f"vLLM: {name}={show(tok.text, 40)!r}: vLLM reads it with int() when the sampler starts"
+                    " (vllm/envs.py `bool(int(os.environ[...]))`), which raises ValueError on it; the engine stops",
+                    tok.where or d.where,
+                    fix=f"write {name}=0 or {name}=1",
+                )
+            )
+            continue
+        d.extra[name] = stated(tok.text, tok.where)
+
+
+# read with `bool(int(os.environ[...]))` in every release kvlint knows (vllm/envs.py, 0.6.3 .. 0.33.0) when the
+# CUDA sampler starts (v1/sample/ops/topk_topp_sampler.py), so a value int() refuses stops the engine
+INT_ENV = frozenset({"VLLM_USE_FLASHINFER_SAMPLER"})
+
+
+def _int_text(text: str) -> bool:
+    """Whether Python's int() takes `text` as os.environ holds it."""
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _compilation(d: Deployment, parsed) -> None:
