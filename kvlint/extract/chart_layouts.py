@@ -157,12 +157,13 @@ def engine_args_tokens(root: Mapping, path: str, key: str = "vllm_engine_args") 
     if args is None:
         return tokens
     for key, node in args.items():
+        if not isinstance(node, Scalar):
+            continue  # a list or map: Helm refuses it (helm_values.engine_args_problems), nothing reaches the engine
         flag = key if key.startswith("--") else f"--{key}"
-        value = node.value if isinstance(node, Scalar) else None
         where = args.keys[key].where(path) if key in args.keys else node.where(path)
         tokens.append(Token(flag, where))
-        if value is not None:
-            tokens.append(Token(str(value), scalar_where(node, path)))  # type: ignore[arg-type]
+        if node.value is not None:
+            tokens.append(Token(str(node.value), scalar_where(node, path)))
     return tokens
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvlint.codes import UNKNOWN_MODEL
+from kvlint.bounds import show
+from kvlint.codes import UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import chart_layouts, nim_chart
 from kvlint.extract import container as ct
@@ -21,7 +22,7 @@ from kvlint.extract.argv import option_tokens
 from kvlint.extract.kubeai import kubeai_spec
 from kvlint.extract.production_stack import PS_CONFIG, production_stack_entry
 from kvlint.extract.production_stack_keys import serving_engine_issues
-from kvlint.findings import Issue
+from kvlint.findings import Issue, Location
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
     if layout is not None and launch.engine == "vllm":
         chart_layouts.apply(d, layout, root, path)
     d.issues.extend(chart_layouts.unread_keys(root, path))
-    if d.model is None:
+    if d.model is None and "model" not in root:
         d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
     return d
 
@@ -219,19 +220,30 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     model = root.scalar("model")
     gpus = root.scalar("gpus")
     tokens = chart_layouts.engine_args_tokens(root, path, key)
+    schema = src.replace("values.yaml", "values.schema.json")
+    refused = engine_args_problems(root, path, key, schema)
+    for message, where in refused:
+        d.issues.append(Issue(UNPARSED_SETTING, message, where))
     if model is not None and model.value:
         text = str(model.value)
         if text.startswith("s3://"):  # the chart copies it from bucket storage to /workload/<path>
             text = "/workload/" + text.removeprefix("s3://").rstrip("/")
         tokens += [Token(model_flag, model.where(path)), Token(text, model.where(path))]
-    count = gpus.value if gpus is not None and isinstance(gpus.value, int) else None
+    count = (
+        gpus.value
+        if gpus is not None and isinstance(gpus.value, int) and not isinstance(gpus.value, bool)
+        else None
+    )
+    if count is not None and count < 1 or "gpus" in root and count is None:
+        count = None  # refused above: no GPU count, and not the chart's default either
+        d.unreadable.append("tensor_parallel")
     if gpus is not None and count is not None:
         tokens += [Token(shard_flag, gpus.where(path)), Token(str(count), gpus.where(path))]
     reader = vllm if engine == "vllm" else tgi
     reader.read(d, tokens, read_env(Mapping((root.line, root.col, root.end_line, root.end_col)), path))
     if count is not None and gpus is not None:
         d.gpus_per_pod = stated(count, gpus.where(path), "amd.com/gpu")
-    elif gpus is None:
+    elif "gpus" not in root:
         n = chart_layouts.SILOGEN_GPUS
         d.gpus_per_pod = default(n, "amd.com/gpu")  # the chart's default `gpus`, named on the TP below
         d.tensor_parallel = default(n, f"{shard_flag} = the chart's default `gpus` ({src})")
@@ -242,7 +254,7 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     replicas = root.scalar("replicas")
     if replicas is not None and isinstance(replicas.value, int):
         d.extra["replicas"] = stated(replicas.value, replicas.where(path), "replicas")
-    if d.model is None:
+    if d.model is None and "model" not in root:
         d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
     return d
 
@@ -276,3 +288,47 @@ def subchart(ctx: ct.ObjectContext, name: str, section: Mapping, layout: Layout,
     if replicas is not None and isinstance(replicas.value, int):
         d.extra["replicas"] = stated(replicas.value, replicas.where(path), "replicaCount")
     return d
+
+
+def engine_args_problems(root: Mapping, path: str, key: str, src: str) -> list[tuple[str, Location]]:
+    """Values of a silogen-style chart that its values.schema.json refuses, so `helm install` stops:
+    `gpus` not an integer of at least 1, an engine argument that is a list or a map (each takes a string
+    or null), `model` not a string."""
+    found: list[tuple[str, Location]] = []
+    gpus = root.get("gpus")
+    if gpus is not None:
+        value = gpus.value if isinstance(gpus, Scalar) else None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            shown = _shown(value) if isinstance(gpus, Scalar) else f"({_kind(gpus)})"
+            found.append(
+                (
+                    f"`gpus` {shown}: the chart takes an integer of at least 1 ({src}), so"
+                    " Helm refuses these values; the GPU count is unknown",
+                    gpus.where(path),
+                )
+            )
+    model = root.get("model")
+    if model is not None and not isinstance(model, Scalar):
+        found.append((f"`model` is {_kind(model)}: the chart takes a string ({src})", model.where(path)))
+    args = root.map(key)
+    for name, node in args.items() if args is not None else ():
+        if not isinstance(node, Scalar):
+            found.append(
+                (
+                    f"`{key}.{name}` is {_kind(node)}: the chart takes a string (or null) for"
+                    f" each engine argument ({src}), so Helm refuses these values",
+                    node.where(path),
+                )
+            )
+    return found
+
+
+def _kind(node: Node) -> str:
+    return "a list" if isinstance(node, Sequence) else "a map"
+
+
+def _shown(value: object) -> str:
+    """A scalar as YAML wrote it: null, true, "2" (a string), 2.5."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return f"{show(value, 40)!r} (a string)" if isinstance(value, str) else show(value, 40)
