@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from kvlint.bounds import show
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment
 from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.apply import apply, override_model, report_unknown
 from kvlint.extract.engine_args.options import load_table
+from kvlint.findings import Issue
 
 MAPPING: dict[str, tuple[str, str]] = {
     "--model-path": ("model", "text"),
@@ -74,9 +77,37 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
     )
     override_model(d, parsed, "SGLang", ("--json-model-override-args",), {})
     memory_options.report(d, parsed, "sglang")
+    _graph_backends(d)
     report_unknown(
         d,
         parsed,
         "SGLang has no option {name} (as of the versions kvlint knows)",
         fix="check the spelling against `python -m sglang.launch_server --help`",
     )
+
+
+# --cuda-graph-backend-{prefill,decode} (v0.5.14 on): argparse `choices=Backend.ALL`, compared as written
+# (sglang 0.5.14 server_args.py:1929-1936, model_executor/cuda_graph_config.py Backend.ALL; 0.5.22 drops
+# tc_piecewise, parse_cuda_graph_backend_arg: "tc_piecewise was removed")
+GRAPH_BACKENDS = ("full", "breakable", "tc_piecewise", "disabled")
+
+
+def _graph_backends(d: Deployment) -> None:
+    """A backend SGLang's argparse refuses stops the server: a KV005 at the value, which then counts for nothing
+    (it was read as an explicit backend, keeping the prefill graph and its reserve)."""
+    for option, key in (
+        ("--cuda-graph-backend-prefill", "cuda_graph_backend_prefill"),
+        ("--cuda-graph-backend-decode", "cuda_graph_backend_decode"),
+    ):
+        v = d.extra.get(key)
+        if v is None or str(v.value) in GRAPH_BACKENDS:
+            continue
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"SGLang: {option} {show(str(v.value), 40)!r} is not one of {', '.join(GRAPH_BACKENDS)}"
+                " (tc_piecewise up to v0.5.21); argparse refuses it and the server does not start",
+                v.where or d.where,
+            )
+        )
+        del d.extra[key]
