@@ -131,6 +131,11 @@ FIELDS: dict[str, Range] = {
     # vLLM CompilationConfig.max_cudagraph_capture_size: the largest batch captured as a CUDA graph
     "max_cudagraph_capture_size": Range("vLLM max_cudagraph_capture_size", 1, 1 << 20),
     "max_loras_per_batch": Range("SGLang max_loras_per_batch", 1, 1 << 20),
+    # TGI's llama.cpp router (backends/llamacpp/src/main.rs: usize options)
+    "llamacpp_n_gpu_layers": Range("TGI llama.cpp --n-gpu-layers", 0, 1 << 32),
+    "llamacpp_n_ctx": _tokens("TGI llama.cpp --max-batch-total-tokens"),
+    "llamacpp_n_threads": Range("TGI llama.cpp --n-threads", 1, 1 << 20),
+    "llamacpp_n_threads_batch": Range("TGI llama.cpp --n-threads-batch", 1, 1 << 20),
 }
 
 # Model architecture facts: the spec's `architecture:` keys and config.json's keys.

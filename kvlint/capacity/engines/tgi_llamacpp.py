@@ -31,7 +31,8 @@ def kv_on_gpu(
 ) -> tuple[int, str] | None:
     """(bytes, how) of the KV cache the offloaded layers keep on the GPU(s); None when the model's cache
     is not one K and one V per KV head per layer (MLA, recurrent or hybrid layers) or a type is unknown."""
-    sk, sv = GGML_BYTES.get(type_k.lower()), GGML_BYTES.get(type_v.lower())
+    # clap's ValueEnum takes the variant names kebab-cased (Q8_0 -> q8-0); the ggml spelling is read too
+    sk, sv = (GGML_BYTES.get(t.lower().replace("-", "_")) for t in (type_k, type_v))
     if sk is None or sv is None or arch.mla or arch.attention_layers != arch.layers:
         return None
     layers = min(gpu_layers, arch.layers)

@@ -13,6 +13,7 @@ it to Q4_0 (quantize::model(…, QuantizeType::MostlyQ4_0, …)).
 from __future__ import annotations
 
 from kvlint.deployment import Deployment, default, stated
+from kvlint.extract import bounded
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
 from kvlint.extract.engine_args.options import load_table
@@ -46,7 +47,14 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
         if entry is not None:
             d.extra["llamacpp_offload_kqv"] = stated(False, entry[0].where, option)
     apply(d, parsed, MAPPING, "TGI llama.cpp backend", {"--model-id"})
+    for option, (target, _) in MAPPING.items():  # stated but unreadable (a KV005 said so): not its default
+        if parsed.get(option) is not None and target not in d.extra and getattr(d, target, None) is None:
+            d.unreadable.append(target)
+    bounded.check(d)  # before describe() reads them: -1 layers is refused (usize), not taken for 0
     report_unknown(d, parsed, "TGI's llama.cpp backend has no option {name}")
+
+
+OPTION_OF = {target: option for option, (target, _) in MAPPING.items()}
 
 
 def _int(d: Deployment, key: str) -> int | None:
@@ -59,6 +67,14 @@ def context_cells(d: Deployment) -> tuple[int | None, str]:
     n_ctx = _int(d, "llamacpp_n_ctx")
     if n_ctx is not None:
         return n_ctx, "--max-batch-total-tokens"
+    # main.rs: max_batch_total_tokens, else max_batch_size (else n_threads_batch, else n_threads) x max_total_tokens
+    used = ["llamacpp_n_ctx", "max_context", "max_sequences"]
+    if d.max_sequences is None:
+        said = "llamacpp_n_threads_batch" in d.extra or "llamacpp_n_threads_batch" in d.unreadable
+        used.append("llamacpp_n_threads_batch" if said else "llamacpp_n_threads")
+    unread = next((key for key in used if key in d.unreadable), None)
+    if unread is not None:
+        return None, f"unknown: {OPTION_OF[unread]} is unreadable"
     total = int(d.max_context.value) if d.max_context is not None else MAX_TOTAL_DEFAULT
     total_how = f"max_total_tokens {total:,}" + ("" if d.max_context is not None else " (default)")
     batch = d.max_sequences.value if d.max_sequences is not None else None
@@ -91,13 +107,21 @@ def kv_settings(d: Deployment) -> tuple[int, int, str, str]:
 def describe(d: Deployment) -> str:
     """What TGI's llama.cpp backend puts where, as far as the options say, and what is not checked."""
     layers = _int(d, "llamacpp_n_gpu_layers")
-    if "llamacpp_n_gpu_layers" not in d.extra:
-        d.extra["llamacpp_n_gpu_layers"] = default(0, "TGI llama.cpp backend default --n-gpu-layers 0")
     n_ctx, how = context_cells(d)
     cells = f"n_ctx = {n_ctx:,} cells ({how})" if n_ctx is not None else f"n_ctx = {how}"
+    if "llamacpp_n_gpu_layers" in d.unreadable:
+        return (
+            f"TGI's llama.cpp backend ({SOURCE}) with an unreadable --n-gpu-layers: whether the GGUF weights and"
+            f" the KV cache ({cells}) sit on the GPU or in host memory is not known"
+        )
+    said = "its default"
+    if "llamacpp_n_gpu_layers" not in d.extra:
+        d.extra["llamacpp_n_gpu_layers"] = default(0, "TGI llama.cpp backend default --n-gpu-layers 0")
+    elif d.extra["llamacpp_n_gpu_layers"].origin != "default":
+        said = "as stated"
     if not layers:
         return (
-            f"TGI's llama.cpp backend ({SOURCE}) with --n-gpu-layers 0 (its default) keeps the GGUF weights and the"
+            f"TGI's llama.cpp backend ({SOURCE}) with --n-gpu-layers 0 ({said}) keeps the GGUF weights and the"
             f" KV cache ({cells}) in host memory; kvlint models GPU memory"
         )
     gguf = (
