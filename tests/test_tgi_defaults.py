@@ -143,3 +143,26 @@ def test_speculation_turns_prefill_chunking_off():
     assert "--speculate 2" in r.deployment.max_context.note
     plain = _resolved("3.3.5")
     assert plain.plan.max_model_len == 131072
+
+
+def test_a_stated_cuda_visible_devices_sets_the_shard_count():
+    """launcher/src/main.rs find_num_shards -> num_cuda_devices (v1.0-v3.3.7): with --num-shard unset, the
+    entries of CUDA_VISIBLE_DEVICES (read before NVIDIA_VISIBLE_DEVICES) are the shards; --sharded false
+    keeps one."""
+    text = """apiVersion: v1
+kind: Pod
+metadata: {name: tgi}
+spec:
+  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+  containers:
+  - name: tgi
+    image: ghcr.io/huggingface/text-generation-inference:3.3.5
+    args: ['--model-id', 'meta-llama/Llama-3.1-8B-Instruct'ARGS]
+    env: [{name: CUDA_VISIBLE_DEVICES, value: '0,1'}]
+    resources:
+      limits: {nvidia.com/gpu: 4}
+"""
+    (r,) = lint(text.replace("ARGS", "")).deployments
+    assert r.deployment.tensor_parallel.value == 2 and r.deployment.tensor_parallel.where.line == 10
+    (one,) = lint(text.replace("ARGS", ", '--sharded', 'false'")).deployments
+    assert one.deployment.tensor_parallel.value == 1

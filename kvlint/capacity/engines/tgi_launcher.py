@@ -124,7 +124,19 @@ def default_shards(d):
 
     sharded = d.extra.get("sharded")
     gpus = d.gpus_per_pod or d.gpus
-    if sharded is not None and sharded.value is False or gpus is None or int(gpus.value) <= 1:
+    if sharded is not None and sharded.value is False:
+        return default(1, "TGI default --num-shard 1 (one GPU)")
+    visible = d.extra.get("cuda_visible_devices")
+    if visible is not None:
+        # `devices.split(',').count()` of CUDA_VISIBLE_DEVICES, read before NVIDIA_VISIBLE_DEVICES
+        n = len(str(visible.value).split(","))
+        return default(
+            n,
+            f"TGI default: --num-shard unset shards over the {n} entries of the stated CUDA_VISIBLE_DEVICES"
+            " (launcher num_cuda_devices)",
+            visible.where,
+        )
+    if gpus is None or int(gpus.value) <= 1:
         return default(1, "TGI default --num-shard 1 (one GPU)")
     return default(
         int(gpus.value),

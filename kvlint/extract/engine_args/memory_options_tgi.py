@@ -38,6 +38,11 @@ TGI: dict[str, MemoryOption] = {
     "PREFIX_CACHING": modelled("prefix_caching", _D + "_prefix_caching"),
     "PREFILL_CHUNKING": modelled("prefill_chunking", _D + "fill"),
     "ATTENTION": modelled("attention", _D + "fill"),
+    "CUDA_VISIBLE_DEVICES": modelled(
+        "cuda_visible_devices",
+        "kvlint.capacity.engines.tgi_launcher.default_shards",
+        "launcher/src/main.rs num_cuda_devices",
+    ),
     # --- known to the launcher, not read into the plan ---
     "--speculate": not_modelled(
         "each request's blocks hold `speculate` more tokens (block_tokens = prompt + max_new_tokens - 1 + "

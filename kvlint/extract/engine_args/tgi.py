@@ -72,6 +72,11 @@ def _attention(d: Deployment, env: dict[str, EnvVar]) -> None:
         if caching is not None:
             d.extra["prefix_caching"] = stated(caching.text.strip(), caching.where, f"env {name}")
             break
+    devices = env_value(env, "CUDA_VISIBLE_DEVICES")  # launcher num_cuda_devices reads it first
+    if devices is not None and devices.text.strip():
+        d.extra["cuda_visible_devices"] = stated(
+            devices.text.strip(), devices.where, "env CUDA_VISIBLE_DEVICES"
+        )
     chunking = env_value(env, "PREFILL_CHUNKING")  # models/globals.py: "1"/"true" turn it on
     if chunking is not None:
         d.extra["prefill_chunking"] = stated(chunking.text.strip(), chunking.where, "env PREFILL_CHUNKING")
