@@ -242,3 +242,27 @@ def test_an_option_on_an_accelerator_kvlint_does_not_plan_is_not_said():
     )
     kv004 = [f.message for f in lint(text).findings if f.rule == "KV004"]
     assert len(kv004) == 1 and "TPU" in kv004[0]
+
+
+def _sglang(extra_args: str) -> str:
+    return (
+        _vllm("", tag="")
+        .replace("vllm/vllm-openai:", "lmsysorg/sglang:v0.5.5")
+        .replace(
+            "args: []",
+            'command: ["python3", "-m", "sglang.launch_server", "--model-path", "meta-llama/Llama-3.1-8B-Instruct",'
+            f' "--context-length", "8192"{extra_args}]',
+        )
+    )
+
+
+def test_sglang_cpu_offload_takes_weights_off_the_gpu():
+    """SGLang offloads up to cpu_offload_gb x 1024**3 bytes of weights to the CPU
+    (sglang==0.5.23:sglang/srt/utils/offloader.py:69-71), so the memory left after loading is larger."""
+    (base,) = [r.plan for r in lint(_sglang("")).deployments]
+    (off,) = [r.plan for r in lint(_sglang(', "--cpu-offload-gb", "4"')).deployments]
+    assert base.weights_per_gpu - off.weights_per_gpu == 4 << 30
+    assert "offloaded to CPU (--cpu-offload-gb)" in off.weights_source
+    assert off.kv_tokens - base.kv_tokens == pytest.approx(
+        (4 << 30) / base.kv_per_token, abs=base.block_size + 1
+    )

@@ -1,17 +1,16 @@
 """SGLang's memory accounting, from its source (model_runner / model_runner_kv_cache_mixin.py).
 
     pre_model_load_memory = free GPU memory after the distributed init (min over ranks), GiB; load the weights
-    rest = free after loading - pre_model_load_memory x (1 - mem_fraction_static)
-         = pre_model_load_memory x mem_fraction_static - weights (- 100 MB for a multimodal model, v0.5.18 on)
+    rest = free after loading - pre_model_load_memory x (1 - mem_fraction_static) = pre_model_load_memory x
+           mem_fraction_static - weights (less --cpu-offload-gb; - 100 MB for a multimodal model, v0.5.18 on)
     max_total_num_tokens = rest // cell            (profile_max_num_token)
         cell = kv_heads per attention-TP rank x (head_dim + v_head_dim) x layers x bytes
                (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x bytes, one latent, not split by TP;
                 DSA models add the indexer's fp8 keys + fp32 scales: (128 + 4) x layers x 1 B)
     then min(.., --max-total-tokens), rounded down to --page-size, min over pipeline ranks;
     "Not enough memory. Please try to increase --mem-fraction-static" when it is <= 0.
-Hybrid sliding-window models split the same memory into a full pool and a SWA pool of
-swa_full_tokens_ratio (0.8) times as many tokens (set_num_tokens_hybrid_swa); the full pool is
-what SGLang reports. The defaults by release are in sglang_defaults.py / sglang_releases.py.
+Hybrid sliding-window models split it into a full pool and a SWA pool of swa_full_tokens_ratio (0.8) times as
+many tokens (set_num_tokens_hybrid_swa; SGLang reports the full one). Defaults by release: sglang_defaults.py.
 """
 
 from __future__ import annotations
@@ -297,7 +296,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     budget = int(free_before * s.utilization)
     layers = max(pp_partitions(arch.attention_layers, s.pp))
     cell, full_layers, swa_layers = _cell(arch, s, kv_bytes, layers)
-    stage_weights = w.per_gpu_max
+    offload = int(float(s.extra.get("cpu_offload_gb") or 0) * GIB)  # sglang==0.5.23 utils/offloader.py:69-71
+    stage_weights = max(0, w.per_gpu_max - offload)
+    wsrc = w.source + (f"; minus {gib(offload)} offloaded to CPU (--cpu-offload-gb)" if offload else "")
     state_bytes, slots, cap = 0, 0, 0
     if has_state(arch):  # handle_max_mamba_cache: the state pool comes out of the rest memory first
         rest = int(free_before * s.utilization) - stage_weights
@@ -341,7 +342,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         gpu_total=total,
         utilization=s.utilization,
         budget=budget,
-        terms=[Term("weights", stage_weights, w.source)] + _state_terms(state_bytes, slots, cap),
+        terms=[Term("weights", stage_weights, wsrc)] + _state_terms(state_bytes, slots, cap),
         kv_pool=pool,
         kv_per_token=full_cell,
         page_bytes=cell * page,
@@ -359,7 +360,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         request_units=need,
         weights_per_gpu=stage_weights,
         weights_total=w.total,
-        weights_source=w.source,
+        weights_source=wsrc,
     )
     if swa_note:
         p.notes.append(swa_note)
@@ -380,7 +381,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         + (f" - {gib(dist)} ({dist_note})" if dist else "")
         + f" = {gib(free_before)}",
         f"x mem_fraction_static {s.utilization:g} = {gib(budget)} for weights + KV pool",
-        f"  - weights: {gib(stage_weights)}  ({w.source})",
+        f"  - weights: {gib(stage_weights)}  ({wsrc})",
         *(
             [f"  - multimodal embedding cache: {gib(mm_reserve)} (SGLANG_VLM_CACHE_SIZE_MB, v0.5.18 on)"]
             if mm_reserve

@@ -96,9 +96,10 @@ SGLANG: dict[str, MemoryOption] = {
         "the dense MLP layers of a MoE model shard over this TP size instead of --tp-size: more dense weights per GPU",
         _F + "parallel.py:289",
     ),
-    "--cpu-offload-gb": not_modelled(
-        "keeps this many GB of weights in CPU memory: fewer weights per GPU, a larger pool",
-        _F + "exec_.py:1068",
+    "--cpu-offload-gb": modelled(
+        "cpu_offload_gb",
+        _E + "plan",
+        "sglang==0.5.23:sglang/srt/utils/offloader.py:69-71 (cpu_offload_gb * 1024**3)",
     ),
     "--cuda-graph-bs": not_modelled(
         "the batch sizes captured; SGLang sets cuda_graph_max_bs = max(cuda_graph_bs), which the default "

@@ -54,6 +54,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--enable-lora": ("enable_lora", "bool"),
     "--max-loras-per-batch": ("max_loras_per_batch", "int"),
     "--max-lora-rank": ("max_lora_rank", "int"),
+    "--cpu-offload-gb": ("cpu_offload_gb", "float"),
 }
 NEEDED = {
     "--model-path",
