@@ -161,9 +161,13 @@ def test_llamacpp_backend_reads_its_own_options_and_says_what_it_holds():
     assert "99 layers on the GPU" in kv004.message
     # Qwen2.5-3B: 36 layers, 2 KV heads of 128; f16 K and V: 8,192 x 36 x 2 x 128 x 4 B = 0.28 GiB
     assert "8,192 cells x 36 layers x 2 KV heads x 128 x (2 + 2 B, f16/f16) = 0.28 GiB" in kv004.message
-    q8 = lint(_pod("tgi-llamacpp", [*args, "--type-k", "q8_0", "--n-gpu-layers", "10"]))
+    q8 = lint(_pod("tgi-llamacpp", [*args, "--type-k", "q8-0", "--n-gpu-layers", "10"]))  # clap's kebab-case
     (kv004,) = [f for f in q8.findings if f.rule == "KV004"]
-    assert "x 10 layers x" in kv004.message and "(1.0625 + 2 B, q8_0/f16)" in kv004.message
+    assert "x 10 layers x" in kv004.message and "(1.0625 + 2 B, q8-0/f16)" in kv004.message
+    bad = lint(_pod("tgi-llamacpp", [*args, "--type-v", "fp8"]))
+    (kv005,) = [f for f in bad.findings if f.rule == "KV005"]
+    assert "--type-v 'fp8' is not one of its types" in kv005.message
+    assert not [f for f in bad.findings if "KV cache on the GPU" in f.message]  # not priced as f16
     assert not [f for f in result.findings if f.rule == "KV005"]  # --n-gpu-layers is its option
     cpu = lint(_pod("tgi-llamacpp", ["--model-id", "Qwen/Qwen2.5-3B-Instruct"]))
     (kv004,) = [f for f in cpu.findings if f.rule == "KV004"]

@@ -12,11 +12,13 @@ it to Q4_0 (quantize::model(…, QuantizeType::MostlyQ4_0, …)).
 
 from __future__ import annotations
 
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, stated
 from kvlint.extract import bounded
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
 from kvlint.extract.engine_args.options import load_table
+from kvlint.findings import Issue
 
 SOURCE = "huggingface/text-generation-inference@v3.3.7 backends/llamacpp/src/main.rs"
 MAPPING: dict[str, tuple[str, str]] = {
@@ -33,6 +35,40 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--model-gguf": ("llamacpp_gguf", "text"),
 }
 MAX_TOTAL_DEFAULT = 2048  # `#[clap(default_value = "2048", long, env)] max_total_tokens`
+# backend.rs `#[derive(clap::ValueEnum)] enum LlamacppGGMLType` variants, as clap spells values (kebab-case)
+GGML_TYPES = [
+    "f32",
+    "f16",
+    "q4-0",
+    "q4-1",
+    "q5-0",
+    "q5-1",
+    "q8-0",
+    "q8-1",
+    "q2-k",
+    "q3-k",
+    "q4-k",
+    "q5-k",
+    "q6-k",
+    "q8-k",
+    "iq2-xxs",
+    "iq2-xs",
+    "iq3-xxs",
+    "iq1-s",
+    "iq4-nl",
+    "iq3-s",
+    "iq2-s",
+    "iq4-xs",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "f64",
+    "iq1-m",
+    "bf16",
+    "tq1-0",
+    "tq2-0",
+]
 
 
 def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
@@ -50,6 +86,19 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
     for option, (target, _) in MAPPING.items():  # stated but unreadable (a KV005 said so): not its default
         if parsed.get(option) is not None and target not in d.extra and getattr(d, target, None) is None:
             d.unreadable.append(target)
+    for key in ("llamacpp_type_k", "llamacpp_type_v"):
+        said = d.extra.get(key)
+        if said is not None and str(said.value).strip().lower() not in GGML_TYPES:
+            d.issues.append(
+                Issue(
+                    UNPARSED_SETTING,
+                    f"TGI llama.cpp backend: {OPTION_OF[key]} {str(said.value)!r} is not one of its types"
+                    f" (backend.rs LlamacppGGMLType: {', '.join(GGML_TYPES[:8])}, …); the router refuses it",
+                    said.where or d.where,
+                )
+            )
+            del d.extra[key]
+            d.unreadable.append(key)
     bounded.check(d)  # before describe() reads them: -1 layers is refused (usize), not taken for 0
     report_unknown(d, parsed, "TGI's llama.cpp backend has no option {name}")
 
@@ -93,7 +142,13 @@ def context_cells(d: Deployment) -> tuple[int | None, str]:
 def priceable(d: Deployment) -> bool:
     """Whether the options fix the GPU's share of the KV cache: layers offloaded, n_ctx known, K/V on the GPU."""
     offload = d.extra.get("llamacpp_offload_kqv")
-    return bool(_int(d, "llamacpp_n_gpu_layers")) and context_cells(d)[0] is not None and offload is None
+    types_read = not {"llamacpp_type_k", "llamacpp_type_v"} & set(d.unreadable)
+    return (
+        bool(_int(d, "llamacpp_n_gpu_layers"))
+        and context_cells(d)[0] is not None
+        and offload is None
+        and types_read
+    )
 
 
 def kv_settings(d: Deployment) -> tuple[int, int, str, str]:
