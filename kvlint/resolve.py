@@ -342,7 +342,8 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
         and d.max_context.origin == "default"
         and r.plan.max_model_len != d.max_context.value
     ):
-        d.max_context = default(
-            r.plan.max_model_len, d.max_context.note
-        )  # the engine caps it to the KV cache (TGI)
+        why = d.max_context.note  # the engine caps it to the KV cache (TGI)
+        if "max_model_len_auto" in d.extra:  # vLLM --max-model-len auto: not the model config's length
+            why = "--max-model-len auto: the largest context one request fits in the KV cache"
+        d.max_context = default(r.plan.max_model_len, why)
     return r

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from kvlint.capacity.engines import SettingRefused
 from kvlint.capacity.engines.vllm_versions import (
     capped_seqs,
     chunked_local_hybrid,
@@ -30,6 +31,14 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     use_v1 = d.extra.get("VLLM_USE_V1")
     gen = generation(version, str(use_v1.value) if use_v1 else None, encoder_decoder=arch.cross_layers > 0)
     vname = f"vLLM {version_text}" if version_text else "vLLM"
+    auto = d.extra.get("max_model_len_auto")
+    if auto is not None and version is not None and not lookup("max_model_len_auto", version).value:
+        raise SettingRefused(
+            f"{vname} refuses --max-model-len auto / -1: before v0.14.0 it is a whole number above 0"
+            f" ({lookup('max_model_len_auto', version).source}); 'auto' and -1 came in v0.14.0"
+            f" ({lookup('max_model_len_auto', (0, 14, 0)).source})",
+            auto.where,
+        )
     _default_shape(d, arch, vname)
     _default_batching(d, gpu, version, gen, arch)
     _default_cache(d, version, arch, gpu)
