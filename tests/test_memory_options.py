@@ -266,3 +266,33 @@ def test_sglang_cpu_offload_takes_weights_off_the_gpu():
     assert off.kv_tokens - base.kv_tokens == pytest.approx(
         (4 << 30) / base.kv_per_token, abs=base.block_size + 1
     )
+
+
+def test_redundant_experts_add_expert_weights_per_gpu():
+    """EPLB's redundant experts are extra physical copies the EP ranks hold: with expert parallelism over 2
+    ranks each holds ceil((128 + 32) / 2) = 80 of Qwen3-30B-A3B's 128 experts per layer instead of 64
+    (vllm==0.33.0:vllm/config/parallel.py:77); sharded by TP (SGLang) each holds (128 + 32) / 128 / 2."""
+    from kvlint.capacity.weights import weights
+
+    arch = arch_of("Qwen/Qwen3-30B-A3B")
+    experts = sum(lp.experts for lp in arch.layer_params) * 2  # bf16
+    plain = weights(arch, 2, 1, moe_ranks=2, expert_parallel=True)
+    spare = weights(arch, 2, 1, moe_ranks=2, expert_parallel=True, redundant_experts=32)
+    assert spare.per_stage[0] - plain.per_stage[0] == pytest.approx(experts * (80 - 64) / 128, rel=1e-6)
+    assert "32 redundant experts" in spare.source and spare.total == plain.total
+    tp = weights(arch, 2, 1, engine="sglang", redundant_experts=32)
+    tp0 = weights(arch, 2, 1, engine="sglang")
+    assert tp.per_stage[0] - tp0.per_stage[0] == pytest.approx(experts * 32 / 128 / 2, rel=1e-6)
+
+
+def test_eplb_config_reaches_the_vllm_plan():
+    args = (
+        '"--model", "Qwen/Qwen3-30B-A3B", "--max-model-len", "8192", "--tensor-parallel-size", "2", '
+        '"--enable-expert-parallel", "--enable-eplb"'
+    )
+    h100 = lambda text: text.replace("NVIDIA-L4", "NVIDIA-H100-80GB-HBM3").replace('gpu: "1"', 'gpu: "2"')  # noqa: E731
+    (plain,) = [r.plan for r in lint(h100(_vllm(args, tag="v0.22.0"))).deployments]
+    spare = lint(h100(_vllm(args + ', "--eplb-config", \'{"num_redundant_experts": 32}\'', tag="v0.22.0")))
+    (plan,) = [r.plan for r in spare.deployments]
+    assert plan.weights_per_gpu > plain.weights_per_gpu and plan.kv_tokens < plain.kv_tokens
+    assert not [f for f in spare.findings if f.rule == "KV004"]

@@ -97,19 +97,23 @@ def weights(
     engine: str = "vllm",
     moe_ranks: int = 0,
     expert_parallel: bool = False,
+    redundant_experts: int = 0,
 ) -> Weights:
     """Weights per pipeline stage on one GPU, and in all. `moe_ranks` (0: the TP size) is how many GPUs
     share each MoE layer's experts: vLLM shards them over TP x DP whether or not expert parallelism is
     on (FusedMoEParallelConfig.make flattens TP across DP; with --enable-expert-parallel each of the
     TP x DP ranks holds whole experts, ceil(experts / EP) of them, instead of a slice of every one),
     while attention, dense MLP and embeddings are split by TP only (vllm-project/vllm
-    vllm/model_executor/layers/fused_moe/config.py)."""
+    vllm/model_executor/layers/fused_moe/config.py). `redundant_experts`: EPLB's extra physical copies, which
+    the ranks hold beside the experts (vllm==0.33.0:vllm/config/parallel.py:77 num_redundant_experts;
+    sglang==0.5.23 arg_groups/fields/exec_.py:914 ep_num_redundant_experts); MXFP4 experts leave them out."""
     tp, pp = max(1, tp), max(1, pp)
     moe_ranks = max(tp, moe_ranks)
+    physical = arch.num_experts + max(0, redundant_experts)
     ep_share = (
-        cdiv(arch.num_experts, moe_ranks) / arch.num_experts
+        cdiv(physical, moe_ranks) / arch.num_experts
         if expert_parallel and arch.num_experts and moe_ranks > 1
-        else 1 / moe_ranks
+        else (physical / arch.num_experts if arch.num_experts else 1) / moe_ranks
     )
     wide = weight_dtype_bytes(dtype, arch.dtype)  # bytes of a 16-bit-class parameter
     quant = effective_quant(arch, quantization, engine)
@@ -183,4 +187,12 @@ def weights(
         stages = [int(b * scale) for b in stages]
         whole = arch.checkpoint_bytes
         source = f"checkpoint size {arch.checkpoint_bytes:,} B ({arch.checkpoint_bytes_source}), sharded as the engine splits it"
+    if redundant_experts and arch.num_experts:
+        source += f"; + {redundant_experts} redundant experts per MoE layer (EPLB)"
     return Weights(tuple(stages), int(whole), quant, source)
+
+
+def spare_experts(extra: dict) -> int:
+    """EPLB's redundant experts as a deployment states them (vLLM --num-redundant-experts or --eplb-config's
+    num_redundant_experts; SGLang --ep-num-redundant-experts), 0 when it does not."""
+    return int(extra.get("num_redundant_experts") or 0)

@@ -7,8 +7,7 @@
         cell = kv_heads per attention-TP rank x (head_dim + v_head_dim) x layers x bytes
                (MLA: (kv_lora_rank + qk_rope_head_dim) x layers x bytes, one latent, not split by TP;
                 DSA models add the indexer's fp8 keys + fp32 scales: (128 + 4) x layers x 1 B)
-    then min(.., --max-total-tokens), rounded down to --page-size, min over pipeline ranks;
-    "Not enough memory. Please try to increase --mem-fraction-static" when it is <= 0.
+    then min(.., --max-total-tokens), down to --page-size, min over pipeline ranks; <= 0: "Not enough memory"
 Hybrid sliding-window models split it into a full pool and a SWA pool of swa_full_tokens_ratio (0.8) times as
 many tokens (set_num_tokens_hybrid_swa; SGLang reports the full one). Defaults by release: sglang_defaults.py.
 """
@@ -22,6 +21,7 @@ from kvlint.capacity.engines.sglang_dsa import dsa_fp8_default, dsa_indexer_byte
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.state import has_state, sglang_state
+from kvlint.capacity.weights import spare_experts
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import CHUNKED, NONE, SLIDING, ModelArch
 from kvlint.catalog.gpus import GpuSpec
@@ -289,7 +289,7 @@ def _state_terms(state_bytes: int, slots: int, cap: int) -> list[Term]:
 
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
-    w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization, engine="sglang")
+    w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization, "sglang", 0, False, spare_experts(s.extra))
     kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, run_dtype(arch.dtype, s.dtype))
     dist, dist_note = dist_init_bytes(s.tp, s.pp, gpu)
     free_before = total - CONTEXT_BYTES - dist

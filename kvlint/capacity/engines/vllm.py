@@ -43,7 +43,7 @@ from kvlint.capacity.kv import (
 )
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.state import v0_state_terms, vllm_layout
-from kvlint.capacity.weights import Weights
+from kvlint.capacity.weights import Weights, spare_experts
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
@@ -142,7 +142,14 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, _weights_dtype(arch, s))
     act_dtype_bytes = 2.0
     w = weight_bytes(
-        arch, s.tp, s.pp, s.dtype, s.quantization, moe_ranks=s.tp * s.dp, expert_parallel=s.expert_parallel
+        arch,
+        s.tp,
+        s.pp,
+        s.dtype,
+        s.quantization,
+        moe_ranks=s.tp * s.dp,
+        expert_parallel=s.expert_parallel,
+        redundant_experts=spare_experts(s.extra),
     )
     budget = int(total * s.utilization)
     non_torch, non_torch_note = non_torch_bytes(s.tp, s.pp)

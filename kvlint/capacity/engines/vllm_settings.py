@@ -130,6 +130,7 @@ def _default_cache(d, version: tuple[int, ...] | None, arch: ModelArch, gpu: Gpu
 _EXTRA_KEYS = (
     "cpu_offload_gb",
     "num_gpu_blocks_override",
+    "num_redundant_experts",
     "max_model_len_auto",
     "enable_prefix_caching",
     "mamba_cache_mode",

@@ -78,9 +78,8 @@ SGLANG: dict[str, MemoryOption] = {
         "the GPU pool is unchanged but the pod's host memory must hold it",
         _F + "memory.py:98-117",
     ),
-    "--ep-num-redundant-experts": not_modelled(
-        "each expert-parallel rank holds the redundant experts beside its share: more expert weights per GPU",
-        _F + "exec_.py:914",
+    "--ep-num-redundant-experts": modelled(
+        "num_redundant_experts", "kvlint.capacity.weights.weights", _F + "exec_.py:914"
     ),
     "--moe-a2a-backend": not_modelled(
         "an all-to-all backend (DeepEP, Mooncake, NIXL, MORI ...) allocates communication buffers on every GPU",

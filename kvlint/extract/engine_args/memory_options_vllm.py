@@ -176,13 +176,11 @@ VLLM: dict[str, MemoryOption] = {
         "vllm==0.10.0:vllm/envs.py:130; vllm==0.14.0:vllm/config/parallel.py:530-536; gone from 0.16.0's envs.py",
         detail=_all2all,
     ),
-    "--num-redundant-experts": not_modelled(
-        "each expert-parallel rank holds (experts + redundant experts) / EP size experts: more expert weights per GPU",
-        "vllm==0.33.0:vllm/config/parallel.py:77 EPLBConfig.num_redundant_experts",
+    "--num-redundant-experts": modelled(
+        "num_redundant_experts", "kvlint.capacity.weights.weights", "vllm==0.33.0:vllm/config/parallel.py:77"
     ),
-    "--eplb-config": not_modelled(
-        "its num_redundant_experts adds expert weights per GPU ((experts + redundant) / EP size)",
-        "vllm==0.33.0:vllm/config/parallel.py:77",
+    "--eplb-config": modelled(
+        "num_redundant_experts", "kvlint.capacity.weights.weights", "vllm==0.33.0:vllm/config/parallel.py:77"
     ),
     "--enable-eplb": no_effect(
         "expert load balancing moves experts between GPUs; with the default 0 redundant experts each GPU holds as many",

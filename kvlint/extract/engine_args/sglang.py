@@ -55,6 +55,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--max-loras-per-batch": ("max_loras_per_batch", "int"),
     "--max-lora-rank": ("max_lora_rank", "int"),
     "--cpu-offload-gb": ("cpu_offload_gb", "float"),
+    "--ep-num-redundant-experts": ("num_redundant_experts", "int"),
 }
 NEEDED = {
     "--model-path",

@@ -36,6 +36,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--swap-space": ("swap_space", "float"),
     "--cpu-offload-gb": ("cpu_offload_gb", "float"),
     "--num-gpu-blocks-override": ("num_gpu_blocks_override", "int"),
+    "--num-redundant-experts": ("num_redundant_experts", "int"),
     "--distributed-executor-backend": ("distributed_executor_backend", "text"),
     "--enable-prefix-caching": ("enable_prefix_caching", "bool"),
     "--mamba-cache-mode": ("mamba_cache_mode", "text"),
@@ -117,6 +118,7 @@ def read(
     )
     report_unknown(d, parsed, message, fix=fix)
     _compilation(d, parsed)
+    _eplb(d, parsed)
     memory_options.report(
         d, parsed, "vllm", env
     )  # options whose memory the plan leaves out: said, at the option
@@ -173,3 +175,17 @@ def _compilation(d: Deployment, parsed) -> None:
         d.extra["max_cudagraph_capture_size"] = stated(size, where, "--compilation-config")
     if str(config.get("cudagraph_mode", "")).upper() == "NONE" and d.enforce_eager is None:
         d.enforce_eager = stated(True, where, "--compilation-config cudagraph_mode NONE")
+
+
+def _eplb(d: Deployment, parsed) -> None:
+    """--eplb-config's num_redundant_experts (vllm==0.33.0:vllm/config/parallel.py:77); --num-redundant-experts
+    (the older flag) wins."""
+    hit = parsed.get("--eplb-config")
+    value = hit[1] if hit is not None else None
+    try:
+        config = json.loads(value.text) if value is not None else None
+    except ValueError:
+        return  # memory_options says it could not be read
+    spare = config.get("num_redundant_experts") if isinstance(config, dict) else None
+    if value is not None and type(spare) is int and spare >= 0 and "num_redundant_experts" not in d.extra:
+        d.extra["num_redundant_experts"] = stated(spare, value.where or d.where, "--eplb-config")
