@@ -296,3 +296,18 @@ def test_eplb_config_reaches_the_vllm_plan():
     (plan,) = [r.plan for r in spare.deployments]
     assert plan.weights_per_gpu > plain.weights_per_gpu and plan.kv_tokens < plain.kv_tokens
     assert not [f for f in spare.findings if f.rule == "KV004"]
+
+
+def test_json_options_read_their_dotted_keys_and_say_when_unreadable():
+    """vLLM takes `--eplb-config.num_redundant_experts 32` as `--eplb-config '{"num_redundant_experts": 32}'`;
+    a value that is not JSON is a KV005 at it (vLLM's argparse refuses it), not a silent default."""
+    args = (
+        '"--model", "Qwen/Qwen3-30B-A3B", "--max-model-len", "8192", "--tensor-parallel-size", "2", '
+        '"--enable-expert-parallel", "--enable-eplb", '
+    )
+    dotted = lint(_vllm(args + '"--eplb-config.num_redundant_experts", "32"'))
+    (d,) = [r.deployment for r in dotted.deployments]
+    assert d.extra["num_redundant_experts"].value == 32 and d.extra["num_redundant_experts"].where.line == 11
+    broken = lint(_vllm(args + '"--compilation-config", "{cudagraph_mode: NONE"'))
+    said = [(f.rule, f.where.line) for f in broken.findings if f.rule in ("KV004", "KV005")]
+    assert said == [("KV005", 11)], said

@@ -4,8 +4,6 @@ the wheel PyPI serves for that release."""
 
 from __future__ import annotations
 
-import json
-
 from kvlint.extract.engine_args.memory_entry import (
     NOT_MODELLED,
     MemoryOption,
@@ -13,6 +11,7 @@ from kvlint.extract.engine_args.memory_entry import (
     no_effect,
     not_modelled,
 )
+from kvlint.extract.engine_args.options import json_value
 
 _S = "kvlint.capacity.engines.vllm_settings."
 _P = "kvlint.capacity.engines.vllm."
@@ -35,7 +34,7 @@ COMPILATION_GRAPHS = frozenset(
 
 def _json(text: str):
     try:
-        return json.loads(text)
+        return json_value(text)
     except ValueError:
         return None
 
@@ -61,7 +60,7 @@ def _compilation(text: str) -> str | None:
     if isinstance(config, int):
         return None
     if not isinstance(config, dict):
-        return " (a configuration kvlint cannot read)"
+        return None  # not JSON: the reader's KV005 says so (vllm.json_config)
     graphs = sorted(k for k in config if k in COMPILATION_GRAPHS)
     mode = str(config.get("cudagraph_mode", "")).upper()
     if not graphs or graphs == ["cudagraph_mode"] and mode == "NONE":

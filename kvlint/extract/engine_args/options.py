@@ -96,7 +96,11 @@ class OptionTable:
     def _option(self, tokens: list[Token], i: int, tok: Token, out: Parsed) -> int:
         """Reads the option `tok` (tokens[i] is the word after it) into `out`; the index past what it used."""
         name, inline = self._spelled(tok)
-        if self._json_key(name):
+        if self._json_key(name):  # kept under the option's canonical name: `--compilation-config.mode`
+            head, key = name.split(".", 1)
+            value = inline if inline is not None else tokens[i] if i < len(tokens) else None
+            if value is not None:
+                out.values[f"{self.lookup(head)[0]}.{key}"] = (tok, value, False)  # type: ignore[index]
             return i + 1 if inline is None and i < len(tokens) else i
         found = self.lookup(name)
         if isinstance(found, list):
@@ -201,3 +205,14 @@ def truthy(value: Token | None, negated: bool) -> bool | None:
     if text in ("false", "0", "no", "off"):
         return False
     return None
+
+
+def json_value(text: str):
+    """A JSON option's value; quotes a shell would have removed are taken off first (a script the argv reader
+    splits by words keeps `'{"a": 1}'` whole, quotes and all). Raises ValueError when it is not JSON."""
+    import json
+
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        text = text[1:-1]
+    return json.loads(text)

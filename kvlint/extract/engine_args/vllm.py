@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
@@ -11,8 +9,8 @@ from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.apply import apply, env_value, override_model, report_unknown
-from kvlint.extract.engine_args.options import load_table
-from kvlint.findings import Issue
+from kvlint.extract.engine_args.options import json_value, load_table
+from kvlint.findings import Issue, Location
 
 MAPPING: dict[str, tuple[str, str]] = {
     "--model": ("model", "text"),
@@ -154,19 +152,48 @@ def _int_text(text: str) -> bool:
     return True
 
 
+def json_config(d: Deployment, parsed, option: str) -> tuple[dict, Location] | None:
+    """A JSON option as one object: `--eplb-config '{"num_redundant_experts": 32}'` and its dotted keys
+    (`--eplb-config.num_redundant_experts 32`, vLLM's FlexibleArgumentParser), where it is written; None when
+    it is not. A value that is not a JSON object is a KV005: what it sets is unknown."""
+    found: dict = {}
+    where: Location | None = None
+    hit = parsed.get(option)
+    if hit is not None and hit[1] is not None:
+        try:
+            whole = json_value(hit[1].text)
+        except ValueError:
+            whole = None
+        where = hit[1].where or d.where
+        if not isinstance(whole, dict):
+            if whole is None or option != "--compilation-config":  # a bare integer there is a level (-O3)
+                d.issues.append(
+                    Issue(
+                        UNPARSED_SETTING,
+                        f"vLLM: {option} expects a JSON object, got {hit[1].text[:60]!r}; what it sets is unknown",
+                        where,
+                    )
+                )
+            whole = {}
+        found.update(whole)
+    for name, (flag, value, _) in parsed.values.items():
+        if name.startswith(option + ".") and value is not None:
+            try:
+                found[name[len(option) + 1 :]] = json_value(value.text)
+            except ValueError:
+                found[name[len(option) + 1 :]] = value.text
+            where = where or value.where or flag.where or d.where
+    return (found, where) if where is not None else None
+
+
 def _compilation(d: Deployment, parsed) -> None:
     """--compilation-config's CUDA-graph capture sizes (max_cudagraph_capture_size, else the largest of
     cudagraph_capture_sizes) and cudagraph_mode NONE (no graphs, as --enforce-eager), which the plan's
     CUDA-graph estimate reads (vllm==0.33.0:vllm/config/compilation.py:610, 651, 695); the flags win."""
-    hit = parsed.get("--compilation-config")
-    value = hit[1] if hit is not None else None
-    try:
-        config = json.loads(value.text) if value is not None else None
-    except ValueError:
-        return  # memory_options says it could not be read
-    if value is None or not isinstance(config, dict):
+    read = json_config(d, parsed, "--compilation-config")
+    if read is None:
         return
-    where = value.where or d.where
+    config, where = read
     size = config.get("max_cudagraph_capture_size")
     sizes = config.get("cudagraph_capture_sizes")
     if size is None and isinstance(sizes, list) and sizes and all(type(x) is int for x in sizes):
@@ -180,12 +207,7 @@ def _compilation(d: Deployment, parsed) -> None:
 def _eplb(d: Deployment, parsed) -> None:
     """--eplb-config's num_redundant_experts (vllm==0.33.0:vllm/config/parallel.py:77); --num-redundant-experts
     (the older flag) wins."""
-    hit = parsed.get("--eplb-config")
-    value = hit[1] if hit is not None else None
-    try:
-        config = json.loads(value.text) if value is not None else None
-    except ValueError:
-        return  # memory_options says it could not be read
-    spare = config.get("num_redundant_experts") if isinstance(config, dict) else None
-    if value is not None and type(spare) is int and spare >= 0 and "num_redundant_experts" not in d.extra:
-        d.extra["num_redundant_experts"] = stated(spare, value.where or d.where, "--eplb-config")
+    read = json_config(d, parsed, "--eplb-config")
+    spare = read[0].get("num_redundant_experts") if read is not None else None
+    if read is not None and type(spare) is int and spare >= 0 and "num_redundant_experts" not in d.extra:
+        d.extra["num_redundant_experts"] = stated(spare, read[1], "--eplb-config")
