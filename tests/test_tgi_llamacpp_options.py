@@ -1,6 +1,7 @@
-"""TGI's llama.cpp router options of the wrong type or range (backends/llamacpp/src/main.rs at v3.3.7:
-n_gpu_layers, n_threads, n_threads_batch, max_batch_total_tokens are usize; clap refuses -1 or 'abc'):
-a located KV005, and the KV004 then says the value is unknown instead of naming the default in its place."""
+"""TGI option values that change what kvlint says. TGI's llama.cpp router options of the wrong type or range
+(backends/llamacpp/src/main.rs at v3.3.7: n_gpu_layers, n_threads, n_threads_batch, max_batch_total_tokens are
+usize; clap refuses -1 or 'abc'): a located KV005, and the KV004 then says the value is unknown instead of
+naming the default in its place. --speculate 0 is no speculation."""
 
 from __future__ import annotations
 
@@ -63,3 +64,20 @@ def test_clap_spells_the_cache_types_kebab_case():
     args = ("--n-gpu-layers", "99", "--max-batch-size", "4", "--type-k", "q8-0", "--type-v", "q8-0")
     _, (kv004,) = _findings(*args)
     assert "1.0625 + 1.0625 B" in kv004.message
+
+
+def test_tgi_speculate_zero_is_no_speculation():
+    """TGI's --speculate 0 is no speculation (models/model.py `if speculate != 0`): no KV004 saying its blocks
+    hold more tokens; 2 is said."""
+    text = """apiVersion: v1
+kind: Pod
+metadata: {name: tgi}
+spec:
+  containers:
+  - name: tgi
+    image: ghcr.io/huggingface/text-generation-inference:3.3.5
+    args: [--model-id, meta-llama/Llama-3.1-8B-Instruct, --speculate, "%s"]
+    resources: {limits: {nvidia.com/gpu: 1}}
+"""
+    assert not [f for f in lint(text % "0").findings if f.rule == "KV004"]
+    assert [f.where.line for f in lint(text % "2").findings if f.rule == "KV004"] == [8]

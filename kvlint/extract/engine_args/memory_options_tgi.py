@@ -50,6 +50,9 @@ TGI: dict[str, MemoryOption] = {
         "tgi_defaults.prefill_chunking, models/model.py)",
         _FCL + ":342-346",
         target="speculate",
+        detail=lambda text: (
+            None if text.strip() == "0" else ""
+        ),  # 0: no speculation (model.py `speculate != 0`)
     ),
     "--lora-adapters": not_modelled(
         "the adapters' weights load on every shard beside the model (and prefix caching is turned off for them)",
