@@ -311,3 +311,9 @@ def test_json_options_read_their_dotted_keys_and_say_when_unreadable():
     broken = lint(_vllm(args + '"--compilation-config", "{cudagraph_mode: NONE"'))
     said = [(f.rule, f.where.line) for f in broken.findings if f.rule in ("KV004", "KV005")]
     assert said == [("KV005", 11)], said
+
+
+def test_a_dotted_key_of_an_unmodelled_json_option_is_said_too():
+    said = _kv004(BASE + '"--compilation-config.cudagraph_mode", "PIECEWISE"')
+    assert len(said) == 1 and "cudagraph_mode PIECEWISE" in said[0]
+    assert _kv004(BASE + '"--compilation-config.mode", "3"') == []  # compiler level only

@@ -14,12 +14,14 @@ so an option cannot be read and then silently ignored.
 
 from __future__ import annotations
 
+import json
+
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import EnvVar
 from kvlint.extract.engine_args.apply import env_value
 from kvlint.extract.engine_args.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED, MemoryOption
-from kvlint.extract.engine_args.options import Parsed
+from kvlint.extract.engine_args.options import Parsed, json_value
 from kvlint.findings import Issue, Location, Severity
 
 
@@ -80,6 +82,11 @@ def _stated(
         flag, value, _ = hit
         where = (value.where if value is not None and value.where is not None else flag.where) or d.where
         return where, value.text if value is not None else ""
+    dotted = {k: v for k, v in parsed.values.items() if k.startswith(option + ".") and v[1] is not None}
+    if dotted:  # `--compilation-config.cudagraph_mode PIECEWISE`: the keys as one JSON object
+        first = next(iter(dotted.values()))
+        keys = {k[len(option) + 1 :]: _json_or_text(v[1].text) for k, v in dotted.items()}  # type: ignore[union-attr]
+        return (first[1].where or first[0].where or d.where), json.dumps(keys)  # type: ignore[union-attr]
     name = (
         option
         if not option.startswith("--")
@@ -89,6 +96,13 @@ def _stated(
     )
     tok = env_value(env, name) if name else None
     return ((tok.where or d.where), tok.text) if tok is not None else None
+
+
+def _json_or_text(text: str):
+    try:
+        return json_value(text)
+    except ValueError:
+        return text
 
 
 __all__ = ["MODELLED", "NOT_MODELLED", "NO_EFFECT", "MemoryOption", "report", "table"]
