@@ -16,7 +16,7 @@ from kvlint.capacity.engines import vllm
 from kvlint.capacity.engines.vllm_settings import _EXTRA_KEYS
 from kvlint.catalog.gpus import lookup as lookup_gpu
 from kvlint.deployment import Deployment
-from kvlint.extract.engine_args import memory_options, sglang, tgi
+from kvlint.extract.engine_args import memory_options, sglang, tgi, tgi_llamacpp
 from kvlint.extract.engine_args import vllm as vllm_args
 from kvlint.extract.engine_args.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED
 from kvlint.extract.engine_args.memory_options import table
@@ -24,7 +24,7 @@ from kvlint.extract.engine_args.options import load_table
 from kvlint.findings import Severity
 from kvlint.record import fields, replace
 
-READERS = {"vllm": vllm_args, "sglang": sglang, "tgi": tgi}
+READERS = {"vllm": vllm_args, "sglang": sglang, "tgi": tgi, "tgi-llamacpp": tgi_llamacpp}
 FIELDS = set(fields(Deployment))
 
 
@@ -40,7 +40,7 @@ def _function(dotted: str):
 
 def _written_extra_keys(engine: str) -> set[str]:
     """The `d.extra` keys an engine's reader writes beside its MAPPING (read from its source)."""
-    text = (ROOT / "kvlint" / "extract" / "engine_args" / f"{engine}.py").read_text()
+    text = (ROOT / "kvlint" / "extract" / "engine_args" / f"{engine.replace('-', '_')}.py").read_text()
     keys = set(re.findall(r'd\.extra\["(\w+)"\]', text))
     if engine == "vllm":
         keys |= set(vllm_args.ENV.values())  # written as d.extra[name]

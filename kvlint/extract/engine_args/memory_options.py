@@ -26,7 +26,7 @@ from kvlint.findings import Issue, Location, Severity
 
 
 def table(engine: str) -> dict[str, MemoryOption]:
-    """The engine's table (vllm | sglang | tgi)."""
+    """The engine's table (vllm | sglang | tgi | tgi-llamacpp)."""
     if engine == "vllm":
         from kvlint.extract.engine_args.memory_options_vllm import VLLM
 
@@ -35,12 +35,16 @@ def table(engine: str) -> dict[str, MemoryOption]:
         from kvlint.extract.engine_args.memory_options_sglang import SGLANG
 
         return SGLANG
+    if engine == "tgi-llamacpp":
+        from kvlint.extract.engine_args.memory_options_tgi_llamacpp import TGI_LLAMACPP
+
+        return TGI_LLAMACPP
     from kvlint.extract.engine_args.memory_options_tgi import TGI
 
     return TGI
 
 
-LABELS = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
+LABELS = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "tgi-llamacpp": "TGI llama.cpp backend"}
 
 
 def report(d: Deployment, parsed: Parsed, engine: str, env: dict[str, EnvVar] | None = None) -> None:
