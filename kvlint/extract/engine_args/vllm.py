@@ -209,5 +209,19 @@ def _eplb(d: Deployment, parsed) -> None:
     (the older flag) wins."""
     read = json_config(d, parsed, "--eplb-config")
     spare = read[0].get("num_redundant_experts") if read is not None else None
+    if isinstance(spare, str) and spare.strip().isdigit():
+        spare = int(spare)  # pydantic's lax mode takes "4" for an int
+    if read is not None and spare is not None and (type(spare) is not int or spare < 0):
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"vLLM: --eplb-config num_redundant_experts {show(str(spare), 40)!r}: EPLBConfig takes a whole number"
+                " >= 0 (vllm==0.22.0:vllm/config/parallel.py:68 Field(default=0, ge=0)); vLLM refuses it and does"
+                " not start",
+                read[1],
+            )
+        )
+        d.unreadable.append("num_redundant_experts")
+        return
     if read is not None and type(spare) is int and spare >= 0 and "num_redundant_experts" not in d.extra:
         d.extra["num_redundant_experts"] = stated(spare, read[1], "--eplb-config")
