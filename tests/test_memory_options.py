@@ -317,3 +317,23 @@ def test_a_dotted_key_of_an_unmodelled_json_option_is_said_too():
     said = _kv004(BASE + '"--compilation-config.cudagraph_mode", "PIECEWISE"')
     assert len(said) == 1 and "cudagraph_mode PIECEWISE" in said[0]
     assert _kv004(BASE + '"--compilation-config.mode", "3"') == []  # compiler level only
+
+
+@pytest.mark.parametrize(
+    ("flag", "words", "largest"),
+    [
+        ("--cudagraph-capture-sizes", '"1", "2", "4", "16"', 16),
+        (
+            "--cuda-graph-sizes",
+            '"64"',
+            64,
+        ),  # one value N: sizes up to N (vllm==0.10.2 config/__init__.py:3653)
+        ("--cuda-graph-sizes", '"[8, 32]"', 32),
+    ],
+)
+def test_capture_size_lists_set_the_largest_graph(flag, words, largest):
+    result = lint(_vllm(BASE + f'"{flag}", {words}', tag="v0.22.0"))
+    (plan,) = [r.plan for r in result.deployments]
+    graphs = next(t for t in plan.terms if t.label == "CUDA graphs")
+    assert f"captures up to {largest} sequences" in graphs.note
+    assert not [f for f in result.findings if f.rule in ("KV004", "KV005")]

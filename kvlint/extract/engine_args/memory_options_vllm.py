@@ -188,9 +188,13 @@ VLLM: dict[str, MemoryOption] = {
     "--compilation-config": not_modelled(
         _GRAPHS, "vllm==0.33.0:vllm/config/compilation.py:610, 651, 695", detail=_compilation
     ),
-    "--cudagraph-capture-sizes": not_modelled(_GRAPHS, "vllm==0.33.0:vllm/engine/arg_utils.py:1824"),
-    "--cuda-graph-sizes": not_modelled(
-        _GRAPHS, "vllm==0.10.2 --cuda-graph-sizes (renamed --cudagraph-capture-sizes)"
+    "--cudagraph-capture-sizes": modelled(
+        "max_cudagraph_capture_size", _P + "cuda_graph_bytes", "vllm==0.33.0:vllm/engine/arg_utils.py:1824"
+    ),
+    "--cuda-graph-sizes": modelled(
+        "max_cudagraph_capture_size",
+        _P + "cuda_graph_bytes",
+        "vllm==0.10.2:vllm/config/__init__.py:3652-3658",
     ),
     "--optimization-level": not_modelled(
         "-O0 captures no CUDA graphs (cudagraph_mode NONE); -O1..-O3 change the capture mode",

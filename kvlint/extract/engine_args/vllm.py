@@ -115,6 +115,7 @@ def read(
         "remove it, or check the spelling against `vllm serve --help`",
     )
     report_unknown(d, parsed, message, fix=fix)
+    _capture_sizes(d, parsed, tokens)
     _compilation(d, parsed)
     _eplb(d, parsed)
     memory_options.report(
@@ -202,6 +203,27 @@ def _compilation(d: Deployment, parsed) -> None:
         d.extra["max_cudagraph_capture_size"] = stated(size, where, "--compilation-config")
     if str(config.get("cudagraph_mode", "")).upper() == "NONE" and d.enforce_eager is None:
         d.enforce_eager = stated(True, where, "--compilation-config cudagraph_mode NONE")
+
+
+def _capture_sizes(d: Deployment, parsed, tokens: list[Token]) -> None:
+    """--cudagraph-capture-sizes 1 2 4 8 (nargs '+'; vllm==0.33.0:vllm/engine/arg_utils.py:1824) and its 0.10
+    spelling --cuda-graph-sizes (one value N: [1, 2, 4] + range(8, N + 1, 8); several: the list itself;
+    vllm==0.10.2:vllm/config/__init__.py:3652-3658): the largest size captured, as the CUDA-graph estimate reads
+    --max-cudagraph-capture-size, which wins."""
+    for option in ("--cudagraph-capture-sizes", "--cuda-graph-sizes"):
+        hit = parsed.get(option)
+        if hit is None or hit[1] is None or "max_cudagraph_capture_size" in d.extra:
+            continue
+        first = hit[1]
+        words = [first.text]
+        at = next((i for i, t in enumerate(tokens) if t is first), None)
+        for tok in tokens[at + 1 :] if at is not None else ():
+            if not tok.text.strip().isdigit():
+                break
+            words.append(tok.text)
+        sizes = [int(w) for w in " ".join(words).replace(",", " ").strip("[] ").split() if w.isdigit()]
+        if sizes:
+            d.extra["max_cudagraph_capture_size"] = stated(max(sizes), first.where or d.where, option)
 
 
 def _eplb(d: Deployment, parsed) -> None:
