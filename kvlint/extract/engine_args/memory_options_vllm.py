@@ -48,6 +48,22 @@ def _connector(text: str) -> str | None:
     return f" (kv_connector {name})" if name else " (a configuration kvlint cannot read)"
 
 
+_TOWER = "every modality's limit is 0: models that mark their encoder as a tower (_mark_tower_model) do not load it"
+
+
+def _mm_limits(text: str) -> str | None:
+    """Limits of 0 for every modality stated: the encoder is not even loaded (vllm==0.33.0 interfaces.py:389-390)."""
+    limits = _json(text)
+    counts = (
+        [v.get("count") if isinstance(v, dict) else v for v in limits.values()]
+        if isinstance(limits, dict)
+        else []
+    )
+    if counts and all(c == 0 for c in counts):
+        return f" ({_TOWER} (vllm==0.33.0:vllm/model_executor/models/interfaces.py:347-395), so its weights are not on the GPU though kvlint counts them)"
+    return ""
+
+
 def _all2all(text: str) -> str | None:
     backend = text.strip().strip("'\"")
     return None if backend in ("allgather_reducescatter", "naive") else f" (backend {backend})"
@@ -145,6 +161,12 @@ VLLM: dict[str, MemoryOption] = {
         "sets how many images/videos/audios per prompt the profile run's dummy multimodal input holds "
         "(the vision encoder's activation peak and encoder cache); kvlint's vLLM plan prices the text forward pass",
         "vllm==0.33.0:vllm/config/multimodal.py:307 limit_per_prompt",
+        detail=_mm_limits,
+    ),
+    "--language-model-only": not_modelled(
+        "every modality's limit becomes 0 (get_limit_per_prompt), so models that mark their encoder as a tower "
+        "(_mark_tower_model) do not load it; kvlint counts the vision weights",
+        "vllm==0.33.0:vllm/config/multimodal.py:700-701; model_executor/models/interfaces.py:347-395",
     ),
     "--kv-offloading-size": not_modelled(
         "adds a CPU KV tier of this many GiB (OffloadingConnector cpu_bytes_to_use); the GPU pool is unchanged "
