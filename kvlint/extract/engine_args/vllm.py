@@ -218,10 +218,28 @@ def _capture_sizes(d: Deployment, parsed, tokens: list[Token]) -> None:
         words = [first.text]
         at = next((i for i, t in enumerate(tokens) if t is first), None)
         for tok in tokens[at + 1 :] if at is not None else ():
-            if not tok.text.strip().isdigit():
-                break
+            if tok.text.startswith("--"):
+                break  # nargs '+' takes every word up to the next option
             words.append(tok.text)
-        sizes = [int(w) for w in " ".join(words).replace(",", " ").strip("[] ").split() if w.isdigit()]
+        values = " ".join(words).replace(",", " ").strip("[] ").split()
+        bad = next((w for w in values if not w.isdigit()), None)
+        if bad is not None:
+            why = (
+                "kvlint reads sizes of 1 or more"
+                if bad.startswith("-") and bad[1:].isdigit()
+                else "vLLM reads them with argparse type int (nargs '+') and exits on it"
+            )
+            d.issues.append(
+                Issue(
+                    UNPARSED_SETTING,
+                    f"vLLM: {option} {show(bad, 40)!r} is not a CUDA-graph batch size ({why});"
+                    " the capture sizes are unknown",
+                    first.where or d.where,
+                )
+            )
+            d.unreadable.append("max_cudagraph_capture_size")
+            continue
+        sizes = [int(w) for w in values]
         if sizes:
             d.extra["max_cudagraph_capture_size"] = stated(max(sizes), first.where or d.where, option)
 
