@@ -60,7 +60,11 @@ def _mm_limits(text: str) -> str | None:
         else []
     )
     if counts and all(c == 0 for c in counts):
-        return f" ({_TOWER} (vllm==0.33.0:vllm/model_executor/models/interfaces.py:347-395), so its weights are not on the GPU though kvlint counts them)"
+        return (
+            f" ({_TOWER} (vllm==0.33.0:vllm/model_executor/models/interfaces.py:347-395, from 0.15.0; before, some "
+            "models by their own check, e.g. vllm==0.14.0 qwen2_5_vl.py:1186-1197), so its weights are not on the "
+            "GPU though kvlint counts them)"
+        )
     return ""
 
 
