@@ -128,7 +128,7 @@ spec:
 def test_a_stated_unmodelled_option_is_said_at_the_option():
     text = _vllm(
         '"--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192",\n'
-        '                 "--speculative-config", \'{"method": "ngram"}\''
+        '                 "--speculative-config", \'{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"}\''
     )
     result = lint(text)
     kv004 = [f for f in result.findings if f.rule == "KV004"]
@@ -236,7 +236,10 @@ def test_compilation_config_capture_sizes_reach_the_cuda_graph_estimate():
 
 def test_an_option_on_an_accelerator_kvlint_does_not_plan_is_not_said():
     text = (
-        _vllm(BASE + '"--speculative-config", \'{"method": "ngram"}\'')
+        _vllm(
+            BASE
+            + '"--speculative-config", \'{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"}\''
+        )
         .replace("nvidia.com/gpu.product: NVIDIA-L4", "cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice")
         .replace('nvidia.com/gpu: "1"', 'google.com/tpu: "4"')
     )
@@ -345,3 +348,7 @@ def test_multimodal_limits_of_zero_say_the_encoder_is_not_loaded():
     some = _kv004(BASE + '"--limit-mm-per-prompt", \'{"image": 5}\'')
     assert len(zero) == 1 and "do not load it" in zero[0]
     assert len(some) == 1 and "do not load it" not in some[0] and "dummy multimodal input" in some[0]
+
+
+def test_ngram_speculation_has_no_draft_model_to_say():
+    assert _kv004(BASE + '"--speculative-config", \'{"method": "ngram", "num_speculative_tokens": 4}\'') == []

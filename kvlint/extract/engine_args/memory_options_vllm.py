@@ -68,6 +68,13 @@ def _mm_limits(text: str) -> str | None:
     return ""
 
 
+def _speculative(text: str) -> str | None:
+    """method ngram proposes from the prompt on the CPU (numba; vllm==0.33.0 gpu_model_runner.py:614-617): no
+    draft model, only num_speculative_tokens lookahead slots per sequence: nothing kvlint leaves out worth a KV004."""
+    config = _json(text)
+    return None if isinstance(config, dict) and config.get("method") == "ngram" else ""
+
+
 def _all2all(text: str) -> str | None:
     backend = text.strip().strip("'\"")
     return None if backend in ("allgather_reducescatter", "naive") else f" (backend {backend})"
@@ -155,6 +162,7 @@ VLLM: dict[str, MemoryOption] = {
         "a draft model (EAGLE, MTP, a small LM) loads into the same worker before the profile run and its "
         "attention layers take KV-cache blocks, so the pool is smaller and each token costs more KV",
         "vllm==0.33.0:vllm/v1/worker/gpu_model_runner.py:5012 `self.drafter.load_model(self.model)`",
+        detail=_speculative,
     ),
     "--speculative-model": not_modelled(
         "the draft model of older releases (before --speculative-config): its weights load beside the target's, "
