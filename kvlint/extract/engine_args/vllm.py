@@ -197,12 +197,48 @@ def _compilation(d: Deployment, parsed) -> None:
     config, where = read
     size = config.get("max_cudagraph_capture_size")
     sizes = config.get("cudagraph_capture_sizes")
-    if size is None and isinstance(sizes, list) and sizes and all(type(x) is int for x in sizes):
-        size = max(sizes)
+    bad = _not_sizes(size, sizes)
+    if bad is not None:
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"vLLM: --compilation-config {bad}: CompilationConfig takes whole numbers there"
+                " (max_cudagraph_capture_size: int, cudagraph_capture_sizes: list[int];"
+                " vllm==0.22.0:vllm/config/compilation.py:631, 675, a pydantic dataclass), so vLLM refuses it",
+                where,
+            )
+        )
+        d.unreadable.append("max_cudagraph_capture_size")
+        return
+    size = _lax_int(size)
+    sizes = [_lax_int(x) for x in sizes] if isinstance(sizes, list) else None
+    if size is None and sizes and all(type(x) is int for x in sizes):
+        size = max(sizes)  # type: ignore[type-var]
     if type(size) is int and size > 0 and "max_cudagraph_capture_size" not in d.extra:
         d.extra["max_cudagraph_capture_size"] = stated(size, where, "--compilation-config")
     if str(config.get("cudagraph_mode", "")).upper() == "NONE" and d.enforce_eager is None:
         d.enforce_eager = stated(True, where, "--compilation-config cudagraph_mode NONE")
+
+
+def _lax_int(v: object) -> int | None:
+    """An int as pydantic's lax mode takes one (4, "4", 4.0); None otherwise (bools left out)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return int(v) if isinstance(v, str) and v.strip().isdigit() else None
+
+
+def _not_sizes(size: object, sizes: object) -> str | None:
+    """The key and value of --compilation-config's capture sizes that are not whole numbers, or None."""
+    if size is not None and not isinstance(size, bool) and _lax_int(size) is None:
+        return f"max_cudagraph_capture_size {show(str(size), 40)!r}"
+    if sizes is None:
+        return None
+    wrong = not isinstance(sizes, list) or any(not isinstance(x, bool) and _lax_int(x) is None for x in sizes)
+    return f"cudagraph_capture_sizes {show(str(sizes), 40)!r}" if wrong else None
 
 
 def _capture_sizes(d: Deployment, parsed, tokens: list[Token]) -> None:
