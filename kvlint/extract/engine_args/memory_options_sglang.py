@@ -24,7 +24,9 @@ SGLANG: dict[str, MemoryOption] = {
     "--max-running-requests": modelled("max_sequences", _E + "settings"),
     "--mem-fraction-static": modelled("mem_fraction_static", _E + "settings"),
     "--max-total-tokens": modelled(
-        "max_total_tokens", _E + "plan", "sglang==0.5.23:sglang/srt/model_executor/pool_configurator.py:249"
+        "max_total_tokens",
+        _E + "plan",
+        "sglang==0.5.11:sglang/srt/model_executor/model_runner_kv_cache_mixin.py:675-684 min(token_capacity, max_total_tokens)",
     ),
     "--chunked-prefill-size": modelled("chunked_prefill_size", _E + "settings"),
     "--kv-cache-dtype": modelled("kv_cache_dtype", _E + "settings"),
