@@ -175,6 +175,13 @@ _MOE_KEYS: dict[str, str] = {
     "q_lora_rank": "kv_lora_rank",
 }
 
+# DeepSeek sparse attention's indexer sizes (catalog/hf_config._dsa_fields; vLLM deepseek_v2.py computes with them)
+_DSA_KEYS: dict[str, str] = {
+    "index_head_dim": "head_dim",
+    "index_topk_freq": "layers",
+    "index_skip_topk_offset": "layer_index",
+}
+
 # config.json keys -> the architecture fact they give
 CONFIG_KEYS: dict[str, str] = {
     "num_hidden_layers": "layers",
@@ -205,9 +212,10 @@ CONFIG_KEYS: dict[str, str] = {
     "num_experts": "experts",
     "n_routed_experts": "experts",
     **_MOE_KEYS,
+    **_DSA_KEYS,
 }
 # their readers use the value as a number directly: a string is refused too (no reader reports it)
-_READ_AS_INT = frozenset(_MOE_KEYS)
+_READ_AS_INT = frozenset(_MOE_KEYS) | frozenset(_DSA_KEYS)
 
 # The author's planning figures (`budget:`): sizes in bytes, and two plain numbers.
 BUDGET_BYTES = Range("size", 0, BYTES_MAX)

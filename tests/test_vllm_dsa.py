@@ -10,7 +10,7 @@ import pytest
 
 from kvlint.capacity.engines.vllm_dsa import FP8_DS_MLA_BYTES
 from kvlint.catalog import models
-from kvlint.catalog.hf_config import parse_config
+from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.resolve import Defaults, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,5 +82,7 @@ def test_indexer_keys_parse_from_any_config():
     assert plain.dsa_index_head_dim == 0
     dsa = parse_config(dict(base, index_topk=2048, index_topk_pattern=["F", "S", "S", "F"]), "x", "test")
     assert dsa.dsa_index_head_dim == 128 and dsa.dsa_index_rule == (1, 2, "FSSF")
-    odd = parse_config(dict(base, index_topk=2048, index_head_dim="big", index_topk_freq=0), "x", "test")
-    assert odd.dsa_index_head_dim == 128 and odd.dsa_index_rule == (1, 2, "")  # unreadable: vLLM's defaults
+    # a value vLLM's arithmetic cannot use is a config problem by name (bounds._DSA_KEYS), not vLLM's default
+    for key, value in (("index_head_dim", "big"), ("index_topk_freq", 0), ("index_skip_topk_offset", [2])):
+        with pytest.raises(ConfigError, match=key):
+            parse_config(dict(base, index_topk=2048, **{key: value}), "x", "test")
