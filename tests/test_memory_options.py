@@ -352,3 +352,12 @@ def test_multimodal_limits_of_zero_say_the_encoder_is_not_loaded():
 
 def test_ngram_speculation_has_no_draft_model_to_say():
     assert _kv004(BASE + '"--speculative-config", \'{"method": "ngram", "num_speculative_tokens": 4}\'') == []
+
+
+def test_sglang_ngram_speculation_has_no_draft_model_note():
+    """SGLang's NGRAM drafts from a host-side lookup and writes no draft KV (sglang==0.5.23
+    sglang/srt/speculative/spec_info.py:169-178); EAGLE loads a draft model."""
+    (ngram,) = [r.plan for r in lint(_sglang(', "--speculative-algorithm", "NGRAM"')).deployments]
+    (eagle,) = [r.plan for r in lint(_sglang(', "--speculative-algorithm", "EAGLE"')).deployments]
+    assert not any("draft model's weights" in n for n in ngram.notes)
+    assert any("draft model's weights" in n for n in eagle.notes)

@@ -366,7 +366,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         p.notes.append(swa_note)
     if arch.encoder_tokens:
         p.notes.append(f"each request's {arch.encoder_tokens:,} image tokens take pool slots beside its text")
-    if s.extra.get("speculative_algorithm"):
+    if str(s.extra.get("speculative_algorithm") or "").upper() not in ("", "NGRAM"):  # NGRAM: host lookup
         p.notes.append(
             "speculative decoding: the draft model's weights and its KV pool (as many tokens as the target's) "
             "come out of the memory mem_fraction_static leaves free (the v0.4.8-v0.5.9 defaults reserve 2 GiB more "
