@@ -154,7 +154,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
             48, f"SGLang default max_running_requests 48 with --speculative-algorithm {spec}"
         )
     extra = {k: v.value for k, v in d.extra.items()}
-    extra["version_known"] = version is not None
+    extra["version_known"] = version is not None and version[:3] <= sd.rules(None).first[:3]  # newer: said
     extra["era"] = sd.era(version)
     extra["mm_reserve_bytes"] = sd.rules(version).mm_reserve_mb * MB if arch.vision_params else 0
     extra["dsa_latent_bytes"] = dsa_latent_bytes(arch, gpu, version, kv_dtype)
@@ -374,7 +374,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         )
     if not s.extra.get("version_known"):
         p.notes.append(
-            f"SGLang version unknown: the defaults of the newest release kvlint read ({sd.NEWEST_READ}) apply"
+            f"SGLang version unknown or newer than the newest release kvlint read ({sd.NEWEST_READ}): its defaults apply"
         )
     p.lines = [
         f"free GPU memory before loading: {gib(total)} - {gib(CONTEXT_BYTES)} (CUDA context)"

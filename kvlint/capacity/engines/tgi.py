@@ -38,6 +38,7 @@ LAYER_LIVE_HIDDEN = 7  # hidden-size tensors a layer holds while its MLP runs (p
 CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context and NCCL state held before the warm-up measures free memory
 
 
+NEWEST_MODELLED = (3, 3)  # the newest release line modelled (v3.3.7 read)
 LATEST_PATCH = 999  # a major.minor image tag (ghcr.io/huggingface/text-generation-inference:1.4) floats to its newest patch
 
 
@@ -102,7 +103,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if d.max_sequences is None:
         d.max_sequences = default(128, "TGI default max_concurrent_requests 128")
     extra = {k: v.value for k, v in d.extra.items()}
-    extra["version_known"] = version is not None
+    extra["version_known"] = version is not None and version[:2] <= NEWEST_MODELLED  # newer: said in the plan
     extra["attention"], extra["attention_note"] = attention, d.extra["attention_resolved"].note
     return EngineSettings(
         engine="tgi",
@@ -393,5 +394,5 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             f"max_batch_total_tokens {declared:,} is stated; flash models ignore it and infer their own"
         )
     if not s.extra.get("version_known"):
-        p.notes.append("TGI version unknown: the newest modelled release (v3.3) applies")
+        p.notes.append("TGI version unknown or newer than the newest modelled release (v3.3): v3.3 applies")
     return p
