@@ -139,6 +139,9 @@ def v0_long_context_chunk(
     bars = (
         bool(arch.sliding_window),
         bool(extra.get("enable_lora")),
+        bool(
+            extra.get("speculative")
+        ),  # use_spec_decode (0.5.3 arg_utils.py:755, 0.8.0 :1623, 0.10.0 speculative_config)
         bool(extra.get("enable_prefix_caching")) and version < (0, 6, 1),
         bool(arch.state_layers) and (0, 5, 5) <= version < (0, 6, 3),
         bool(arch.vision_params) and version >= (0, 6, 2),

@@ -15,6 +15,7 @@ from kvlint.extract.engine_args.options import json_value
 
 _S = "kvlint.capacity.engines.vllm_settings."
 _P = "kvlint.capacity.engines.vllm."
+_V = "kvlint.capacity.engines.vllm_versions."
 _GRAPHS = (
     "the CUDA-graph capture sizes and mode it sets change the CUDA-graph memory vLLM reserves; kvlint "
     "estimates it for the release's default capture sizes (up to 2 x max_num_seqs, or --max-cudagraph-capture-size)"
@@ -158,16 +159,22 @@ VLLM: dict[str, MemoryOption] = {
         "enables LoRA (buffers as --enable-lora)", _LORA_SRC, "lora_adapters", _LORA
     ),
     # --- known to the option table, not read into the plan ---
-    "--speculative-config": not_modelled(
-        "a draft model (EAGLE, MTP, a small LM) loads into the same worker before the profile run and its "
+    "--speculative-config": MemoryOption(
+        NOT_MODELLED,
+        "speculative",
+        _V + "v0_long_context_chunk",  # applied: V0 does not chunk a long context's prefill with it
+        changes="a draft model (EAGLE, MTP, a small LM) loads into the same worker before the profile run and its "
         "attention layers take KV-cache blocks, so the pool is smaller and each token costs more KV",
-        "vllm==0.33.0:vllm/v1/worker/gpu_model_runner.py:5012 `self.drafter.load_model(self.model)`",
+        source="vllm==0.33.0:vllm/v1/worker/gpu_model_runner.py:5012 `self.drafter.load_model(self.model)`",
         detail=_speculative,
     ),
-    "--speculative-model": not_modelled(
-        "the draft model of older releases (before --speculative-config): its weights load beside the target's, "
-        "its KV cache takes GPU blocks, and each sequence holds --num-speculative-tokens lookahead slots",
-        "vllm==0.8.0:vllm/engine/arg_utils.py:181-184, 781-799",
+    "--speculative-model": MemoryOption(
+        NOT_MODELLED,
+        "speculative",
+        _V + "v0_long_context_chunk",
+        changes="the draft model of older releases (before --speculative-config): its weights load beside the "
+        "target's, its KV cache takes GPU blocks, and each sequence holds --num-speculative-tokens lookahead slots",
+        source="vllm==0.8.0:vllm/engine/arg_utils.py:181-184, 781-799",
     ),
     "--limit-mm-per-prompt": not_modelled(
         "sets how many images/videos/audios per prompt the profile run's dummy multimodal input holds "

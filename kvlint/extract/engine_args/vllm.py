@@ -118,6 +118,11 @@ def read(
     _capture_sizes(d, parsed, tokens)
     _compilation(d, parsed)
     _eplb(d, parsed)
+    spec = parsed.get("--speculative-config") or parsed.get("--speculative-model")
+    if (
+        spec is not None
+    ):  # V0 keeps a long context's prefill whole with it (vllm_versions.v0_long_context_chunk)
+        d.extra["speculative"] = stated(True, (spec[1] or spec[0]).where or d.where, spec[0].text)
     memory_options.report(
         d, parsed, "vllm", env
     )  # options whose memory the plan leaves out: said, at the option
