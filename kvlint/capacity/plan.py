@@ -31,6 +31,7 @@ class EngineSettings:
     kv_cache_memory_bytes: int | None = None
     subtract_cuda_graphs: bool = False
     expert_parallel: bool = False  # vLLM --enable-expert-parallel: MoE layers hold whole experts per rank
+    utilization_default: str = ""  # ' (vLLM default)' when the deployment left the fraction to the engine
     extra: dict = field(default_factory=dict)
 
 
@@ -85,3 +86,9 @@ class Plan:
 
     def term(self, label: str) -> int:
         return sum(t.bytes for t in self.terms if t.label == label)
+
+
+def default_label(value, engine: str) -> str:
+    """' (<engine> default)' for a setting the deployment left to the engine, so the plan's arithmetic
+    names the default it used; '' for a stated one."""
+    return f" ({engine} default)" if value is not None and getattr(value, "origin", "") == "default" else ""

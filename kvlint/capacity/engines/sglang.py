@@ -19,7 +19,7 @@ from kvlint.capacity.course import longest_context
 from kvlint.capacity.engines import sglang_defaults as sd
 from kvlint.capacity.engines.sglang_dsa import dsa_fp8_default, dsa_indexer_bytes, dsa_latent_bytes
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions, run_dtype
-from kvlint.capacity.plan import EngineSettings, Plan, Term
+from kvlint.capacity.plan import EngineSettings, Plan, Term, default_label
 from kvlint.capacity.state import has_state, sglang_state
 from kvlint.capacity.weights import spare_experts
 from kvlint.capacity.weights import weights as weight_bytes
@@ -141,12 +141,8 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if d.block_size is None:
         page, note = _page_size(d)
         d.block_size = default(page, note)
-    if (
-        d.max_sequences is None
-        and spec
-        and str(spec).upper() in SPEC_48
-        and (version or SPEC_48_FROM) >= SPEC_48_FROM
-    ):
+    spec_48 = bool(spec) and str(spec).upper() in SPEC_48 and (version or SPEC_48_FROM) >= SPEC_48_FROM
+    if d.max_sequences is None and spec_48:
         # _handle_speculative_decoding, after the memory defaults (v0.5.3 server_args.py:1058-1060, 1131-1133;
         # v0.5.11 :3430-3433, 3452-3455, 3563-3566; v0.5.23 arg_groups/speculative_hook.py:1086-1094);
         # v0.4.3 kept the request pool (s-055: max_running_requests=4097 with EAGLE)
@@ -172,6 +168,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         quantization=str(d.quantization.value) if d.quantization else None,
         kv_cache_dtype=kv_dtype,
         utilization=_fraction(d, arch, version),
+        utilization_default=default_label(d.extra["mem_fraction_static"], "SGLang"),
         block_size=int(d.block_size.value),
         enforce_eager=bool(_extra(d, "disable_cuda_graph")),
         hybrid_kv_cache_manager=hybrid_swa(arch) and not bool(_extra(d, "disable_hybrid_swa_memory")),
@@ -380,7 +377,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"free GPU memory before loading: {gib(total)} - {gib(CONTEXT_BYTES)} (CUDA context)"
         + (f" - {gib(dist)} ({dist_note})" if dist else "")
         + f" = {gib(free_before)}",
-        f"x mem_fraction_static {s.utilization:g} = {gib(budget)} for weights + KV pool",
+        f"x mem_fraction_static {s.utilization:g}{s.utilization_default} = {gib(budget)} for weights + KV pool",
         f"  - weights: {gib(stage_weights)}  ({wsrc})",
         *(
             [f"  - multimodal embedding cache: {gib(mm_reserve)} (SGLANG_VLM_CACHE_SIZE_MB, v0.5.18 on)"]

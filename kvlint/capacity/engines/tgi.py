@@ -28,7 +28,7 @@ from kvlint.capacity.course import longest_context
 from kvlint.capacity.engines import WARMUP_FAILS, SettingRefused, tgi_defaults, tgi_vlm
 from kvlint.capacity.engines.tgi_launcher import BLOCK_SIZES, default_shards
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
-from kvlint.capacity.plan import EngineSettings, Plan, Term
+from kvlint.capacity.plan import EngineSettings, Plan, Term, default_label
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
@@ -119,6 +119,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         quantization=str(d.quantization.value) if d.quantization else None,
         kv_cache_dtype=str(d.kv_cache_dtype.value) if d.kv_cache_dtype else "auto",
         utilization=fraction,
+        utilization_default=default_label(d.extra["cuda_memory_fraction"], "TGI"),
         block_size=block_size(version, attention),
         enforce_eager=False,
         hybrid_kv_cache_manager=False,
@@ -359,7 +360,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     )
     how = f"x wiggle room {wiggle}" if inside else f"(the rest less the warm-up blocks x {wiggle})"
     p.lines = [
-        f"GPU memory: {gib(total)} x CUDA_MEMORY_FRACTION {s.utilization:g} {how} = {gib(budget)}",
+        f"GPU memory: {gib(total)} x CUDA_MEMORY_FRACTION {s.utilization:g}{s.utilization_default} {how}"
+        f" = {gib(budget)}",
         *(f"  - {t.label}: {gib(t.bytes)}  ({t.note})" for t in terms),
         *(
             [

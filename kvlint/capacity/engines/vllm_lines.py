@@ -32,7 +32,8 @@ def plan_lines(
 ) -> list[str]:
     stage = f" (pipeline stage {p.stage + 1} of {s.pp}, the tightest)" if s.pp > 1 else ""
     lines = [
-        f"GPU memory the engine sees: {gib(p.gpu_total)} x gpu_memory_utilization {s.utilization:g} = {gib(p.budget)}",
+        f"GPU memory the engine sees: {gib(p.gpu_total)} x gpu_memory_utilization {s.utilization:g}{s.utilization_default}"
+        f" = {gib(p.budget)}",
     ]
     for t in p.terms:
         lines.append(f"  - {t.label}: {gib(t.bytes)}  ({t.note})")

@@ -20,7 +20,7 @@ from kvlint.capacity.engines.vllm_versions import (
     throughput_mode,
     v0_long_context_chunk,
 )
-from kvlint.capacity.plan import EngineSettings
+from kvlint.capacity.plan import EngineSettings, default_label
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 
@@ -189,6 +189,7 @@ def _engine_settings(
         quantization=str(d.quantization.value) if d.quantization else None,
         kv_cache_dtype=str(d.kv_cache_dtype.value),
         utilization=float(d.gpu_memory_utilization.value),
+        utilization_default=default_label(d.gpu_memory_utilization, "vLLM"),
         block_size=int(d.block_size.value),
         enforce_eager=eager,
         hybrid_kv_cache_manager=bool(hybrid)
