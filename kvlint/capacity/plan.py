@@ -6,7 +6,12 @@ the resolve step), a ModelArch and a GpuSpec. Pure arithmetic: no I/O, integer b
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvlint.record import field, record
+
+if TYPE_CHECKING:
+    from kvlint.deployment import Value
 
 
 @record(frozen=True)
@@ -88,7 +93,7 @@ class Plan:
         return sum(t.bytes for t in self.terms if t.label == label)
 
 
-def default_label(value, engine: str) -> str:
+def default_label(value: Value | None, engine: str) -> str:
     """' (<engine> default)' for a setting the deployment left to the engine, so the plan's arithmetic
     names the default it used; '' for a stated one."""
-    return f" ({engine} default)" if value is not None and getattr(value, "origin", "") == "default" else ""
+    return f" ({engine} default)" if value is not None and value.origin == "default" else ""
