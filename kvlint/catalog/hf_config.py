@@ -181,9 +181,8 @@ def parse_config(
     vocab = need(cfg, "vocab_size", "padded_vocab_size")
     mla, head_dim, attn_dim = _head_dims(cfg, h, nq)
     max_len, max_note = derive_max_len(cfg, family)
-    if (
-        max_len < 1
-    ):  # a RoPE factor that scales the context to nothing (an override such as TGI --rope-factor)
+    # a RoPE factor that scales the context to nothing (an override such as TGI --rope-factor)
+    if max_len < 1:
         raise ConfigError(
             f"the maximum context comes out at {max_len} tokens ({max_note}): expected at least 1"
         )

@@ -241,9 +241,8 @@ def from_mistral_params(params: dict[str, Any]) -> dict[str, Any]:
         config["num_local_experts"] = moe.get("num_experts")
         config["num_experts_per_tok"] = moe.get("num_experts_per_tok")
     quant = params.get("quantization_config")
-    if isinstance(
-        quant, dict
-    ):  # a compressed-tensors block passes through (vLLM _remap_mistral_quantization_args)
+    # a compressed-tensors block passes through (vLLM _remap_mistral_quantization_args)
+    if isinstance(quant, dict):
         config["quantization_config"] = quant
     vision = params.get("vision_encoder")
     if isinstance(vision, dict):

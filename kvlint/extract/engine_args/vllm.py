@@ -119,13 +119,11 @@ def read(
     _compilation(d, parsed)
     _eplb(d, parsed)
     spec = parsed.get("--speculative-config") or parsed.get("--speculative-model")
-    if (
-        spec is not None
-    ):  # V0 keeps a long context's prefill whole with it (vllm_versions.v0_long_context_chunk)
+    # V0 keeps a long context's prefill whole with speculative decoding (vllm_versions.v0_long_context_chunk)
+    if spec is not None:
         d.extra["speculative"] = stated(True, (spec[1] or spec[0]).where or d.where, spec[0].text)
-    memory_options.report(
-        d, parsed, "vllm", env
-    )  # options whose memory the plan leaves out: said, at the option
+    # options whose memory the plan leaves out: said, at the option
+    memory_options.report(d, parsed, "vllm", env)
     for name in ENV:
         tok = env_value(env, name)
         if tok is None:
