@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.deployment import Deployment, stated
+from kvlint.deployment import ENGINE_NAMES, Deployment, stated
 from kvlint.extract.argv import EnvVar
 from kvlint.extract.engine_args.apply import env_value
 from kvlint.extract.engine_args.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED, MemoryOption
@@ -44,7 +44,7 @@ def table(engine: str) -> dict[str, MemoryOption]:
     return TGI
 
 
-LABELS = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "tgi-llamacpp": "TGI llama.cpp backend"}
+LABELS = {**ENGINE_NAMES, "tgi-llamacpp": "TGI llama.cpp backend"}
 
 
 def report(d: Deployment, parsed: Parsed, engine: str, env: dict[str, EnvVar] | None = None) -> None:
