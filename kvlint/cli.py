@@ -99,7 +99,7 @@ def main() -> None:
     "--hub",
     is_flag=True,
     default=None,
-    help="Fetch models no local source knows from the Hugging Face Hub (needs kvlint[hub]); cached.",
+    help="Fetch models no local source knows from the Hugging Face Hub (needs kvlint-serving[hub]); cached.",
 )
 @click.option(
     "--color/--no-color",
@@ -277,7 +277,7 @@ def models() -> None:
     help="Where to write (default: $KVLINT_MODELS_DIR or .kvlint/models).",
 )
 def models_pull(refs, directory) -> None:
-    """Fetch ID[@REVISION]'s config and safetensors headers from the Hub (needs kvlint[hub]).
+    """Fetch ID[@REVISION]'s config and safetensors headers from the Hub (needs kvlint-serving[hub]).
 
     Honours HF_TOKEN (or the huggingface-cli login token), HF_ENDPOINT and HF_HUB_OFFLINE.
     Every later `kvlint` run resolves the model from the written file, with no network.

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("huggingface_hub", reason="kvlint[hub] (huggingface_hub) is not installed")
+pytest.importorskip("huggingface_hub", reason="kvlint-serving[hub] (huggingface_hub) is not installed")
 
 from kvlint.catalog import models, pulled  # noqa: E402
 from kvlint.catalog.hub import HubError, pull  # noqa: E402

@@ -1,6 +1,6 @@
 """`kvlint models pull ID[@REVISION]`: fetch what prices a Hub model exactly, store it in the project.
 
-Only this path imports huggingface_hub (`pip install 'kvlint[hub]'`); it supplies the token (HF_TOKEN
+Only this path imports huggingface_hub (`pip install 'kvlint-serving[hub]'`); it supplies the token (HF_TOKEN
 or the token file `huggingface-cli login` writes), the endpoint (HF_ENDPOINT, for mirrors) and the
 offline switch (HF_HUB_OFFLINE). Fetched: config.json (or a Mistral-format params.json),
 hf_quant_config.json when present, model.safetensors.index.json, and the header of every safetensors
@@ -52,7 +52,7 @@ class _Client:
         except ImportError:
             raise HubError(
                 "pulling from the Hugging Face Hub needs the optional huggingface_hub package",
-                "pip install 'kvlint[hub]'",
+                "pip install 'kvlint-serving[hub]'",
             ) from None
         if _truthy(os.environ.get("HF_HUB_OFFLINE")) or constants.HF_HUB_OFFLINE:
             raise HubError(
