@@ -166,3 +166,29 @@ spec:
     assert r.deployment.tensor_parallel.value == 2 and r.deployment.tensor_parallel.where.line == 10
     (one,) = lint(text.replace("ARGS", ", '--sharded', 'false'")).deployments
     assert one.deployment.tensor_parallel.value == 1
+
+
+def test_a_shard_count_from_the_gpus_seen_is_bounded_like_a_stated_tp():
+    """--num-shard unset shards over every GPU the container sees; 4,097 of them is a tensor-parallel
+    size outside the bounds table, so it is a KV005 at the GPU count and no plan (hypothesis found it:
+    the plan was computed with TP 4097)."""
+    for limits, env in (("{nvidia.com/gpu: 4097}", ""), ("{nvidia.com/gpu: 1}", "CUDA_VISIBLE_DEVICES")):
+        listed = ",".join(str(i) for i in range(4097))
+        env_block = f"    env: [{{name: {env}, value: '{listed}'}}]\n" if env else ""
+        text = f"""apiVersion: v1
+kind: Pod
+metadata: {{name: tgi}}
+spec:
+  containers:
+  - name: tgi
+    image: ghcr.io/huggingface/text-generation-inference:3.0
+    args: ['--model-id', '{LLAMA}']
+{env_block}    resources:
+      limits: {limits}
+"""
+        result = lint(text, defaults=Defaults(gpu="h100"))
+        (r,) = result.deployments
+        assert r.plan is None
+        kv005 = [f for f in result.findings if f.rule == "KV005"]
+        assert len(kv005) == 1 and "4,097" in kv005[0].message
+        assert kv005[0].where.line == (9 if env else 10)

@@ -130,6 +130,7 @@ def default_shards(d):
     if visible is not None:
         # `devices.split(',').count()` of CUDA_VISIBLE_DEVICES, read before NVIDIA_VISIBLE_DEVICES
         n = len(str(visible.value).split(","))
+        _check_shards(n, visible.where)
         return default(
             n,
             f"TGI default: --num-shard unset shards over the {n} entries of the stated CUDA_VISIBLE_DEVICES"
@@ -138,11 +139,25 @@ def default_shards(d):
         )
     if gpus is None or int(gpus.value) <= 1:
         return default(1, "TGI default --num-shard 1 (one GPU)")
+    _check_shards(int(gpus.value), gpus.where)
     return default(
         int(gpus.value),
         "TGI default: --num-shard unset shards over every GPU the container sees (CUDA_VISIBLE_DEVICES /"
         " NVIDIA_VISIBLE_DEVICES, as the NVIDIA device plugin sets them)",
     )
+
+
+def _check_shards(n: int, where) -> None:
+    """A shard count taken from the GPUs the container sees is a tensor-parallel size: one outside the
+    bounds table is refused like a stated one (a located KV005, no plan), not planned."""
+    from kvlint.bounds import FIELDS
+    from kvlint.capacity.engines import SettingRefused
+
+    problem = FIELDS["tensor_parallel"].problem(n)
+    if problem:
+        raise SettingRefused(
+            f"TGI would shard over the {n:,} GPUs the container sees: tensor-parallel size {problem}", where
+        )
 
 
 BLOCK_SIZES = {"flashinfer": 1, "flashdecoding": 256, "flashdecoding-ipex": 64, "paged": 16}
