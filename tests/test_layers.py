@@ -1,14 +1,18 @@
 """The import graph: no circle, and no import from a lower stage to a higher one.
 
-The stage list is README.md's "Layout" block; every module of the package must belong to exactly
-one stage, so a new module is placed in the list before it can land. Function-level imports count:
+The stage list is pyproject.toml's [tool.test-layers] table; every module of the package must belong
+to exactly one stage, so a new module is placed in the list before it can land. Function-level imports count:
 deferring an import hides a dependency from the reader, not from the graph.
 """
 
 from __future__ import annotations
 
 import ast
-import re
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
 
 from conftest import ROOT
 
@@ -16,15 +20,9 @@ PACKAGE = ROOT / "kvlint"
 
 
 def _stages() -> list[tuple[str, list[str]]]:
-    text = (ROOT / "README.md").read_text()
-    layout = text[text.index("## Layout") :]
-    block = re.search(r"```text\n(.+?)\n```", layout, flags=re.S)
-    assert block, "README's Layout section lists the stages in a ```text block"
-    out = []
-    for line in block.group(1).splitlines():
-        name, *paths = line.split()
-        out.append((name, paths))
-    return out
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    stages = data["tool"]["test-layers"]["stages"]
+    return [(s["name"], list(s["paths"])) for s in stages]
 
 
 def _modules() -> dict[str, str]:
@@ -69,7 +67,7 @@ def _stage_of(rel: str, stages: list[tuple[str, list[str]]]) -> int:
         if rel == p or (p.endswith("/") and rel.startswith(p))
     ]
     assert len(found) == 1, (
-        f"{rel} belongs to {len(found)} stages of README's Layout list; add it to exactly one"
+        f"{rel} belongs to {len(found)} stages of pyproject.toml's [tool.test-layers]; add it to exactly one"
     )
     return found[0]
 
