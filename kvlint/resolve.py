@@ -325,8 +325,10 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     _resolve_model(d, r, defaults.hub)
     if r.model is None:
         return r
+    known = len(d.issues)
     try:
         r.settings = engine_settings(d, r.model, r.gpu, defaults)
+        r.issues.extend(d.issues[known:])  # what the engine's settings found (a field it has no setting for)
     except ValueError as exc:
         where = getattr(exc, "where", None) or d.where
         r.issues.append(Issue(UNPARSED_SETTING, f"engine settings could not be read: {exc}", where))

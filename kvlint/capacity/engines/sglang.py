@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from kvlint.capacity import lora
 from kvlint.capacity.course import longest_context
+from kvlint.capacity.engines import native
 from kvlint.capacity.engines import sglang_defaults as sd
 from kvlint.capacity.engines.sglang_dsa import dsa_fp8_default, dsa_indexer_bytes, dsa_latent_bytes
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions, run_dtype
@@ -75,6 +76,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     from kvlint.deployment import default
 
     version = sd.parse_version(version_text)
+    native.carry(d, "sglang")
     tp, pp, dp = _int(d, "tensor_parallel", 1), _int(d, "pipeline_parallel", 1), _int(d, "data_parallel", 1)
     stated_context = _int(d, "max_context", 0) or None  # read before the model's own length is written back
     if d.tensor_parallel is None:

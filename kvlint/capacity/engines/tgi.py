@@ -25,7 +25,7 @@ import math
 import re
 
 from kvlint.capacity.course import longest_context
-from kvlint.capacity.engines import WARMUP_FAILS, SettingRefused, tgi_defaults, tgi_vlm
+from kvlint.capacity.engines import WARMUP_FAILS, SettingRefused, native, tgi_defaults, tgi_vlm
 from kvlint.capacity.engines.tgi_launcher import BLOCK_SIZES, default_shards
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term, default_label
@@ -92,6 +92,7 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     from kvlint.deployment import default
 
     version = parse_version(version_text)
+    native.carry(d, "tgi")
     _prequantized(d, arch)
     if d.tensor_parallel is None:
         d.tensor_parallel = default_shards(d)

@@ -1,0 +1,161 @@
+"""A value the deployment states reaches every engine's plan as stated: across engines x fields.
+
+For every engine kvlint models (the registry, `ENGINE_NAMES`) and every field of the native ServingSpec
+that sets an engine setting (read from the spec model, so a new field fails here until it has a legal
+value below), a non-default legal value is linted in-process on a known model and GPU, and
+- the engine's settings carry the value, located at the key and with origin "stated";
+- no printed line names the setting with a "default" label;
+- the plan's arithmetic moves the way the value should (against the same document without it);
+- where the engine has no such setting, kvlint says so at the key (KV004/KV005), never drops it silently.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from conftest import lint
+
+from kvlint.capacity.engines import native
+from kvlint.deployment import ENGINE_NAMES, Value
+from kvlint.extract.engine_args.memory_options import table
+from kvlint.extract.spec import ServingSpec
+
+ENGINES = sorted(ENGINE_NAMES)
+MODEL, GPU, CONTEXT = "meta-llama/Llama-3.1-8B-Instruct", "H100", 8192
+
+# Spec fields that are not engine settings, and why.
+NOT_SETTINGS = {
+    "apiVersion": "the document's header",
+    "kind": "the document's header",
+    "name": "a label for messages",
+    "engine": "picks the engine: the other axis of this test",
+    "engine_version": "picks the release whose defaults apply, not a setting of it",
+    "model": "what is served (the model every case uses)",
+    "gpu": "the hardware (the GPU every case uses)",
+    "gpus": "the GPUs a replica is given; KV201 checks them against the parallelism, no engine reads it",
+    "architecture": "model facts for a model kvlint does not know",
+    "budget": "the author's own planning figures, which kvlint checks against the plan",
+}
+
+
+def _bigger_pool(p, ref):
+    return p.kv_pool > ref.kv_pool
+
+
+def _changed(p, ref):
+    return (p.pool_units, p.request_units, p.max_concurrency) != (
+        ref.pool_units,
+        ref.request_units,
+        ref.max_concurrency,
+    )
+
+
+# field -> (EngineSettings attribute, a legal value (None: the opposite of the engine's default), how the
+#           plan must move against the reference, the reference value (None: the document without the
+#           field), the model when not MODEL)
+FIELDS = {
+    "max_context": ("max_model_len", 32768, lambda p, r: p.max_concurrency < r.max_concurrency, None, None),
+    "max_sequences": ("max_num_seqs", 24, lambda p, r: p.max_num_seqs == 24, None, None),
+    # a larger prefill budget never leaves a larger pool (activations, warm-up)
+    "max_batched_tokens": ("max_batched_tokens", 16384, lambda p, r: p.kv_pool <= r.kv_pool, 2048, None),
+    "gpu_memory_utilization": ("utilization", 0.7, lambda p, r: p.kv_pool < r.kv_pool, 0.8, None),
+    "kv_cache_dtype": (
+        "kv_cache_dtype",
+        "fp8_e5m2",
+        lambda p, r: p.kv_per_token < r.kv_per_token,
+        None,
+        None,
+    ),
+    "dtype": ("dtype", "float16", lambda p, r: p.weights_total == r.weights_total, None, None),
+    "quantization": ("quantization", "fp8", lambda p, r: p.weights_total < r.weights_total, None, None),
+    "block_size": ("block_size", 32, lambda p, r: p.block_size == 32, None, None),
+    "tensor_parallel": ("tp", 2, _bigger_pool, None, None),
+    "pipeline_parallel": ("pp", 2, _bigger_pool, None, None),
+    "data_parallel": ("dp", 2, lambda p, r: p.kv_pool == r.kv_pool, None, None),
+    "enforce_eager": ("enforce_eager", None, lambda p, r: p.kv_pool >= r.kv_pool, None, None),
+    # a model with sliding-window layers, where the hybrid manager changes what the pool holds
+    "hybrid_kv_cache_manager": ("hybrid_kv_cache_manager", None, _changed, None, "openai/gpt-oss-20b"),
+}
+# higher memory fraction, larger pool (monotonic in the fraction, whatever the engine's default is)
+FRACTIONS = (0.6, 0.75, 0.9)
+
+
+def _spec(engine: str, model: str = MODEL, **fields) -> str:
+    body = {"kind": "ServingSpec", "engine": engine, "model": model, "gpu": GPU, "max_context": CONTEXT}
+    body.update(fields)
+    return "".join(f"{k}: {str(v).lower() if isinstance(v, bool) else v}\n" for k, v in body.items())
+
+
+def _run(text: str):
+    r = lint(text)
+    assert len(r.deployments) == 1, [f.message for f in r.findings]
+    res = r.deployments[0]
+    assert res.settings is not None and res.plan is not None, [f.message for f in r.findings]
+    return r, res
+
+
+def _printed(r, res) -> list[str]:
+    lines = [*res.plan.lines, *res.plan.notes]
+    for f in r.findings:
+        lines += [f.message, *f.details, f.fix or ""]
+    return lines
+
+
+def _names(engine: str, field: str) -> set[str]:
+    """How the setting may be spelled in a printed line: the field, the engine's key for it, the engine's
+    options (and environment forms) that write it, from its memory-options table."""
+    e = native.entry(engine, field)
+    keys = {field} | ({e.key} if isinstance(e, native.Extra) else set())
+    names = set(keys)
+    for option, row in table(engine).items():
+        if row.target in keys:
+            bare = option.lstrip("-")
+            names |= {bare, bare.replace("-", "_"), bare.replace("-", "_").upper()}
+    return names
+
+
+def _no_default_label(lines: list[str], names: set[str]) -> None:
+    for name in names:
+        pattern = re.compile(rf"\b{re.escape(name)}[ =:]+\S+ \([^)]*default")
+        bad = [line for line in lines if pattern.search(line)]
+        assert not bad, (name, bad)
+
+
+def _engine_value(res, engine: str, field: str) -> Value | None:
+    e = native.entry(engine, field)
+    d = res.deployment
+    return d.extra.get(e.key) if isinstance(e, native.Extra) else getattr(d, field)
+
+
+def test_every_setting_field_has_a_case():
+    settings = set(ServingSpec.model_fields) - set(NOT_SETTINGS)
+    assert settings == set(FIELDS), "give the new ServingSpec field a legal value and an invariant here"
+
+
+@pytest.mark.parametrize("field", sorted(FIELDS))
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_stated_spec_field_reaches_the_engine(engine, field):
+    attr, value, moves, ref, model = FIELDS[field]
+    _, base = _run(_spec(engine, model or MODEL, **({field: ref} if ref is not None else {})))
+    if value is None:
+        value = not getattr(base.settings, attr)
+    text = _spec(engine, model or MODEL, **{field: value})
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if row.startswith(f"{field}:"))
+    r, res = _run(text)
+    if getattr(res.settings, attr) != value:
+        said = [f for f in r.findings if f.rule in ("KV004", "KV005") and f.where.line == line]
+        assert said and field in said[0].message, (engine, field, getattr(res.settings, attr), value)
+        return
+    v = _engine_value(res, engine, field)
+    assert v is not None and v.origin == "stated" and v.where is not None and v.where.line == line, v
+    if field == "gpu_memory_utilization":
+        assert res.settings.utilization_default == ""
+    _no_default_label(_printed(r, res), _names(engine, field))
+    assert moves(res.plan, base.plan), (engine, field, value)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_higher_memory_fraction_gives_a_larger_pool(engine):
+    pools = [_run(_spec(engine, gpu_memory_utilization=u))[1].plan.kv_pool for u in FRACTIONS]
+    assert pools == sorted(pools) and len(set(pools)) == len(pools), pools
