@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from calibration_cases import DATA, ENGINES, load_yaml, logged, named_ref, with_facts  # noqa: E402
 
-from kvlint.capacity.engines.tgi import WARMUP_FAILS  # noqa: E402
+from kvlint.engines.tgi.plan import WARMUP_FAILS  # noqa: E402
 from kvlint.findings import Severity  # noqa: E402
 from kvlint.lint import check_deployment  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402

@@ -118,7 +118,7 @@ FIELDS: dict[str, Range] = {
     "cpu_offload_gb": Range("CPU offload (GiB)", 0, 1 << 30, integer=False),
     "num_gpu_blocks_override": Range("GPU block count override", 1, 1 << 40),
     "num_redundant_experts": Range("redundant experts", 0, 1 << 20),  # EPLB's extra copies (weights.py)
-    # SGLang's reserved memory grows with it (capacity/engines/sglang_defaults.py): bounded like a count
+    # SGLang's reserved memory grows with it (engines/sglang/defaults.py): bounded like a count
     "cuda_graph_max_bs": Range("SGLang CUDA-graph batch size", 1, 1 << 20),
     # v0.5.5.post1-v0.5.7 reserve max_tokens // 4 (// 8) MiB for it; v0.5.8 on, its capture sizes
     "piecewise_cuda_graph_max_tokens": _tokens("SGLang piecewise CUDA-graph token limit"),

@@ -7,8 +7,7 @@ import sys
 
 import click
 
-from kvlint import __version__
-from kvlint.deployment import ENGINE_NAMES
+from kvlint import __version__, engines
 from kvlint.report import FORMATS
 
 
@@ -60,7 +59,7 @@ def main() -> None:
 @click.option("--gpu", help="GPU to assume where a workload does not say (e.g. H100, L4).")
 @click.option(
     "--engine",
-    type=click.Choice(list(ENGINE_NAMES)),
+    type=click.Choice(list(engines.names())),
     help="Engine to assume where a workload does not say.",
 )
 @click.option("--engine-version", help="Engine version to assume where no image tag says (e.g. 0.10.1).")
@@ -229,7 +228,7 @@ def _finite(ctx, param, value):
     default="auto",
     help="auto, fp8, fp8_e4m3, fp8_e5m2.",
 )
-@click.option("--engine", type=click.Choice(list(ENGINE_NAMES)), default="vllm")
+@click.option("--engine", type=click.Choice(list(engines.names())), default="vllm")
 @click.option("--engine-version", help="Engine version (defaults differ by version).")
 @click.option(
     "--utilization",

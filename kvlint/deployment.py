@@ -44,9 +44,9 @@ def inferred(value: T, note: str, where: Location | None = None) -> Value[T]:
     return Value(value, "inferred", where, note)
 
 
-# The engines kvlint models, by the name a deployment carries, with the name messages print
-# (kvlint.capacity.engines holds one accounting module for each).
-ENGINE_NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
+# The engine a deployment that names none is accounted for as (kvlint.engines.DEFAULT; the registry there
+# lists the engines kvlint models).
+DEFAULT_ENGINE = "vllm"
 
 
 @record
@@ -115,7 +115,7 @@ class Deployment:
 
     @property
     def engine_name(self) -> str:
-        return self.engine.value if self.engine else "vllm"
+        return self.engine.value if self.engine else DEFAULT_ENGINE
 
     def label(self) -> str:
         return f"{self.kind}/{self.name}" if self.name else self.kind

@@ -6,7 +6,7 @@ deployment as a `Value(origin="default", note=...)`, so messages can name it.
 
 from __future__ import annotations
 
-from kvlint.capacity.engines import engine_module
+from kvlint import engines
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog import gpus as gpu_catalog
 from kvlint.catalog import how
@@ -288,7 +288,7 @@ def engine_settings(
     if d.engine_version is None and defaults.engine_version:
         d.engine_version = inferred(defaults.engine_version, "engine version from the configuration")
     version_text = str(d.engine_version.value) if d.engine_version else None
-    return engine_module(engine).settings(d, arch, gpu, version_text)
+    return engines.get(engine).settings(d, arch, gpu, version_text)
 
 
 def with_gpu(d: Deployment, name: str, note: str) -> Deployment:
@@ -298,14 +298,11 @@ def with_gpu(d: Deployment, name: str, note: str) -> Deployment:
 
 def _llamacpp_kv(d: Deployment) -> Issue:
     """TGI's llama.cpp backend: its KV004 with the KV cache's size on the GPU when the model is known
-    (kvlint/capacity/engines/tgi_llamacpp.py); the weights and compute buffers stay unmodelled."""
-    from kvlint.capacity.engines.tgi_llamacpp import kv_on_gpu
-    from kvlint.extract.engine_args.tgi_llamacpp import kv_settings
-
+    (kvlint/engines/tgi/llamacpp_kv.py); the weights and compute buffers stay unmodelled."""
     reason = d.extra["llamacpp_reason"]
     arch = model_catalog.resolve(str(d.model.value), d.base_dir).arch if d.model is not None else None
-    priced = kv_on_gpu(arch, *kv_settings(d)) if arch is not None else None
-    kv = f"; its KV cache on the GPU(s): {priced[1]}" if priced else ""
+    priced = engines.get(d.engine_name).backend_kv(d, arch) if arch is not None else None
+    kv = f"; its KV cache on the GPU(s): {priced}" if priced else ""
     return Issue(NOT_CHECKABLE, f"{d.label()}: {reason.value}{kv}: not checked", reason.where or d.where)
 
 
@@ -338,7 +335,7 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     if d.unreadable:
         r.unknown.add("settings")  # KV005 said which value; the capacity checks would use a wrong one
         return r
-    r.plan = engine_module(r.settings.engine).plan(r.model, r.gpu, r.settings)
+    r.plan = engines.get(r.settings.engine).plan(r.model, r.gpu, r.settings)
     if (
         d.max_context is not None
         and d.max_context.origin == "default"

@@ -9,11 +9,12 @@ import sys
 import pytest
 from conftest import ROOT, shared, vllm_settings
 
-from kvlint.capacity.engines import tgi, vllm
 from kvlint.capacity.plan import EngineSettings
 from kvlint.capacity.weights import weights
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.catalog.hf_config import parse_config
+from kvlint.engines.tgi import plan as tgi
+from kvlint.engines.vllm import plan as vllm
 
 GIB = 1 << 30
 

@@ -121,7 +121,9 @@ def _engine_pod(engine: str, args: list[str]) -> str:
 
 
 def _numeric_options() -> list[tuple[str, str]]:
-    from kvlint.extract.engine_args import sglang, tgi, vllm
+    from kvlint.engines.sglang import options as sglang
+    from kvlint.engines.tgi import options as tgi
+    from kvlint.engines.vllm import options as vllm
 
     tables = {"vllm": vllm.MAPPING, "sglang": sglang.MAPPING, "tgi": tgi.MAPPING}
     return [
@@ -139,7 +141,9 @@ def test_extreme_values_of_every_numeric_engine_option_are_located_with_the_rang
     --gpu-memory-utilization=1e309 (vLLM) and the like for every numeric option of the three
     engines: a KV005 at the value naming what kvlint accepts, never an OverflowError."""
     from kvlint.bounds import FIELDS
-    from kvlint.extract.engine_args import sglang, tgi, vllm
+    from kvlint.engines.sglang import options as sglang
+    from kvlint.engines.tgi import options as tgi
+    from kvlint.engines.vllm import options as vllm
 
     target = {"vllm": vllm.MAPPING, "sglang": sglang.MAPPING, "tgi": tgi.MAPPING}[engine][option][0]
     r = lint(_engine_pod(engine, [f"{option}={value}"]))

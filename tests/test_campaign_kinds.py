@@ -167,9 +167,9 @@ def test_every_input_kind_the_brief_names_is_in_the_corpus_draw():
 
 
 def _options(engine: str) -> list[str]:
-    from kvlint.extract.engine_args.options import load_table
+    from kvlint import engines
 
-    return sorted(load_table(engine).options)
+    return sorted(engines.get(engine).options().options)
 
 
 SHELL_NOISE = st.sampled_from(["", " && echo ok", "; sleep 1", " \\\n  ", " 2>&1", " | tee log", " &", "\n"])

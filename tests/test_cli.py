@@ -138,7 +138,7 @@ def _imported_modules(*args):
 def test_version_and_help_import_nothing_heavy():
     for args in (["--version"], ["--help"]):
         mods = _imported_modules(*args)
-        for heavy in ("pydantic", "ruamel.yaml", "kvlint.lint", "kvlint.capacity.engines.vllm"):
+        for heavy in ("pydantic", "ruamel.yaml", "kvlint.lint", "kvlint.engines.vllm.plan"):
             assert heavy not in mods, (args, heavy)
 
 
@@ -163,7 +163,7 @@ def test_a_catalogued_vllm_deployment_loads_only_what_it_meets():
         "kvlint.extract.cel",
         "kvlint.extract.dra",
         "kvlint.extract.unread",
-        "kvlint.capacity.engines.tgi",
+        "kvlint.engines.tgi.plan",
     ):
         assert lazy not in mods, lazy
 

@@ -11,12 +11,12 @@ Encoder tokens: vLLM mllama.py (vllm-project/vllm@6f0b37b8) calc_token_per_chunk
 import pytest
 from conftest import vllm_settings
 
-from kvlint.capacity.engines import vllm
 from kvlint.capacity.kv import cdiv
 from kvlint.catalog.arch import CROSS, FULL
 from kvlint.catalog.gpus import lookup
 from kvlint.catalog.hf_config import compact, parse_config
 from kvlint.catalog.models import resolve
+from kvlint.engines.vllm import plan as vllm
 
 GIB = 1 << 30
 
@@ -100,7 +100,7 @@ def test_out_of_range_cross_layer_indices_are_ignored():
 def test_sglang_gives_image_tokens_pool_slots_beside_the_text():
     # SGLang keeps one pool over all 40 layers; prepare_encoder_info_extend (sgl-project/sglang@fd3907ee
     # python/sglang/srt/managers/schedule_batch.py) gives a request's image tokens slots of that pool
-    from kvlint.capacity.engines import sglang
+    from kvlint.engines.sglang import plan as sglang
     from kvlint.record import replace
 
     a = resolve("meta-llama/Llama-3.2-11B-Vision-Instruct").arch

@@ -16,9 +16,12 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibration_cases import DATA, build_vllm, load_yaml, vllm_version  # noqa: E402
 
-from kvlint.capacity.engines import sglang, sglang_defaults, sglang_dsa, vllm  # noqa: E402
 from kvlint.catalog import gpus as gpu_catalog  # noqa: E402
 from kvlint.catalog import models as model_catalog  # noqa: E402
+from kvlint.engines.sglang import defaults as sglang_defaults
+from kvlint.engines.sglang import dsa as sglang_dsa
+from kvlint.engines.sglang import plan as sglang  # noqa: E402
+from kvlint.engines.vllm import plan as vllm
 from kvlint.resolve import Defaults, resolve  # noqa: E402
 
 GIB = 1 << 30

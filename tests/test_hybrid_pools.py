@@ -13,9 +13,11 @@ from catalog_arch import arch_of
 from conftest import vllm_settings
 
 from kvlint.capacity import state
-from kvlint.capacity.engines import sglang, vllm
 from kvlint.capacity.kv import MAMBA, blocks_per_request, cdiv, group_layers
 from kvlint.catalog.gpus import lookup as lookup_gpu
+from kvlint.engines.sglang import plan as sglang
+from kvlint.engines.vllm import plan as vllm
+from kvlint.engines.vllm import state as vllm_state
 from kvlint.record import replace
 
 QWEN3_NEXT = "Qwen/Qwen3-Next-80B-A3B-Thinking"
@@ -29,7 +31,7 @@ def test_qwen3_next_state_page_and_groups_reproduce_a_public_vllm_log():
     state page, vLLM's block rule, 4 groups and one state block per group and request."""
     arch = arch_of(QWEN3_NEXT)
     assert state.layer_state_bytes(arch, 2) == 548_864  # conv 4,096 x 3 x 2 B + 16 x 128 x 128 x 2 B
-    block, note = state.vllm_block_size(arch, 2, 1.0, 16)
+    block, note = vllm_state.vllm_block_size(arch, 2, 1.0, 16)
     assert block == 16 * cdiv(548_864, 16 * 512) == 1072 and "1072 tokens" in note
     groups = group_layers(state.stage_kinds(arch, 1)[0], hybrid=True)
     assert groups.group_size == 12 and dict(groups.groups) == {"full": 1, MAMBA: 3}
@@ -42,7 +44,7 @@ def test_qwen3_next_state_page_and_groups_reproduce_a_public_vllm_log():
     ]
     assert fits == [338, 339]
     # with a 16-bit cache neither figure can come out of one pool (the block would be 544 tokens)
-    assert 90_048 % state.vllm_block_size(arch, 2, 2.0, 16)[0] != 0
+    assert 90_048 % vllm_state.vllm_block_size(arch, 2, 2.0, 16)[0] != 0
 
 
 def _vllm_settings(arch, **kw):

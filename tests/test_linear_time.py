@@ -128,13 +128,13 @@ def _suppression_matching(n: int):
 
 
 def _engine_flags(n: int):
+    from kvlint import engines
     from kvlint.extract.argv import Token
-    from kvlint.extract.engine_args.options import load_table
     from kvlint.findings import Location
 
     words = ["--max-model-le", "4096", "--gpu-memory-util=0.9", "--tp", "2", "--x-unknown=1", "--enable-pre"]
     tokens = [Token(w, Location("f", 1 + i, 1)) for i in range(n) for w in words]
-    tables = [load_table(e) for e in ("vllm", "sglang", "tgi")]
+    tables = [engines.get(e).options() for e in engines.names()]
     return lambda: [t.parse(tokens) for t in tables]
 
 

@@ -10,21 +10,39 @@ import re
 
 import pytest
 from catalog_arch import arch_of
-from conftest import ROOT, lint, vllm_settings
+from conftest import lint, vllm_settings
 
-from kvlint.capacity.engines import vllm
-from kvlint.capacity.engines.vllm_settings import _EXTRA_KEYS
 from kvlint.catalog.gpus import lookup as lookup_gpu
 from kvlint.deployment import Deployment
-from kvlint.extract.engine_args import memory_options, sglang, tgi, tgi_llamacpp
-from kvlint.extract.engine_args import vllm as vllm_args
-from kvlint.extract.engine_args.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED
-from kvlint.extract.engine_args.memory_options import table
+from kvlint.engines.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED
+from kvlint.engines.sglang import options as sglang
+from kvlint.engines.sglang.memory_options import SGLANG as SGLANG_TABLE
+from kvlint.engines.tgi import llamacpp as tgi_llamacpp
+from kvlint.engines.tgi import options as tgi
+from kvlint.engines.tgi.llamacpp_memory_options import TGI_LLAMACPP as TGI_LLAMACPP_TABLE
+from kvlint.engines.tgi.memory_options import TGI as TGI_TABLE
+from kvlint.engines.vllm import options as vllm_args
+from kvlint.engines.vllm import plan as vllm
+from kvlint.engines.vllm.memory_options import VLLM as VLLM_TABLE
+from kvlint.engines.vllm.settings import _EXTRA_KEYS
+from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.options import load_table
 from kvlint.findings import Severity
 from kvlint.record import fields, replace
 
 READERS = {"vllm": vllm_args, "sglang": sglang, "tgi": tgi, "tgi-llamacpp": tgi_llamacpp}
+TABLES = {
+    "vllm": VLLM_TABLE,
+    "sglang": SGLANG_TABLE,
+    "tgi": TGI_TABLE,
+    "tgi-llamacpp": TGI_LLAMACPP_TABLE,
+}
+
+
+def table(engine: str):
+    return TABLES[engine]
+
+
 FIELDS = set(fields(Deployment))
 
 
@@ -40,7 +58,7 @@ def _function(dotted: str):
 
 def _written_extra_keys(engine: str) -> set[str]:
     """The `d.extra` keys an engine's reader writes beside its MAPPING (read from its source)."""
-    text = (ROOT / "kvlint" / "extract" / "engine_args" / f"{engine.replace('-', '_')}.py").read_text()
+    text = inspect.getsource(READERS[engine])
     keys = set(re.findall(r'd\.extra\["(\w+)"\]', text))
     if engine == "vllm":
         keys |= set(vllm_args.ENV.values())  # written as d.extra[name]
@@ -96,14 +114,14 @@ def test_vllm_plan_options_reach_the_plan():
     """An option the vLLM plan reads from EngineSettings.extra must be passed there (the class of bug
     --num-gpu-blocks-override had: read, then dropped by settings)."""
     for option, entry in table("vllm").items():
-        if entry.status == MODELLED and entry.applied_by.startswith("kvlint.capacity.engines.vllm."):
+        if entry.status == MODELLED and entry.applied_by.startswith("kvlint.engines.vllm.plan."):
             if entry.target not in FIELDS:
                 assert entry.target in _EXTRA_KEYS, option
 
 
 @pytest.mark.parametrize("engine", sorted(READERS))
 def test_table_options_are_the_engines_own(engine):
-    known = load_table(engine)
+    known = load_table(READERS[engine].OPTIONS, engine)
     for option in table(engine):
         if option.startswith("--") and " " not in option:
             assert known.lookup(option) == (option, False), f"{engine} has no option {option}"
@@ -195,7 +213,7 @@ def test_report_is_a_noop_for_a_deployment_without_such_options():
     from kvlint.findings import Location
 
     d = Deployment(file="x", where=Location("x", 1, 1), kind="Deployment")
-    memory_options.report(d, Parsed(), "vllm")
+    memory_options.report(d, Parsed(), VLLM_TABLE, "vLLM")
     assert d.issues == []
 
 

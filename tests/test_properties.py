@@ -93,11 +93,11 @@ NUMBER_TEXTS = st.one_of(
 
 def _numeric_options(engine: str) -> list[str]:
     if engine == "vllm":
-        from kvlint.extract.engine_args.vllm import MAPPING
+        from kvlint.engines.vllm.options import MAPPING
     elif engine == "sglang":
-        from kvlint.extract.engine_args.sglang import MAPPING
+        from kvlint.engines.sglang.options import MAPPING
     else:
-        from kvlint.extract.engine_args.tgi import MAPPING
+        from kvlint.engines.tgi.options import MAPPING
     return sorted(o for o, (_, kind) in MAPPING.items() if kind in ("int", "float", "tokens", "bytes"))
 
 

@@ -107,7 +107,7 @@ def test_fix_flags_come_from_the_engines_own_option_tables(engine):
 
     from kvlint.rules.facts import flag
 
-    mapping = import_module(f"kvlint.extract.engine_args.{engine}").MAPPING
+    mapping = import_module(f"kvlint.engines.{engine}.options").MAPPING
     for setting in (
         "max_context",
         "max_sequences",

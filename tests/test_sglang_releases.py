@@ -1,6 +1,6 @@
 """SGLang's release rows v0.5.10-v0.5.23, each change checked where a deployment meets it.
 
-Every release was read in its PyPI wheel (kvlint/capacity/engines/sglang_releases.py names the
+Every release was read in its PyPI wheel (kvlint/engines/sglang/releases.py names the
 file:line of each change). The tests compare two releases that differ only in the rule under test, so
 the difference is that rule's own term (a reserve in MiB over the GPU's nvidia-smi total), not a
 restated default fraction.
@@ -13,8 +13,8 @@ import json
 import pytest
 from conftest import lint
 
-from kvlint.capacity.engines import sglang_defaults as sd
-from kvlint.capacity.engines import sglang_releases as sr
+from kvlint.engines.sglang import defaults as sd
+from kvlint.engines.sglang import releases as sr
 
 H100, H200, B200, L4 = 81559, 143771, 183359, 23034  # nvidia-smi MiB (gpus.yaml)
 STEP = 0.0011  # the fraction is rounded to 3 decimals: a difference is exact to within 0.001
@@ -249,8 +249,8 @@ def test_multimodal_architectures_that_keep_a_prefill_graph_by_release():
     release lists: Qwen3.5 (Qwen3_5MoeForConditionalGeneration) keeps breakable from v0.5.16, not in
     v0.5.15; Kimi-K2.5 (MLA) is moved to tc_piecewise in v0.5.16-v0.5.17 (flat 1.5 GiB MLA reserve) and
     kept on breakable from v0.5.18; Qwen2.5-VL is listed by none. The architecture is the config's."""
-    from kvlint.capacity.engines import sglang
     from kvlint.catalog import models
+    from kvlint.engines.sglang import plan as sglang
 
     def name(model_id: str) -> str:
         arch = models.resolve(model_id).arch

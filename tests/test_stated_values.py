@@ -1,6 +1,6 @@
 """A value the deployment states reaches every engine's plan as stated: across engines x fields.
 
-For every engine kvlint models (the registry, `ENGINE_NAMES`) and every field of the native ServingSpec
+For every engine kvlint models (the registry, `kvlint.engines.names()`) and every field of the native ServingSpec
 that sets an engine setting (read from the spec model, so a new field fails here until it has a legal
 value below), a non-default legal value is linted in-process on a known model and GPU, and
 - the engine's settings carry the value, located at the key and with origin "stated";
@@ -16,12 +16,12 @@ import re
 import pytest
 from conftest import lint
 
-from kvlint.capacity.engines import native
-from kvlint.deployment import ENGINE_NAMES, Value
-from kvlint.extract.engine_args.memory_options import table
+from kvlint import engines
+from kvlint.deployment import Value
+from kvlint.engines import native
 from kvlint.extract.spec import ServingSpec
 
-ENGINES = sorted(ENGINE_NAMES)
+ENGINES = sorted(engines.names())
 MODEL, GPU, CONTEXT = "meta-llama/Llama-3.1-8B-Instruct", "H100", 8192
 
 # Spec fields that are not engine settings, and why.
@@ -108,7 +108,7 @@ def _names(engine: str, field: str) -> set[str]:
     e = native.entry(engine, field)
     keys = {field} | ({e.key} if isinstance(e, native.Extra) else set())
     names = set(keys)
-    for option, row in table(engine).items():
+    for option, row in engines.get(engine).memory_options().items():
         if row.target in keys:
             bare = option.lstrip("-")
             names |= {bare, bare.replace("-", "_"), bare.replace("-", "_").upper()}

@@ -13,11 +13,11 @@ from __future__ import annotations
 import pytest
 from conftest import lint, shared
 
-from kvlint.capacity.engines import tgi
-from kvlint.capacity.engines.tgi_launcher import resolve_attention
 from kvlint.catalog.gpus import lookup
 from kvlint.catalog.models import resolve as model
-from kvlint.extract.engine_args.tgi_backends import backend_of_image
+from kvlint.engines.tgi import plan as tgi
+from kvlint.engines.tgi.backends import backend_of_image
+from kvlint.engines.tgi.launcher import resolve_attention
 from kvlint.resolve import Defaults
 from kvlint.settings import Settings
 

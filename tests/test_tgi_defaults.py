@@ -1,4 +1,4 @@
-"""TGI's request-size defaults by release (kvlint/capacity/engines/tgi_defaults.py), each boundary
+"""TGI's request-size defaults by release (kvlint/engines/tgi/defaults.py), each boundary
 from huggingface/text-generation-inference at the tags: launcher/src/main.rs (v2.4.0 `max_default`,
 v2.4.1 leaves max_input/max_total to the warm-up), server flash_causal_lm.py `warmup` (the
 `max_total_tokens is None` branch by release), models/globals.py PREFILL_CHUNKING ("0" in v2.4.1,
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from conftest import lint
 
-from kvlint.capacity.engines.tgi_launcher import vlm_prefill_default
 from kvlint.catalog.models import resolve as model
+from kvlint.engines.tgi.launcher import vlm_prefill_default
 from kvlint.resolve import Defaults
 
 LLAMA = "meta-llama/Llama-3.1-8B-Instruct"  # max_position_embeddings 131072, head_dim 128

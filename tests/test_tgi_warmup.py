@@ -13,7 +13,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibration_cases import DATA, build_tgi, load_yaml  # noqa: E402
 
-from kvlint.capacity.engines import tgi  # noqa: E402
+from kvlint.engines.tgi import plan as tgi  # noqa: E402
+from kvlint.engines.tgi import releases as tgi_releases  # noqa: E402
 from kvlint.lint import check_deployment  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
 from kvlint.rules import all_rules  # noqa: E402
@@ -138,11 +139,11 @@ def test_image_warmup_oom_allocation_is_one_layers_sdpa_scores(case):
     masks, the first score tensor) does not exceed what PyTorch says it had allocated (it leaves out the
     activations and the linear q/k/v copies, so it is a lower bound), and the scores are what make the
     warm-up fail: without them the same warm-up would fit."""
-    from kvlint.capacity.engines import tgi_vlm
+    from kvlint.engines.tgi import vlm as tgi_vlm
 
     d, _ = build_tgi(case, case.get("engine_version"))
     r = resolve(d, Defaults())
-    s, arch, version = r.settings, r.model, tgi.parse_version(case["engine_version"])
+    s, arch, version = r.settings, r.model, tgi_releases.parse_version(case["engine_version"])
     masks, scores = tgi_vlm.warmup_mask_bytes(arch, tgi.warmup_requests(s), s.tp, version, None, 2)
     gib = 1 << 30
     m = case["measured"]
@@ -280,7 +281,7 @@ def test_after_start_memory_splits_the_miss_into_transients_and_what_stays(case)
     r = resolve(d, Defaults())
     block = plan.page_bytes
     logged = case["measured"]["max_batch_total_tokens"] // plan.block_size
-    version = tgi.parse_version(case["engine_version"])
+    version = tgi_releases.parse_version(case["engine_version"])
     wiggle, inside = tgi.wiggle_room(version)
     assert not inside  # v1.4.1-v2.4: num_blocks = int(free x wiggle // block) + warm-up blocks
     warm = tgi.warmup_kv_tokens(r.model, r.settings, version, plan.block_size)

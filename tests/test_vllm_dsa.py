@@ -1,4 +1,4 @@
-"""vLLM's KV cache for DeepSeek sparse attention (kvlint/capacity/engines/vllm_dsa.py): the lightning
+"""vLLM's KV cache for DeepSeek sparse attention (kvlint/engines/vllm/dsa.py): the lightning
 indexer's keys beside the MLA latent, by release, for any MLA config with index_topk."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.capacity.engines.vllm_dsa import FP8_DS_MLA_BYTES
 from kvlint.catalog import models
 from kvlint.catalog.hf_config import ConfigError, parse_config
+from kvlint.engines.vllm.dsa import FP8_DS_MLA_BYTES
 from kvlint.resolve import Defaults, resolve
 
 ROOT = Path(__file__).resolve().parents[1]

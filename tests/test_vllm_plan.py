@@ -2,9 +2,9 @@
 
 from conftest import vllm_settings
 
-from kvlint.capacity.engines import vllm
 from kvlint.catalog.gpus import lookup
 from kvlint.catalog.models import resolve
+from kvlint.engines.vllm import plan as vllm
 
 GIB = 1 << 30
 

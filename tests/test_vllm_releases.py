@@ -1,13 +1,13 @@
-"""vLLM's release table (kvlint/capacity/engines/vllm_releases.py): each boundary read from the released wheels,
+"""vLLM's release table (kvlint/engines/vllm/releases.py): each boundary read from the released wheels,
 checked through what a deployment's settings and plan come out as on either side of it."""
 
 import pytest
 import yaml
 from conftest import lint, shared, vllm_settings
 
-from kvlint.capacity.engines import vllm_versions as vv
-from kvlint.capacity.engines.vllm_releases import NEWEST_RELEASE, TABLE
 from kvlint.catalog.gpus import lookup
+from kvlint.engines.vllm import versions as vv
+from kvlint.engines.vllm.releases import NEWEST_RELEASE, TABLE
 
 DSV2_LITE = "deepseek-ai/DeepSeek-V2-Lite-Chat"
 LLAMA4 = "meta-llama/Llama-4-Scout-17B-16E-Instruct"
@@ -171,7 +171,8 @@ def test_a_default_max_num_seqs_is_capped_by_the_batched_tokens_from_0_11_0():
 
 
 def test_hybrid_prefix_caching_default_starts_at_0_28_0_and_never_for_attention_free_models():
-    from kvlint.capacity.state import MAMBA, MAMBA_ALIGN, _vllm_state_kind
+    from kvlint.capacity.kv import MAMBA, MAMBA_ALIGN
+    from kvlint.engines.vllm.state import _vllm_state_kind
     from kvlint.record import replace
 
     _, p271 = _spec("Qwen/Qwen3-Next-80B-A3B-Instruct", "H100", "0.27.1", gpus=4, tensor_parallel=4)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from kvlint.capacity.engines import vllm
-from kvlint.capacity.engines.vllm_sampler import (
+from kvlint.engines.vllm import plan as vllm
+from kvlint.engines.vllm.sampler import (
     FUSED,
     SORT,
     moe_caches_persist,

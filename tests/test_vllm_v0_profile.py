@@ -1,5 +1,5 @@
 """vLLM V0 before v0.6.4 took the profile peak from free device memory (the caching allocator's
-reserved segments, kvlint/capacity/engines/vllm_v0.py); from v0.6.4 (vllm PR #9352) torch's
+reserved segments, kvlint/engines/vllm/v0.py); from v0.6.4 (vllm PR #9352) torch's
 allocated peak. Checked against the one log of that era in the calibration set: v-024,
 BatsResearch/bonito#7 (Mistral-7B-v0.1 geometry on one A10G, max_model_len 32768, gmu default 0.9:
 "larger than the maximum number of tokens that can be stored in KV cache (16816)")."""
@@ -15,7 +15,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibration_cases import build_vllm, load_yaml, vllm_version  # noqa: E402
 
-from kvlint.capacity.engines import engine_module  # noqa: E402
+from kvlint import engines  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
 
 GIB = 1 << 30
@@ -61,7 +61,7 @@ def test_v0_3_3_pool_matches_the_logged_refusal(bonito):
     # between the two plans: 16,416 <= 16,816 <= 16,992.
     fields = {n: getattr(r.gpu, n) for n in r.gpu.__record_fields__}
     newer = type(r.gpu)(**{**fields, "engine_bytes": 22587 << 20})
-    high = engine_module("vllm").plan(r.model, newer, r.settings).kv_tokens
+    high = engines.get("vllm").plan(r.model, newer, r.settings).kv_tokens
     assert r.plan.kv_tokens <= logged <= high
     assert high - r.plan.kv_tokens < 0.04 * logged  # 80 MiB x 0.9 of Mistral-7B KV, ~3.4 %
     assert r.plan.kv_tokens < bonito["settings"]["max_model_len"]  # and vLLM refused to start
@@ -70,7 +70,7 @@ def test_v0_3_3_pool_matches_the_logged_refusal(bonito):
 
 
 def test_the_version_table_names_the_source_of_each_profile_peak_row():
-    from kvlint.capacity.engines import vllm_versions as vv
+    from kvlint.engines.vllm import versions as vv
 
     assert vv.reserved_peak((0, 3, 3)) and vv.reserved_peak((0, 6, 3))
     assert not vv.reserved_peak((0, 6, 4)) and not vv.reserved_peak(None)

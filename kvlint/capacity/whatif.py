@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kvlint.capacity.engines import engine_module
+from kvlint import engines
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
@@ -10,7 +10,7 @@ from kvlint.record import replace
 
 
 def replan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, **changes) -> Plan:
-    return engine_module(s.engine).plan(arch, gpu, replace(s, **changes))
+    return engines.get(s.engine).plan(arch, gpu, replace(s, **changes))
 
 
 def valid_tp(arch: ModelArch, tp: int) -> bool:

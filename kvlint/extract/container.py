@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import adapters, dra, gpu_selectors, gpu_sharing, pods
@@ -13,10 +14,6 @@ from kvlint.findings import Issue, Location
 from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Scalar
 from kvlint.record import field, record
-
-_VERSION_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)")
-# SGLang changed its memory defaults between post releases (0.4.6.post1 -> post2): keep the suffix
-_SGLANG_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
 
 
 @record
@@ -58,33 +55,10 @@ def read_ignores(root: Mapping, path: str) -> dict[str, tuple[str, Location]]:
     return out
 
 
-# Google Cloud's TGI Deep Learning Containers name the release in the repository, CUDA then TGI major-minor:
-# `…/huggingface-text-generation-inference-cu124.2-3.ubuntu2204.py311` is built from TGI v2.3.1
-# (huggingface/Google-Cloud-Containers@8d6aa78b containers/tgi/README.md `docker build -t …cu124.2-3… -f
-# containers/tgi/gpu/2.3.1/Dockerfile`, whose first stage fetches the v2.3.1 tag). A major.minor release is
-# that minor's newest patch (capacity/engines/tgi.py parse_version).
-_GCP_TGI_DLC = re.compile(r"huggingface-text-generation-inference-cu\d+\.(\d+)-(\d+)\.")
-
-IMAGE_REPOS = {"vllm": ("vllm",), "sglang": ("sglang",), "tgi": ("text-generation-inference", "tgi")}
-
-
 def image_version(image: str, engine: str) -> str | None:
-    """`vllm/vllm-openai:v0.10.0` -> "0.10.0", `lmsysorg/sglang:v0.4.6.post1-cu124` -> "0.4.6.post1",
-    `ghcr.io/huggingface/text-generation-inference:3.0.1` -> "3.0.1"; None for latest/nightly or an
-    image of another project."""
-    names = IMAGE_REPOS.get(engine)
-    if names is None:
-        return None
-    dlc = _GCP_TGI_DLC.search(image.split("@", 1)[0]) if engine == "tgi" else None
-    if dlc:
-        return f"{dlc.group(1)}.{dlc.group(2)}"
-    if "@" in image:
-        return None
-    repo, _, tag = image.rpartition(":")
-    if not repo or "/" in tag or not any(n in repo.lower() for n in names):
-        return None
-    m = (_SGLANG_TAG if engine == "sglang" else _VERSION_TAG).match(tag)
-    return m.group(1) if m else None
+    """The release the image's tag names for a modelled engine (`vllm/vllm-openai:v0.10.0` -> "0.10.0");
+    None for latest/nightly, an image of another project or an engine kvlint does not model."""
+    return engines.get(engine).image_version(image) if engines.known(engine) else None
 
 
 def build(
@@ -140,48 +114,14 @@ NIM_ENV = {
     "NIM_PIPELINE_PARALLEL_SIZE": "--pipeline-parallel-size",
     "NIM_MAX_MODEL_LEN": "--max-model-len",
 }
-# Start scripts in engine images commonly read these (the script decides; kvlint infers).
-SCRIPT_MODEL_ENV = ("MODEL_ID", "MODEL_NAME", "MODEL", "MODEL_PATH", "HF_MODEL_ID")
-SCRIPT_SETTINGS_ENV = {
-    "MAX_MODEL_LEN": "max_context",
-    "MAX_NUM_SEQS": "max_sequences",
-    "TENSOR_PARALLEL_SIZE": "tensor_parallel",
-    "PIPELINE_PARALLEL_SIZE": "pipeline_parallel",
-}
 
 
 def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar], storage: Token | None = None) -> None:
     """`storage`: the model a KServe storage initializer puts at /mnt/models, for servers that default to it."""
     if launch.engine == "nim":
         _read_nim_env(d, env)
-    if launch.engine == "vllm" and not launch.tokens:
-        for name in SCRIPT_MODEL_ENV:
-            var = env.get(name)
-            if var is not None and var.value:
-                d.model = inferred(var.value, f"env {name}, read by the image's start script", var.where)
-                break
-        for name, attr in SCRIPT_SETTINGS_ENV.items():
-            var = env.get(name)
-            if var is not None and var.value and str(var.value).strip().isdigit():
-                setattr(
-                    d,
-                    attr,
-                    inferred(int(var.value), f"env {name}, read by the image's start script", var.where),
-                )
-    if launch.engine == "vllm":
-        from kvlint.extract.engine_args import vllm
-
-        vllm.read(d, launch.tokens, env, strict=not launch.wrapper)
-        if launch.wrapper == "kaito" and d.model is None:
-            _kaito_preset_model(d)
-    elif launch.engine == "sglang":
-        from kvlint.extract.engine_args import sglang
-
-        sglang.read(d, launch.tokens, env, strict=not launch.wrapper)
-    elif launch.engine == "tgi":
-        from kvlint.extract.engine_args import tgi
-
-        tgi.read(d, launch.tokens, env)
+    if engines.known(launch.engine):
+        engines.get(launch.engine).read(d, launch, env, storage)
     elif launch.engine == "hfserver":
         from kvlint.extract.engine_args import hfserver
 
@@ -189,27 +129,6 @@ def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar], storage: 
     else:
         _model_of_unmodelled(d, launch)
         mark_unsupported(d, launch.engine, d.engine.where if d.engine else d.where)  # type: ignore[arg-type]
-
-
-KAITO_WEIGHTS = "/workspace/vllm/weights"
-
-
-def _kaito_preset_model(d: Deployment) -> None:
-    """KAITO's inference_api.py serves --model /workspace/vllm/weights unless told otherwise (its
-    engine defaults); a KAITO preset image holds there the weights of the preset it is named after."""
-    from kvlint.catalog import kaito
-
-    image = str(d.image.value) if d.image is not None else ""
-    preset = image.rsplit("/", 1)[-1].split(":", 1)[0].split("@", 1)[0]
-    hf = kaito.hf_id(preset) if preset else None
-    if hf is None or d.image is None:
-        return
-    d.model = inferred(
-        hf,
-        f"KAITO's inference_api.py loads {KAITO_WEIGHTS} by default; the preset image {preset} holds {hf} "
-        f"there ({kaito.source()})",
-        d.image.where,
-    )
 
 
 def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
@@ -235,7 +154,6 @@ def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
 
 def _read_nim_env(d: Deployment, env: dict[str, EnvVar]) -> None:
     """NIM's own settings (NIM_MODEL_NAME, NIM_TENSOR_PARALLEL_SIZE, NIM_MAX_MODEL_LEN …)."""
-    from kvlint.extract.engine_args import vllm
     from kvlint.extract.engine_args.apply import env_value
 
     tokens = []
@@ -245,7 +163,7 @@ def _read_nim_env(d: Deployment, env: dict[str, EnvVar]) -> None:
             text = tok.text[5:] if tok.text.startswith("hf://") else tok.text
             tokens += [type(tok)(option, tok.where), type(tok)(text, tok.where, tok.note)]
     if tokens:
-        vllm.read(d, tokens, {}, positional_model=False)
+        engines.get("vllm").read_options(d, tokens, {}, positional_model=False)
 
 
 _MODEL_FLAGS = (

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvlint import engines
 from kvlint.bounds import show
 from kvlint.codes import UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
@@ -166,11 +167,9 @@ def _read_chart_engine(
 ) -> None:
     """The engine's options: vLLM's command line plus the chart's own keys (PS_CONFIG), or the other engines'."""
     if launch.engine == "vllm":
-        from kvlint.extract.engine_args import vllm
-
         entries = [(opt, root.scalar(key)) for key, opt in PS_CONFIG.items() if root.scalar(key) is not None]
         model = chart_layouts.model_tokens(layout, root, path) if layout is not None else []
-        vllm.read(d, list(launch.tokens) + model + option_tokens(entries, path), env)  # type: ignore[arg-type]
+        engines.get("vllm").read_options(d, list(launch.tokens) + model + option_tokens(entries, path), env)  # type: ignore[arg-type]
     elif launch.engine in ("sglang", "tgi"):
         ct.read_engine(d, launch, env)
     else:
@@ -203,7 +202,6 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     `gpus` left out is the chart's default."""
     from kvlint.deployment import default
     from kvlint.extract.argv import Token, read_env
-    from kvlint.extract.engine_args import tgi, vllm
 
     key = chart_layouts.engine_args_key(root) or "vllm_engine_args"
     engine, model_flag, shard_flag = chart_layouts.ENGINE_ARGS_KEYS[key]
@@ -239,8 +237,9 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
         d.unreadable.append("tensor_parallel")
     if gpus is not None and count is not None:
         tokens += [Token(shard_flag, gpus.where(path)), Token(str(count), gpus.where(path))]
-    reader = vllm if engine == "vllm" else tgi
-    reader.read(d, tokens, read_env(Mapping((root.line, root.col, root.end_line, root.end_col)), path))
+    engines.get(engine).read_options(
+        d, tokens, read_env(Mapping((root.line, root.col, root.end_line, root.end_col)), path)
+    )
     if count is not None and gpus is not None:
         d.gpus_per_pod = stated(count, gpus.where(path), "amd.com/gpu")
     elif "gpus" not in root:
@@ -264,7 +263,6 @@ def subchart(ctx: ct.ObjectContext, name: str, section: Mapping, layout: Layout,
     subchart renders them; what the section leaves out is the subchart's default."""
     from kvlint.deployment import default
     from kvlint.extract.argv import scalar_tokens
-    from kvlint.extract.engine_args import vllm
 
     path = ctx.file
     d = Deployment(path, section.where(path), "values", name, ctx.base_dir)
@@ -278,7 +276,7 @@ def subchart(ctx: ct.ObjectContext, name: str, section: Mapping, layout: Layout,
     tokens = (scalar_tokens(extra, path) if extra is not None else []) + chart_layouts.model_tokens(
         layout, section, path
     )
-    vllm.read(d, tokens, {})
+    engines.get("vllm").read_options(d, tokens, {})
     fake = Mapping((section.line, section.col, section.end_line, section.end_col))
     if "resources" in section:
         fake.values["resources"] = section.values["resources"]

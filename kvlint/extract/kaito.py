@@ -24,6 +24,7 @@ operator decides.
 
 from __future__ import annotations
 
+from kvlint import engines
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import container as ct
@@ -235,7 +236,6 @@ def _operator_decides(
 
 
 def _read_config(d: Deployment, vllm: Mapping | None, path: str, decided: list[Token]) -> None:
-    from kvlint.extract.engine_args import vllm as vllm_args
     from kvlint.extract.ray import engine_kwargs_tokens
 
     d.engine = inferred("vllm", f"KAITO's preset runtime is vLLM; {WRAPPER}", d.engine.where)  # type: ignore[union-attr]
@@ -243,7 +243,7 @@ def _read_config(d: Deployment, vllm: Mapping | None, path: str, decided: list[T
     # the operator's own flag comes first; the ConfigMap's keys follow it and win (preset_inferences.go)
     operator = [Token("--max-model-len", d.where, "KAITO default"), Token("auto", d.where, "KAITO default")]
     mine = engine_kwargs_tokens(vllm, path) if vllm is not None else []
-    vllm_args.read(d, operator + decided + mine, {}, positional_model=False, strict=False)
+    engines.get("vllm").read_options(d, operator + decided + mine, {}, positional_model=False, strict=False)
     if d.model is None:
         d.model = model
     if d.pods is None:

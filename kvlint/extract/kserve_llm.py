@@ -12,6 +12,7 @@ is a second workload with its own parallelism and template.
 
 from __future__ import annotations
 
+from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract import adapters, pods
@@ -95,7 +96,7 @@ def _role(ctx: ct.ObjectContext, spec: Mapping, role: str, body: Mapping) -> Dep
 
 
 def _read_container(d: Deployment, ctx: ct.ObjectContext, template: Mapping, c: Mapping) -> None:
-    from kvlint.extract.engine_args import is_mock, vllm
+    from kvlint.extract.engine_args import is_mock
 
     path = ctx.file
     ct.add_container_facts(d, ctx, template, c)
@@ -123,7 +124,7 @@ def _read_container(d: Deployment, ctx: ct.ObjectContext, template: Mapping, c: 
     args = c.seq("args")
     if args is not None:
         tokens += scalar_tokens(args, path)
-    vllm.read(d, tokens, env, positional_model=False)
+    engines.get("vllm").read_options(d, tokens, env, positional_model=False)
 
 
 def _cpu_only(template: Mapping | None, c: Mapping, path: str) -> bool:

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
+from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import adapters, gpu_selectors
 from kvlint.extract import container as ct
 from kvlint.extract import kubeai_keys as keys
 from kvlint.extract.argv import EnvVar, scalar_tokens
-from kvlint.extract.engine_args import vllm
 from kvlint.findings import Issue, Location, Severity
 from kvlint.load.tree import Mapping, Scalar
 
@@ -70,7 +70,9 @@ def _engine(
         d.engine = stated("vllm", where, "KubeAI engine VLLM")
         args = spec.seq("args")
         if args is not None:
-            vllm.read(d, scalar_tokens(args, ctx.file), _env(spec, ctx.file), positional_model=False)
+            engines.get("vllm").read_options(
+                d, scalar_tokens(args, ctx.file), _env(spec, ctx.file), positional_model=False
+            )
     elif engine in _NOT_TEXT_GENERATION:
         d.engine = stated(engine, where, "KubeAI engine")
         d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {_NOT_TEXT_GENERATION[engine]}", where))

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import contextlib
 
+from kvlint import engines
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract import chart_layouts, pods
 from kvlint.extract import container as ct
 from kvlint.extract import production_stack_keys as ps_keys
 from kvlint.extract.argv import Token, option_tokens, scalar_where
-from kvlint.extract.engine_args import vllm
 from kvlint.findings import Issue, Severity
 from kvlint.load.tree import Mapping, Scalar, Sequence
 
@@ -135,7 +135,7 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
         d.model = stated(str(url.value), url.where(path))
     if repo is not None:
         _image(d, spec, repo, path)
-    vllm.read(
+    engines.get("vllm").read_options(
         d,
         _engine_tokens(
             spec, model_box if ctx.kind == "VLLMRuntime" else None, path, ctx.kind == "VLLMRuntime"

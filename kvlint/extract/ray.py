@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract import adapters, pods
@@ -190,9 +191,8 @@ def _application(ctx: ct.ObjectContext, app: Mapping, gpu_pods: tuple[Deployment
                     Token(option, scalar_where(node, path)),
                     Token(str(node.value), scalar_where(node, path)),
                 ]
-        from kvlint.extract.engine_args import vllm
 
-        vllm.read(d, tokens, {}, positional_model=False)
+        engines.get("vllm").read_options(d, tokens, {}, positional_model=False)
         _copy_gpus(d, gpu_pods)
         out.append(d)
     return out
@@ -281,14 +281,15 @@ def llm_config_deployment(
     if isinstance(node, Scalar) and node.value:
         d.model = stated(str(node.value), node.where(path))
     from kvlint.extract.argv import EnvVar
-    from kvlint.extract.engine_args import vllm
 
     env: dict[str, EnvVar] = {}
     env_vars = cfg.at("runtime_env", "env_vars")
     for key, n in env_vars.items() if isinstance(env_vars, Mapping) else ():
         if isinstance(n, Scalar) and n.value is not None:
             env[key] = EnvVar(str(n.value), n.where(path))
-    vllm.read(d, engine_kwargs_tokens(cfg.map("engine_kwargs"), path), env, positional_model=False)
+    engines.get("vllm").read_options(
+        d, engine_kwargs_tokens(cfg.map("engine_kwargs"), path), env, positional_model=False
+    )
     adapters.record(d, adapters.ray_lora_config(cfg, path))
     replicas = cfg.at("deployment_config", "num_replicas")
     if isinstance(replicas, Scalar) and isinstance(replicas.value, int):

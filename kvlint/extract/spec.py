@@ -20,10 +20,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from kvlint import engines
 from kvlint.bounds import ARCHITECTURE, BUDGET, Range, show
 from kvlint.bounds import FIELDS as BOUNDED
 from kvlint.codes import INVALID_INPUT
-from kvlint.deployment import ENGINE_NAMES, Deployment, Value, stated
+from kvlint.deployment import Deployment, Value, stated
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence, to_plain
 from kvlint.units import parse_count, parse_size
@@ -142,8 +143,8 @@ class ServingSpec(BaseModel):
     @classmethod
     def _engine(cls, v: str) -> str:
         v = v.strip().lower()
-        if v not in ENGINE_NAMES:
-            raise ValueError(f"engine must be one of {', '.join(ENGINE_NAMES)} (got {v!r})")
+        if not engines.known(v):
+            raise ValueError(f"engine must be one of {', '.join(engines.names())} (got {v!r})")
         return v
 
     @field_validator("engine_version", "name", "model", "gpu", mode="before")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kvlint import engines
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import Token, scalar_where
 from kvlint.load.tree import Mapping, Scalar
@@ -26,7 +27,6 @@ def is_vllm_config(root: Mapping) -> bool:
 
 
 def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
-    from kvlint.extract.engine_args import vllm
 
     d = Deployment(path, root.where(path), "vllm-config", "(root)", base_dir)
     d.engine = stated("vllm", root.where(path), "vLLM --config file")
@@ -42,5 +42,5 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
                 Token(option, root.keys[key].where(path)),
                 Token(str(node.value), scalar_where(node, path)),
             ]
-    vllm.read(d, tokens, {}, positional_model=False)
+    engines.get("vllm").read_options(d, tokens, {}, positional_model=False)
     return [d]

@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kvlint.capacity.engines.sglang import dsa_indexer_bytes
+from kvlint import engines
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.capacity.sizing import ContextRow, SmallestFit, fits
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.catalog.how import shown as shown_how
-from kvlint.deployment import ENGINE_NAMES
 from kvlint.record import record
 from kvlint.units import gib, human_bytes
 
@@ -80,7 +79,7 @@ def render_text(r: PlanReport) -> str:
     arch, s, p, g = r.arch, r.settings, r.plan, r.gpu
     smallest = r.smallest
     out = [
-        f"{arch.id} on {s.tp * s.pp} x {g.name} ({gib(p.gpu_total)} as the engine sees it), {ENGINE_NAMES[s.engine]} "
+        f"{arch.id} on {s.tp * s.pp} x {g.name} ({gib(p.gpu_total)} as the engine sees it), {engines.display(s.engine)} "
         f"{s.version or ''}".rstrip(),
         "",
     ]
@@ -98,12 +97,7 @@ def render_text(r: PlanReport) -> str:
             out.append(f"  does not fit on up to 16 x {g.name}")
         return "\n".join(out) + "\n"
     heads = (
-        (
-            "MLA latent + DSA indexer keys"
-            if (p.engine == "sglang" and dsa_indexer_bytes(arch))
-            or (p.engine == "vllm" and any("lightning indexer" in n for n in p.notes))
-            else "MLA latent"
-        )
+        ("MLA latent + DSA indexer keys" if engines.get(p.engine).indexer_keys(arch, p) else "MLA latent")
         if arch.mla
         else f"{max(1, arch.kv_heads // s.tp)} KV heads/GPU x head_dim {arch.head_dim}"
     )

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from functools import cache
-
+from kvlint import engines
 from kvlint.deployment import Deployment, Value
 from kvlint.findings import Location
 
@@ -32,31 +31,14 @@ def shown(v: Value | None, fmt: str = "{:,}") -> str:
     return text if v.origin == "stated" else f"{text} ({v.note or v.origin})"
 
 
-# kvlint's names for settings whose Deployment field differs by engine (the KV-cache memory share).
-_ALIASES = {"utilization": {"sglang": "mem_fraction_static", "tgi": "cuda_memory_fraction"}}
-
-
-@cache
-def _flags(engine: str) -> dict[str, str]:
-    """Deployment field -> the engine's flag, the reverse of the engine's command-line MAPPING
-    (extract/engine_args/<engine>.py); where several flags set one field, the first listed."""
-    from kvlint.extract.engine_args import sglang, tgi, vllm
-
-    mapping = {"vllm": vllm.MAPPING, "sglang": sglang.MAPPING, "tgi": tgi.MAPPING}.get(engine, vllm.MAPPING)
-    out: dict[str, str] = {}
-    for option, (attr, _kind) in mapping.items():
-        out.setdefault(attr, option)
-    return out
-
-
 def flag(engine: str, setting: str) -> str:
     """How the setting is spelled for the engine, for fixes ("utilization" is the engine's
     KV-cache memory share: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TGI
-    cuda_memory_fraction)."""
-    attr = _ALIASES.get(setting, {}).get(
-        engine, "gpu_memory_utilization" if setting == "utilization" else setting
-    )
-    return _flags(engine).get(attr, setting)
+    cuda_memory_fraction); the setting itself when no option of the engine sets it."""
+    e = engines.get(engine)
+    attr = e.fraction_field if setting == "utilization" else setting
+    found = e.flag_for(attr)
+    return setting if found == attr else found
 
 
 def spec_key(d: Deployment, setting: str, engine: str) -> str:

@@ -1,7 +1,7 @@
 from collections.abc import Iterator
 
+from kvlint import engines
 from kvlint.capacity.whatif import replan, smallest_tp
-from kvlint.deployment import ENGINE_NAMES
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import spec_key, where_of
@@ -71,7 +71,7 @@ class WeightsExceedMemory(PlanRule):
         yield ctx.finding(
             self,
             where,
-            f"weights need {gib(p.weights_per_gpu)} per GPU but {ENGINE_NAMES[s.engine]} may use {gib(p.weights_limit)} of the "
+            f"weights need {gib(p.weights_per_gpu)} per GPU but {engines.display(s.engine)} may use {gib(p.weights_limit)} of the "
             f"{gib(p.gpu_total)} a {gpu.name} gives it (x {p.utilization:g}): the model cannot load",
             details=[f"weights: {gib(p.weights_total)} in all ({p.weights_source})", *p.lines],
             fix=("use " + " or ".join(fixes)) if fixes else "use a larger GPU or a quantized checkpoint",

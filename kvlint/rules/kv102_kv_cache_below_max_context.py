@@ -1,11 +1,11 @@
 from collections.abc import Iterator
 
+from kvlint import engines
 from kvlint.capacity.course import fits
-from kvlint.capacity.engines import WARMUP_FAILS
 from kvlint.capacity.plan import Plan
 from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.catalog.how import MATCHED_BY_NAME
-from kvlint.deployment import ENGINE_NAMES
+from kvlint.engines.base import WARMUP_FAILS, LongSequence, Startup
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import shown, spec_key, where_of
@@ -27,7 +27,7 @@ def assumptions(ctx: PlanContext) -> tuple[list[str], int]:
     slack = 0
     if d.engine_version is None or d.engine_version.origin == "default":
         said.append(
-            f"the newest {ENGINE_NAMES[ctx.settings.engine]} release's accounting (no image tag names the version)"
+            f"the newest {engines.display(ctx.settings.engine)} release's accounting (no image tag names the version)"
         )
         slack += int(max(p.kv_pool, 0) * ASSUMED_VERSION_POOL_ERROR)
     if ctx.model_how.startswith(MATCHED_BY_NAME):
@@ -102,6 +102,7 @@ class KvCacheBelowMaxContext(PlanRule):
         p, d, s, arch = ctx.plan, ctx.deployment, ctx.settings, ctx.model
         if p.weights_per_gpu > p.weights_limit or fits_one(p):
             return  # KV101 reports the first case; the second is fine
+        engine = engines.get(s.engine)
         ctx_key = spec_key(d, "max_context", s.engine)
         where = where_of(d, d.max_context, d.model)
         fixes = []
@@ -138,25 +139,14 @@ class KvCacheBelowMaxContext(PlanRule):
             message = (
                 f"no memory is left for the KV cache: {gib(p.budget)} usable - "
                 + " - ".join(f"{t.label} {gib(t.bytes)}" for t in p.terms)
-                + f" = {gib(p.kv_pool)}; {ENGINE_NAMES[s.engine]} fails at start-up"
-                + (' ("No available memory for the cache blocks")' if s.engine == "vllm" else "")
+                + f" = {gib(p.kv_pool)}; {engine.display} fails at start-up"
+                + (f' ("{engine.no_kv_memory_says}")' if engine.no_kv_memory_says else "")
             )
         else:
-            # vLLM refuses to start; so does TGI's router when max_total_tokens is stated above the batch
-            # it inferred (backends/v3/src/main.rs); SGLang starts and rejects longer requests
-            tgi_refuses = (
-                s.engine == "tgi" and d.max_context is not None and d.max_context.origin != "default"
-            )
-            verb = (
-                "refuses to start"
-                if s.engine == "vllm"
-                else f"refuses to start ({_tgi_router_refusal(s.version, int(d.max_context.value))})"
-                if tgi_refuses and d.max_context is not None
-                else "can never schedule such a request"
-            )
+            answer = engine.long_sequence(s.version, d.max_context)
             message = (
                 f"one sequence of {shown(d.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
-                f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {ENGINE_NAMES[s.engine]} {verb}"
+                f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {engine.display} {_verb(answer)}"
             )
         said, slack = assumptions(ctx)
         severity = None
@@ -177,7 +167,12 @@ class KvCacheBelowMaxContext(PlanRule):
         )
 
 
-def _tgi_router_refusal(version: str | None, max_total: int) -> str:
-    from kvlint.capacity.engines.tgi import tgi_router_refusal  # loaded only when a TGI plan is judged
-
-    return tgi_router_refusal(version, max_total)
+def _verb(answer: LongSequence) -> str:
+    """What the engine does with the sequence, in the message's words."""
+    if answer.startup is Startup.REFUSES:
+        return f"refuses to start ({answer.says})" if answer.says else "refuses to start"
+    if answer.startup is Startup.SHRINKS:
+        return f"starts with a maximum length of {tokens(answer.shrinks_to or 0)}"
+    if answer.startup is Startup.QUEUES:
+        return "admits such a request and it waits for a pool that never holds it"
+    return "can never schedule such a request"

@@ -1,6 +1,6 @@
 from collections.abc import Iterator
 
-from kvlint.deployment import ENGINE_NAMES
+from kvlint import engines
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.facts import spec_key, where_of
@@ -69,7 +69,7 @@ class ParallelismGpuMismatch(DeploymentRule):
                 fix="drop --sharded true, or give the container 2+ GPUs and --num-shard to match",
             )
             return
-        if d.gpus is None or d.engine_name not in ENGINE_NAMES or d.accelerator != "gpu":
+        if d.gpus is None or not engines.known(d.engine_name) or d.accelerator != "gpu":
             return
         if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
             return  # a parallel size kvlint could not read (KV005 says which): no guess at idle GPUs
@@ -85,7 +85,7 @@ class ParallelismGpuMismatch(DeploymentRule):
             return
         parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
         gpus = f"{have} GPU{'s' if have != 1 else ''} ({d.gpus.note or 'per replica'})"
-        engine = ENGINE_NAMES[d.engine_name]
+        engine = engines.display(d.engine_name)
         if world > have:
             ray = d.extra.get("ray_without_cluster")
             why = (

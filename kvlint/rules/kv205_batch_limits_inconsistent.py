@@ -1,5 +1,7 @@
 from collections.abc import Iterator
 
+from kvlint import engines
+from kvlint.engines.base import BatchCheck
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.facts import where_of
@@ -54,9 +56,10 @@ class BatchLimitsInconsistent(DeploymentRule):
 
     def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        if d.engine_name == "vllm":
+        checks = engines.get(d.engine_name).batch_checks if engines.known(d.engine_name) else frozenset()
+        if BatchCheck.SCHEDULER_TOKENS in checks:
             yield from self._vllm(ctx, d)
-        elif d.engine_name == "tgi":
+        if BatchCheck.ROUTER_LIMITS in checks:
             yield from self._tgi(ctx, d)
 
     def _vllm(self, ctx, d):
@@ -94,7 +97,7 @@ class BatchLimitsInconsistent(DeploymentRule):
         """v2.4+ router (backends/v3/src/main.rs, "Validate remaining args now that the backend is
         known"): `max_input_tokens > max_batch_prefill_tokens && !support_chunking` is refused; the
         values are the ones in force (stated, or the release's defaults), chunking as the server decides
-        it (capacity/engines/tgi_defaults.py prefill_chunking)."""
+        it (engines/tgi/defaults.py prefill_chunking)."""
         chunking = d.extra.get("prefill_chunking_resolved")
         eff_inp, eff_prefill = d.extra.get("max_input_tokens"), d.extra.get("max_batch_prefill_tokens")
         if chunking is None or chunking.value is not False or eff_inp is None or eff_prefill is None:
@@ -135,9 +138,8 @@ class BatchLimitsInconsistent(DeploymentRule):
                     )
                 ],
             )
-        from kvlint.capacity.engines.tgi import parse_version as tgi_version  # only for TGI deployments
-
-        version = tgi_version(str(d.engine_version.value)) if d.engine_version is not None else None
+        release = engines.get(d.engine_name).release
+        version = release(str(d.engine_version.value)) if d.engine_version is not None else None
         default_inp = d.extra.get("max_input_tokens")
         if (
             inp is None

@@ -7,8 +7,10 @@ engine's entry point in the container's commands.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 
+from kvlint import engines
 from kvlint.extract.argv import Token
 from kvlint.record import record
 
@@ -46,6 +48,23 @@ class Launch:
 DYNAMO_WORKERS = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang", "dynamo.trtllm": "trtllm"}
 
 
+VERSION_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)")
+
+
+def tag_version(
+    image: str, repositories: tuple[str, ...], pattern: re.Pattern[str] = VERSION_TAG
+) -> str | None:
+    """The release an image's tag names when the repository is one of `repositories` (`vllm/vllm-openai:v0.10.0`
+    -> "0.10.0"); None for latest/nightly, a digest, or an image of another project."""
+    if "@" in image:
+        return None
+    repo, _, tag = image.rpartition(":")
+    if not repo or "/" in tag or not any(n in repo.lower() for n in repositories):
+        return None
+    m = pattern.match(tag)
+    return m.group(1) if m else None
+
+
 def _base(text: str) -> str:
     return os.path.basename(text.strip())
 
@@ -55,22 +74,34 @@ def find_launch(commands: list[list[Token]], image: str) -> Launch | None:
     for tokens in commands:
         texts = [t.text for t in tokens]
         for i, text in enumerate(texts):
-            at = _At(tokens, i, text, _base(text), texts[i + 1] if i + 1 < len(texts) else "")
-            for recognise in ENTRY_POINTS:
-                launch = recognise(at)
-                if launch is not None:
-                    return _omni(launch, image)
+            launch = _recognise(_At(tokens, i, text, _base(text), texts[i + 1] if i + 1 < len(texts) else ""))
+            if launch is not None:
+                return _variant(launch, image)
     launch = _from_image(commands, image)
-    return _omni(launch, image) if launch is not None else None
+    return _variant(launch, image) if launch is not None else None
 
 
-def _omni(launch: Launch, image: str) -> Launch:
-    """vLLM-Omni (vllm-project/vllm-omni) is `vllm serve MODEL --omni` on its own image."""
-    if launch.engine == "vllm" and (
-        any(t.text == "--omni" for t in launch.tokens) or "vllm-omni" in image_repository(image)
-    ):
-        return Launch("vllm-omni", launch.tokens, launch.entry, f"{launch.how} with vLLM-Omni (--omni)")
-    return launch
+def _recognise(at: _At) -> Launch | None:
+    """The first of: an engine's own program, another launcher kvlint knows, a wrapper script that passes
+    an engine's options on."""
+    for engine in engines.every():
+        launch = engine.entry_point(at)
+        if launch is not None:
+            return launch
+    for recognise in ENTRY_POINTS:
+        launch = recognise(at)
+        if launch is not None:
+            return launch
+    for engine in engines.every():
+        launch = engine.wrapper_entry(at)
+        if launch is not None:
+            return launch
+    return None
+
+
+def _variant(launch: Launch, image: str) -> Launch:
+    """A modelled engine's variant it cannot model (vLLM-Omni)."""
+    return engines.get(launch.engine).variant(launch, image) if engines.known(launch.engine) else launch
 
 
 @record(frozen=True)
@@ -82,18 +113,6 @@ class _At:
     text: str
     base: str  # the token's file name (a path's last part)
     nxt: str  # the next token's text, "" at the end
-
-
-def _vllm_serve(at: _At) -> Launch | None:
-    if at.base == "vllm" and at.nxt == "serve":
-        return Launch("vllm", at.tokens[at.i + 2 :], at.tokens[at.i], "vllm serve")
-    return None
-
-
-def _vllm_module(at: _At) -> Launch | None:
-    if at.text == "-m" and at.nxt.startswith("vllm.entrypoints"):
-        return Launch("vllm", at.tokens[at.i + 2 :], at.tokens[at.i + 1], f"python -m {at.nxt}")
-    return None
 
 
 def _dynamo_worker(at: _At) -> Launch | None:
@@ -111,24 +130,6 @@ def _dynamo_worker(at: _At) -> Launch | None:
 def _hf_server(at: _At) -> Launch | None:
     if at.text == "-m" and at.nxt == "huggingfaceserver":
         return Launch("hfserver", at.tokens[at.i + 2 :], at.tokens[at.i + 1], "python -m huggingfaceserver")
-    return None
-
-
-def _sglang_module(at: _At) -> Launch | None:
-    if at.text == "-m" and at.nxt.startswith("sglang.launch_server"):
-        return Launch("sglang", at.tokens[at.i + 2 :], at.tokens[at.i + 1], "python -m sglang.launch_server")
-    return None
-
-
-def _sglang_serve(at: _At) -> Launch | None:
-    if at.base == "sglang" and at.nxt in ("serve", "launch_server"):
-        return Launch("sglang", at.tokens[at.i + 2 :], at.tokens[at.i], "sglang serve")
-    return None
-
-
-def _tgi_launcher(at: _At) -> Launch | None:
-    if at.base == "text-generation-launcher":
-        return Launch("tgi", at.tokens[at.i + 1 :], at.tokens[at.i], "text-generation-launcher")
     return None
 
 
@@ -154,38 +155,20 @@ def _ollama_serve(at: _At) -> Launch | None:
     return None
 
 
-def _vllm_wrapper_script(at: _At) -> Launch | None:
-    # a wrapper script that passes vLLM's own options on (e.g. KAITO's inference_api.py)
-    if at.base.endswith(".py") and "vllm" in at.text.lower() and at.i + 1 < len(at.tokens):
-        # KAITO's /workspace/vllm/inference_api.py adds --kaito-* options of its own
-        kaito = "kaito" if at.base == "inference_api.py" and "/workspace/vllm/" in at.text else ""
-        return Launch("vllm", at.tokens[at.i + 1 :], at.tokens[at.i], f"vLLM wrapper script {at.base}", kaito)
-    return None
-
-
-# Entry points on a command line, one recogniser per engine or launcher, tried in this order at
-# each token (the first that matches names the engine).
+# Entry points on a command line of launchers and engines kvlint recognises but does not model, tried
+# in this order at each token after the engines' own (the first that matches names the engine).
 ENTRY_POINTS: tuple[Callable[[_At], Launch | None], ...] = (
-    _vllm_serve,
-    _vllm_module,
     _dynamo_worker,
     _hf_server,
-    _sglang_module,
-    _sglang_serve,
-    _tgi_launcher,
     _trtllm_program,
     _llamacpp_program,
     _ollama_serve,
-    _vllm_wrapper_script,
 )
 
 
 def _trtllm_image(img: str) -> bool:
     return "tensorrt" in img or "trtllm" in img or "tritonserver" in img
 
-
-# Image repositories of TGI backends published outside ghcr.io/huggingface/text-generation-inference
-TGI_BACKEND_IMAGES = ("tgi-gaudi", "tgi-llamacpp")
 
 # Images that imitate an engine's API for tests and demos (aibrix/vllm-mock, llm-d's inference-sim).
 MOCK_IMAGES = ("mock", "inference-sim", "simulator")
@@ -209,11 +192,10 @@ def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
     if any(word in img for word in MOCK_IMAGES):
         return None  # a stand-in that answers the engine's API without a model (no GPU memory to check)
     first = commands[0] if commands else []
-    if first and first[0].text == "serve" and "vllm" in img:
-        # args `serve MODEL --opt …` on a vLLM image: the image's `vllm` entry point runs `vllm serve`
-        return Launch(
-            "vllm", first[1:], first[0], f"`serve …` on the vLLM image {image}, read as `vllm serve`"
-        )
+    for engine in engines.every():  # `serve MODEL …` on a vLLM image, a TGI backend's image
+        launch = engine.image_command(first, image, img)
+        if launch is not None:
+            return launch
     args_only = not first or first[0].text.startswith("-")
     if "nvcr.io/nim/" in img or "/nim/" in img:
         return Launch("nim", first, None, f"NIM image {image}")
@@ -221,10 +203,6 @@ def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
         return Launch("jetstream", first, None, f"image {image}")
     if "ollama" in img:
         return Launch("ollama", first, None, f"image {image}")
-    if any(word in img for word in TGI_BACKEND_IMAGES) and args_only:
-        # TGI's Gaudi image (huggingface/tgi-gaudi) and a local build of its llama.cpp backend: TGI's
-        # router takes the options (extract/engine_args/tgi_backends.py says which backend)
-        return Launch("tgi", first, None, f"image {image} (TGI backend image)")
     if "llama.cpp" in img or "llama-cpp" in img or "llamacpp" in img:
         return Launch("llamacpp", first, None, f"image {image}")
     if _trtllm_image(img) and args_only:
@@ -240,20 +218,20 @@ def _image_entrypoint(first: list[Token], image: str, img: str) -> Launch | None
     """Only options on the command line: the image's own entrypoint is the engine."""
     if "huggingfaceserver" in img:  # kserve/huggingfaceserver: ENTRYPOINT python3 -m huggingfaceserver
         return Launch("hfserver", first, None, f"image {image} (entrypoint python -m huggingfaceserver)")
-    if "text-generation-inference" in img:
-        return Launch("tgi", first, None, f"image {image} (entrypoint text-generation-launcher)")
-    if "sglang" in img:
-        return Launch("sglang", first, None, f"image {image}")
-    if "vllm" in img:
-        return Launch("vllm", first, None, f"image {image} (entrypoint: the vLLM OpenAI server)")
+    for engine in engines.every():
+        launch = engine.image_entrypoint(first, image, img)
+        if launch is not None:
+            return launch
     return None
 
 
 def _start_script(image: str, img: str) -> Launch | None:
     """A start script inside an engine image: the engine is known, its options are not on the
     command line (what kvlint then cannot check is said, never passed over)."""
-    if "vllm" in img:
-        return Launch("vllm", [], None, f"start script in the vLLM image {image}")
+    for engine in engines.every():
+        launch = engine.start_script(image, img)
+        if launch is not None:
+            return launch
     if _trtllm_image(img):
         return Launch("trtllm", [], None, f"start script in the TensorRT-LLM/Triton image {image}")
     return None
@@ -268,6 +246,7 @@ def _runs_something_else(commands: list[list[Token]]) -> bool:
     if any(w == "worker" or "ray_address" in w or w.startswith("--address") or "router" in w for w in words):
         return True
     firsts = {_base(t.text) for c in commands for t in c[:2]}
+    scripts = [e.script_word for e in engines.every() if e.script_word]
     return bool(firsts & {"ray", "sleep", "tail", "echo", "sh", "bash", "cat"}) and not any(
-        "vllm" in w for w in words
+        s in w for s in scripts for w in words
     )

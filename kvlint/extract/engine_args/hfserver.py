@@ -15,6 +15,7 @@ model server's options in python/kserve/kserve/model_server.py):
 
 from __future__ import annotations
 
+from kvlint import engines
 from kvlint.catalog import models
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
@@ -111,7 +112,6 @@ def _split(tokens: list[Token]) -> tuple[dict[str, tuple[Token, Token | None]], 
 
 def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], storage: Token | None = None) -> None:
     """`storage`: the model KServe's storage initializer puts at /mnt/models (an hf:// storageUri)."""
-    from kvlint.extract.engine_args import vllm
 
     own, rest = _split(tokens)
     backend_flag, backend_value = own.get("backend", (None, None))
@@ -163,7 +163,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], storage: To
         if key in own:
             flag, value = own[key]
             vtokens += [Token(option, flag.where)] + ([value] if value is not None else [])
-    vllm.read(d, vtokens + rest, env, positional_model=False, unknown=IGNORED)
+    engines.get("vllm").read_options(d, vtokens + rest, env, positional_model=False, unknown=IGNORED)
 
 
 def _model(own: dict[str, tuple[Token, Token | None]], storage: Token | None) -> Token | None:

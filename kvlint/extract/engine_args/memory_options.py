@@ -1,6 +1,6 @@
 """Engine options that change GPU memory, the KV pool, the context or concurrency: what kvlint does with each.
 
-One table per engine (memory_options_{vllm,sglang,tgi}.py): option (or environment variable) ->
+One table per engine (kvlint/engines/<engine>/memory_options.py, the engine's `memory_options()`): option (or environment variable) ->
 `MemoryOption`. Status:
 - `modelled`: `applied_by` names the function that applies it (tests/test_memory_options.py checks the
   function exists and reads `target`, the deployment field or `extra` key the reader writes);
@@ -17,46 +17,32 @@ from __future__ import annotations
 import json
 
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.deployment import ENGINE_NAMES, Deployment, stated
+from kvlint.deployment import Deployment, stated
+from kvlint.engines.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED, MemoryOption
 from kvlint.extract.argv import EnvVar
 from kvlint.extract.engine_args.apply import env_value
-from kvlint.extract.engine_args.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED, MemoryOption
 from kvlint.extract.engine_args.options import Parsed, json_value
 from kvlint.findings import Issue, Location, Severity
 
 
-def table(engine: str) -> dict[str, MemoryOption]:
-    """The engine's table (vllm | sglang | tgi | tgi-llamacpp)."""
-    if engine == "vllm":
-        from kvlint.extract.engine_args.memory_options_vllm import VLLM
-
-        return VLLM
-    if engine == "sglang":
-        from kvlint.extract.engine_args.memory_options_sglang import SGLANG
-
-        return SGLANG
-    if engine == "tgi-llamacpp":
-        from kvlint.extract.engine_args.memory_options_tgi_llamacpp import TGI_LLAMACPP
-
-        return TGI_LLAMACPP
-    from kvlint.extract.engine_args.memory_options_tgi import TGI
-
-    return TGI
-
-
-LABELS = {**ENGINE_NAMES, "tgi-llamacpp": "TGI llama.cpp backend"}
-
-
-def report(d: Deployment, parsed: Parsed, engine: str, env: dict[str, EnvVar] | None = None) -> None:
-    """A KV004 info at each option the deployment states whose memory kvlint's plan leaves out. `env`: the
-    container's environment, for entries that are environment variables (VLLM_ALL2ALL_BACKEND) and, for TGI,
-    the launcher's environment forms of its options (--speculate or SPECULATE). The issues are also kept as
+def report(
+    d: Deployment,
+    parsed: Parsed,
+    table: dict[str, MemoryOption],
+    label: str,
+    env: dict[str, EnvVar] | None = None,
+    env_forms: bool = False,
+) -> None:
+    """A KV004 info at each option the deployment states whose memory kvlint's plan leaves out (`table`: the
+    engine's memory options, `label` its name in messages). `env`: the container's environment, for entries
+    that are environment variables (VLLM_ALL2ALL_BACKEND) and, with `env_forms` (TGI), the launcher's
+    environment forms of its options (--speculate or SPECULATE). The issues are also kept as
     `extra["unmodelled_options"]`: resolve drops them when the workload is not a GPU one (it is a KV004 whole)."""
     said: list[Issue] = []
-    for option, entry in table(engine).items():
+    for option, entry in table.items():
         if entry.status != NOT_MODELLED or entry.said_by:
             continue
-        found = _stated(d, parsed, option, engine, env or {})
+        found = _stated(d, parsed, option, env_forms, env or {})
         if found is None:
             continue
         where, text = found
@@ -66,7 +52,7 @@ def report(d: Deployment, parsed: Parsed, engine: str, env: dict[str, EnvVar] | 
         said.append(
             Issue(
                 NOT_CHECKABLE,
-                f"{LABELS[engine]} {option}: {entry.changes}{extra} ({entry.source}); kvlint's plan leaves this "
+                f"{label} {option}: {entry.changes}{extra} ({entry.source}); kvlint's plan leaves this "
                 "out, so its capacity figures are for the deployment without it",
                 where,
                 severity=Severity.INFO,
@@ -78,7 +64,7 @@ def report(d: Deployment, parsed: Parsed, engine: str, env: dict[str, EnvVar] | 
 
 
 def _stated(
-    d: Deployment, parsed: Parsed, option: str, engine: str, env: dict[str, EnvVar]
+    d: Deployment, parsed: Parsed, option: str, env_forms: bool, env: dict[str, EnvVar]
 ) -> tuple[Location, str] | None:
     """Where the option (or environment variable) is stated and its value as written; None if it is not."""
     hit = parsed.get(option)
@@ -92,11 +78,7 @@ def _stated(
         keys = {k[len(option) + 1 :]: _json_or_text(v[1].text) for k, v in dotted.items()}  # type: ignore[union-attr]
         return (first[1].where or first[0].where or d.where), json.dumps(keys)  # type: ignore[union-attr]
     name = (
-        option
-        if not option.startswith("--")
-        else option[2:].upper().replace("-", "_")
-        if engine == "tgi"
-        else ""
+        option if not option.startswith("--") else option[2:].upper().replace("-", "_") if env_forms else ""
     )
     tok = env_value(env, name) if name else None
     return ((tok.where or d.where), tok.text) if tok is not None else None
@@ -109,4 +91,4 @@ def _json_or_text(text: str):
         return text
 
 
-__all__ = ["MODELLED", "NOT_MODELLED", "NO_EFFECT", "MemoryOption", "report", "table"]
+__all__ = ["MODELLED", "NOT_MODELLED", "NO_EFFECT", "MemoryOption", "report"]

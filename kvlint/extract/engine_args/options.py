@@ -4,13 +4,10 @@ unambiguous prefixes (argparse `allow_abbrev`), `_` for `-` where the engine acc
 from __future__ import annotations
 
 import json
-import os
 from functools import lru_cache
 
 from kvlint.extract.argv import Token, split_flag
 from kvlint.record import field, record
-
-DATA = os.path.join(os.path.dirname(__file__), "data")
 
 
 @record(frozen=True)
@@ -177,10 +174,10 @@ def _old_kind(name: str, note: str) -> str:
     return "bool" if name.startswith(("--enable-", "--disable-")) else "value"
 
 
-@lru_cache(maxsize=4)
-def load_table(engine: str) -> OptionTable:
-    """The engine's option list, shipped as data (kvlint/extract/engine_args/data/<engine>.json)."""
-    with open(os.path.join(DATA, f"{engine}.json"), encoding="utf-8") as fh:
+@lru_cache(maxsize=8)
+def load_table(path: str, engine: str) -> OptionTable:
+    """An engine's option list, shipped as data in its package (kvlint/engines/<engine>/data/options.json)."""
+    with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
     options = [Option(name, kind) for name, kind in data["options"].items() if name.startswith("--")]
     options += [Option(name, kind) for name, kind in data["options"].items() if not name.startswith("--")]

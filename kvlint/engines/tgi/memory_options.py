@@ -4,17 +4,17 @@ huggingface/text-generation-inference@db931fcf42da018a3657580c64bf2720f167f9ab (
 
 from __future__ import annotations
 
-from kvlint.extract.engine_args.memory_entry import MODELLED, MemoryOption, modelled, not_modelled
+from kvlint.engines.memory_entry import MODELLED, MemoryOption, modelled, not_modelled
 
-_E = "kvlint.capacity.engines.tgi."
-_D = "kvlint.capacity.engines.tgi_defaults."
+_E = "kvlint.engines.tgi.plan."
+_D = "kvlint.engines.tgi.defaults."
 _FCL = "server/text_generation_server/models/flash_causal_lm.py"
 
 TGI: dict[str, MemoryOption] = {
     # --- read onto the deployment and applied by the plan ---
     "--model-id": modelled("model", "kvlint.resolve._resolve_model"),
     "--num-shard": modelled("tensor_parallel", _E + "settings"),
-    "--sharded": modelled("sharded", "kvlint.capacity.engines.tgi_launcher.default_shards"),
+    "--sharded": modelled("sharded", "kvlint.engines.tgi.launcher.default_shards"),
     "--max-total-tokens": modelled("max_context", _E + "settings"),
     "--max-input-tokens": modelled("max_input_tokens", _D + "fill"),
     "--max-input-length": modelled("max_input_tokens", _D + "fill"),
@@ -40,7 +40,7 @@ TGI: dict[str, MemoryOption] = {
     "ATTENTION": modelled("attention", _D + "fill"),
     "CUDA_VISIBLE_DEVICES": modelled(
         "cuda_visible_devices",
-        "kvlint.capacity.engines.tgi_launcher.default_shards",
+        "kvlint.engines.tgi.launcher.default_shards",
         "launcher/src/main.rs num_cuda_devices",
     ),
     # --- known to the launcher, not read into the plan ---

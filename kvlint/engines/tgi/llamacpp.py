@@ -12,6 +12,8 @@ it to Q4_0 (quantize::model(…, QuantizeType::MostlyQ4_0, …)).
 
 from __future__ import annotations
 
+import os
+
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, stated
 from kvlint.extract import bounded
@@ -19,6 +21,9 @@ from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
 from kvlint.extract.engine_args.options import load_table
 from kvlint.findings import Issue
+
+# the backend router's option names and kinds
+OPTIONS = os.path.join(os.path.dirname(__file__), "data", "llamacpp_options.json")
 
 SOURCE = "huggingface/text-generation-inference@v3.3.7 backends/llamacpp/src/main.rs"
 MAPPING: dict[str, tuple[str, str]] = {
@@ -72,7 +77,7 @@ GGML_TYPES = [
 
 
 def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
-    parsed = load_table("tgi-llamacpp").parse(tokens)
+    parsed = load_table(OPTIONS, "tgi-llamacpp").parse(tokens)
     for option in MAPPING:  # clap `env`: FIELD_NAME when the flag is not given
         if option not in parsed.values:
             tok = env_value(env, option[2:].upper().replace("-", "_"))

@@ -25,10 +25,10 @@ context is shorter than kvlint shows.
 
 from __future__ import annotations
 
-from kvlint.capacity.engines import SettingRefused
-from kvlint.capacity.engines.tgi_launcher import launcher_defaults, resolve_attention, v2_positions
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines.base import SettingRefused
+from kvlint.engines.tgi.launcher import launcher_defaults, resolve_attention, v2_positions
 
 AUTO_FROM = (2, 4, 1)  # the release whose launcher leaves max_input/max_total_tokens to the warm-up
 CHUNKING_ATTENTION = ("flashinfer", "flashdecoding", "flashdecoding-ipex")

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.deployment import ENGINE_NAMES, Deployment, Value
+from kvlint.deployment import Deployment, Value
 from kvlint.findings import Issue, Severity
 from kvlint.record import record
 
@@ -47,7 +48,7 @@ FIELDS: dict[str, dict[str, Entry]] = {
     "vllm": {},  # kvlint's fields are vLLM's names: every one is SAME
     "sglang": {
         # server_args.py ServerArgs: mem_fraction_static is the share of the memory free before loading that
-        # weights and the KV pool may take (sglang.py explains the arithmetic)
+        # weights and the KV pool may take (sglang/plan.py explains the arithmetic)
         "gpu_memory_utilization": Extra("mem_fraction_static"),
         # --chunked-prefill-size: the tokens one prefill step runs (kvlint's EngineSettings.max_batched_tokens)
         "max_batched_tokens": Extra("chunked_prefill_size"),
@@ -89,7 +90,7 @@ def carry(d: Deployment, engine: str) -> None:
         elif isinstance(e, Absent) and v.value != e.matches:
             said = Issue(
                 NOT_CHECKABLE,
-                f"{ENGINE_NAMES.get(engine, engine)} has no {name} setting: {e.reason}; "
+                f"{engines.display(engine)} has no {name} setting: {e.reason}; "
                 f"kvlint's plan does not apply {name} {_shown(v.value)}",
                 v.where or d.where,
                 severity=Severity.INFO,

@@ -13,23 +13,6 @@ The tightest pipeline stage binds (num_blocks is the minimum over workers).
 from __future__ import annotations
 
 from kvlint.capacity import lora
-from kvlint.capacity.engines.vllm_dsa import cache as dsa_cache
-from kvlint.capacity.engines.vllm_lines import plan_lines
-from kvlint.capacity.engines.vllm_sampler import FUSED, moe_caches_persist, sampler_path, sort_bytes_per_logit
-from kvlint.capacity.engines.vllm_settings import settings  # the engine registry calls vllm.settings
-from kvlint.capacity.engines.vllm_v0 import reserved_forward_bytes
-from kvlint.capacity.engines.vllm_versions import (  # re-exported: callers use vllm.default_batching etc.
-    auto_fits_context,
-    capture_limit,
-    cite,
-    default_batching,
-    default_utilization,
-    generation,
-    parse_version,
-    reserved_peak,
-    subtracts_cuda_graphs,
-    unknown_version_note,
-)
 from kvlint.capacity.kv import (
     FULL,
     bytes_per_token_layer,
@@ -42,11 +25,28 @@ from kvlint.capacity.kv import (
     text_token_layers,
 )
 from kvlint.capacity.plan import EngineSettings, Plan, Term
-from kvlint.capacity.state import v0_state_terms, vllm_layout
 from kvlint.capacity.weights import Weights, spare_experts
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines.vllm.dsa import cache as dsa_cache
+from kvlint.engines.vllm.lines import plan_lines
+from kvlint.engines.vllm.sampler import FUSED, moe_caches_persist, sampler_path, sort_bytes_per_logit
+from kvlint.engines.vllm.settings import settings  # the engine registry calls vllm.settings
+from kvlint.engines.vllm.state import v0_state_terms, vllm_layout
+from kvlint.engines.vllm.v0 import reserved_forward_bytes
+from kvlint.engines.vllm.versions import (  # re-exported: callers use vllm.default_batching etc.
+    auto_fits_context,
+    capture_limit,
+    cite,
+    default_batching,
+    default_utilization,
+    generation,
+    parse_version,
+    reserved_peak,
+    subtracts_cuda_graphs,
+    unknown_version_note,
+)
 from kvlint.record import replace
 from kvlint.units import GIB, gib, tokens
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from kvlint.capacity.engines.vllm_dsa import DsaCache
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog.arch import ModelArch
+from kvlint.engines.vllm.dsa import DsaCache
 from kvlint.units import gib, tokens
 
 

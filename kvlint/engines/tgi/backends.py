@@ -106,7 +106,7 @@ def apply(d: Deployment) -> None:
     d.extra["tgi_backend"] = stated(backend, where, how)
     reason = REASONS.get(backend, "")
     if backend == "llamacpp":
-        from kvlint.extract.engine_args.tgi_llamacpp import describe, priceable
+        from kvlint.engines.tgi.llamacpp import describe, priceable
 
         reason = describe(d)
         if priceable(d):  # resolve adds the KV cache's size once it knows the model, then says KV004

@@ -44,7 +44,7 @@ allocated through the sampler run (the v0.19 fit adds them to it).
 
 from __future__ import annotations
 
-from kvlint.capacity.engines.vllm_versions import lookup, parse_version
+from kvlint.engines.vllm.versions import lookup, parse_version
 
 FUSED = "fused"  # FlashInfer or Triton top-k/top-p
 SORT = "sort"  # PyTorch sort-based top-k/top-p

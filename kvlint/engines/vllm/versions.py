@@ -9,8 +9,8 @@ same way.
 
 from __future__ import annotations
 
-from kvlint.capacity.engines.vllm_releases import NEWEST_RELEASE, TABLE, Change
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines.vllm.releases import NEWEST_RELEASE, TABLE, Change
 from kvlint.units import GIB
 
 NEWEST_KNOWN = NEWEST_RELEASE

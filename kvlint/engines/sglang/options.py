@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+
 from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment
+from kvlint.engines.sglang.memory_options import SGLANG as SGLANG_MEMORY
 from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.apply import apply, override_model, report_unknown
 from kvlint.extract.engine_args.options import load_table
 from kvlint.findings import Issue
+
+OPTIONS = os.path.join(os.path.dirname(__file__), "data", "options.json")  # option names and kinds
 
 MAPPING: dict[str, tuple[str, str]] = {
     "--model-path": ("model", "text"),
@@ -68,7 +73,7 @@ NEEDED = {
 
 
 def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: bool = True) -> None:
-    parsed = load_table("sglang").parse(tokens)
+    parsed = load_table(OPTIONS, "sglang").parse(tokens)
     if not strict:
         parsed.unknown.clear()  # a launcher with options of its own (Dynamo)
     apply(d, parsed, MAPPING, "SGLang", NEEDED)
@@ -78,7 +83,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
         "SGLang turns LoRA on when --lora-paths is given",
     )
     override_model(d, parsed, "SGLang", ("--json-model-override-args",), {})
-    memory_options.report(d, parsed, "sglang")
+    memory_options.report(d, parsed, SGLANG_MEMORY, "SGLang")
     _graph_backends(d)
     report_unknown(
         d,

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
-from kvlint.capacity.engines import SettingRefused
-from kvlint.capacity.engines.vllm_versions import (
+from kvlint.capacity.plan import EngineSettings, default_label
+from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines.base import SettingRefused
+from kvlint.engines.vllm.versions import (
     capped_seqs,
     chunked_local_hybrid,
     cite,
@@ -20,9 +23,6 @@ from kvlint.capacity.engines.vllm_versions import (
     throughput_mode,
     v0_long_context_chunk,
 )
-from kvlint.capacity.plan import EngineSettings, default_label
-from kvlint.catalog.arch import ModelArch
-from kvlint.catalog.gpus import GpuSpec
 
 
 def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:

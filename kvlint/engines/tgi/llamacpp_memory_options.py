@@ -4,9 +4,9 @@ the statuses). The workload is a KV004 naming the KV cache llama.cpp allocates o
 
 from __future__ import annotations
 
-from kvlint.extract.engine_args.memory_entry import MemoryOption, modelled, no_effect
+from kvlint.engines.memory_entry import MemoryOption, modelled, no_effect
 
-_L = "kvlint.extract.engine_args.tgi_llamacpp."
+_L = "kvlint.engines.tgi.llamacpp."
 _SRC = "huggingface/text-generation-inference@v3.3.7 backends/llamacpp/src/main.rs"
 
 TGI_LLAMACPP: dict[str, MemoryOption] = {

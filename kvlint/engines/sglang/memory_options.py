@@ -3,10 +3,10 @@ with each (memory_options.py explains the statuses). Sources are `sglang==X:path
 
 from __future__ import annotations
 
-from kvlint.extract.engine_args.memory_entry import MemoryOption, modelled, no_effect, not_modelled
+from kvlint.engines.memory_entry import MemoryOption, modelled, no_effect, not_modelled
 
-_E = "kvlint.capacity.engines.sglang."
-_STATE = "kvlint.capacity.state.sglang_state"
+_E = "kvlint.engines.sglang.plan."
+_STATE = "kvlint.engines.sglang.state.sglang_state"
 _F = "sglang==0.5.23:sglang/srt/arg_groups/fields/"
 _LORA = "kvlint.capacity.lora.note"
 _LORA_SRC = "docs.sglang.io/advanced_features/lora.html (--max-loras-per-batch)"

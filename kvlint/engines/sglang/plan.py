@@ -16,16 +16,17 @@ from __future__ import annotations
 
 from kvlint.capacity import lora
 from kvlint.capacity.course import longest_context
-from kvlint.capacity.engines import native
-from kvlint.capacity.engines import sglang_defaults as sd
-from kvlint.capacity.engines.sglang_dsa import dsa_fp8_default, dsa_indexer_bytes, dsa_latent_bytes
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term, default_label
-from kvlint.capacity.state import has_state, sglang_state
+from kvlint.capacity.state import has_state
 from kvlint.capacity.weights import spare_experts
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import CHUNKED, NONE, SLIDING, ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines import native
+from kvlint.engines.sglang import defaults as sd
+from kvlint.engines.sglang.dsa import dsa_fp8_default, dsa_indexer_bytes, dsa_latent_bytes
+from kvlint.engines.sglang.state import sglang_state
 from kvlint.units import GIB, gib, tokens
 
 MB = 1 << 20

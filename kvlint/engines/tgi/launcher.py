@@ -151,7 +151,7 @@ def _check_shards(n: int, where) -> None:
     """A shard count taken from the GPUs the container sees is a tensor-parallel size: one outside the
     bounds table is refused like a stated one (a located KV005, no plan), not planned."""
     from kvlint.bounds import FIELDS
-    from kvlint.capacity.engines import SettingRefused
+    from kvlint.engines.base import SettingRefused
 
     problem = FIELDS["tensor_parallel"].problem(n)
     if problem:

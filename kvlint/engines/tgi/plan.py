@@ -22,46 +22,23 @@ router (backends/v3/src/main.rs) refuses to start when "`max_total_tokens` must 
 from __future__ import annotations
 
 import math
-import re
 
 from kvlint.capacity.course import longest_context
-from kvlint.capacity.engines import WARMUP_FAILS, SettingRefused, native, tgi_defaults, tgi_vlm
-from kvlint.capacity.engines.tgi_launcher import BLOCK_SIZES, default_shards
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term, default_label
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines import native
+from kvlint.engines.base import WARMUP_FAILS, SettingRefused
+from kvlint.engines.tgi import defaults as tgi_defaults
+from kvlint.engines.tgi import vlm as tgi_vlm
+from kvlint.engines.tgi.launcher import BLOCK_SIZES, default_shards
+from kvlint.engines.tgi.releases import NEWEST_MODELLED, parse_version
 from kvlint.units import GIB, gib, tokens
 
 LAYER_LIVE_HIDDEN = 7  # hidden-size tensors a layer holds while its MLP runs (prefill_bytes)
 CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context and NCCL state held before the warm-up measures free memory
-
-
-NEWEST_MODELLED = (3, 3)  # the newest release line modelled (v3.3.7 read)
-LATEST_PATCH = 999  # a major.minor image tag (ghcr.io/huggingface/text-generation-inference:1.4) floats to its newest patch
-
-
-def parse_version(text: str | None) -> tuple[int, ...] | None:
-    """(major, minor, patch); a tag without a patch is the newest patch of that minor, since TGI's
-    major.minor image tags move with each patch release."""
-    if not text:
-        return None
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", str(text).strip())
-    if not m:
-        return None
-    major, minor, patch = m.groups()
-    return int(major), int(minor), int(patch) if patch is not None else LATEST_PATCH
-
-
-def tgi_router_refusal(version_text: str | None, max_total: int) -> str:
-    """The router's error when the stated max_total_tokens is above the batch total the warm-up
-    inferred: router/src/main.rs up to v2.0.x ("`max_total_tokens` must be <= `max_batch_total_tokens`"),
-    V3Error/V2Error::NotEnoughMemory from v2.1 (backends/v3/src/lib.rs `check_max_batch_total_tokens`)."""
-    version = parse_version(version_text)
-    if version is not None and version < (2, 1):
-        return "`max_total_tokens` must be <= `max_batch_total_tokens`"
-    return f"Not enough memory to handle `max_total_tokens={max_total}`"
 
 
 def wiggle_room(version: tuple[int, ...] | None) -> tuple[float, bool]:

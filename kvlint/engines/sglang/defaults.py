@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 
-from kvlint.capacity.engines.sglang_releases import (
+from kvlint.engines.sglang.releases import (
     AMD,
     DPA,
     LORA,

@@ -25,9 +25,9 @@ for MTP speculative decoding), the forced block size 64 (a rounding of at most 6
 
 from __future__ import annotations
 
-from kvlint.capacity.engines.vllm_versions import parse_version
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines.vllm.versions import parse_version
 from kvlint.record import record
 
 FP8_DS_MLA_BYTES = 656  # 512 fp8 + 4 x 4 scale + 64 x 2 rope bytes per token per layer

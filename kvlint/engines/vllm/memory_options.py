@@ -4,7 +4,7 @@ the wheel PyPI serves for that release."""
 
 from __future__ import annotations
 
-from kvlint.extract.engine_args.memory_entry import (
+from kvlint.engines.memory_entry import (
     NOT_MODELLED,
     MemoryOption,
     modelled,
@@ -13,9 +13,9 @@ from kvlint.extract.engine_args.memory_entry import (
 )
 from kvlint.extract.engine_args.options import json_value
 
-_S = "kvlint.capacity.engines.vllm_settings."
-_P = "kvlint.capacity.engines.vllm."
-_V = "kvlint.capacity.engines.vllm_versions."
+_S = "kvlint.engines.vllm.settings."
+_P = "kvlint.engines.vllm.plan."
+_V = "kvlint.engines.vllm.versions."
 _GRAPHS = (
     "the CUDA-graph capture sizes and mode it sets change the CUDA-graph memory vLLM reserves; kvlint "
     "estimates it for the release's default capture sizes (up to 2 x max_num_seqs, or --max-cudagraph-capture-size)"
@@ -125,8 +125,10 @@ VLLM: dict[str, MemoryOption] = {
     "--distributed-executor-backend": modelled(
         "distributed_executor_backend", "kvlint.extract.container.finish"
     ),
-    "--enable-prefix-caching": modelled("enable_prefix_caching", "kvlint.capacity.state._vllm_state_kind"),
-    "--mamba-cache-mode": modelled("mamba_cache_mode", "kvlint.capacity.state._vllm_state_kind"),
+    "--enable-prefix-caching": modelled(
+        "enable_prefix_caching", "kvlint.engines.vllm.state._vllm_state_kind"
+    ),
+    "--mamba-cache-mode": modelled("mamba_cache_mode", "kvlint.engines.vllm.state._vllm_state_kind"),
     "--performance-mode": modelled("performance_mode", _S + "_default_batching"),
     "--max-cudagraph-capture-size": modelled("max_cudagraph_capture_size", _P + "cuda_graph_bytes"),
     "--max-model-len auto": modelled("max_model_len_auto", _P + "_auto_fit"),
@@ -138,7 +140,7 @@ VLLM: dict[str, MemoryOption] = {
         "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS", _S + "_engine_settings"
     ),
     "VLLM_USE_FLASHINFER_SAMPLER": modelled(
-        "VLLM_USE_FLASHINFER_SAMPLER", "kvlint.capacity.engines.vllm_sampler.sampler_path"
+        "VLLM_USE_FLASHINFER_SAMPLER", "kvlint.engines.vllm.sampler.sampler_path"
     ),
     "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE": modelled(
         "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE", _S + "_hybrid_default"

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+
 from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
+from kvlint.engines.vllm.memory_options import VLLM as VLLM_MEMORY
 from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.apply import apply, env_value, override_model, report_unknown
 from kvlint.extract.engine_args.options import json_value, load_table
 from kvlint.findings import Issue, Location
+
+OPTIONS = os.path.join(os.path.dirname(__file__), "data", "options.json")  # option names and kinds
 
 MAPPING: dict[str, tuple[str, str]] = {
     "--model": ("model", "text"),
@@ -79,7 +84,7 @@ def read(
 ) -> None:
     """`strict=False` under a launcher with options of its own (Dynamo): unknown options are its.
     `unknown`: (message, fix) for an option neither has, under a launcher that ignores them."""
-    table = load_table("vllm")
+    table = load_table(OPTIONS, "vllm")
     parsed = table.parse(tokens)
     if not strict:
         parsed.unknown.clear()
@@ -123,7 +128,7 @@ def read(
     if spec is not None:
         d.extra["speculative"] = stated(True, (spec[1] or spec[0]).where or d.where, spec[0].text)
     # options whose memory the plan leaves out: said, at the option
-    memory_options.report(d, parsed, "vllm", env)
+    memory_options.report(d, parsed, VLLM_MEMORY, "vLLM", env)
     for name in ENV:
         tok = env_value(env, name)
         if tok is None:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
+from kvlint.engines.tgi.memory_options import TGI as TGI_MEMORY
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
 from kvlint.extract.engine_args.options import Parsed, load_table
 from kvlint.findings import Issue
+
+OPTIONS = os.path.join(os.path.dirname(__file__), "data", "options.json")  # option names and kinds
 
 # launcher/src/main.rs: every `#[clap(long, env)]` field reads --field-name or FIELD_NAME.
 MAPPING: dict[str, tuple[str, str]] = {
@@ -32,16 +37,16 @@ NEEDED = {"--model-id", "--num-shard", "--max-total-tokens"}
 
 
 def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
-    from kvlint.extract.engine_args import tgi_backends
+    from kvlint.engines.tgi import backends as tgi_backends
 
     backend = tgi_backends.backend_of_image(str(d.image.value)) if d.image is not None else None
     if backend is not None and backend[0] == "llamacpp":
-        from kvlint.extract.engine_args import tgi_llamacpp
+        from kvlint.engines.tgi import llamacpp as tgi_llamacpp
 
         tgi_llamacpp.read(d, tokens, env)  # its router has options of its own
         tgi_backends.apply(d)
         return
-    parsed = load_table("tgi").parse(tokens)
+    parsed = load_table(OPTIONS, "tgi").parse(tokens)
     # environment forms, where the command line does not set the option (clap: the flag wins)
     for option in MAPPING:
         if option in parsed.values:
@@ -59,7 +64,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
     if backend is None or backend[0] not in tgi_backends.REASONS:
         # the TensorRT-LLM router's options differ; a backend kvlint does not model is one KV004, not a list
         report_unknown(d, parsed, "TGI's launcher has no option {name}")
-        memory_options.report(d, parsed, "tgi", env)
+        memory_options.report(d, parsed, TGI_MEMORY, "TGI", env, env_forms=True)
     tgi_backends.apply(d)
 
 

@@ -1,0 +1,49 @@
+"""The one engine registry: the engines kvlint models, each a package `kvlint.engines.<name>` whose
+`ENGINE` implements `kvlint.engines.base.Engine`.
+
+The names are also what the command line, the spec and the configuration accept. A package loads the
+first time a run asks for its engine, so a run pays only for the engines it meets. Adding an engine is
+its folder and one line in `ENGINES`.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import cast
+
+from kvlint.deployment import DEFAULT_ENGINE
+from kvlint.engines.base import Engine
+
+# name -> the name messages print; the order is the order launches are recognised in
+ENGINES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
+
+# A deployment that names no modelled engine is accounted for as this one.
+DEFAULT = DEFAULT_ENGINE
+
+
+def names() -> tuple[str, ...]:
+    return tuple(ENGINES)
+
+
+def known(name: str) -> bool:
+    """The engine is one kvlint models."""
+    return name in ENGINES
+
+
+def display(name: str) -> str:
+    """`vllm` -> `vLLM`; a name kvlint does not model prints as given."""
+    return ENGINES.get(name, name)
+
+
+def get(name: str) -> Engine:
+    """Engine `name` (the default engine for a name kvlint does not model)."""
+    key = name if name in ENGINES else DEFAULT
+    return cast("Engine", import_module(f"{__name__}.{key}").ENGINE)
+
+
+def every() -> tuple[Engine, ...]:
+    """Every engine, in `ENGINES` order (loads each package: recognising a launch asks them all)."""
+    return tuple(get(name) for name in ENGINES)
+
+
+__all__ = ["DEFAULT", "ENGINES", "Engine", "display", "every", "get", "known", "names"]

@@ -1,0 +1,177 @@
+"""What every engine kvlint models answers: the `Engine` protocol, and the typed answers rules ask for.
+
+An engine lives in one package, `kvlint/engines/<name>/`, whose `ENGINE` implements `Engine`; the
+registry (`kvlint/engines/__init__.py`) loads a package the first time a run meets its engine. Extract,
+capacity, resolve, rules and report ask these questions instead of comparing engine names, so an engine's
+behaviour is said once, in its package.
+
+This module sits below extract and capacity (both call it), so it names their types only in words:
+`Launch`, `Token` and `EnvVar` are kvlint.extract's, `EngineSettings` and `Plan` kvlint.capacity.plan's,
+`ModelArch` and `GpuSpec` kvlint.catalog's.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Protocol
+
+from kvlint.deployment import Deployment, Value
+from kvlint.engines.memory_entry import MemoryOption
+from kvlint.findings import Location
+from kvlint.record import record
+
+# Plan note prefix an engine writes when its start-up warm-up cannot fit (TGI); KV102 reads it.
+WARMUP_FAILS = "the warm-up does not fit"
+
+
+class SettingRefused(ValueError):
+    """A setting the engine refuses for this model, found while filling its defaults; `where` is the
+    setting's location (resolve reports it there as a KV005)."""
+
+    def __init__(self, message: str, where: Location | None = None) -> None:
+        super().__init__(message)
+        self.where = where
+
+
+class Startup(Enum):
+    """What the engine does when one sequence of its configured maximum length cannot fit the KV pool."""
+
+    REFUSES = "refuses"  # it does not start (vLLM's check at start-up; TGI's router on a stated max total)
+    CAPS = "caps"  # it starts, and a request that long is never scheduled (rejected or left waiting)
+    QUEUES = "queues"  # it starts and admits the request, which waits for the pool
+    SHRINKS = "shrinks"  # it starts with a smaller maximum length (`LongSequence.shrinks_to`)
+
+
+@record(frozen=True)
+class LongSequence:
+    """The engine's answer to "one sequence does not fit": what it does, and the engine's own words (''
+    when it says nothing a user could search for). `shrinks_to`: the length it starts with (SHRINKS)."""
+
+    startup: Startup
+    says: str = ""
+    shrinks_to: int | None = None
+
+
+class KvHeadSharding(Enum):
+    """How the engine spreads KV heads over tensor-parallel ranks."""
+
+    REPLICATED = (
+        "replicated"  # TP above the KV-head count replicates each head (TP must divide or be a multiple)
+    )
+    SHARDED = "sharded"  # split without replication: the KV-head count must divide by TP
+
+
+class BatchCheck(Enum):
+    """Start-up checks on batch limits an engine makes (KV205 reports the ones its engine makes)."""
+
+    SCHEDULER_TOKENS = (
+        "scheduler tokens"  # vLLM: max_num_batched_tokens >= max_num_seqs, and >= the context unchunked
+    )
+    ROUTER_LIMITS = (
+        "router limits"  # TGI's launcher and router: input < total <= batch total, prefill >= input
+    )
+
+
+class Engine(Protocol):
+    """One serving engine, as kvlint models it."""
+
+    name: str  # as a deployment carries it (`vllm`), the registry's key
+    display: str  # as messages print it (`vLLM`)
+    fraction_field: (
+        str  # the Deployment field holding its KV-cache memory share (vLLM gpu_memory_utilization)
+    )
+    kv_heads: KvHeadSharding
+    batch_checks: frozenset[BatchCheck]
+    no_kv_memory_says: str  # the engine's words when no memory is left for the KV cache ('' if none known)
+    script_word: str  # a word that, in a shell command on its image, names the engine being started
+    ray_places_workers: bool  # under a Ray cluster its TP x PP workers are Ray actors spread over the pods
+    models_expert_placement: bool  # kvlint models how it places MoE experts over TP x DP (fleet's guess)
+    names_fp8_weights_fix: bool  # online fp8 weight quantization is a fix kvlint can offer for it
+
+    # recognising the engine in a launch
+    def entry_point(self, at: Any) -> Any:
+        """The Launch the engine's own program at this command-line token starts (`extract.engine_args._At`),
+        or None."""
+
+    def wrapper_entry(self, at: Any) -> Any:
+        """The Launch a wrapper script that passes the engine's options on starts (tried after every
+        engine's own entry points), or None."""
+
+    def image_command(self, first: list[Any], image: str, repository: str) -> Any:
+        """The Launch an engine image's arguments start before any other reading of the image (`serve MODEL
+        …` on a vLLM image), or None; `repository` is the image without its tag, lower-cased."""
+
+    def image_entrypoint(self, first: list[Any], image: str, repository: str) -> Any:
+        """The Launch an image with only options on its command line starts (its ENTRYPOINT), or None."""
+
+    def start_script(self, image: str, repository: str) -> Any:
+        """The Launch of a start script inside the engine's image (no options on the command line), or None."""
+
+    def variant(self, launch: Any, image: str) -> Any:
+        """The launch, or a variant of the engine kvlint does not model (vLLM-Omni) it turns out to be."""
+
+    def image_version(self, image: str) -> str | None:
+        """The release an image tag names (`vllm/vllm-openai:v0.10.0` -> "0.10.0"), None when it names none."""
+
+    # reading its options
+    def read(self, d: Deployment, launch: Any, env: dict[str, Any], storage: Any = None) -> None:
+        """The launch's options (and environment) onto the deployment."""
+
+    def read_options(
+        self,
+        d: Deployment,
+        tokens: list[Any],
+        env: dict[str, Any],
+        positional_model: bool = True,
+        strict: bool = True,
+        unknown: tuple[str, str] | None = None,
+    ) -> None:
+        """The engine's command-line options, as another input kind hands them over (a chart's args, a
+        KubeAI Model's args, a Ray Serve engine_kwargs)."""
+
+    def options(self) -> Any:
+        """The engine's option table (extract.engine_args.options.OptionTable)."""
+
+    def mapping(self) -> dict[str, tuple[str, str]]:
+        """Option -> (Deployment field or `extra` key, kind)."""
+
+    def flag_for(self, field: str) -> str:
+        """The option that sets a Deployment field (the first listed where several do); `field` itself
+        when none does."""
+
+    def memory_options(self) -> dict[str, MemoryOption]:
+        """Option (or environment variable) -> what kvlint does with it (memory_options.py)."""
+
+    # its defaults and memory plan
+    def settings(self, d: Deployment, arch: Any, gpu: Any, version_text: str | None) -> Any:
+        """The EngineSettings in force: the deployment's values, the release's defaults for the rest."""
+
+    def plan(self, arch: Any, gpu: Any, s: Any) -> Any:
+        """The Plan: the KV pool the engine allocates on one GPU, and what it is made of."""
+
+    def release(self, version_text: str | None) -> tuple[int, ...] | None:
+        """The release a version text names, as numbers to compare; None when unreadable."""
+
+    # behaviour rules ask about
+    def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
+        """What the engine does when one sequence of `max_context` tokens cannot fit its KV pool."""
+
+    def indexer_keys(self, arch: Any, plan: Any) -> bool:
+        """The plan's KV cache also holds a sparse-attention indexer's keys (DeepSeek DSA)."""
+
+    def replica_dp(self, d: Deployment, dp: int) -> int:
+        """The data-parallel factor of a replica's GPU count (SGLang's DP attention: 1, it splits TP)."""
+
+    def backend_kv(self, d: Deployment, arch: Any) -> str | None:
+        """The KV cache a backend kvlint does not plan puts on the GPUs, in words (TGI's llama.cpp); None."""
+
+
+__all__ = [
+    "WARMUP_FAILS",
+    "BatchCheck",
+    "Engine",
+    "KvHeadSharding",
+    "LongSequence",
+    "SettingRefused",
+    "Startup",
+]

@@ -1,0 +1,42 @@
+"""SGLang: its launch, options, defaults by release and memory plan (`ENGINE` implements
+kvlint.engines.base.Engine; the modules load on first use)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.deployment import Deployment, Value
+from kvlint.engines.base import LongSequence, Startup
+from kvlint.engines.sglang import launch as _launch
+from kvlint.engines.shared import EngineBase
+
+
+class SGLang(EngineBase):
+    name = "sglang"
+    display = "SGLang"
+    reader = "kvlint.engines.sglang.options"
+    memory_table = "kvlint.engines.sglang.memory_options:SGLANG"
+    settings_of = "kvlint.engines.sglang.plan:settings"
+    plan_of = "kvlint.engines.sglang.plan:plan"
+    release_of = "kvlint.engines.sglang.defaults:parse_version"
+    fraction_field = "mem_fraction_static"
+
+    entry_point = staticmethod(_launch.entry_point)
+    image_entrypoint = staticmethod(_launch.image_entrypoint)
+    image_version = staticmethod(_launch.image_version)
+
+    def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
+        return LongSequence(Startup.CAPS)  # it starts; a request that long is never scheduled
+
+    def replica_dp(self, d: Deployment, dp: int) -> int:
+        """DP attention splits the TP group's GPUs (attention TP = tp / dp): a replica is TP x PP."""
+        dp_attention = d.extra.get("enable_dp_attention")
+        return 1 if dp_attention is not None and dp_attention.value else dp
+
+    def indexer_keys(self, arch: Any, plan: Any) -> bool:
+        from kvlint.engines.sglang.dsa import dsa_indexer_bytes
+
+        return bool(dsa_indexer_bytes(arch))
+
+
+ENGINE = SGLang()

@@ -1,0 +1,119 @@
+"""What the engine packages share: answers every engine gives the same way unless it says otherwise.
+
+An engine's class derives from `EngineBase` and overrides what differs; `kvlint.engines.base.Engine` is
+the protocol callers see.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from importlib import import_module
+from typing import Any
+
+from kvlint.deployment import Deployment, Value
+from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Startup
+
+
+def _load(ref: str) -> Any:
+    """`package.module:NAME` -> that object (the module loads on first use)."""
+    module, _, name = ref.partition(":")
+    return getattr(import_module(module), name)
+
+
+class EngineBase:
+    # where the engine's parts live: its options reader (read, MAPPING, OPTIONS), then `module:NAME` of its
+    # memory-options table, settings, plan and version reader
+    reader = ""
+    memory_table = ""
+    settings_of = ""
+    plan_of = ""
+    release_of = ""
+
+    name = ""
+    display = ""
+    fraction_field = "gpu_memory_utilization"
+    kv_heads = KvHeadSharding.REPLICATED
+    batch_checks: frozenset[BatchCheck] = frozenset()
+    no_kv_memory_says = ""
+    ray_places_workers = False
+    models_expert_placement = False
+    names_fp8_weights_fix = False
+    script_word = ""  # a word that, in a shell command on the engine's image, names the engine being started
+
+    def entry_point(self, at: Any) -> Any:
+        return None
+
+    def wrapper_entry(self, at: Any) -> Any:
+        return None
+
+    def image_command(self, first: list[Any], image: str, repository: str) -> Any:
+        return None
+
+    def image_entrypoint(self, first: list[Any], image: str, repository: str) -> Any:
+        return None
+
+    def start_script(self, image: str, repository: str) -> Any:
+        return None
+
+    def variant(self, launch: Any, image: str) -> Any:
+        return launch
+
+    def image_version(self, image: str) -> str | None:
+        return None
+
+    def read(self, d: Deployment, launch: Any, env: dict[str, Any], storage: Any = None) -> None:
+        self.read_options(d, launch.tokens, env, strict=not launch.wrapper)
+
+    def read_options(
+        self,
+        d: Deployment,
+        tokens: list[Any],
+        env: dict[str, Any],
+        positional_model: bool = True,
+        strict: bool = True,
+        unknown: tuple[str, str] | None = None,
+    ) -> None:
+        import_module(self.reader).read(d, tokens, env, strict=strict)
+
+    def options(self) -> Any:
+        from kvlint.extract.engine_args.options import load_table
+
+        return load_table(import_module(self.reader).OPTIONS, self.name)
+
+    def mapping(self) -> dict[str, tuple[str, str]]:
+        return import_module(self.reader).MAPPING
+
+    @cached_property
+    def _flags(self) -> dict[str, str]:
+        """Deployment field -> the option that sets it (the first listed where several do)."""
+        out: dict[str, str] = {}
+        for option, (attr, _kind) in self.mapping().items():
+            out.setdefault(attr, option)
+        return out
+
+    def flag_for(self, field: str) -> str:
+        return self._flags.get(field, field)
+
+    def memory_options(self) -> dict[str, Any]:
+        return _load(self.memory_table)
+
+    def settings(self, d: Deployment, arch: Any, gpu: Any, version_text: str | None) -> Any:
+        return _load(self.settings_of)(d, arch, gpu, version_text)
+
+    def plan(self, arch: Any, gpu: Any, s: Any) -> Any:
+        return _load(self.plan_of)(arch, gpu, s)
+
+    def release(self, version_text: str | None) -> tuple[int, ...] | None:
+        return _load(self.release_of)(version_text)
+
+    def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
+        return LongSequence(Startup.CAPS)
+
+    def indexer_keys(self, arch: Any, plan: Any) -> bool:
+        return False
+
+    def replica_dp(self, d: Deployment, dp: int) -> int:
+        return dp
+
+    def backend_kv(self, d: Deployment, arch: Any) -> str | None:
+        return None

@@ -1,0 +1,67 @@
+"""Hugging Face TGI: its launch, options, defaults by release and memory plan (`ENGINE` implements
+kvlint.engines.base.Engine; the modules load on first use).
+
+Its llama.cpp backend lives here too (llamacpp.py, llamacpp_kv.py, llamacpp_memory_options.py): TGI's
+launcher and router start it, chosen by the image (backends.py), so it is one of TGI's backends, not an
+engine a deployment names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.deployment import Deployment, Value
+from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Startup
+from kvlint.engines.shared import EngineBase
+from kvlint.engines.tgi import launch as _launch
+
+
+class TGI(EngineBase):
+    name = "tgi"
+    display = "TGI"
+    reader = "kvlint.engines.tgi.options"
+    memory_table = "kvlint.engines.tgi.memory_options:TGI"
+    settings_of = "kvlint.engines.tgi.plan:settings"
+    plan_of = "kvlint.engines.tgi.plan:plan"
+    release_of = "kvlint.engines.tgi.releases:parse_version"
+    fraction_field = "cuda_memory_fraction"
+    kv_heads = KvHeadSharding.SHARDED  # `num_key_value_heads` must be divisible by `num_shards`
+    batch_checks = frozenset({BatchCheck.ROUTER_LIMITS})
+
+    entry_point = staticmethod(_launch.entry_point)
+    image_command = staticmethod(_launch.image_command)
+    image_entrypoint = staticmethod(_launch.image_entrypoint)
+    image_version = staticmethod(_launch.image_version)
+
+    def read_options(
+        self,
+        d: Deployment,
+        tokens: list[Any],
+        env: dict[str, Any],
+        positional_model: bool = True,
+        strict: bool = True,
+        unknown: tuple[str, str] | None = None,
+    ) -> None:
+        from kvlint.engines.tgi import options
+
+        options.read(d, tokens, env)
+
+    def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
+        """The router refuses a stated max_total_tokens above the batch total its warm-up inferred
+        (backends/v3/src/main.rs); with its own default it starts and never schedules such a request."""
+        if max_context is None or max_context.origin == "default":
+            return LongSequence(Startup.CAPS)
+        from kvlint.engines.tgi.releases import tgi_router_refusal
+
+        return LongSequence(Startup.REFUSES, tgi_router_refusal(version_text, int(max_context.value)))
+
+    def backend_kv(self, d: Deployment, arch: Any) -> str | None:
+        """The llama.cpp backend's KV cache on the GPU(s) (llamacpp_kv.py)."""
+        from kvlint.engines.tgi.llamacpp import kv_settings
+        from kvlint.engines.tgi.llamacpp_kv import kv_on_gpu
+
+        priced = kv_on_gpu(arch, *kv_settings(d))
+        return priced[1] if priced else None
+
+
+ENGINE = TGI()
