@@ -24,11 +24,42 @@ SHARED = Path(os.environ.get("KVLINT_SHARED", ROOT.parent / "shared"))
 FIXTURES = ROOT / "fixtures"
 
 
+def absent(*parts: str) -> str:
+    """The reason a test that needs ../shared/<parts> skips when it is not there."""
+    return f"{SHARED.joinpath(*parts)} is absent (the ../shared reference folder is not beside this checkout)"
+
+
 def shared(*parts: str) -> Path:
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"{path} is absent (the ../shared reference folder is not beside this checkout)")
+        # reported at the test that needs the file, not at this helper
+        raise pytest.skip.Exception(absent(*parts), _use_item_location=True)
     return path
+
+
+def shared_params(parts: str | tuple[str, ...], values, ids=None, width: int = 1) -> list:
+    """Parametrize over values that need ../shared/<parts> (the real corpus, a third-party file that stays
+    outside the repository): the values when it is there, else ONE skip-marked sentinel, so an absent
+    reference folder is one skip per test function with its reason, not one per file or case.
+    `ids` is a list or a function of the value; `width` is the number of argnames."""
+    parts = (parts,) if isinstance(parts, str) else parts
+    values = list(values)
+    if not SHARED.joinpath(*parts).exists():
+        skip = pytest.mark.skip(reason=absent(*parts))
+        return [pytest.param(*([None] * width), id="shared-absent", marks=skip)]
+    names = ids if not callable(ids) else [ids(v) for v in values]
+    return [
+        pytest.param(*(v if width > 1 else (v,)), id=None if names is None else str(names[i]))
+        for i, v in enumerate(values)
+    ]
+
+
+def vllm_logs() -> list[dict]:
+    """The real vLLM start-up logs carried into tests/data/vllm_logs.yaml: per case the settings the log
+    states and the figures vLLM printed, each with its source (from ../shared's calibration set)."""
+    import yaml_free_loader
+
+    return yaml_free_loader.load(ROOT / "tests" / "data" / "vllm_logs.yaml")["cases"]
 
 
 def lint(text: str, path: str = "deploy.yaml", **settings_kwargs):

@@ -9,19 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, shared
 
 from kvlint.capacity import lora
 from kvlint.extract.adapters import vllm_lora_modules
 from kvlint.extract.argv import Token
 
-ROOT = Path(__file__).resolve().parents[1]
-KUBEAI = (
-    ROOT.parent
-    / "shared"
-    / "corpus"
-    / "manifests2"
-    / "substratusai__kubeai__hack__dev-models__vllm-with-adapters.yaml"
-)
+KUBEAI = ("corpus", "manifests2", "substratusai__kubeai__hack__dev-models__vllm-with-adapters.yaml")
 
 
 def _json(path: Path) -> dict:
@@ -30,9 +24,7 @@ def _json(path: Path) -> dict:
 
 
 def test_kubeai_adapters_are_named_and_the_workload_is_planned_on_its_base():
-    if not KUBEAI.is_file():
-        pytest.skip("../shared corpus absent")
-    (d,) = _json(KUBEAI)["deployments"]
+    (d,) = _json(shared(*KUBEAI))["deployments"]
     assert d["model"] == "TinyLlama/TinyLlama-1.1B-Chat-v0.3" and d["plan"] is not None
     assert d["adapters"] == [
         {"name": "foo", "ref": "jashing/tinyllama-colorist-lora"},
@@ -75,8 +67,6 @@ def test_no_lora_no_note():
 
 
 def test_coverage_counts_the_adapter_as_an_adapter_of_its_base():
-    if not KUBEAI.is_file():
-        pytest.skip("../shared corpus absent")
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import model_coverage
 
@@ -176,15 +166,11 @@ def test_kserve_lora_max_rank_of_the_wrong_type_is_refused_not_replaced_by_the_d
 def test_lora_syncer_sidecar_configmap_names_the_adapters_it_loads():
     # production-stack's Gateway API Inference Extension sample (corpus): a lora-syncer sidecar mounts a
     # ConfigMap whose vLLMLoRAConfig.ensureExist.models lists the adapters it loads into the vLLM beside it
-    path = (
-        ROOT.parent
-        / "shared"
-        / "corpus"
-        / "manifests"
-        / "vllm-project__production-stack__src__gateway_inference_extension__configs__vllm__gpu-deployment.yaml"
+    path = shared(
+        "corpus",
+        "manifests",
+        "vllm-project__production-stack__src__gateway_inference_extension__configs__vllm__gpu-deployment.yaml",
     )
-    if not path.is_file():
-        pytest.skip("../shared corpus absent")
     (d,) = _json(path)["deployments"]
     assert d["model"] == "meta-llama/Llama-3.2-1B-Instruct"
     assert d["adapters"] == [{"name": "legogpt", "ref": "AvaLovelace/LegoGPT"}]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 import yaml_free_loader
-from conftest import ROOT, SHARED, shared
+from conftest import ROOT, SHARED, shared, shared_params
 
 from kvlint.catalog.gpus import label_gpu, lookup
 from kvlint.extract.gpu_selectors import kubeai_profile
@@ -57,10 +57,8 @@ def all_files() -> list[str]:
     return sorted(p.name for p in folder.glob("*.y*ml")) if folder.is_dir() else []
 
 
-@pytest.mark.parametrize("name", all_files() or ["(corpus absent)"])
+@pytest.mark.parametrize("name", shared_params(("corpus", "manifests"), all_files()))
 def test_every_file_lints_with_located_findings(name):
-    if name == "(corpus absent)":
-        pytest.skip("../shared/corpus/manifests is absent")
     lines = (corpus() / name).read_text(encoding="utf-8", errors="replace").splitlines()
     result = lint(name)
     for f in result.findings:
@@ -78,7 +76,7 @@ def _broken() -> list[str]:
     return sorted(n for n, v in EXPECTED.items() if not v["parses"])
 
 
-@pytest.mark.parametrize("name", _broken())
+@pytest.mark.parametrize("name", shared_params(("corpus", "manifests"), _broken()))
 def test_broken_yaml_gives_a_located_kv001(name):
     result = lint(name)
     kv001 = [f for f in result.findings if f.rule == "KV001"]
@@ -115,7 +113,12 @@ def _find(result, w):
 WORKLOADS = _workloads()
 
 
-@pytest.mark.parametrize(("name", "w"), WORKLOADS, ids=[f"{n[:60]}:{w['object']}" for n, w in WORKLOADS])
+@pytest.mark.parametrize(
+    ("name", "w"),
+    shared_params(
+        ("corpus", "manifests"), WORKLOADS, ids=lambda nw: f"{nw[0][:60]}:{nw[1]['object']}", width=2
+    ),
+)
 def test_workload_recognised_with_the_facts_the_file_states(name, w):
     result = lint(name)
     d = _find(result, w)
@@ -173,7 +176,9 @@ def _documents(name: str):
 NON_LLM = [(n, v["non_llm"]) for n, v in sorted(EXPECTED.items()) if v["parses"] and v.get("non_llm")]
 
 
-@pytest.mark.parametrize(("name", "non_llm"), NON_LLM, ids=[n[:70] for n, _ in NON_LLM])
+@pytest.mark.parametrize(
+    ("name", "non_llm"), shared_params(("corpus", "manifests"), NON_LLM, ids=lambda nq: nq[0][:70], width=2)
+)
 def test_no_finding_on_documents_that_serve_no_model(name, non_llm):
     result = lint(name)
     quiet = {str(x) for x in non_llm}
@@ -215,7 +220,7 @@ def test_the_findings_table_covers_both_folders_exactly():
     assert set(TABLE) == set(files), f"add or drop entries with `{UPDATE} FILE`"
 
 
-@pytest.mark.parametrize("key", sorted(TABLE))
+@pytest.mark.parametrize("key", shared_params("corpus", sorted(TABLE)))
 def test_findings_and_workloads_are_what_the_table_holds(key, seen):
     want, got = corpus_expect.machine(TABLE[key]), corpus_expect.machine(seen.get(key, {}))
     hint = f"re-check the file, then `{UPDATE} {key.split('/')[-1]}`"

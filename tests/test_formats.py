@@ -5,7 +5,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURES, shared
+from conftest import FIXTURES, shared, shared_params
 
 from kvlint.cli import main
 from kvlint.report.github import escape_data, escape_property
@@ -22,13 +22,22 @@ def sarif_schema():
     return json.loads(shared("reference", "sarif", "sarif-schema-2.1.0.json").read_text())
 
 
-@pytest.mark.parametrize("paths", [[BAD], [GOOD], [str(FIXTURES)]], ids=["findings", "empty", "all-fixtures"])
+SARIF_RUNS = [[BAD], [GOOD], [str(FIXTURES)]]
+SARIF_IDS = ["findings", "empty", "all-fixtures"]
+
+
+@pytest.mark.parametrize(
+    "paths", shared_params(("reference", "sarif", "sarif-schema-2.1.0.json"), SARIF_RUNS, ids=SARIF_IDS)
+)
 def test_sarif_validates_against_the_schema(paths):
     import jsonschema
 
-    r = run(*paths, "--format", "sarif")
-    doc = json.loads(r.output)
-    jsonschema.validate(doc, sarif_schema())
+    jsonschema.validate(json.loads(run(*paths, "--format", "sarif").output), sarif_schema())
+
+
+@pytest.mark.parametrize("paths", SARIF_RUNS, ids=SARIF_IDS)
+def test_sarif_rules_are_sorted_and_described(paths):
+    doc = json.loads(run(*paths, "--format", "sarif").output)
     (run_,) = doc["runs"]
     assert "results" in run_  # present even when empty (kube-linter#213)
     rules = run_["tool"]["driver"]["rules"]

@@ -10,11 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, shared
 
 from kvlint.catalog import gguf, model_kinds, models
-
-ROOT = Path(__file__).resolve().parents[1]
-CORPUS = ROOT.parent / "shared" / "corpus"
 
 
 def _lint(tmp_path: Path, model: str) -> dict:
@@ -131,9 +129,7 @@ def test_kubeai_speech_and_embedding_engines_are_reported_not_silent():
         ("substratusai__kubeai__manifests__models__faster-whisper-medium-en-cpu.yaml", "FasterWhisper"),
         ("substratusai__kubeai__manifests__models__bge-embed-text-cpu.yaml", "Infinity"),
     ):
-        path = CORPUS / "manifests2" / name
-        if not path.is_file():
-            pytest.skip("../shared corpus absent")
+        path = shared("corpus", "manifests2", name)
         cmd = [sys.executable, "-m", "kvlint", "--isolated", "--format", "json", str(path)]
         report = json.loads(subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False).stdout)
         (finding,) = report["findings"]  # one KV004 per workload, not one for the engine and one for the CPU
@@ -143,13 +139,11 @@ def test_kubeai_speech_and_embedding_engines_are_reported_not_silent():
 def test_llmaz_openmodel_filename_names_the_gguf_file_the_engine_gets(tmp_path):
     # llmaz's speculative-decoding example (corpus) claims OpenModels with modelHub.filename; its loader
     # fetches that one file and the engine is given it (llmaz modelhub.go ModelPath). Here on vLLM.
-    src = (
-        CORPUS
-        / "manifests2"
-        / "InftyAI__llmaz__docs__examples__speculative-decoding__llamacpp__playground.yaml"
+    src = shared(
+        "corpus",
+        "manifests2",
+        "InftyAI__llmaz__docs__examples__speculative-decoding__llamacpp__playground.yaml",
     )
-    if not src.is_file():
-        pytest.skip("../shared corpus absent")
     (tmp_path / "p.yaml").write_text(src.read_text().replace("backendName: llamacpp", "backendName: vllm"))
     cmd = [
         sys.executable,

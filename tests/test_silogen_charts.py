@@ -4,7 +4,7 @@ values.schema.json refuses is a located KV005, not a plan on a default."""
 from __future__ import annotations
 
 import pytest
-from conftest import shared
+from conftest import shared, shared_params
 
 from kvlint.resolve import Defaults
 from kvlint.settings import Settings
@@ -14,15 +14,19 @@ SILOGEN_TGI = "silogen__ai-workloads__workloads__llm-inference-tgi__helm__values
 
 @pytest.mark.parametrize(
     ("old", "new", "line", "says"),
-    [
-        ("gpus: 1", "gpus: '2'", 8, "`gpus` '2' (a string)"),
-        ("gpus: 1", "gpus: 2.5", 8, "`gpus` 2.5"),
-        ("gpus: 1", "gpus: true", 8, "`gpus` true"),
-        ("gpus: 1", "gpus: [1]", 8, "`gpus` (a list)"),
-        ("gpus: 1", "gpus: 0", 8, "`gpus` 0"),
-        ("tgi_engine_args:\n  {}", "tgi_engine_args:\n  max-total-tokens: [1, 2]", 16, "is a list"),
-        ("tgi_engine_args:\n  {}", "tgi_engine_args:\n  max-total-tokens: {a: 1}", 16, "is a map"),
-    ],
+    shared_params(
+        ("corpus", "manifests2", SILOGEN_TGI),
+        [
+            ("gpus: 1", "gpus: '2'", 8, "`gpus` '2' (a string)"),
+            ("gpus: 1", "gpus: 2.5", 8, "`gpus` 2.5"),
+            ("gpus: 1", "gpus: true", 8, "`gpus` true"),
+            ("gpus: 1", "gpus: [1]", 8, "`gpus` (a list)"),
+            ("gpus: 1", "gpus: 0", 8, "`gpus` 0"),
+            ("tgi_engine_args:\n  {}", "tgi_engine_args:\n  max-total-tokens: [1, 2]", 16, "is a list"),
+            ("tgi_engine_args:\n  {}", "tgi_engine_args:\n  max-total-tokens: {a: 1}", 16, "is a map"),
+        ],
+        width=4,
+    ),
 )
 def test_silogen_values_helm_refuses_are_located_kv005_not_a_default(old, new, line, says):
     """silogen/ai-workloads llm-inference-tgi values.schema.json (@d77f9a36; the vLLM chart's @0df1e08a says

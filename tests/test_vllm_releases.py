@@ -2,8 +2,7 @@
 checked through what a deployment's settings and plan come out as on either side of it."""
 
 import pytest
-import yaml
-from conftest import lint, shared, vllm_settings
+from conftest import lint, vllm_logs, vllm_settings
 
 from kvlint.catalog.gpus import lookup
 from kvlint.engines.vllm import versions as vv
@@ -121,11 +120,7 @@ def test_blackwell_captures_up_to_1024_from_0_28_0():
 def test_mla_block_size_follows_the_default_backend():
     """DeepSeek-V2-Lite on an H100 with v0.19.0 (calibration log): 1,505,552 KV tokens, a multiple of 16 and
     not of 64, so FLASH_ATTN_MLA's block 16 was in use, not FlashMLA's 64 of the releases before 0.18.0."""
-    (case,) = [
-        c
-        for c in yaml.safe_load(shared("calibration", "vllm_startup_logs.yaml").read_text())["cases"]
-        if c["model"] == DSV2_LITE and c["engine_version"] == "0.19.0"
-    ]
+    (case,) = [c for c in vllm_logs() if c["model"] == DSV2_LITE and c.get("engine_version") == "0.19.0"]
     logged = case["measured"]["kv_cache_tokens"]
     s, _ = _spec(DSV2_LITE, "H100", "0.19.0")
     assert s.block_size == 16 and logged % s.block_size == 0 and logged % 64

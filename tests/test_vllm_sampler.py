@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibration_cases import DATA, build_vllm, load_yaml, vllm_version, with_facts  # noqa: E402
-from conftest import lint, shared  # noqa: E402
+from conftest import lint, vllm_logs  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -98,9 +98,8 @@ def test_gpt_oss_120b_on_h100_pcie_has_no_memory_for_the_kv_cache():
     """vllm issue #23278 (v-010 of the shared set, scored split): pip-installed vLLM 0.10.1.1, gpt-oss-120b
     on one H100 PCIe, defaults: 'Available KV cache memory: -2.14 GiB'. kvlint now gets the refusal's
     reason (no memory for the KV cache, not a context refusal) and the figure within 10 %."""
-    cases = load_yaml(shared("calibration", "vllm_startup_logs.yaml"))["cases"]
     facts = load_yaml(DATA / "vllm_case_facts.yaml")
-    case = with_facts(next(c for c in cases if c["id"] == "v-010"), facts)
+    case = with_facts(next(c for c in vllm_logs() if c["id"] == "v-010"), facts)
     d, why = build_vllm(case, vllm_version(case))
     assert d is not None, why
     p = resolve(d, Defaults()).plan

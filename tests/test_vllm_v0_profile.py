@@ -9,11 +9,11 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import ROOT, shared
+from conftest import ROOT, vllm_logs
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from calibration_cases import build_vllm, load_yaml, vllm_version  # noqa: E402
+from calibration_cases import build_vllm, vllm_version  # noqa: E402
 
 from kvlint import engines  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
@@ -23,8 +23,7 @@ GIB = 1 << 30
 
 @pytest.fixture(scope="module")
 def bonito():
-    cases = load_yaml(shared("calibration", "vllm_startup_logs.yaml"))["cases"]
-    (case,) = [c for c in cases if c["model"] == "BatsResearch/bonito-v1"]
+    (case,) = [c for c in vllm_logs() if c["model"] == "BatsResearch/bonito-v1"]
     return case
 
 
@@ -81,8 +80,7 @@ def test_the_version_table_names_the_source_of_each_profile_peak_row():
 def test_a_plan_without_a_vllm_version_says_which_behaviour_it_assumed():
     """Kimi-Dev-72B on 2 x H100 (calibration v-061, vLLM 0.19.0 logged 19,776 tokens): without the tag kvlint
     applies the CUDA-graph subtraction of v0.20+ and finds half the pool; the plan must say it assumed that."""
-    cases = load_yaml(shared("calibration", "vllm_startup_logs.yaml"))["cases"]
-    (case,) = [c for c in cases if c["model"] == "moonshotai/Kimi-Dev-72B"]
+    (case,) = [c for c in vllm_logs() if c["model"] == "moonshotai/Kimi-Dev-72B"]
     tagged, bare = _resolved(case, vllm_version(case)).plan, _resolved(case, None).plan
     assert not [n for n in tagged.notes if "version" in n]
     (note,) = [n for n in bare.notes if n.startswith("vLLM version unknown")]
