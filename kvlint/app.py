@@ -105,8 +105,15 @@ def _displayed(files: list[str]) -> list[tuple[str, str]]:
 def _fix_files(shown: list[tuple[str, str]], settings: Settings, opts: dict, errors: list[str]) -> int | None:
     """Apply (or, with --diff, show) the fixes; the exit code when --diff ends the run, else None."""
     from kvlint.fix.files import fix_files, summary
+    from kvlint.lint import file_linter
 
-    fixed = fix_files(shown, settings, bool(opts.get("unsafe_fixes")), write=not opts.get("diff"))
+    fixed = fix_files(
+        shown,
+        lambda path, display: file_linter(settings, display, path),
+        settings.max_file_size,
+        bool(opts.get("unsafe_fixes")),
+        write=not opts.get("diff"),
+    )
     errors.extend(fixed.errors)
     if opts.get("diff"):
         failed = write(fixed.diff, sys.stdout, "the diff")
@@ -128,8 +135,11 @@ def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict) -> by
     from kvlint.fix.apply import fix_bytes
     from kvlint.fix.diff import unified
     from kvlint.fix.files import FixRun, summary
+    from kvlint.lint import file_linter
 
-    new, outcome = fix_bytes(data, display, settings, base, bool(opts.get("unsafe_fixes")))
+    new, outcome = fix_bytes(
+        data, display, file_linter(settings, display, base=base), bool(opts.get("unsafe_fixes"))
+    )
     if opts.get("diff"):
         sys.stdout.write(unified(display, outcome.before, outcome.after))
         return data

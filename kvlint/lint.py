@@ -296,6 +296,19 @@ def lint_text(
     )
 
 
+def file_linter(
+    settings: Settings, display: str, real_path: str | None = None, base: str = "."
+) -> Callable[[bytes], list[Finding]]:
+    """`lint_text` bound to one file, for the fix rounds (fix/apply.Lint): its findings from bytes.
+    `real_path`: the file on disk (its directory is the base then), so the rounds read what is beside it."""
+    where = base_dir(real_path) if real_path is not None else base
+
+    def lint(data: bytes) -> list[Finding]:
+        return lint_text(data, display, settings, where, real_path).findings
+
+    return lint
+
+
 def _guarded(display: str, lint: Callable[[], FileResult]) -> FileResult:
     try:
         return lint()
@@ -330,4 +343,13 @@ def exit_code(run: RunResult, settings: Settings) -> int:
     return 1 if worst is not None and worst >= settings.fail_on else 0
 
 
-__all__ = ["FileResult", "RunResult", "Severity", "exit_code", "lint_loaded", "lint_text", "read_and_lint"]
+__all__ = [
+    "FileResult",
+    "RunResult",
+    "Severity",
+    "exit_code",
+    "file_linter",
+    "lint_loaded",
+    "lint_text",
+    "read_and_lint",
+]

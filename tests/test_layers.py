@@ -59,9 +59,10 @@ def _imports(modules: dict[str, str]) -> dict[str, set[str]]:
     return graph
 
 
-def _stage_of(rel: str, stages: list[tuple[str, list[str]]]) -> int:
+def _entry_of(rel: str, stages: list[tuple[str, list[str]]]) -> tuple[int, str]:
+    """(stage index, the list entry naming the module: a folder or the module's own path)."""
     found = [
-        i
+        (i, p)
         for i, (_, paths) in enumerate(stages)
         for p in paths
         if rel == p or (p.endswith("/") and rel.startswith(p))
@@ -70,6 +71,10 @@ def _stage_of(rel: str, stages: list[tuple[str, list[str]]]) -> int:
         f"{rel} belongs to {len(found)} stages of pyproject.toml's [tool.test-layers]; add it to exactly one"
     )
     return found[0]
+
+
+def _stage_of(rel: str, stages: list[tuple[str, list[str]]]) -> int:
+    return _entry_of(rel, stages)[0]
 
 
 def test_every_module_has_one_stage():
@@ -130,6 +135,26 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_no_import_circle():
     cycles = _cycles(_imports(_modules()))
     assert not cycles, "modules that import each other: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def _entry_graph(stages: list[tuple[str, list[str]]]) -> dict[str, set[str]]:
+    """The import graph between the list's entries: a folder counts as one node."""
+    modules = _modules()
+    out: dict[str, set[str]] = {}
+    for name, targets in _imports(modules).items():
+        mine = _entry_of(modules[name], stages)[1]
+        out.setdefault(mine, set()).update(_entry_of(modules[t], stages)[1] for t in targets)
+    return {k: v - {k} for k, v in out.items()}
+
+
+def test_no_two_entries_of_a_stage_import_each_other():
+    """The stage check cannot see two entries of one stage that depend on each other (a folder and a
+    module beside it: fix/ called lint.lint_text while lint.py imported fix.materialize); an
+    entry is one room, and no two rooms import each other."""
+    cycles = _cycles(_entry_graph(_stages()))
+    assert not cycles, "entries of the stage list that import each other: " + "; ".join(
+        " <-> ".join(c) for c in cycles
+    )
 
 
 def test_the_checker_sees_a_circle_and_an_upward_import():

@@ -622,6 +622,7 @@ def test_kaito_operator_choices_are_computed_as_kaito_computes_them(tmp_path, ed
 def test_fix_rounds_read_the_runtime_beside_the_file(tmp_path):
     """--fix lints the file again between rounds: with the runtime beside it, as the check does."""
     from kvlint.fix.files import fix_files
+    from kvlint.lint import file_linter
 
     for name in ("isvc.yaml", "runtime.yaml"):
         (tmp_path / name).write_text((KSERVE / "runtime-beside" / name).read_text())
@@ -633,7 +634,14 @@ def test_fix_rounds_read_the_runtime_beside_the_file(tmp_path):
     )
     checked = run(isvc)
     assert {f.rule for f in checked.findings} == {"KV208"}  # the runtime's /dev/shm: no KV207
-    fixed = fix_files([(str(isvc), "isvc.yaml")], Settings(), unsafe=False, write=False)
+    settings = Settings()
+    fixed = fix_files(
+        [(str(isvc), "isvc.yaml")],
+        lambda path, shown: file_linter(settings, shown, path),
+        settings.max_file_size,
+        unsafe=False,
+        write=False,
+    )
     assert fixed.changed_files == 1 and "gpu-memory-utilization" in fixed.diff
 
 

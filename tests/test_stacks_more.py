@@ -364,6 +364,7 @@ def test_llmaz_service_is_an_lws_group_whose_model_path_must_be_the_loaders(tmp_
 def test_fix_never_edits_this_file_at_a_runtime_files_position(tmp_path):
     """A fix whose edit is located in the runtime beside the file is not applied to the file being fixed."""
     from kvlint.fix.files import fix_files
+    from kvlint.lint import file_linter
 
     src = MULTI / "runtime-beside"
     (tmp_path / "isvc.yaml").write_text((src / "isvc.yaml").read_text())
@@ -375,8 +376,13 @@ def test_fix_never_edits_this_file_at_a_runtime_files_position(tmp_path):
     checked = run(tmp_path / "isvc.yaml")
     kv208 = [f for f in checked.findings if f.rule == "KV208"]
     assert kv208 and all(f.where.file.endswith("runtime.yaml") for f in kv208)
+    settings = Settings()
     fixed = fix_files(
-        [(str(tmp_path / "isvc.yaml"), str(tmp_path / "isvc.yaml"))], Settings(), unsafe=True, write=False
+        [(str(tmp_path / "isvc.yaml"), str(tmp_path / "isvc.yaml"))],
+        lambda path, shown: file_linter(settings, shown, path),
+        settings.max_file_size,
+        unsafe=True,
+        write=False,
     )
     assert fixed.changed_files == 0
 

@@ -8,6 +8,7 @@ key order, line breaks — stays byte for byte what it was.
 from __future__ import annotations
 
 import codecs
+from collections.abc import Callable, Sequence
 
 from kvlint.findings import Applicability, Edit, Finding, Fix
 from kvlint.fix.materialize import SourceLines
@@ -15,6 +16,10 @@ from kvlint.load.source import PHYSICAL_BREAK
 from kvlint.record import field, record
 
 MAX_ROUNDS = 6
+
+Lint = Callable[[bytes], Sequence[Finding]]
+"""One file's bytes -> its findings: the run layer's linter bound to the file (its name, settings
+and what is beside it), passed in so that fix/ does not import the run layer that imports it."""
 
 
 @record
@@ -94,23 +99,20 @@ def _decode(data: bytes) -> tuple[str, bytes] | None:
         return None
 
 
-def fix_bytes(
-    data: bytes, display: str, settings, base_dir: str, unsafe: bool, real_path: str | None = None
-) -> tuple[bytes, FixOutcome]:
+def fix_bytes(data: bytes, display: str, lint: Lint, unsafe: bool) -> tuple[bytes, FixOutcome]:
     """Lint, apply the trusted fixes, lint again, up to MAX_ROUNDS; the new bytes and what was done.
-    `real_path`: the file on disk, so the rounds read what is beside it as the check does (a KServe runtime)."""
-    from kvlint.lint import lint_text
-
+    `lint` reads what is beside the file as the check does (a KServe runtime); `display` is the
+    name its findings locate edits in."""
     decoded = _decode(data)
     if decoded is None:
         return data, FixOutcome("", "", encodable=False)
     text, bom = decoded
     outcome = FixOutcome(text, text)
     for _ in range(MAX_ROUNDS):
-        result = lint_text(bom + outcome.after.encode("utf-8"), display, settings, base_dir, real_path)
+        findings = lint(bom + outcome.after.encode("utf-8"))
         chosen = [
             (f, fix)
-            for f in result.findings
+            for f in findings
             if (fix := trusted_fix(f, unsafe)) is not None and all(e.where.file == display for e in fix.edits)
         ]  # an edit located in another file (a KServe runtime beside this one) is not applied to this one
         if not chosen:

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 
-from kvlint.fileio import base_dir, read_regular
-from kvlint.fix.apply import Applied, fix_bytes
+from kvlint.fileio import read_regular
+from kvlint.fix.apply import Applied, Lint, fix_bytes
 from kvlint.fix.diff import unified
 from kvlint.record import field, record
 
@@ -22,18 +23,25 @@ class FixRun:
     skipped: list[str] = field(default_factory=list)
 
 
-def fix_files(shown: list[tuple[str, str]], settings, unsafe: bool, write: bool) -> FixRun:
-    """Fix each (path on disk, path as shown); write the new text back when `write`, else collect a diff."""
+def fix_files(
+    shown: list[tuple[str, str]],
+    lint_for: Callable[[str, str], Lint],
+    max_size: int,
+    unsafe: bool,
+    write: bool,
+) -> FixRun:
+    """Fix each (path on disk, path as shown); write the new text back when `write`, else collect a diff.
+    `lint_for(path, shown)`: the linter of that file; `max_size`: the largest file read, in bytes."""
     run = FixRun()
     for path, display in shown:
         try:
             if stat.S_ISLNK(os.lstat(path).st_mode):
                 run.skipped.append(f"{display}: a symbolic link; kvlint does not write through links")
                 continue
-            data = read_regular(path, settings.max_file_size)
+            data = read_regular(path, max_size)
         except OSError:
             continue  # not a regular file, too large or unreadable: the lint run reports it
-        new, outcome = fix_bytes(data, display, settings, base_dir(path), unsafe, path)
+        new, outcome = fix_bytes(data, display, lint_for(path, display), unsafe)
         if not outcome.changed:
             continue
         run.changed_files += 1
