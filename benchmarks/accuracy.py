@@ -31,10 +31,10 @@ from calibration_cases import DATA, ENGINES, load_yaml, logged, named_ref, with_
 
 from kvlint.engines.tgi.plan import WARMUP_FAILS  # noqa: E402
 from kvlint.findings import Severity  # noqa: E402
-from kvlint.lint import check_deployment  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
 from kvlint.rules import all_rules  # noqa: E402
-from kvlint.settings import Settings  # noqa: E402
+from kvlint.run.lint import check_deployment  # noqa: E402
+from kvlint.run.settings import Settings  # noqa: E402
 
 GIB = 1 << 30
 ROOT = Path(__file__).resolve().parents[1]

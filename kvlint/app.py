@@ -10,16 +10,16 @@ from kvlint.emit import OUTPUT_FAILED, output_problem, say, write, write_file
 from kvlint.report.safe import plain
 
 if TYPE_CHECKING:
-    from kvlint.lint import RunResult
-    from kvlint.settings import Settings
+    from kvlint.run.lint import RunResult
+    from kvlint.run.settings import Settings
 
 
 def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts: dict) -> int:
-    from kvlint.discover import discover
-    from kvlint.flags import build_settings
-    from kvlint.lint import RunResult, exit_code
     from kvlint.report import render
-    from kvlint.workers import lint_files
+    from kvlint.run.discover import discover
+    from kvlint.run.flags import build_settings
+    from kvlint.run.lint import RunResult, exit_code
+    from kvlint.run.workers import lint_files
 
     settings, error = build_settings(opts)
     if settings is None:
@@ -74,7 +74,7 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
 def _lint_stdin(run: RunResult, settings: Settings, opts: dict, fixing: bool) -> TextIO:
     """Lint (and, when fixing, fix) stdin into `run`; the stream the report then goes to."""
     from kvlint.fileio import base_dir
-    from kvlint.lint import lint_text
+    from kvlint.run.lint import lint_text
 
     display = opts.get("stdin_filename") or "<stdin>"
     data = sys.stdin.buffer.read(settings.max_file_size + 1)
@@ -105,7 +105,7 @@ def _displayed(files: list[str]) -> list[tuple[str, str]]:
 def _fix_files(shown: list[tuple[str, str]], settings: Settings, opts: dict, errors: list[str]) -> int | None:
     """Apply (or, with --diff, show) the fixes; the exit code when --diff ends the run, else None."""
     from kvlint.fix.files import fix_files, summary
-    from kvlint.lint import file_linter
+    from kvlint.run.lint import file_linter
 
     fixed = fix_files(
         shown,
@@ -135,7 +135,7 @@ def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict) -> by
     from kvlint.fix.apply import fix_bytes
     from kvlint.fix.diff import unified
     from kvlint.fix.files import FixRun, summary
-    from kvlint.lint import file_linter
+    from kvlint.run.lint import file_linter
 
     new, outcome = fix_bytes(
         data, display, file_linter(settings, display, base=base), bool(opts.get("unsafe_fixes"))
@@ -196,8 +196,8 @@ def list_rules(fmt: str) -> str:
 
 
 def explain_rule(name: str) -> tuple[str, bool]:
-    from kvlint.ruledocs import page_text
     from kvlint.rules import get
+    from kvlint.run.ruledocs import page_text
 
     rule = get(name)
     if rule is None:
@@ -212,8 +212,8 @@ def run_plan(model: str, gpus: list[str], fmt: str, opts: dict) -> tuple[str, in
 
 
 def show_config(config_path: str | None, isolated: bool) -> tuple[str, int]:
-    from kvlint.config import ConfigError, load_settings
     from kvlint.report import config_report
+    from kvlint.run.config import ConfigError, load_settings
 
     try:
         settings = load_settings(config_path, isolated)

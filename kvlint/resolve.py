@@ -26,7 +26,7 @@ class Defaults:
 
     gpu: str | None = None
     gpu_source: str = ""
-    fleet: tuple[str, ...] = ()  # the cluster's GPU types: capacity is checked on each (kvlint/fleet.py)
+    fleet: tuple[str, ...] = ()  # the cluster's GPU types: capacity is checked on each (kvlint/run/fleet.py)
     fleet_source: str = ""
     engine: str | None = None
     engine_version: str | None = None
@@ -43,7 +43,7 @@ class Resolved:
     plan: Plan | None = None
     issues: list[Issue] = field(default_factory=list)
     unknown: set[str] = field(default_factory=set)  # "model", "gpu", "gpu-memory", "engine"
-    # the deployment as extracted, before defaults were filled, when it states no GPU: kvlint/fleet.py
+    # the deployment as extracted, before defaults were filled, when it states no GPU: kvlint/run/fleet.py
     # re-resolves it on each fleet (or common) GPU type
     pristine: Deployment | None = field(default=None, compare=False)
 

@@ -64,8 +64,8 @@ def vllm_logs() -> list[dict]:
 
 def lint(text: str, path: str = "deploy.yaml", **settings_kwargs):
     """Lint a YAML string; returns the FileResult."""
-    from kvlint.lint import lint_text
-    from kvlint.settings import Settings
+    from kvlint.run.lint import lint_text
+    from kvlint.run.settings import Settings
 
     return lint_text(text.encode("utf-8"), path, Settings(**settings_kwargs), str(ROOT))
 
@@ -116,7 +116,7 @@ def _shipped_catalog_after_each_test():
     """A configuration read in one test (in-process CLI runs) registers its gpus:/models: entries;
     the next test starts from the shipped catalogs again (a no-op when nothing was registered)."""
     yield
-    from kvlint.settings import Settings
+    from kvlint.run.settings import Settings
 
     Settings().register_catalog()
 

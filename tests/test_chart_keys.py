@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, lint, shared
 
-from kvlint.lint import read_and_lint
-from kvlint.settings import Settings
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
 
 STACKS = FIXTURES / "stacks"
 

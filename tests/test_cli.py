@@ -138,7 +138,7 @@ def _imported_modules(*args):
 def test_version_and_help_import_nothing_heavy():
     for args in (["--version"], ["--help"]):
         mods = _imported_modules(*args)
-        for heavy in ("pydantic", "ruamel.yaml", "kvlint.lint", "kvlint.engines.vllm.plan"):
+        for heavy in ("pydantic", "ruamel.yaml", "kvlint.run.lint", "kvlint.engines.vllm.plan"):
             assert heavy not in mods, (args, heavy)
 
 
@@ -154,7 +154,7 @@ def test_a_catalogued_vllm_deployment_loads_only_what_it_meets():
     classes, the safetensors reader, the CEL evaluator, the DRA claim reader, the unread-layout net or the TGI engine: each loads when
     an input needs it."""
     mods = _imported_modules(str(FIXTURES / "KV102" / "good-llama-8b-l4-16k.yaml"), "--isolated")
-    assert "kvlint.lint" in mods and "kvlint.catalog.models" in mods
+    assert "kvlint.run.lint" in mods and "kvlint.catalog.models" in mods
     for lazy in (
         "kvlint.catalog.name_rules",
         "kvlint.catalog.derived",
@@ -184,5 +184,5 @@ def test_a_hook_call_with_only_paths_skips_click_and_matches_its_defaults(tmp_pa
     path = tmp_path / "bad.yaml"
     path.write_text((FIXTURES / "KV102" / "bad-llama-8b-l4-128k.yaml").read_text())
     mods = _imported_modules(str(path))
-    assert "click" not in mods and "kvlint.lint" in mods
+    assert "click" not in mods and "kvlint.run.lint" in mods
     assert "click" in _imported_modules(str(path), "--isolated")

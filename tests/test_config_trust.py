@@ -21,8 +21,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURES, ROOT
 
-from kvlint import config_cache
 from kvlint.cli import main
+from kvlint.run import config_cache
 
 KV102 = (FIXTURES / "KV102" / "bad-llama-8b-l4-128k.yaml").read_text()  # 128k context on one L4
 TINY = (
@@ -150,11 +150,11 @@ def test_f23_writing_the_cache_never_follows_a_planted_link(project):
 
 
 def test_shipped_schema_is_the_models_own():
-    from kvlint.config import _model
+    from kvlint.run.config import _model
 
-    shipped = json.loads((ROOT / "kvlint" / "config_schema.json").read_text())
+    shipped = json.loads((ROOT / "kvlint" / "run" / "config_schema.json").read_text())
     assert shipped == _model().model_json_schema(), (
-        "regenerate kvlint/config_schema.json from config._model()"
+        "regenerate kvlint/run/config_schema.json from config._model()"
     )
 
 
@@ -171,7 +171,7 @@ CONFIGS = [
 
 @pytest.mark.parametrize("data", CONFIGS)
 def test_values_derived_without_pydantic_are_pydantics(data):
-    from kvlint.config import _model
+    from kvlint.run.config import _model
 
     cfg = _model().model_validate(data)
     derived = config_cache.derive(config_cache._as_json(data), config_cache._schema())
@@ -210,15 +210,15 @@ def test_f27_a_config_edited_during_a_jobs_run_changes_nothing(project, monkeypa
     spec = "kind: ServingSpec\nmodel: meta-llama/Llama-3.1-8B-Instruct\ngpu: acme-x1\nmax_context: 4096\n"
     for i in range(40):
         (project / f"d{i:02d}.yaml").write_text(spec)
-    import kvlint.discover
+    import kvlint.run.discover
 
-    real = kvlint.discover.discover
+    real = kvlint.run.discover.discover
 
     def racing(*args, **kwargs):
         (project / ".kvlint.yaml").write_text("fail-on: [bogus\n")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(kvlint.discover, "discover", racing)
+    monkeypatch.setattr(kvlint.run.discover, "discover", racing)
     outs = []
     for jobs in ("1", "2", "4"):
         (project / ".kvlint.yaml").write_text(
@@ -232,9 +232,9 @@ def test_f27_a_config_edited_during_a_jobs_run_changes_nothing(project, monkeypa
 
 
 def test_f27_workers_get_the_validated_settings_and_their_catalog_entries(project):
-    from kvlint import workers
     from kvlint.catalog import gpus
-    from kvlint.config import load_settings
+    from kvlint.run import workers
+    from kvlint.run.config import load_settings
 
     (project / ".kvlint.yaml").write_text("gpus: [{id: acme-x1, memory: 8GiB}]\n")
     settings = load_settings()

@@ -20,9 +20,9 @@ from conftest import ROOT, SHARED, shared, shared_params
 
 from kvlint.catalog.gpus import label_gpu, lookup
 from kvlint.extract.gpu_selectors import kubeai_profile
-from kvlint.lint import read_and_lint
 from kvlint.load import load_bytes
-from kvlint.settings import Settings
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
 from kvlint.units import parse_count
 
 EXPECTED = yaml_free_loader.load(ROOT / "tests" / "data" / "corpus_expected.yaml")["files"]

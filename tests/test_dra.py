@@ -6,8 +6,8 @@ from conftest import FIXTURES
 
 from kvlint.catalog import dra_devices
 from kvlint.extract.cel import Selector
-from kvlint.lint import read_and_lint
-from kvlint.settings import Settings
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
 
 POD = """apiVersion: apps/v1
 kind: Deployment

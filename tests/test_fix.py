@@ -18,9 +18,9 @@ from kvlint.cli import main
 from kvlint.findings import Applicability, Edit, Fix, Location
 from kvlint.fix.apply import apply_fixes
 from kvlint.fix.materialize import SourceLines, materialize_fix
-from kvlint.lint import lint_text
 from kvlint.load import load_bytes
-from kvlint.settings import Settings
+from kvlint.run.lint import lint_text
+from kvlint.run.settings import Settings
 
 PAIRS = sorted(p for p in FIXTURES.glob("KV*/fix-*.yaml") if not p.name.endswith(".after.yaml"))
 CORPUS = [SHARED / "corpus" / "manifests", SHARED / "corpus" / "manifests2"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES
 
-from kvlint.config import ConfigError, load_settings
 from kvlint.findings import Severity
-from kvlint.lint import read_and_lint
-from kvlint.settings import Settings
+from kvlint.run.config import ConfigError, load_settings
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
 
 
 def run(path, settings):

@@ -30,9 +30,9 @@ from hypothesis import HealthCheck, assume, example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from kvlint.lint import RunResult, lint_text
 from kvlint.report import render
-from kvlint.settings import Settings
+from kvlint.run.lint import RunResult, lint_text
+from kvlint.run.settings import Settings
 
 # The line breaks findings are counted in: the ones editors and GitHub count (kvlint maps YAML's
 # NEL/LS/PS breaks onto these, kvlint/load/physical.py); str.splitlines would split on more.

@@ -94,8 +94,8 @@ def test_gaudi_is_named_not_modelled():
 def test_amd_mi300x_and_b200_instance_fixtures_name_their_cards():
     from conftest import FIXTURES
 
-    from kvlint.lint import read_and_lint
-    from kvlint.settings import Settings
+    from kvlint.run.lint import read_and_lint
+    from kvlint.run.settings import Settings
 
     for name, gpu, count in (
         ("good-mi300x-llama-70b.yaml", "mi300x", 1),

@@ -74,8 +74,8 @@ def test_same_physical_line_after_a_yaml_break(name):
 def test_positions_found_while_decoding_are_physical(name, tail, message):
     head = f'a: "x{ODD[name]}y{ODD[name]}"\nb: z'.encode()
     data = head + tail
-    from kvlint.lint import lint_text
-    from kvlint.settings import Settings
+    from kvlint.run.lint import lint_text
+    from kvlint.run.settings import Settings
 
     r = lint_text(data, "x.yaml", Settings(), ".")
     f = next(f for f in r.findings if message in f.message)

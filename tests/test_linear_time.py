@@ -114,12 +114,12 @@ def _one_line_script(n: int):
 
 
 def _suppression_matching(n: int):
-    from kvlint import suppress
     from kvlint.findings import Finding, Location, Severity
     from kvlint.load import LoadedFile
     from kvlint.load.directives import Directive
     from kvlint.load.source import SourceText
-    from kvlint.settings import Settings
+    from kvlint.run import suppress
+    from kvlint.run.settings import Settings
 
     findings = [Finding("KV103", "x", Severity.WARNING, "m", Location("f", i, 1)) for i in range(1, n + 1)]
     directives = [Directive("line", ("KV102",), "", Location("f", i, 5), i) for i in range(1, 4 * n + 1)]
@@ -177,9 +177,9 @@ def _physical_lines(n: int):
 
 def _excerpt(n: int):
     from kvlint.findings import Finding, Location, Severity
-    from kvlint.lint import FileResult, RunResult
     from kvlint.report import render
-    from kvlint.settings import Settings
+    from kvlint.run.lint import FileResult, RunResult
+    from kvlint.run.settings import Settings
 
     line = "max_context: " + "\u202e\t\x1b[2J" * n + "131072"
     findings = [

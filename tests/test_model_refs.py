@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from conftest import shared
 
-from kvlint.lint import read_and_lint
-from kvlint.settings import Settings
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
 
 
 def test_trtllm_serve_subcommand_is_not_the_model():

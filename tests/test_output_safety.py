@@ -115,9 +115,9 @@ def test_f15_config_errors_are_escaped_on_stderr(tmp_path, monkeypatch):
 def test_f16_text_caret_line_is_escaped_and_the_caret_still_points_at_the_value():
     from conftest import lint
 
-    from kvlint.lint import RunResult
     from kvlint.report import render
-    from kvlint.settings import Settings
+    from kvlint.run.lint import RunResult
+    from kvlint.run.settings import Settings
 
     # YAML refuses raw C0 controls; a bidi override (and LS, NEL) it takes as printable text
     text = "kind: ServingSpec\nname: x\nmodel: meta-llama/Llama-3.1-8B-Instruct\ngpu: L4\nmax_context: \u202e131072 # \u202e\n"

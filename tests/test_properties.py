@@ -35,9 +35,9 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
 from kvlint import bounds
-from kvlint.lint import RunResult, lint_text
 from kvlint.report import FORMATS, render
-from kvlint.settings import Settings
+from kvlint.run.lint import RunResult, lint_text
+from kvlint.run.settings import Settings
 
 CORPUS = [p for d in ("manifests", "manifests2") for p in sorted((SHARED / "corpus" / d).glob("*.y*ml"))]
 SCHEMA = SHARED / "reference" / "sarif" / "sarif-schema-2.1.0.json"

@@ -62,8 +62,8 @@ def test_every_issue_raised_on_real_inputs_has_a_rule(monkeypatch):
     """Lint the fixtures (and the corpus when ../shared is beside the checkout) while recording
     every Issue constructed anywhere in load, extract and resolve."""
     from kvlint.findings import Issue
-    from kvlint.lint import read_and_lint
-    from kvlint.settings import Settings
+    from kvlint.run.lint import read_and_lint
+    from kvlint.run.settings import Settings
 
     seen: set[str] = set()
     original = Issue.__init__

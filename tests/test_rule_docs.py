@@ -10,10 +10,10 @@ import re
 import pytest
 from conftest import ROOT
 
-from kvlint.lint import lint_text
-from kvlint.ruledocs import page_with_examples
 from kvlint.rules import all_rules
-from kvlint.settings import Settings
+from kvlint.run.lint import lint_text
+from kvlint.run.ruledocs import page_with_examples
+from kvlint.run.settings import Settings
 
 PAGES = ROOT / "rules"
 RULES = all_rules()

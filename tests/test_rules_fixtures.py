@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES
 
-from kvlint.lint import read_and_lint
 from kvlint.rules import all_rules
-from kvlint.settings import Settings
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
 
 BAD = sorted(FIXTURES.glob("KV*/bad*.yaml"))
 GOOD = sorted(FIXTURES.glob("KV*/good*.yaml"))

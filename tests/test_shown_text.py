@@ -19,8 +19,8 @@ from conftest import FIXTURES
 
 from kvlint.cli import main
 from kvlint.fileio import shown
-from kvlint.lint import lint_text
-from kvlint.settings import Settings
+from kvlint.run.lint import lint_text
+from kvlint.run.settings import Settings
 
 
 def run(*args: str):

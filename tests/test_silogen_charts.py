@@ -7,7 +7,7 @@ import pytest
 from conftest import shared, shared_params
 
 from kvlint.resolve import Defaults
-from kvlint.settings import Settings
+from kvlint.run.settings import Settings
 
 SILOGEN_TGI = "silogen__ai-workloads__workloads__llm-inference-tgi__helm__values.yaml"
 
@@ -33,7 +33,7 @@ def test_silogen_values_helm_refuses_are_located_kv005_not_a_default(old, new, l
     the same): `gpus` is an integer, minimum 1, and each engine argument a string (or null), so Helm refuses
     anything else. kvlint said nothing and planned `gpus: '2'` as "TGI default --num-shard 1"; a list value
     took the next flag (--model-id) as its value and then reported the model as not stated."""
-    from kvlint.lint import lint_text
+    from kvlint.run.lint import lint_text
 
     text = shared("corpus", "manifests2", SILOGEN_TGI).read_text()
     assert old in text

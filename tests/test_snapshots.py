@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES, ROOT
 
 from kvlint.cli import main
-from kvlint.discover import SUFFIXES
+from kvlint.run.discover import SUFFIXES
 
 UPDATE = bool(os.environ.get("KVLINT_UPDATE_SNAPSHOTS"))
 COMMAND = "KVLINT_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_snapshots.py"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, lint, shared
 
-from kvlint.lint import read_and_lint
-from kvlint.settings import Settings
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
 
 STACKS = FIXTURES / "stacks"
 
@@ -400,7 +400,7 @@ def test_kserve_runtime_in_a_file_beside_is_merged():
 
 
 def test_kserve_runtime_beside_is_not_read_from_stdin():
-    from kvlint.lint import lint_text
+    from kvlint.run.lint import lint_text
 
     data = (KSERVE / "runtime-beside" / "isvc.yaml").read_bytes()
     result = lint_text(data, "<stdin>", Settings(), str(KSERVE / "runtime-beside"))
@@ -622,7 +622,7 @@ def test_kaito_operator_choices_are_computed_as_kaito_computes_them(tmp_path, ed
 def test_fix_rounds_read_the_runtime_beside_the_file(tmp_path):
     """--fix lints the file again between rounds: with the runtime beside it, as the check does."""
     from kvlint.fix.files import fix_files
-    from kvlint.lint import file_linter
+    from kvlint.run.lint import file_linter
 
     for name in ("isvc.yaml", "runtime.yaml"):
         (tmp_path / name).write_text((KSERVE / "runtime-beside" / name).read_text())

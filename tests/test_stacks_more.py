@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURES, shared
 
-from kvlint.lint import read_and_lint
-from kvlint.settings import Settings
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
 
 STACKS = FIXTURES / "stacks"
 CHARTS = STACKS / "helm-charts"
@@ -364,7 +364,7 @@ def test_llmaz_service_is_an_lws_group_whose_model_path_must_be_the_loaders(tmp_
 def test_fix_never_edits_this_file_at_a_runtime_files_position(tmp_path):
     """A fix whose edit is located in the runtime beside the file is not applied to the file being fixed."""
     from kvlint.fix.files import fix_files
-    from kvlint.lint import file_linter
+    from kvlint.run.lint import file_linter
 
     src = MULTI / "runtime-beside"
     (tmp_path / "isvc.yaml").write_text((src / "isvc.yaml").read_text())

@@ -19,7 +19,7 @@ from kvlint.engines.tgi import plan as tgi
 from kvlint.engines.tgi.backends import backend_of_image
 from kvlint.engines.tgi.launcher import resolve_attention
 from kvlint.resolve import Defaults
-from kvlint.settings import Settings
+from kvlint.run.settings import Settings
 
 DOC_TAGS = {
     "ghcr.io/huggingface/text-generation-inference:3.3.5-rocm": "rocm",
@@ -179,7 +179,7 @@ def test_silogen_tgi_chart_on_rocm_is_read_and_priced():
     `gpus: 1`; the chart runs `/tgi-entrypoint.sh … --model-id=<model> --num-shard=<gpus>`
     (templates/_entrypoint.tpl). On an MI300X it is TGI 3.0.2's CUDA-server warm-up with the ROCm
     image's paged attention."""
-    from kvlint.lint import lint_text
+    from kvlint.run.lint import lint_text
 
     path = shared(
         "corpus", "manifests2", "silogen__ai-workloads__workloads__llm-inference-tgi__helm__values.yaml"
@@ -265,7 +265,7 @@ def test_google_cloud_tgi_containers_carry_the_release_in_their_name():
         "manifests",
         "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-multiple-gpus__falcon-40b__text-generation-inference.yaml",
     )
-    from kvlint.lint import lint_text
+    from kvlint.run.lint import lint_text
 
     (r,) = lint_text(path.read_bytes(), str(path), Settings(), ".").deployments
     assert r.deployment.engine_version.value == "1.4"

@@ -15,10 +15,10 @@ from calibration_cases import DATA, build_tgi, load_yaml  # noqa: E402
 
 from kvlint.engines.tgi import plan as tgi  # noqa: E402
 from kvlint.engines.tgi import releases as tgi_releases  # noqa: E402
-from kvlint.lint import check_deployment  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
 from kvlint.rules import all_rules  # noqa: E402
-from kvlint.settings import Settings  # noqa: E402
+from kvlint.run.lint import check_deployment  # noqa: E402
+from kvlint.run.settings import Settings  # noqa: E402
 from kvlint.units import GIB  # noqa: E402
 
 
@@ -231,7 +231,7 @@ def test_num_shard_unset_shards_over_the_pods_gpus(extra, shards):
     TGI shards over `num_cuda_devices()`, the entries of CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES,
     which the NVIDIA device plugin sets to the pod's GPUs ("By default text-generation-inference will
     use all available GPUs"); `--sharded false` keeps one shard. The default is named as such."""
-    from kvlint.lint import lint_text
+    from kvlint.run.lint import lint_text
 
     manifest = (ROOT / "fixtures" / "KV102" / "good-tgi-gemma3-image-warmup.yaml").read_text()
     assert "--num-shard=4\n" in manifest and 'nvidia.com/gpu: "4"' in manifest
@@ -247,8 +247,8 @@ def test_tgi_sharded_true_with_one_shard_is_a_kv201_refusal(tmp_path, gpus, shar
     # TGI launcher find_num_shards (launcher/src/main.rs): `--sharded true` with --num-shard unset on one
     # GPU ("only found 1 CUDA devices") or --num-shard 1 ("`sharded` is true but `num_shard` <= 1") does not
     # start; kvlint planned it as "TGI default --num-shard 1 (one GPU)" without a word
-    from kvlint.lint import lint_text
-    from kvlint.settings import Settings
+    from kvlint.run.lint import lint_text
+    from kvlint.run.settings import Settings
 
     shard_args = f", --num-shard, '{shard}'" if shard else ""
     text = (

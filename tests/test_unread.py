@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import SHARED, lint
 
-from kvlint.lint import read_and_lint
-from kvlint.settings import Settings
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
 
 ACCELERATOR = re.compile(
     r"^(nvidia\.com/(gpu|mig-.+)|amd\.com/gpu|google\.com/tpu|habana\.ai/gaudi|aws\.amazon\.com/neuron\w*|huawei\.com/Ascend\w*)$"

@@ -12,7 +12,7 @@ extract/cel.py evaluates them against the catalogued cards (catalog/dra_devices.
 The claims are looked for in the file and in the other YAML files of its directory (lint reads
 them, load/nearby.py); a claim found in neither is a KV002 warning that says so. One admitted
 type becomes the deployment's GPU; several become its candidates, and every capacity rule runs on
-each (kvlint/fleet.py), as for a fleet.
+each (kvlint/run/fleet.py), as for a fleet.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kvlint.lint import RunResult
-    from kvlint.settings import Settings
+    from kvlint.run.lint import RunResult
+    from kvlint.run.settings import Settings
 
 # The one registry of output formats: format name -> the module that renders it (loaded on use).
 _MODULES = {

@@ -7,8 +7,8 @@ from conftest import lint
 
 from kvlint.capacity.plan import Plan
 from kvlint.findings import Finding
-from kvlint.lint import FileResult
 from kvlint.rules.base import Thresholds
+from kvlint.run.lint import FileResult
 
 
 def spec_text(**fields: object) -> str:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kvlint.findings import Severity
 
 if TYPE_CHECKING:
-    from kvlint.settings import Settings
+    from kvlint.run.settings import Settings
 
 
 def _split(text: str | None) -> list[str]:
@@ -20,7 +20,7 @@ def _split(text: str | None) -> list[str]:
 
 def build_settings(opts: dict[str, Any]) -> tuple[Settings | None, str | None]:
     """Configuration file (if any) first, then command-line flags on top."""
-    from kvlint.config import ConfigError, load_settings
+    from kvlint.run.config import ConfigError, load_settings
 
     try:
         settings = load_settings(opts.get("config_path"), bool(opts.get("isolated")))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kvlint.rules.base import Rule
 
-PAGES = (Path(__file__).resolve().parent / "_pages", Path(__file__).resolve().parents[1] / "rules")
+PAGES = (Path(__file__).resolve().parents[1] / "_pages", Path(__file__).resolve().parents[2] / "rules")
 
 
 def body(rule: Rule) -> str:
@@ -44,8 +44,8 @@ def page_text(rule: Rule) -> str:
 
 
 def _fixture_block(path: Path, root: Path) -> list[str]:
-    from kvlint.lint import lint_text
-    from kvlint.settings import Settings
+    from kvlint.run.lint import lint_text
+    from kvlint.run.settings import Settings
 
     rel = path.relative_to(root).as_posix()
     result = lint_text(path.read_bytes(), rel, Settings(), str(path.parent))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kvlint import fleet, sharing, suppress
+from kvlint import sharing
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
 from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment
@@ -17,7 +17,8 @@ from kvlint.load.nearby import Nearby
 from kvlint.record import field, record
 from kvlint.resolve import Resolved, resolve
 from kvlint.rules.base import IssueContext, Need, Rule, contexts
-from kvlint.settings import Settings
+from kvlint.run import fleet, suppress
+from kvlint.run.settings import Settings
 
 if TYPE_CHECKING:  # DRA claims and the unread-layout net load only when a file needs them
     from kvlint.extract.dra import Known

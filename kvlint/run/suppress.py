@@ -16,7 +16,7 @@ from kvlint.findings import Applicability, Edit, Finding, Fix, Location
 from kvlint.load import LoadedFile
 from kvlint.record import field, record
 from kvlint.resolve import Resolved
-from kvlint.settings import Settings
+from kvlint.run.settings import Settings
 
 
 @record

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from kvlint.lint import FileResult, read_and_lint
-from kvlint.settings import Settings
+from kvlint.run.lint import FileResult, read_and_lint
+from kvlint.run.settings import Settings
 
 MIN_FILES_PER_WORKER = 16  # below this a worker's start-up outweighs its share of the work
 

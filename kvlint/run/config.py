@@ -23,7 +23,7 @@ import os
 from typing import Any
 
 from kvlint.findings import Severity
-from kvlint.settings import Override, Settings
+from kvlint.run.settings import Override, Settings
 
 CONFIG_NAMES = (".kvlint.yaml", ".kvlint.yml")
 
@@ -254,7 +254,7 @@ def load_settings(explicit: str | None = None, isolated: bool = False) -> Settin
 def _validate(data: dict, path: str, locate) -> tuple[dict[str, Any], list[str]]:
     """(validated values, names of the settings the file states). pydantic runs only when the file
     changed since kvlint last validated it (config_cache): importing it costs more than a lint run."""
-    from kvlint import config_cache
+    from kvlint.run import config_cache
 
     hit = config_cache.lookup(data)
     if hit is not None:
