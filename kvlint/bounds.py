@@ -126,7 +126,7 @@ FIELDS: dict[str, Range] = {
     "max_mamba_cache_size": Range("SGLang mamba state slots", 1, 1 << 32),
     "speculative_num_draft_tokens": Range("SGLang speculative draft tokens", 1, 1 << 16),
     "mamba_full_memory_ratio": Range("SGLang mamba_full_memory_ratio", 0, 1000, integer=False, lo_open=True),
-    # vLLM LoRA (capacity/lora.py names their memory): LoRAConfig.max_loras >= 1, max_lora_rank <= 512
+    # vLLM LoRA (engines/vllm/lora.py names their memory): LoRAConfig.max_loras >= 1, max_lora_rank <= 512
     "max_loras": Range("vLLM max_loras", 1, 1 << 20),
     "max_lora_rank": Range("LoRA max_lora_rank", 1, 1 << 16),
     # vLLM CompilationConfig.max_cudagraph_capture_size: the largest batch captured as a CUDA graph

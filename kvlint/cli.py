@@ -228,7 +228,7 @@ def _finite(ctx, param, value):
     default="auto",
     help="auto, fp8, fp8_e4m3, fp8_e5m2.",
 )
-@click.option("--engine", type=click.Choice(list(engines.names())), default="vllm")
+@click.option("--engine", type=click.Choice(list(engines.names())), default=engines.DEFAULT)
 @click.option("--engine-version", help="Engine version (defaults differ by version).")
 @click.option(
     "--utilization",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint import engines
 from kvlint.capacity import sizing
 from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU, UNKNOWN_MODEL
 from kvlint.deployment import Deployment, stated
@@ -50,7 +51,7 @@ def _plan_one(model: str, gpu: str, opts: dict[str, Any]) -> PlanReport | str:
     d = Deployment(file="<plan>", where=where, kind="plan", name=model)
     d.model = stated(model, where)
     d.gpu = stated(gpu, where)
-    d.engine = stated(opts.get("engine") or "vllm", where)
+    d.engine = stated(opts.get("engine") or engines.DEFAULT, where)
     try:
         if opts.get("engine_version"):
             d.engine_version = stated(opts["engine_version"], where)

@@ -283,7 +283,9 @@ def engine_settings(
     """Fill every unstated engine setting with the engine's default, naming it on the deployment."""
     engine = d.engine_name
     if d.engine is None:
-        d.engine = default(defaults.engine or "vllm", "kvlint default engine (vLLM)")
+        d.engine = default(
+            defaults.engine or engines.DEFAULT, f"kvlint default engine ({engines.display(engines.DEFAULT)})"
+        )
         engine = d.engine.value
     if d.engine_version is None and defaults.engine_version:
         d.engine_version = inferred(defaults.engine_version, "engine version from the configuration")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, shared
 
-from kvlint.capacity import lora
+from kvlint.engines.vllm import lora
 from kvlint.extract.adapters import vllm_lora_modules
 from kvlint.extract.argv import Token
 

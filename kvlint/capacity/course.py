@@ -11,7 +11,7 @@ fits, KV103 applies `usable_budget` (fragmentation) and asks `fits` for max_num_
 `max_concurrent` for how many to admit, and SGLang's and TGI's plans take their longest equal
 context from `longest_context`. They count in the engine's unit of allocation (Plan.pool_units and
 Plan.request_units: vLLM KV blocks, SGLang/TGI token slots, with per_token 1), so the engine's own
-pool arithmetic (blocks, sliding windows, the null block) stays in capacity/engines/.
+pool arithmetic (blocks, sliding windows, the null block) stays in kvlint/engines/<engine>/.
 
 And `plan_go`, the memory-planning notes' plan.go planner (weights + 10 % overhead), kept so its
 eight scenarios can be reproduced and compared with the engine-exact plan.

@@ -8,8 +8,10 @@ PP each stage holds its own layers, the embedding on the first and lm_head on th
 
 from __future__ import annotations
 
+from kvlint import engines
 from kvlint.capacity.kv import DTYPE_BYTES, cdiv, pp_partitions
 from kvlint.catalog.arch import ModelArch, Quant
+from kvlint.deployment import DEFAULT_ENGINE
 from kvlint.record import record
 
 VOCAB_PAD = 64
@@ -34,9 +36,6 @@ ONLINE_QUANT = {
     ),
     "eetq": Quant("eetq", 8.0, "EETQ int8 weights at load", min_capability=75),
 }
-TGI_BNB8 = Quant(
-    "bitsandbytes", 8.0, "bitsandbytes LLM.int8 at load (int8 + per-row scales)", min_capability=70
-)
 
 
 def weight_dtype_bytes(dtype: str | None, checkpoint_dtype: str) -> float:
@@ -63,13 +62,11 @@ class Weights:
         return max(self.per_stage)
 
 
-def effective_quant(arch: ModelArch, quantization: str | None, engine: str = "vllm") -> Quant | None:
+def effective_quant(arch: ModelArch, quantization: str | None, engine: str = DEFAULT_ENGINE) -> Quant | None:
     if arch.quant is not None:
         return arch.quant
     name = (quantization or "").lower()
-    if engine == "tgi" and name == "bitsandbytes":
-        return TGI_BNB8  # TGI's plain `bitsandbytes` is 8-bit (layers/bnb.py Linear8bitLt)
-    return ONLINE_QUANT.get(name)
+    return engines.get(engine).online_quant(name) or ONLINE_QUANT.get(name)
 
 
 def _round_up(n: int, m: int) -> int:
@@ -94,7 +91,7 @@ def weights(
     pp: int,
     dtype: str | None = None,
     quantization: str | None = None,
-    engine: str = "vllm",
+    engine: str = DEFAULT_ENGINE,
     moe_ranks: int = 0,
     expert_parallel: bool = False,
     redundant_experts: int = 0,
@@ -144,7 +141,7 @@ def weights(
     # `_update_cos_sin_cache`: `if seqlen > self._seq_len_cached`), never for max_position_embeddings:
     # at its warm-up measure that is the longest warm-up prompt, [max_s, rotary_dim] (4,095 x 128 x 2 B
     # = 1 MiB for Llama 3.1), left out; a Llama 4 Scout's 10M-position cache (2.5 GiB) is not TGI's.
-    rope = 0 if engine == "tgi" else arch.rope_cache_elems * wide
+    rope = arch.rope_cache_elems * wide if engines.get(engine).rope_cache_at_load else 0
     for s, n in enumerate(parts):
         total = float(rope)
         for lp in arch.layer_params[start : start + n]:

@@ -52,6 +52,15 @@ class LongSequence:
     shrinks_to: int | None = None
 
 
+@record(frozen=True)
+class Refusal:
+    """The engine refuses to start as configured: its words, the fix, and the values that make it refuse."""
+
+    says: str
+    fix: str
+    at: tuple[Value | None, ...] = ()
+
+
 class KvHeadSharding(Enum):
     """How the engine spreads KV heads over tensor-parallel ranks."""
 
@@ -83,10 +92,13 @@ class Engine(Protocol):
     kv_heads: KvHeadSharding
     batch_checks: frozenset[BatchCheck]
     no_kv_memory_says: str  # the engine's words when no memory is left for the KV cache ('' if none known)
-    script_word: str  # a word that, in a shell command on its image, names the engine being started
+    script_word: str  # a word that, in a shell command or a Python import path, names the engine
+    image_words: tuple[str, ...]  # words of an image name that name the engine's images
     ray_places_workers: bool  # under a Ray cluster its TP x PP workers are Ray actors spread over the pods
     models_expert_placement: bool  # kvlint models how it places MoE experts over TP x DP (fleet's guess)
     names_fp8_weights_fix: bool  # online fp8 weight quantization is a fix kvlint can offer for it
+    refuses_context_beyond_model: bool  # it refuses a max context above the model's derived maximum (KV204)
+    rope_cache_at_load: bool  # it builds the [max_position, rotary_dim] cos/sin cache on every GPU at load
 
     # recognising the engine in a launch
     def entry_point(self, at: Any) -> Any:
@@ -159,8 +171,15 @@ class Engine(Protocol):
     def indexer_keys(self, arch: Any, plan: Any) -> bool:
         """The plan's KV cache also holds a sparse-attention indexer's keys (DeepSeek DSA)."""
 
+    def parallelism_refusal(self, d: Deployment) -> Refusal | None:
+        """A parallel layout the engine refuses at start-up before it counts GPUs (TGI --sharded with one shard)."""
+
     def replica_dp(self, d: Deployment, dp: int) -> int:
         """The data-parallel factor of a replica's GPU count (SGLang's DP attention: 1, it splits TP)."""
+
+    def online_quant(self, name: str) -> Any:
+        """The weight quantization (catalog.arch.Quant) the engine applies at load for a --quantization name
+        it reads its own way (TGI's plain `bitsandbytes` is 8-bit); None: kvlint's table says it."""
 
     def backend_kv(self, d: Deployment, arch: Any) -> str | None:
         """The KV cache a backend kvlint does not plan puts on the GPUs, in words (TGI's llama.cpp); None."""
@@ -172,6 +191,7 @@ __all__ = [
     "Engine",
     "KvHeadSharding",
     "LongSequence",
+    "Refusal",
     "SettingRefused",
     "Startup",
 ]

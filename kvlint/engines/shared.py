@@ -11,7 +11,27 @@ from importlib import import_module
 from typing import Any
 
 from kvlint.deployment import Deployment, Value
-from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Startup
+from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Refusal, Startup
+
+
+def lora_adapters(extra: dict[str, Any]) -> list[tuple[str, str]] | None:
+    """The adapters a deployment that enables LoRA serves ([] when none is named); None when LoRA is off."""
+    adapters = extra.get("lora_adapters") or []
+    return adapters if extra.get("enable_lora") or adapters else None
+
+
+def adapters_named(adapters: list[tuple[str, str]]) -> str:
+    """' serving adapter(s) a=ref, b on the base model;' for a plan's LoRA note ('' without adapters)."""
+    if not adapters:
+        return ""
+    shown = ", ".join(f"{name}={ref}" if name else ref for name, ref in adapters)
+    return f" serving adapter(s) {shown} on the base model;"
+
+
+def setting_shown(extra: dict[str, Any], key: str, default: int, flag: str, engine: str = "vLLM") -> str:
+    """'--max-loras 4' when stated, '--max-loras 1 (vLLM default)' when not."""
+    value = extra.get(key)
+    return f"{flag} {value}" if value is not None else f"{flag} {default} ({engine} default)"
 
 
 def _load(ref: str) -> Any:
@@ -38,7 +58,10 @@ class EngineBase:
     ray_places_workers = False
     models_expert_placement = False
     names_fp8_weights_fix = False
-    script_word = ""  # a word that, in a shell command on the engine's image, names the engine being started
+    refuses_context_beyond_model = True
+    rope_cache_at_load = True
+    script_word = ""  # a word that, in a shell command or a Python import path, names the engine
+    image_words: tuple[str, ...] = ()  # words of an image name that name the engine's images
 
     def entry_point(self, at: Any) -> Any:
         return None
@@ -112,8 +135,14 @@ class EngineBase:
     def indexer_keys(self, arch: Any, plan: Any) -> bool:
         return False
 
+    def parallelism_refusal(self, d: Deployment) -> Refusal | None:
+        return None
+
     def replica_dp(self, d: Deployment, dp: int) -> int:
         return dp
+
+    def online_quant(self, name: str) -> Any:
+        return None
 
     def backend_kv(self, d: Deployment, arch: Any) -> str | None:
         return None

@@ -133,9 +133,14 @@ SILOGEN_GPUS = 1
 # silogen/ai-workloads workloads/llm-inference-tgi/helm (templates/_entrypoint.tpl, commit 0df1e08a):
 # `/tgi-entrypoint.sh --<key>=<value> … --model-id=<model> --num-shard=<gpus> --port=8080` from
 # `tgi_engine_args`, the same resources and /dev/shm; its values.yaml (corpus copy) defaults gpus 1.
-ENGINE_ARGS_KEYS = {
-    "vllm_engine_args": ("vllm", "--model", "--tensor-parallel-size"),
-    "tgi_engine_args": ("tgi", "--model-id", "--num-shard"),
+ENGINE_ARGS_KEYS = {  # key -> (engine, its model flag, its shard flag, the entry point the chart runs)
+    "vllm_engine_args": (
+        "vllm",
+        "--model",
+        "--tensor-parallel-size",
+        "python3 -m vllm.entrypoints.openai.api_server",
+    ),
+    "tgi_engine_args": ("tgi", "--model-id", "--num-shard", "/tgi-entrypoint.sh"),
 }
 
 

@@ -264,6 +264,10 @@ RAY_KINDS = (
 )  # objects that make a Ray cluster of pods
 
 
+def _ray_places_workers(d: Deployment) -> bool:
+    return engines.known(d.engine_name) and engines.get(d.engine_name).ray_places_workers
+
+
 def finish(d: Deployment) -> None:
     """GPUs for one replica = GPUs per pod x pods; a non-GPU accelerator is said once (KV004)."""
     nnodes = d.extra.get("nnodes")
@@ -274,7 +278,7 @@ def finish(d: Deployment) -> None:
         # vLLM's Ray backend places workers on the Ray cluster it joins; a pod that is not part of
         # one (no KubeRay object, no pod group) starts a one-node cluster of its own GPUs
         d.extra["ray_without_cluster"] = stated(d.kind, backend.where, backend.note)
-    if d.pods is None and d.gpus_per_pod is not None and d.engine_name == "vllm" and d.kind in RAY_KINDS:
+    if d.pods is None and d.gpus_per_pod is not None and d.kind in RAY_KINDS and _ray_places_workers(d):
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
         per = max(1, int(d.gpus_per_pod.value))

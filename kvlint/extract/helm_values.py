@@ -26,6 +26,9 @@ from kvlint.extract.production_stack_keys import serving_engine_issues
 from kvlint.findings import Issue, Location
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
+# The engine whose options these charts' own keys set (production-stack vllmConfig, the chart LAYOUTS).
+CHART_ENGINE = "vllm"
+
 if TYPE_CHECKING:
     from kvlint.extract.argv import EnvVar
     from kvlint.extract.chart_layouts import Layout
@@ -148,7 +151,7 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
     replicas = root.scalar("replicaCount")  # both charts: `replicas: {{ .Values.replicaCount }}`
     if replicas is not None and isinstance(replicas.value, int):
         d.extra["replicas"] = stated(replicas.value, replicas.where(path), "replicaCount")
-    if layout is not None and launch.engine == "vllm":
+    if layout is not None and launch.engine == CHART_ENGINE:
         chart_layouts.apply(d, layout, root, path)
     d.issues.extend(chart_layouts.unread_keys(root, path))
     if d.model is None and "model" not in root:
@@ -166,11 +169,12 @@ def _read_chart_engine(
     layout: Layout | None = None,
 ) -> None:
     """The engine's options: vLLM's command line plus the chart's own keys (PS_CONFIG), or the other engines'."""
-    if launch.engine == "vllm":
+    if launch.engine == CHART_ENGINE:
         entries = [(opt, root.scalar(key)) for key, opt in PS_CONFIG.items() if root.scalar(key) is not None]
         model = chart_layouts.model_tokens(layout, root, path) if layout is not None else []
-        engines.get("vllm").read_options(d, list(launch.tokens) + model + option_tokens(entries, path), env)  # type: ignore[arg-type]
-    elif launch.engine in ("sglang", "tgi"):
+        tokens = list(launch.tokens) + model + option_tokens(entries, path)  # type: ignore[arg-type]
+        engines.get(CHART_ENGINE).read_options(d, tokens, env)
+    elif engines.known(launch.engine):
         ct.read_engine(d, launch, env)
     else:
         ct.mark_unsupported(d, launch.engine, repo.where(path))
@@ -204,13 +208,12 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     from kvlint.extract.argv import Token, read_env
 
     key = chart_layouts.engine_args_key(root) or "vllm_engine_args"
-    engine, model_flag, shard_flag = chart_layouts.ENGINE_ARGS_KEYS[key]
+    engine, model_flag, shard_flag, how = chart_layouts.ENGINE_ARGS_KEYS[key]
     path, src = ctx.file, chart_layouts.SILOGEN_SOURCE.replace("vllm", engine)
     d = Deployment(path, root.where(path), "values", "(root)", ctx.base_dir)
     image = root.scalar("image")  # left out: the chart's default image, not assumed (it differs per chart)
     if image is not None and image.value:
         d.image = stated(str(image.value), image.where(path))
-    how = "python3 -m vllm.entrypoints.openai.api_server" if engine == "vllm" else "/tgi-entrypoint.sh"
     d.engine = stated(engine, (image or root).where(path), f"the chart runs {how}")
     version = ct.image_version(str(d.image.value), engine) if d.image is not None else None
     if version and d.image is not None:

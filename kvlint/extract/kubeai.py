@@ -46,7 +46,7 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
     adapters.record(
         d,
         adapters.kubeai_adapters(spec, ctx.file),
-        "KubeAI adds --enable-lora when a Model lists adapters" if d.engine_name == "vllm" else "",
+        "KubeAI adds --enable-lora when a Model lists adapters" if engines.known(d.engine_name) else "",
     )
     d.issues.extend(keys.engine_value(written, where, d.label()))
     if name is not None:

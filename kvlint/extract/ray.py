@@ -256,12 +256,13 @@ def _vllm_evidence(ctx: ct.ObjectContext, app: Mapping) -> tuple[str | None, str
             return m.group(1), f"pip requirement {text.strip()}"
         if text.strip().startswith("vllm"):
             return None, f"pip requirement {text.strip()}"
-    if "vllm" in str(app.value("import_path") or "").lower():
+    vllm = engines.get("vllm")
+    if vllm.script_word in str(app.value("import_path") or "").lower():
         return None, f"import_path {app.value('import_path')}"
     for spec in pods.find_pod_specs(ctx.root):
         for c in pods.containers(spec.node):
             image = str(c.value("image") or "").lower()
-            if "vllm" in image:
+            if any(word in image for word in vllm.image_words):
                 return None, f"image {c.value('image')}"
     return None
 

@@ -118,7 +118,7 @@ class ServingSpec(BaseModel):
     apiVersion: str | None = None
     kind: str | None = None
     name: str | None = None
-    engine: str = "vllm"
+    engine: str = engines.DEFAULT
     engine_version: str | None = None
     model: str
     gpu: str

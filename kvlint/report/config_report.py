@@ -8,6 +8,7 @@ lone surrogate or line break reaches the terminal or a CI log, and no line start
 
 from __future__ import annotations
 
+from kvlint import engines
 from kvlint.report import safe
 
 
@@ -35,7 +36,7 @@ def render(s) -> str:
         ("fail-on", s.fail_on.label, src("fail-on")),
         ("gpu", s.defaults.gpu or "-", src("gpu")),
         ("fleet", ", ".join(s.defaults.fleet) or "-", src("fleet")),
-        ("engine", s.defaults.engine or "vllm", src("engine")),
+        ("engine", s.defaults.engine or engines.DEFAULT, src("engine")),
         ("engine-version", s.defaults.engine_version or "latest modelled", src("engine-version")),
         ("headroom-margin", f"{s.thresholds.kv103_margin:g}", src("headroom-margin")),
         ("fragmentation", f"{s.thresholds.fragmentation:g}", src("fragmentation")),

@@ -61,7 +61,7 @@ class WeightsExceedMemory(PlanRule):
             fixes.append(
                 f"{spec_key(d, 'tensor_parallel', s.engine)} {tp} ({tp * s.pp} GPUs: {gib(q.weights_per_gpu)} of weights each)"
             )
-        if ctx.model.quant is None and not s.quantization and s.engine == "vllm":
+        if ctx.model.quant is None and not s.quantization and engines.get(s.engine).names_fp8_weights_fix:
             q = replan(ctx.model, gpu, s, quantization="fp8")
             if q.weights_per_gpu <= q.weights_limit:
                 fixes.append(

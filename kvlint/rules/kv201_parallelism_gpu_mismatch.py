@@ -53,39 +53,31 @@ class ParallelismGpuMismatch(DeploymentRule):
 
     def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        sharded = d.extra.get("sharded") if d.engine_name == "tgi" else None
-        if (
-            sharded is not None
-            and sharded.value is True
-            and d.tensor_parallel
-            and d.tensor_parallel.value <= 1
-        ):
-            # TGI launcher find_num_shards (launcher/src/main.rs): --sharded true needs 2+ shards
-            yield ctx.finding(
-                self,
-                where_of(d, sharded, d.tensor_parallel),
-                f"TGI --sharded true with {d.tensor_parallel.value} shard ({d.tensor_parallel.note or 'stated'}): "
-                'TGI cannot start ("`sharded` is true but `num_shard` <= 1" / "only found 1 CUDA devices")',
-                fix="drop --sharded true, or give the container 2+ GPUs and --num-shard to match",
-            )
+        if not engines.known(d.engine_name):
             return
-        if d.gpus is None or not engines.known(d.engine_name) or d.accelerator != "gpu":
+        engine = engines.get(d.engine_name)
+        refused = engine.parallelism_refusal(d)
+        if refused is not None:
+            yield ctx.finding(self, where_of(d, *refused.at), refused.says, fix=refused.fix)
+            return
+        yield from self._world(ctx, d, engine)
+
+    def _world(self, ctx: DeploymentContext, d, engine) -> Iterator[Finding]:
+        """The GPUs the parallel sizes need against the GPUs one replica gets."""
+        if d.gpus is None or d.accelerator != "gpu":
             return
         if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
             return  # a parallel size kvlint could not read (KV005 says which): no guess at idle GPUs
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
         dp = int(d.data_parallel.value) if d.data_parallel else 1
-        dp_attention = d.extra.get("enable_dp_attention")
-        if d.engine_name == "sglang" and dp_attention is not None and dp_attention.value:
-            dp = 1  # SGLang DP attention splits the TP group's GPUs (attention TP = tp / dp): world = tp x pp
+        dp = engine.replica_dp(d, dp)
         world = tp * pp * dp
         have = int(d.gpus.value)
         if world == have or have <= 0:
             return
         parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
         gpus = f"{have} GPU{'s' if have != 1 else ''} ({d.gpus.note or 'per replica'})"
-        engine = engines.display(d.engine_name)
         if world > have:
             ray = d.extra.get("ray_without_cluster")
             why = (
@@ -97,7 +89,7 @@ class ParallelismGpuMismatch(DeploymentRule):
             yield ctx.finding(
                 self,
                 where_of(d, d.tensor_parallel, d.pipeline_parallel, d.data_parallel, d.gpus),
-                f"{parts} = {world} GPUs, but one replica gets {gpus}: {engine} cannot start "
+                f"{parts} = {world} GPUs, but one replica gets {gpus}: {engine.display} cannot start "
                 f'("World size ({world}) is larger than the number of available GPUs ({have})"){why}',
                 fix=f"request {world} GPUs per replica, or set {spec_key(d, 'tensor_parallel', d.engine_name)} to fit {have}",
             )

@@ -1,5 +1,7 @@
 from collections.abc import Iterator
 
+from kvlint import engines
+from kvlint.engines.base import KvHeadSharding
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import SettingsContext, SettingsRule
 from kvlint.rules.facts import where_of
@@ -47,7 +49,7 @@ class HeadsNotDivisibleByTp(SettingsRule):
         if tp <= 1:
             return
         where = where_of(d, d.tensor_parallel)
-        tgi = d.engine_name == "tgi"
+        tgi = engines.known(d.engine_name) and engines.get(d.engine_name).kv_heads is KvHeadSharding.SHARDED
         valid = [t for t in range(1, 17) if _ok(arch, t, tgi)]
         fix = f"use a tensor-parallel size of {', '.join(map(str, valid))}"
         if arch.query_heads % tp:

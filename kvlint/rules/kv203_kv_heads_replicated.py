@@ -1,5 +1,7 @@
 from collections.abc import Iterator
 
+from kvlint import engines
+from kvlint.engines.base import KvHeadSharding
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import SettingsContext, SettingsRule
 from kvlint.rules.facts import where_of
@@ -52,7 +54,7 @@ class KvHeadsReplicated(SettingsRule):
                 "so the KV cache per token per GPU does not shrink with TP",
                 fix="for more KV capacity use data parallelism (DP attention) rather than more TP",
             )
-        elif s.tp > arch.kv_heads and d.engine_name != "tgi":
+        elif s.tp > arch.kv_heads and engines.get(d.engine_name).kv_heads is KvHeadSharding.REPLICATED:
             copies = s.tp // arch.kv_heads
             per = 2 * arch.head_dim * 2 * arch.attention_layers
             yield ctx.finding(

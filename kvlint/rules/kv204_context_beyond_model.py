@@ -1,5 +1,6 @@
 from collections.abc import Iterator
 
+from kvlint import engines
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import ModelContext, ModelRule
 from kvlint.rules.facts import spec_key
@@ -54,7 +55,8 @@ class ContextBeyondModel(ModelRule):
         if (
             v is None
             or v.origin == "default"
-            or d.engine_name not in ("vllm", "sglang")
+            or not engines.known(d.engine_name)
+            or not engines.get(d.engine_name).refuses_context_beyond_model
             or arch.family == "declared"
         ):
             return

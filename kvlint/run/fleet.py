@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from kvlint import engines
 from kvlint.catalog import gpus as catalog
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.codes import UNKNOWN_GPU, UNPARSED_SETTING
@@ -85,7 +86,7 @@ def _placement_guessed(r: Resolved) -> bool:
     experts over TP x DP is modelled: capacity/weights.py), or a setting it could not read (a key the stack
     itself ignores is no guess: the deployed configuration simply lacks it)."""
     d = r.deployment
-    modelled = r.settings is not None and r.settings.engine == "vllm"
+    modelled = r.settings is not None and engines.get(r.settings.engine).models_expert_placement
     return bool(
         (not modelled and d.expert_parallel is not None and d.expert_parallel.value)
         or (not modelled and d.data_parallel is not None and int(d.data_parallel.value) > 1)

@@ -14,6 +14,7 @@ from kvlint.engines.shared import EngineBase
 class SGLang(EngineBase):
     name = "sglang"
     display = "SGLang"
+    image_words = _launch.IMAGES
     reader = "kvlint.engines.sglang.options"
     memory_table = "kvlint.engines.sglang.memory_options:SGLANG"
     settings_of = "kvlint.engines.sglang.plan:settings"

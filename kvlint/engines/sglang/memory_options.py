@@ -8,7 +8,7 @@ from kvlint.engines.memory_entry import MemoryOption, modelled, no_effect, not_m
 _E = "kvlint.engines.sglang.plan."
 _STATE = "kvlint.engines.sglang.state.sglang_state"
 _F = "sglang==0.5.23:sglang/srt/arg_groups/fields/"
-_LORA = "kvlint.capacity.lora.note"
+_LORA = "kvlint.engines.sglang.lora.note"
 _LORA_SRC = "docs.sglang.io/advanced_features/lora.html (--max-loras-per-batch)"
 _DRAFT = (
     "the draft model's weights, its KV pool and CUDA graphs come out of the memory mem_fraction_static leaves"
@@ -61,7 +61,7 @@ SGLANG: dict[str, MemoryOption] = {
         _F + "schedule.py:71",
         "max_prefill_tokens",
     ),
-    # --- LoRA: the plan names the adapter buffers it does not price (kvlint/capacity/lora.py) ---
+    # --- LoRA: the plan names the adapter buffers it does not price (engines/sglang/lora.py) ---
     "--enable-lora": not_modelled("LoRA adapter buffers", _LORA_SRC, "enable_lora", _LORA),
     "--max-loras-per-batch": not_modelled(
         "LoRA adapter buffers per batch", _LORA_SRC, "max_loras_per_batch", _LORA

@@ -14,7 +14,6 @@ many tokens (set_num_tokens_hybrid_swa; SGLang reports the full one). Defaults b
 
 from __future__ import annotations
 
-from kvlint.capacity import lora
 from kvlint.capacity.course import longest_context
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, pp_partitions, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term, default_label
@@ -25,6 +24,7 @@ from kvlint.catalog.arch import CHUNKED, NONE, SLIDING, ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines import native
 from kvlint.engines.sglang import defaults as sd
+from kvlint.engines.sglang import lora
 from kvlint.engines.sglang.dsa import dsa_fp8_default, dsa_indexer_bytes, dsa_latent_bytes
 from kvlint.engines.sglang.state import sglang_state
 from kvlint.units import GIB, gib, tokens
@@ -393,7 +393,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"max_running_requests {max_running:,}"
         + ("" if s.max_num_seqs else " (SGLang default: min(tokens // 2, request pool))"),
     ]
-    lora_note = lora.note(s.extra, "sglang")
+    lora_note = lora.note(s.extra)
     if lora_note:
         p.notes.append(lora_note)
         p.lines.append(lora_note)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kvlint.deployment import Deployment, Value
-from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Startup
+from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Refusal, Startup
 from kvlint.engines.shared import EngineBase
 from kvlint.engines.tgi import launch as _launch
 
@@ -19,6 +19,7 @@ from kvlint.engines.tgi import launch as _launch
 class TGI(EngineBase):
     name = "tgi"
     display = "TGI"
+    image_words = _launch.IMAGES
     reader = "kvlint.engines.tgi.options"
     memory_table = "kvlint.engines.tgi.memory_options:TGI"
     settings_of = "kvlint.engines.tgi.plan:settings"
@@ -27,6 +28,12 @@ class TGI(EngineBase):
     fraction_field = "cuda_memory_fraction"
     kv_heads = KvHeadSharding.SHARDED  # `num_key_value_heads` must be divisible by `num_shards`
     batch_checks = frozenset({BatchCheck.ROUTER_LIMITS})
+    refuses_context_beyond_model = (
+        False  # its launcher does not derive the model's maximum (KV204 is vLLM's/SGLang's)
+    )
+    rope_cache_at_load = (
+        False  # PositionRotaryEmbedding grows its cache with the longest forward (capacity/weights.py)
+    )
 
     entry_point = staticmethod(_launch.entry_point)
     image_command = staticmethod(_launch.image_command)
@@ -54,6 +61,23 @@ class TGI(EngineBase):
         from kvlint.engines.tgi.releases import tgi_router_refusal
 
         return LongSequence(Startup.REFUSES, tgi_router_refusal(version_text, int(max_context.value)))
+
+    def parallelism_refusal(self, d: Deployment) -> Refusal | None:
+        """launcher/src/main.rs find_num_shards: --sharded true needs 2+ shards."""
+        sharded, tp = d.extra.get("sharded"), d.tensor_parallel
+        if sharded is None or sharded.value is not True or not tp or tp.value > 1:
+            return None
+        return Refusal(
+            f"TGI --sharded true with {tp.value} shard ({tp.note or 'stated'}): "
+            'TGI cannot start ("`sharded` is true but `num_shard` <= 1" / "only found 1 CUDA devices")',
+            "drop --sharded true, or give the container 2+ GPUs and --num-shard to match",
+            (sharded, tp),
+        )
+
+    def online_quant(self, name: str) -> Any:
+        from kvlint.engines.tgi.plan import BNB8
+
+        return BNB8 if name == "bitsandbytes" else None  # layers/bnb.py Linear8bitLt
 
     def backend_kv(self, d: Deployment, arch: Any) -> str | None:
         """The llama.cpp backend's KV cache on the GPU(s) (llamacpp_kv.py)."""

@@ -27,7 +27,7 @@ from kvlint.capacity.course import longest_context
 from kvlint.capacity.kv import bytes_per_token_layer, kv_dtype_bytes, run_dtype
 from kvlint.capacity.plan import EngineSettings, Plan, Term, default_label
 from kvlint.capacity.weights import weights as weight_bytes
-from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.arch import ModelArch, Quant
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines import native
 from kvlint.engines.base import WARMUP_FAILS, SettingRefused
@@ -37,6 +37,8 @@ from kvlint.engines.tgi.launcher import BLOCK_SIZES, default_shards
 from kvlint.engines.tgi.releases import NEWEST_MODELLED, parse_version
 from kvlint.units import GIB, gib, tokens
 
+# TGI's plain `--quantize bitsandbytes` is 8-bit (layers/bnb.py Linear8bitLt)
+BNB8 = Quant("bitsandbytes", 8.0, "bitsandbytes LLM.int8 at load (int8 + per-row scales)", min_capability=70)
 LAYER_LIVE_HIDDEN = 7  # hidden-size tensors a layer holds while its MLP runs (prefill_bytes)
 CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context and NCCL state held before the warm-up measures free memory
 

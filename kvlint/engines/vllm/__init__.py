@@ -26,6 +26,7 @@ class VLLM(EngineBase):
     models_expert_placement = True  # MoE experts over TP x DP (capacity/weights.py)
     names_fp8_weights_fix = True  # --quantization fp8 quantizes a bf16 checkpoint at load
     script_word = "vllm"
+    image_words = _launch.IMAGES
 
     entry_point = staticmethod(_launch.entry_point)
     wrapper_entry = staticmethod(_launch.wrapper_entry)

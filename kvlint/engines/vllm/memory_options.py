@@ -20,7 +20,7 @@ _GRAPHS = (
     "the CUDA-graph capture sizes and mode it sets change the CUDA-graph memory vLLM reserves; kvlint "
     "estimates it for the release's default capture sizes (up to 2 x max_num_seqs, or --max-cudagraph-capture-size)"
 )
-_LORA = "kvlint.capacity.lora.note"
+_LORA = "kvlint.engines.vllm.lora.note"
 _LORA_SRC = "vllm/lora/layers/base_linear.py create_lora_weights"
 
 # KV connectors that transfer from the KV-cache pool's own memory, registered in place (no GPU buffer of their own)
@@ -148,7 +148,7 @@ VLLM: dict[str, MemoryOption] = {
     "VLLM_ALLOW_LONG_MAX_MODEL_LEN": modelled(
         "VLLM_ALLOW_LONG_MAX_MODEL_LEN", "kvlint.rules.kv204_context_beyond_model.ContextBeyondModel.check"
     ),
-    # --- LoRA: the plan names the adapter buffers it does not price (kvlint/capacity/lora.py) ---
+    # --- LoRA: the plan names the adapter buffers it does not price (engines/vllm/lora.py) ---
     "--enable-lora": not_modelled(
         "LoRA buffers for max_loras adapters of max_lora_rank on every wrapped layer",
         _LORA_SRC,

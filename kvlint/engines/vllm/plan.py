@@ -12,7 +12,6 @@ The tightest pipeline stage binds (num_blocks is the minimum over workers).
 
 from __future__ import annotations
 
-from kvlint.capacity import lora
 from kvlint.capacity.kv import (
     FULL,
     bytes_per_token_layer,
@@ -29,6 +28,7 @@ from kvlint.capacity.weights import Weights, spare_experts
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines.vllm import lora
 from kvlint.engines.vllm.dsa import cache as dsa_cache
 from kvlint.engines.vllm.lines import plan_lines
 from kvlint.engines.vllm.sampler import FUSED, moe_caches_persist, sampler_path, sort_bytes_per_logit

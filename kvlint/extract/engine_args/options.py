@@ -33,9 +33,16 @@ class Parsed:
 
 class OptionTable:
     def __init__(
-        self, options: list[Option], aliases: dict[str, str], engine: str, abbrev: bool, underscores: bool
+        self,
+        options: list[Option],
+        aliases: dict[str, str],
+        engine: str,
+        abbrev: bool,
+        underscores: bool,
+        joined_value: tuple[str, ...] = (),
     ) -> None:
         self.engine = engine
+        self.joined_value = joined_value  # short flags written with their value attached (vLLM -O3)
         self.abbrev = abbrev
         self.underscores = underscores
         self.options = {o.name: o for o in options}
@@ -119,8 +126,9 @@ class OptionTable:
     def _spelled(self, tok: Token) -> tuple[str, Token | None]:
         """The option's name and its `=value`, if any."""
         name, inline = split_flag(tok)
-        if self.engine == "vllm" and len(name) > 2 and name[:2] == "-O" and name[2:].isdigit():
-            return "-O", type(tok)(name[2:], tok.where)  # vLLM rewrites -O3 to --optimization-level 3
+        for short in self.joined_value:  # vLLM rewrites -O3 to --optimization-level 3
+            if len(name) > len(short) and name.startswith(short) and name[len(short) :].isdigit():
+                return short, type(tok)(name[len(short) :], tok.where)
         return name, inline
 
     def _json_key(self, name: str) -> bool:
@@ -186,7 +194,12 @@ def load_table(path: str, engine: str) -> OptionTable:
     old = (data.get("old") or {}).items()
     options += [Option(name, _old_kind(name, note)) for name, note in old if name not in data["options"]]
     return OptionTable(
-        options, data.get("aliases", {}), engine, bool(data.get("abbrev")), bool(data.get("underscores"))
+        options,
+        data.get("aliases", {}),
+        engine,
+        bool(data.get("abbrev")),
+        bool(data.get("underscores")),
+        tuple(data.get("joined_value", ())),
     )
 
 
