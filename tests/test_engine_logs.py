@@ -424,10 +424,10 @@ def test_sglang_dsa_cell_counts_the_indexer_keys_and_reproduces_s061():
     Every other MLA model keeps the plain latent."""
     assert sglang_dsa.DSA_INDEXER_BYTES == 132
     glm5 = model_catalog.resolve("zai-org/GLM-5-FP8").arch
-    assert glm5.family == "glm_moe_dsa" and sglang.dsa_indexer_bytes(glm5) == 132
-    assert sglang.dsa_indexer_bytes(model_catalog.resolve("deepseek-ai/DeepSeek-V3.2").arch) == 132
-    assert sglang.dsa_indexer_bytes(model_catalog.resolve("deepseek-ai/DeepSeek-V3").arch) == 0
-    assert sglang.dsa_indexer_bytes(model_catalog.resolve("Qwen/Qwen3-8B").arch) == 0
+    assert glm5.family == "glm_moe_dsa" and sglang_dsa.dsa_indexer_bytes(glm5) == 132
+    assert sglang_dsa.dsa_indexer_bytes(model_catalog.resolve("deepseek-ai/DeepSeek-V3.2").arch) == 132
+    assert sglang_dsa.dsa_indexer_bytes(model_catalog.resolve("deepseek-ai/DeepSeek-V3").arch) == 0
+    assert sglang_dsa.dsa_indexer_bytes(model_catalog.resolve("Qwen/Qwen3-8B").arch) == 0
     cell = 78 * (576 + 132)
     got = sglang.profile_max_num_token(int(283.50 * GIB), int(193.92 * GIB), 0.908, cell)
     assert got == pytest.approx(3_262_823, rel=0.01)
@@ -447,15 +447,17 @@ def test_sglang_dsa_kv_dtype_default_and_scaled_fp8_layout_by_release_and_gpu():
     flashmla_kv, while trtllm (the SM100 default) and ROCm's kernels keep the raw 576 B."""
     v32 = model_catalog.resolve("deepseek-ai/DeepSeek-V3.2").arch
     h200, b200, mi355 = (gpu_catalog.lookup(g) for g in ("H200", "B200", "MI355X"))
-    assert sglang.dsa_fp8_default(v32, b200) and not sglang.dsa_fp8_default(v32, h200)
-    assert not sglang.dsa_fp8_default(v32, mi355)
-    assert not sglang.dsa_fp8_default(model_catalog.resolve("deepseek-ai/DeepSeek-V3").arch, b200)
-    assert sglang.dsa_latent_bytes(v32, h200, (0, 5, 17), "fp8_e4m3") == 656
-    assert sglang.dsa_latent_bytes(v32, h200, None, "fp8_e4m3") == 656  # untagged: the newest release read
-    assert sglang.dsa_latent_bytes(v32, h200, (0, 5, 16), "fp8_e4m3") == 0
-    assert sglang.dsa_latent_bytes(v32, b200, (0, 5, 19), "fp8_e4m3") == 0
-    assert sglang.dsa_latent_bytes(v32, mi355, (0, 5, 19), "fp8_e4m3") == 0
-    assert sglang.dsa_latent_bytes(v32, h200, (0, 5, 19), "auto") == 0
+    assert sglang_dsa.dsa_fp8_default(v32, b200) and not sglang_dsa.dsa_fp8_default(v32, h200)
+    assert not sglang_dsa.dsa_fp8_default(v32, mi355)
+    assert not sglang_dsa.dsa_fp8_default(model_catalog.resolve("deepseek-ai/DeepSeek-V3").arch, b200)
+    assert sglang_dsa.dsa_latent_bytes(v32, h200, (0, 5, 17), "fp8_e4m3") == 656
+    assert (
+        sglang_dsa.dsa_latent_bytes(v32, h200, None, "fp8_e4m3") == 656
+    )  # untagged: the newest release read
+    assert sglang_dsa.dsa_latent_bytes(v32, h200, (0, 5, 16), "fp8_e4m3") == 0
+    assert sglang_dsa.dsa_latent_bytes(v32, b200, (0, 5, 19), "fp8_e4m3") == 0
+    assert sglang_dsa.dsa_latent_bytes(v32, mi355, (0, 5, 19), "fp8_e4m3") == 0
+    assert sglang_dsa.dsa_latent_bytes(v32, h200, (0, 5, 19), "auto") == 0
 
     def plan(gpu, version, kv="auto"):
         case = {

@@ -250,12 +250,12 @@ def test_multimodal_architectures_that_keep_a_prefill_graph_by_release():
     v0.5.15; Kimi-K2.5 (MLA) is moved to tc_piecewise in v0.5.16-v0.5.17 (flat 1.5 GiB MLA reserve) and
     kept on breakable from v0.5.18; Qwen2.5-VL is listed by none. The architecture is the config's."""
     from kvlint.catalog import models
-    from kvlint.engines.sglang import plan as sglang
+    from kvlint.engines.sglang import settings as sglang_settings
 
     def name(model_id: str) -> str:
         arch = models.resolve(model_id).arch
         assert arch is not None and arch.vision_params
-        return sglang._arch_name(arch)
+        return sglang_settings._arch_name(arch)
 
     qwen35, kimi, qwen25 = (
         name(m) for m in ("Qwen/Qwen3.5-35B-A3B", "moonshotai/Kimi-K2.5", "Qwen/Qwen2.5-VL-7B-Instruct")

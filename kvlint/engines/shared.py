@@ -14,10 +14,11 @@ from kvlint.deployment import Deployment, Value
 from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Refusal, Startup
 
 
-def lora_adapters(extra: dict[str, Any]) -> list[tuple[str, str]] | None:
-    """The adapters a deployment that enables LoRA serves ([] when none is named); None when LoRA is off."""
-    adapters = extra.get("lora_adapters") or []
-    return adapters if extra.get("enable_lora") or adapters else None
+def lora_adapters(enabled: Any, named: Any) -> list[tuple[str, str]] | None:
+    """The adapters a deployment that enables LoRA (`enable_lora`, or adapters `named`) serves ([] when none
+    is named); None when LoRA is off."""
+    adapters = named or []
+    return adapters if enabled or adapters else None
 
 
 def adapters_named(adapters: list[tuple[str, str]]) -> str:

@@ -117,12 +117,10 @@ class BatchLimitsInconsistent(DeploymentRule):
         )
 
     def _tgi(self, ctx, d):
+        """TGI's launcher and router limits, with the values the file states (a default is not the author's)."""
         total = d.max_context if d.max_context is not None and d.max_context.origin != "default" else None
-        inp = d.extra.get("max_input_tokens")
-        inp = inp if inp is not None and inp.origin != "default" else None
-        prefill = d.extra.get("max_batch_prefill_tokens")
-        prefill = prefill if prefill is not None and prefill.origin != "default" else None
-        batch_total = d.extra.get("max_batch_total_tokens")
+        inp = _stated(d.extra.get("max_input_tokens"))
+        prefill = _stated(d.extra.get("max_batch_prefill_tokens"))
         if inp is not None and total is not None and int(inp.value) >= int(total.value):
             yield ctx.finding(
                 self,
@@ -140,25 +138,8 @@ class BatchLimitsInconsistent(DeploymentRule):
             )
         release = engines.get(d.engine_name).release
         version = release(str(d.engine_version.value)) if d.engine_version is not None else None
-        default_inp = d.extra.get("max_input_tokens")
-        if (
-            inp is None
-            and total is not None
-            and version is not None
-            and version < (3, 0)
-            and default_inp is not None
-            and int(default_inp.value) >= int(total.value)
-        ):
-            # v1 and v2.0-v2.4.0 launchers default max_input_tokens on their own (1024; max_position_embeddings
-            # capped at 4096, minus 1) and validate it against the stated max_total_tokens (tgi_defaults)
-            yield ctx.finding(
-                self,
-                where_of(d, total),
-                f"`max_input_tokens` must be < `max_total_tokens`: TGI {d.engine_version.value}'s default "
-                f"max_input_tokens is {int(default_inp.value):,} ({default_inp.describe()}), not below the stated "
-                f"{int(total.value):,}; the launcher refuses to start",
-                fix=f"state max_input_tokens {int(total.value) - 1} (or less) beside max_total_tokens",
-            )
+        if inp is None and total is not None and version is not None and version < (3, 0):
+            yield from self._default_input(ctx, d, total)
         yield from self._unchunked(ctx, d, prefill, inp, total)
         before_v24 = version is not None and version < (2, 4)
         if before_v24 and prefill is not None and inp is not None and int(prefill.value) < int(inp.value):
@@ -177,21 +158,47 @@ class BatchLimitsInconsistent(DeploymentRule):
                     )
                 ],
             )
-        if batch_total is not None:
-            limits = (("max_batch_prefill_tokens", prefill), ("max_total_tokens", total))
-            for name, v in limits if before_v24 else limits[1:]:
-                if v is not None and int(v.value) > int(batch_total.value):
-                    yield ctx.finding(
-                        self,
-                        where_of(d, v, batch_total),
-                        f"`{name}` must be <= `max_batch_total_tokens` (given {int(v.value):,} and {int(batch_total.value):,})",
-                        fix=f"raise max_batch_total_tokens to {int(v.value)} or lower {name}",
-                        fixes=[
-                            replace_text(
-                                batch_total,
-                                str(int(v.value)),
-                                f"raise max_batch_total_tokens to {int(v.value)}",
-                                UNSAFE,
-                            )
-                        ],
-                    )
+        limits = (("max_batch_prefill_tokens", prefill), ("max_total_tokens", total))
+        yield from self._batch_total(ctx, d, limits if before_v24 else limits[1:])
+
+    def _default_input(self, ctx, d, total):
+        """v1 and v2.0-v2.4.0 launchers default max_input_tokens on their own (1024; max_position_embeddings
+        capped at 4096, minus 1) and validate it against the stated max_total_tokens (tgi/defaults.py)."""
+        default_inp = d.extra.get("max_input_tokens")
+        if default_inp is None or int(default_inp.value) < int(total.value):
+            return
+        yield ctx.finding(
+            self,
+            where_of(d, total),
+            f"`max_input_tokens` must be < `max_total_tokens`: TGI {d.engine_version.value}'s default "
+            f"max_input_tokens is {int(default_inp.value):,} ({default_inp.describe()}), not below the stated "
+            f"{int(total.value):,}; the launcher refuses to start",
+            fix=f"state max_input_tokens {int(total.value) - 1} (or less) beside max_total_tokens",
+        )
+
+    def _batch_total(self, ctx, d, limits):
+        """Each stated limit must fit the batch total the router works with."""
+        batch_total = d.extra.get("max_batch_total_tokens")
+        if batch_total is None:
+            return
+        for name, v in limits:
+            if v is not None and int(v.value) > int(batch_total.value):
+                yield ctx.finding(
+                    self,
+                    where_of(d, v, batch_total),
+                    f"`{name}` must be <= `max_batch_total_tokens` (given {int(v.value):,} and {int(batch_total.value):,})",
+                    fix=f"raise max_batch_total_tokens to {int(v.value)} or lower {name}",
+                    fixes=[
+                        replace_text(
+                            batch_total,
+                            str(int(v.value)),
+                            f"raise max_batch_total_tokens to {int(v.value)}",
+                            UNSAFE,
+                        )
+                    ],
+                )
+
+
+def _stated(v):
+    """The value when the file states it (not the engine's default)."""
+    return v if v is not None and v.origin != "default" else None

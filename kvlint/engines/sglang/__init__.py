@@ -17,7 +17,7 @@ class SGLang(EngineBase):
     image_words = _launch.IMAGES
     reader = "kvlint.engines.sglang.options"
     memory_table = "kvlint.engines.sglang.memory_options:SGLANG"
-    settings_of = "kvlint.engines.sglang.plan:settings"
+    settings_of = "kvlint.engines.sglang.settings:settings"
     plan_of = "kvlint.engines.sglang.plan:plan"
     release_of = "kvlint.engines.sglang.defaults:parse_version"
     fraction_field = "mem_fraction_static"

@@ -18,7 +18,7 @@ SGLANG_SOURCE = "docs.sglang.io/advanced_features/lora.html"
 
 def note(extra: dict[str, Any]) -> str:
     """The memory note for a plan whose deployment enables LoRA, or ''."""
-    adapters = lora_adapters(extra)
+    adapters = lora_adapters(extra.get("enable_lora"), extra.get("lora_adapters"))
     if adapters is None:
         return ""
     per_batch = setting_shown(

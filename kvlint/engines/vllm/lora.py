@@ -24,7 +24,7 @@ SOURCE = "vllm/lora/layers/base_linear.py create_lora_weights; defaults vllm/con
 
 def note(extra: dict[str, Any]) -> str:
     """The memory note for a plan whose deployment enables LoRA, or ''."""
-    adapters = lora_adapters(extra)
+    adapters = lora_adapters(extra.get("enable_lora"), extra.get("lora_adapters"))
     if adapters is None:
         return ""
     loras = setting_shown(extra, "max_loras", DEFAULT_MAX_LORAS, "--max-loras")
