@@ -70,6 +70,19 @@ def lint(text: str, path: str = "deploy.yaml", **settings_kwargs):
     return lint_text(text.encode("utf-8"), path, Settings(**settings_kwargs), str(ROOT))
 
 
+def gpu_pod(image: str, args: list[str], env: dict[str, str] | None = None, gpus: int = 1) -> str:
+    """A one-container Deployment on H100 nodes serving `image` with `args` and `env` (JSON flow values)."""
+    import json
+
+    env_list = [{"name": k, "value": v} for k, v in (env or {}).items()]
+    return (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
+        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}\n      containers:\n"
+        f"      - name: server\n        image: {image}\n        args: {json.dumps(args)}\n"
+        f"        env: {json.dumps(env_list)}\n        resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}\n"
+    )
+
+
 def vllm_settings(**kw):
     """vLLM EngineSettings for plan tests: V1, TP 1, 8k context, 256 sequences; override any field."""
     from kvlint.capacity.plan import EngineSettings

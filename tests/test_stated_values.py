@@ -1,11 +1,15 @@
 """A value the deployment states reaches every engine's plan as stated: across engines x fields.
 
-For every engine kvlint models (the registry, `kvlint.engines.names()`) and every field of the native ServingSpec
-that sets an engine setting (read from the spec model, so a new field fails here until it has a legal
-value below), a non-default legal value is linted in-process on a known model and GPU, and
+For every engine kvlint models (the registry, `kvlint.engines.names()`) and
+(a) every field of the native ServingSpec that sets an engine setting (read from the spec model, so a
+    new field fails here until it has a legal value below), and
+(b) every option an engine's memory-options table calls "modelled", stated on its command line (read
+    from the tables, so a new row is covered),
+a non-default legal value is linted in-process on a known model and GPU, and
 - the engine's settings carry the value, located at the key and with origin "stated";
 - no printed line names the setting with a "default" label;
-- the plan's arithmetic moves the way the value should (against the same document without it);
+- (a) the plan's arithmetic moves the way the value should (against the same document without it, or
+  with another value); a higher memory fraction gives a larger pool on every engine;
 - where the engine has no such setting, kvlint says so at the key (KV004/KV005), never drops it silently.
 """
 
@@ -14,11 +18,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import lint
+from conftest import gpu_pod, lint
 
 from kvlint import engines
 from kvlint.deployment import Value
 from kvlint.engines import native
+from kvlint.engines.memory_entry import MODELLED
 from kvlint.extract.spec import ServingSpec
 
 ENGINES = sorted(engines.names())
@@ -159,3 +164,120 @@ def test_a_stated_spec_field_reaches_the_engine(engine, field):
 def test_a_higher_memory_fraction_gives_a_larger_pool(engine):
     pools = [_run(_spec(engine, gpu_memory_utilization=u))[1].plan.kv_pool for u in FRACTIONS]
     assert pools == sorted(pools) and len(set(pools)) == len(pools), pools
+
+
+# --- (b) every option an engine's memory-options table calls "modelled", on the engine's command line ---
+
+COMMAND = {
+    # v0.14.0: the first release that takes --max-model-len auto
+    "vllm": ("vllm/vllm-openai:v0.14.0", ["--model", MODEL, "--max-model-len", "8192"]),
+    "sglang": (
+        "lmsysorg/sglang:v0.5.14",
+        ["python3", "-m", "sglang.launch_server", "--model-path", MODEL, "--context-length", "8192"],
+    ),
+    "tgi": (
+        "ghcr.io/huggingface/text-generation-inference:3.2.0",
+        ["--model-id", MODEL, "--max-total-tokens", "8192"],
+    ),
+}
+_JSON = '{"max_position_embeddings": 65536}'
+# A legal value for options whose kind (the reader's MAPPING) does not give one, and for the ones it
+# gives wrongly (a count that must be small, a text from a list of choices); the option's own written
+# form for environment variables and options that take no value of their own kind.
+VALUES = {
+    "tensor_parallel": "2",
+    "pipeline_parallel": "2",
+    "data_parallel": "2",
+    "block_size": "32",
+    "max_context": "4096",
+    "max_input_tokens": "2048",
+    "max_batch_total_tokens": "100000",
+    "speculative_num_draft_tokens": "4",
+    "num_redundant_experts": "2",
+    "gpu_memory_utilization": "0.8",
+    "mem_fraction_static": "0.8",
+    "cuda_memory_fraction": "0.8",
+    "mamba_full_memory_ratio": "0.5",
+    "cpu_offload_gb": "2",
+    "kv_cache_memory_bytes": "21474836480",
+    "dtype": "float16",
+    "quantization": "fp8",
+    "kv_cache_dtype": "fp8_e5m2",
+    "distributed_executor_backend": "mp",
+    "mamba_cache_mode": "all",
+    "performance_mode": "throughput",
+    "speculative_algorithm": "NGRAM",
+    "cuda_graph_backend_prefill": "full",
+    "cuda_graph_backend_decode": "full",
+    "attention_backend": "flashinfer",
+    "nnodes": "1",
+}
+SPECIAL = {  # option -> the words written (environment variables: NAME=value)
+    "--max-model-len auto": ["--max-model-len", "auto"],
+    "--hf-overrides": ["--hf-overrides", _JSON],
+    "--json-model-override-args": ["--json-model-override-args", _JSON],
+    "--rope-scaling": ["--rope-scaling", '{"rope_type": "dynamic", "factor": 2.0}'],
+    "--rope-theta": ["--rope-theta", "1000000"],
+    "--eplb-config": ["--eplb-config", '{"num_redundant_experts": 2}'],
+    "--cudagraph-capture-sizes": ["--cudagraph-capture-sizes", "1", "2", "4"],
+    "--cuda-graph-sizes": ["--cuda-graph-sizes", "64"],
+    "--rope-factor": ["--rope-scaling", "dynamic", "--rope-factor", "2.0"],
+    "--sharded": ["--sharded", "true"],  # a clap bool of TGI's launcher takes a value
+    "VLLM_USE_V1": ["VLLM_USE_V1=0"],
+    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": ["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1"],
+    "VLLM_USE_FLASHINFER_SAMPLER": ["VLLM_USE_FLASHINFER_SAMPLER=0"],
+    "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE": [
+        "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=1"
+    ],
+    "VLLM_ALLOW_LONG_MAX_MODEL_LEN": ["VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"],
+    "PREFIX_CACHING": ["PREFIX_CACHING=0"],
+    "PREFILL_CHUNKING": ["PREFILL_CHUNKING=0"],
+    "ATTENTION": ["ATTENTION=paged"],
+    "CUDA_VISIBLE_DEVICES": ["CUDA_VISIBLE_DEVICES=0,1"],
+}
+_BY_KIND = {"int": "4096", "tokens": "4096", "float": "2"}
+
+
+def _words(engine: str, option: str, target: str) -> list[str]:
+    if option in SPECIAL:
+        return SPECIAL[option]
+    kind = engines.get(engine).mapping()[option][1]
+    if kind.startswith("bool"):
+        return [option]
+    return [option, VALUES.get(target, _BY_KIND.get(kind, ""))]
+
+
+MODELLED_OPTIONS = [
+    (engine, option, row.target)
+    for engine in ENGINES
+    for option, row in engines.get(engine).memory_options().items()
+    if row.status == MODELLED and row.target != "model"  # the model is what every case serves
+]
+
+
+def _manifest(engine: str, words: list[str]) -> tuple[str, str]:
+    """The engine's pod with `words` added (NAME=value words as environment variables); the first word."""
+    image, args = COMMAND[engine]
+    env = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
+    flags = [w for w in words if w.split("=", 1)[0] not in env]
+    return gpu_pod(image, args + flags, env, gpus=2), (flags or list(env))[0]
+
+
+@pytest.mark.parametrize(("engine", "option", "target"), MODELLED_OPTIONS)
+def test_a_modelled_option_reaches_the_engine_as_stated(engine, option, target):
+    text, first = _manifest(engine, _words(engine, option, target))
+    line = next(i for i, row in enumerate(text.splitlines(), 1) if first in row)
+    r = lint(text)
+    assert len(r.deployments) == 1, [f.message for f in r.findings]
+    res = r.deployments[0]
+    d = res.deployment
+    v = d.extra.get(target, getattr(d, target, None))
+    said = [f for f in r.findings if f.rule in ("KV004", "KV005") and f.where.line == line]
+    if not isinstance(v, Value):
+        assert said, (engine, option, target, [f.message for f in r.findings])
+        return
+    assert v.origin == "stated", (engine, option, v)
+    if res.plan is not None:
+        bare = option.split()[0].lstrip("-")
+        names = {target, bare, bare.replace("-", "_"), bare.replace("-", "_").upper()}
+        _no_default_label(_printed(r, res), names)
