@@ -19,6 +19,11 @@ from typing import Any
 
 from kvlint.units import parse_size
 
+try:  # RE2 (the syntax CEL's matches() uses): linear time in the pattern and the text, never backtracks
+    import re2 as _re2
+except ImportError:  # pragma: no cover - a platform without its wheel: matches() terms stay unread
+    _re2 = None
+
 MAX_CHARS = 4000
 MAX_DEPTH = 12
 
@@ -37,7 +42,7 @@ _CMP_TO = re.compile(rf"^(?:{_REF})\.compareTo\(\s*{_QTY}\s*\)\s*(>=|<=|==|!=|>|
 _IS = re.compile(rf"^(?:{_REF})\.(isGreaterThan|isLessThan)\(\s*{_QTY}\s*\)$")
 _QTY_CMP = re.compile(rf"^(?:{_REF})\s*(>=|<=|==|!=|>|<)\s*(?:{_QTY}|(\d+))$")
 
-_NESTED = re.compile(r"[+*}]\)*[+*{?]|\)[+*{]")  # (a+)+, a**: patterns that may backtrack
+_RE2_MAX_MEM = 1 << 20  # bytes RE2 may use for one compiled pattern: a larger automaton is refused
 
 _OPS: dict[str, Callable[[int, int], bool]] = {
     ">=": lambda a, b: a >= b,
@@ -206,18 +211,34 @@ def _equals(name: str, lit: str, negate: bool) -> Callable[[Device], Tri]:
     return check
 
 
+def linear_pattern(lit: str) -> Any | None:
+    """`lit` compiled by RE2, which runs in time linear in the text (no backtracking), or None when
+    it does not compile, needs more than _RE2_MAX_MEM, or RE2 is not installed. Python's `re`
+    never sees the pattern: `.*.*.*…Z` is polynomial there, `(a+)+` exponential."""
+    if _re2 is None:
+        return None
+    options = _re2.Options()
+    options.log_errors = False
+    options.max_mem = _RE2_MAX_MEM
+    try:
+        return _re2.compile(lit, options)
+    except (_re2.error, TypeError, ValueError):
+        return None
+
+
 def _string_func(name: str, func: str, lit: str) -> Callable[[Device], Tri] | None:
-    if len(lit) > 200 or (func == "matches" and _NESTED.search(lit)):
-        return None  # a nested quantifier could backtrack for long: not evaluated, named as unread
+    if len(lit) > 200:
+        return None
+    search = None
     if func == "matches":
-        try:
-            pattern = re.compile(lit)  # RE2 syntax in CEL; the common subset reads the same in Python
-        except re.error:
-            return None
+        pattern = linear_pattern(lit)
+        if pattern is None:
+            return None  # not evaluated: the term is named as unread
+        search = pattern.search
 
     def one(value: str) -> bool:
-        if func == "matches":
-            return pattern.search(value) is not None
+        if search is not None:
+            return search(value) is not None
         if func == "startsWith":
             return value.startswith(lit)
         if func == "endsWith":
