@@ -14,8 +14,10 @@ from kvlint.report import FORMATS
 def _echo(text: str, err: bool = False) -> None:
     """Print a command's output; a closed, full or broken stream is a message and exit 2 (F26)."""
     from kvlint.emit import OUTPUT_FAILED, say, write
+    from kvlint.report.safe import json_text, runner_lines
 
-    failed = write(text, sys.stderr if err else sys.stdout, "the output")
+    inert = json_text(text) if text.lstrip().startswith(("{", "[")) else runner_lines(text)  # F: no ::, ##[
+    failed = write(inert, sys.stderr if err else sys.stdout, "the output")
     if failed:
         say(f"kvlint: {failed}")
         sys.exit(OUTPUT_FAILED)

@@ -30,12 +30,15 @@ def output_problem(path: str) -> str | None:
 
 
 def say(text: str) -> None:
-    """One diagnostic line on stderr; nothing (and no exception) when stderr cannot take it."""
+    """One diagnostic line on stderr, inert for the GitHub runner (no `::` line start, no `##[`);
+    nothing (and no exception) when stderr cannot take it."""
+    from kvlint.report.safe import runner_lines
+
     stream = sys.stderr
     if stream is None:
         return
     try:
-        stream.write(text.rstrip("\n") + "\n")
+        stream.write(runner_lines(text.rstrip("\n")) + "\n")
         stream.flush()
     except (OSError, ValueError):
         _discard(stream)

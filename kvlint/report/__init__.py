@@ -30,4 +30,7 @@ def render(fmt: str, run: RunResult, settings: Settings, color: bool = False) ->
         run = safe.plain_run(run)
     module = import_module(f"{__name__}.{_MODULES.get(fmt, 'text')}")
     text: str = module.render(run, settings, color=color)
-    return text
+    if fmt in ("json", "sarif", "rdjson"):
+        return safe.json_text(text)
+    # github: every line is a command kvlint wrote, its input confined to escaped properties
+    return text if fmt == "github" else safe.runner_lines(text)

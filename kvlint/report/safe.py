@@ -7,11 +7,19 @@ applied where the format writes a string, so no input can act as markup or as a 
 - `plain`: terminals and CI logs (text, concise, github, stderr). C0/C1 control characters (ESC,
   CR, LF, BEL …), DEL, Unicode line and paragraph separators, bidi overrides and BOM become
   visible escapes (`\\x1b`, `\\n`, `\\u202e`), so no input can move the cursor, set a title, clear
-  the screen or start a line — a line that starts with `::` is a GitHub workflow command.
-- `path`: `plain`, and a path starting with `:` (which `:LINE` after it would turn into `::`) is written `./:…`.
+  the screen or start a line — a line that starts with `::` is a GitHub workflow command. `##[`
+  (the runner's older command syntax, read anywhere in a line) is written `#\x23[`.
+- `path`: `plain`, and a path starting with `:` after any whitespace (which `:LINE` after it would
+  turn into `::`; the runner trims leading whitespace, NBSP and U+3000 included) is written `./…`.
+- `runner_lines`: a whole block of text (a report, a diagnostic, a diff) made inert for the GitHub
+  runner's log parser: a line that starts with `::` after whitespace gets its first `:` written
+  `\x3a`, and every `##[` becomes `#\x23[`. Every line-based format and every stderr line passes
+  through it; the fix output can use it too.
 - `markdown`: `plain`'s line breaks become spaces, `& < >` are HTML-escaped and Markdown's
   punctuation is backslash-escaped, so a cell cannot close its table, open a code block, a link,
-  an image or raw HTML; `mermaid` keeps a conservative character set for chart titles.
+  an image or raw HTML; GitHub's autolinks (`https://`, `www.`), `@` mentions and `#N` references
+  are broken by a zero-width space (U+200B), so untrusted text posted as a PR comment neither
+  links nor notifies anyone; `mermaid` keeps a conservative character set for chart titles.
 - `data`: JSON and SARIF escape everything themselves; only lone surrogates (which strict JSON
   parsers reject) become U+FFFD.
 - `uri`: a SARIF artifact URI, percent-encoded from the path's bytes (`#`, `?`, `%`, spaces, and
@@ -30,6 +38,15 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # backslash, emphasis, code, links, tables, strikethrough
+_V1_COMMAND = "##["  # the runner's `##[cmd]` syntax: found anywhere in a line (ActionCommand.TryParse)
+_V1_ESCAPED = "#\\x23["
+_LINE_COMMAND = re.compile(r"^([^\S\n]*):(?=:)", re.MULTILINE)  # TryParseV2 trims leading whitespace first
+_ZWSP = "\u200b"
+# GFM autolinks (scheme://, www., mailto:/xmpp:), @mentions (users, org/team, e-mail), #N and GH-N
+_MD_LINKING = re.compile(
+    r"(?i)(?<=\w)(?=://)|(?<=\bwww)(?=\.)|(?<=\bmailto)(?=:)|(?<=\bxmpp)(?=:)"
+    r"|(?<=@)(?=\w)|(?<=#)(?=\d)|(?<=\bgh)(?=-\d)"
+)
 _MERMAID_UNSAFE = re.compile(r"[^\w .,/:+=@()×-]")
 
 
@@ -52,18 +69,35 @@ def _escape(m: re.Match) -> str:
 
 
 def plain(text: str, limit: int = LIMIT) -> str:
-    return _CONTROL.sub(_escape, data(str(text), limit))
+    return _CONTROL.sub(_escape, data(str(text), limit)).replace(_V1_COMMAND, _V1_ESCAPED)
 
 
 def path(text: str) -> str:
     out = plain(text)
-    return "./" + out if out.startswith(":") else out  # ":" + ":12:3" would start a line with "::"
+    # ":" + ":12:3" would start a line with "::"; so would " ::x" once the runner trims the space
+    return "./" + out if out.lstrip().startswith(":") else out
+
+
+def runner_lines(text: str) -> str:
+    """`text` with no line the GitHub runner reads as a workflow command: a line that starts with
+    `::` (after whitespace) has its first colon written `\\x3a`, and `##[` becomes `#\\x23[`.
+    Text without either comes back unchanged (the same object)."""
+    if "::" not in text and _V1_COMMAND not in text:
+        return text
+    return _LINE_COMMAND.sub(r"\1\\x3a", text).replace(_V1_COMMAND, _V1_ESCAPED)
+
+
+def json_text(text: str) -> str:
+    """A JSON document (JSON, SARIF, rdjson) with every `##[` written `##\\u005b`: the same data
+    to a JSON parser, and nothing the runner's `##[cmd]` parser reads. (`##[` can only occur
+    inside a string there, and no JSON escape ends in `#`.)"""
+    return text.replace(_V1_COMMAND, "##\\u005b")
 
 
 def markdown(text: object, limit: int = LIMIT) -> str:
     out = _CONTROL.sub(" ", data(str(text), limit))
     out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", out)
+    return _MD_LINKING.sub(_ZWSP, _MD_SPECIAL.sub(r"\\\1", out))
 
 
 def mermaid(text: str, limit: int = 200) -> str:
