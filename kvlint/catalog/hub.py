@@ -12,13 +12,34 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from kvlint.catalog import pulled, safetensors
 from kvlint.catalog.hf_config import parse_config
 from kvlint.catalog.hf_keys import ConfigError, compact, from_mistral_params
 
 MAX_JSON_BYTES = 16 * 1024 * 1024
+_CHUNK = 64 * 1024
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]*@")
+
+
+def without_userinfo(url: str) -> str:
+    """`url` without `user:password@` (an authenticated mirror in HF_ENDPOINT): what kvlint shows or
+    stores never carries the credential; the request itself still uses it."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _USERINFO.sub(r"\1", url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+
+
+def redact(text: str) -> str:
+    """Every `scheme://user:password@` in `text` (an exception's message) without its userinfo."""
+    return _USERINFO.sub(r"\1", text)
 
 
 def cache_dir() -> str:
@@ -63,6 +84,7 @@ class _Client:
         self.hub = huggingface_hub
         self.repo, self.revision = repo, revision
         self.endpoint = (os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+        self.shown = without_userinfo(self.endpoint)  # in messages, the entry's source and the cache
         self.token = huggingface_hub.get_token()
         self.headers = build_hf_headers(token=self.token, library_name="kvlint")
         self.session = huggingface_hub.get_session()
@@ -71,22 +93,41 @@ class _Client:
         return self.hub.hf_hub_url(self.repo, filename, revision=self.revision, endpoint=self.endpoint)
 
     def get(self, filename: str, first: int | None = None, last: int | None = None) -> bytes:
+        """The file's body (or bytes first..last), read as a stream and never past its cap: 16 MB for
+        a whole file, the length asked for a range. A server that answers a range request with the
+        whole file (200), or with more than was asked, is refused before more is read."""
         headers = dict(self.headers)
-        if first is not None:
+        cap = MAX_JSON_BYTES
+        if first is not None and last is not None:
             headers["Range"] = f"bytes={first}-{last}"
+            cap = last - first + 1
         try:
-            response = self.session.get(
-                self.url(filename), headers=headers, follow_redirects=True, timeout=30
-            )
-        except Exception as exc:  # the HTTP client's connection and timeout errors
+            with self.session.stream(  # httpx (huggingface_hub >= 1.0)
+                "GET", self.url(filename), headers=headers, follow_redirects=True, timeout=30
+            ) as response:
+                self._raise(response, filename)
+                if first is not None and response.status_code != 206:
+                    raise HubError(
+                        f"{self.shown} answered {response.status_code} (not 206, partial content) to a range "
+                        f"request for {self.repo}/{filename}: not read",
+                        "use an endpoint that honours HTTP Range requests (HF_ENDPOINT)",
+                    )
+                return self._read_capped(response, cap, filename, first is not None)
+        except (HubError, _Missing):
+            raise
+        except Exception as exc:  # the HTTP client's connection, timeout and protocol errors
             raise HubError(
-                f"could not reach {self.endpoint} for {self.repo}: {type(exc).__name__}: {exc}",
-                f"check the network (or HF_ENDPOINT={self.endpoint}) and run `kvlint models pull {self.repo}` again",
+                f"could not reach {self.shown} for {self.repo}: {type(exc).__name__}: {redact(str(exc))}",
+                f"check the network (or HF_ENDPOINT={self.shown}) and run `kvlint models pull {self.repo}` again",
             ) from None
-        self._raise(response, filename)
-        body = response.content
-        if first is None and len(body) > MAX_JSON_BYTES:
-            raise HubError(f"{self.repo}/{filename} is larger than {MAX_JSON_BYTES:,} bytes", "report it")
+
+    def _read_capped(self, response: Any, cap: int, filename: str, ranged: bool) -> bytes:
+        body = bytearray()
+        for chunk in response.iter_bytes(_CHUNK):
+            body += chunk
+            if len(body) > cap:  # stop reading: what the server sends past the cap is never held
+                what = f"more than the {cap:,} bytes asked for" if ranged else f"larger than {cap:,} bytes"
+                raise HubError(f"{self.repo}/{filename} is {what}: not read", "report it")
         return bytes(body)
 
     def _raise(self, response: Any, filename: str) -> None:
@@ -111,9 +152,9 @@ class _Client:
             )
         if status == 404 or code == "RepoNotFound":
             raise HubError(
-                f"{self.repo} is not a model repository on {self.endpoint}", "check the id's spelling"
+                f"{self.repo} is not a model repository on {self.shown}", "check the id's spelling"
             )
-        raise HubError(f"{self.endpoint} answered {status} for {where}/{filename}", "try again later")
+        raise HubError(f"{self.shown} answered {status} for {where}/{filename}", "try again later")
 
     def json(self, filename: str) -> Any:
         try:
@@ -181,7 +222,7 @@ def pull(ref: str, directory: str | None = None) -> tuple[str, str]:
     entry: dict[str, Any] = {
         "id": repo,
         "revision": client.revision,
-        "source": f"{client.endpoint}/{repo} @ {client.revision}: {config_file}, pulled by kvlint models pull",
+        "source": f"{client.shown}/{repo} @ {client.revision}: {config_file}, pulled by kvlint models pull",
         "config": compact(config),
     }
     if isinstance(hf_quant, dict):
