@@ -2,11 +2,15 @@
 ServingRuntime / ClusterServingRuntime that is usually its own document, in the same file or in a
 file beside it. The file's own documents are given; the YAML files of its directory are read on first
 use (regular files only, each at most the size cap, at most SIBLINGS_MAX of them, only those that
-name one of the kinds asked for), so a directory of unrelated files costs one listing."""
+name one of the kinds asked for), so a directory of unrelated files costs one listing per run: the
+listing is kept while the directory is unchanged (its mtime), however many files of it are linted
+(security review S17). A sibling is read only as the directory walk would read it (S20): a regular
+file, or a symbolic link to one that stays inside the directory; a link out is never followed."""
 
 from __future__ import annotations
 
 import os
+import stat
 from functools import lru_cache
 
 from kvlint.fileio import read_regular
@@ -64,8 +68,11 @@ class Nearby:
         if self.real_path is None:
             return []
         directory = os.path.dirname(os.path.abspath(self.real_path))
+        path = os.path.join(directory, os.path.basename(shown))
         try:
-            data = read_regular(os.path.join(directory, os.path.basename(shown)), self.max_bytes)
+            if _stat_inside(path, directory) is None:
+                return []
+            data = read_regular(path, self.max_bytes)
         except OSError:
             return []
         return data.decode("utf-8", "replace").splitlines()
@@ -79,19 +86,40 @@ def object_name(root: Mapping) -> str:
 
 def _siblings(directory: str, own: str, kinds: tuple[str, ...], cap: int) -> list[tuple[str, Mapping]]:
     try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(SUFFIXES) and n != own)
+        names = _listing(directory, os.stat(directory).st_mtime_ns)
     except OSError:
         return []
     out: list[tuple[str, Mapping]] = []
-    for name in names[:SIBLINGS_MAX]:
+    for name in [n for n in names if n != own][:SIBLINGS_MAX]:
         path = os.path.join(directory, name)
         try:
-            st = os.stat(path)
+            st = _stat_inside(path, directory)
         except OSError:
+            continue
+        if st is None:
             continue
         for root in _objects_of(path, st.st_mtime_ns, st.st_size, kinds, cap):
             out.append((name, root))
     return out
+
+
+@lru_cache(maxsize=64)
+def _listing(directory: str, _mtime: int) -> tuple[str, ...]:
+    """The YAML names of a directory, sorted, listed once while it is unchanged: the first
+    SIBLINGS_MAX + 1 are all any file of it reads (one more, as its own name may be among them)."""
+    return tuple(sorted(n for n in os.listdir(directory) if n.endswith(SUFFIXES))[: SIBLINGS_MAX + 1])
+
+
+def _stat_inside(path: str, directory: str) -> os.stat_result | None:
+    """The stat of a sibling that is a regular file, or a link to one inside `directory`; None for
+    anything else (a FIFO, a device, a directory, a link that leaves the directory)."""
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        real, top = os.path.realpath(path), os.path.realpath(directory)
+        if os.path.commonpath([real, top]) != top:
+            return None
+        st = os.stat(real)
+    return st if stat.S_ISREG(st.st_mode) else None
 
 
 @lru_cache(maxsize=1024)
