@@ -195,7 +195,11 @@ def from_directory(directory: str, model_id: str) -> ModelArch:
     if exact is not None:
         total, total_source = exact
     elif os.path.isfile(index):
-        meta = (_read_json(index) or {}).get("metadata") or {}
+        doc = _read_json(index)
+        meta = doc.get("metadata") if isinstance(doc, dict) else None
+        if not isinstance(doc, dict) or not isinstance(meta, (dict, type(None))):
+            raise ConfigError(f"{shown(index)}: not a safetensors index (an object with a metadata object)")
+        meta = meta or {}
         if isinstance(meta.get("total_size"), int):
             total, total_source = meta["total_size"], f"{shown(index)} metadata.total_size"
     hf_quant = None

@@ -86,10 +86,26 @@ def _compressed(q: dict[str, Any], covers: frozenset[str]) -> Quant:
     return Quant("compressed-tensors", bits, scheme, covers, kv_dtype, 70)
 
 
+def _whole(q: dict[str, Any], keys: tuple[str, ...], default: int, lo: int, hi: int) -> int:
+    """A whole-number quantization setting within [lo, hi]; ValueError naming it otherwise (`bits:
+    1e308` made the weights infinite, `1e400` is a float infinity int() refuses)."""
+    key = next((k for k in keys if q.get(k)), None)
+    raw = q[key] if key is not None else default
+    try:
+        n = int(raw) if not isinstance(raw, bool) and float(raw) == int(float(raw)) else None
+    except (TypeError, ValueError, OverflowError):
+        n = None
+    if n is None or not lo <= n <= hi:
+        raise ValueError(
+            f"quantization_config.{key} {str(raw)[:40]!r} is not a whole number from {lo} to {hi}"
+        )
+    return n
+
+
 def _int_group(q: dict[str, Any], covers: frozenset[str]) -> Quant:
     method = str(q.get("quant_method") or "").lower()
-    nbits = int(q.get("bits") or q.get("w_bit") or 4)
-    gsize = int(q.get("group_size") or q.get("q_group_size") or 128)
+    nbits = _whole(q, ("bits", "w_bit"), 4, 1, 16)
+    gsize = _whole(q, ("group_size", "q_group_size"), 128, -1, 1 << 24)
     gsize = gsize if gsize > 0 else 4096  # -1 = per channel
     # packed int weights + fp16 scale per group + packed zero point per group (AWQ always, GPTQ qzeros)
     bits = nbits + (16 + nbits) / gsize

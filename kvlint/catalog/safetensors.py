@@ -50,13 +50,7 @@ def parse_header(raw: bytes, name: str) -> dict[str, Any]:
         )
     if len(raw) < 8 + length:
         raise ConfigError(f"{name}: header is cut short ({len(raw) - 8:,} of {length:,} B)")
-    try:
-        header = json.loads(raw[8 : 8 + length].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ConfigError(f"{name}: header is not JSON ({exc})") from None
-    if not isinstance(header, dict):
-        raise ConfigError(f"{name}: header is not a JSON object")
-    return header
+    return _json_object(raw[8 : 8 + length], f"{name}: header")
 
 
 def header_length(first8: bytes) -> int:
@@ -114,13 +108,26 @@ def read_file_header(path: str) -> tuple[dict[str, Any], int]:
     return parse_header(raw, path), size - 8 - length
 
 
+def _json_object(data: bytes, name: str) -> dict[str, Any]:
+    """A JSON object from a checkpoint file; ConfigError for anything else (a list, 100k-deep nesting)."""
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise ConfigError(f"{name}: JSON nested too deeply to read") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{name}: not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name}: not a JSON object (a {type(value).__name__})")
+    return value
+
+
 def shard_names(directory: str) -> list[str] | None:
     """The checkpoint's safetensors files: the index's weight_map, or the lone model.safetensors."""
     index = os.path.join(directory, "model.safetensors.index.json")
     if os.path.isfile(index):
         from kvlint.fileio import read_regular
 
-        weight_map = (json.loads(read_regular(index, MAX_INDEX_BYTES)) or {}).get("weight_map")
+        weight_map = _json_object(read_regular(index, MAX_INDEX_BYTES), index).get("weight_map")
         if not isinstance(weight_map, dict):
             return None
         return sorted({str(v) for v in weight_map.values()})

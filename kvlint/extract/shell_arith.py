@@ -43,6 +43,8 @@ def _integer_expr(expr: str) -> int | None:
     sign = 1
     for tok in tokens:
         if tok.isdigit():
+            if len(tok) > 15:  # past 2^40 already (and int() refuses 4,300 digits): not evaluated
+                return None
             acc.append(sign * int(tok))
             sign = 1
         elif len(acc) == len(ops):  # a unary sign

@@ -249,6 +249,15 @@ def _not_sizes(size: object, sizes: object) -> str | None:
     return f"cudagraph_capture_sizes {show(str(sizes), 40)!r}" if wrong else None
 
 
+def _whole(word: str) -> int | None:
+    """`word` as argparse's int reads it, or None: past 4,300 digits int() refuses (in vLLM too, which
+    then exits), and some characters str.isdigit accepts (superscripts) are no digits to int()."""
+    try:
+        return int(word) if word.isdigit() else None
+    except ValueError:
+        return None
+
+
 def _capture_sizes(d: Deployment, parsed, tokens: list[Token]) -> None:
     """--cudagraph-capture-sizes 1 2 4 8 (nargs '+'; vllm==0.33.0:vllm/engine/arg_utils.py:1824) and its 0.10
     spelling --cuda-graph-sizes (one value N: [1, 2, 4] + range(8, N + 1, 8); several: the list itself;
@@ -266,7 +275,7 @@ def _capture_sizes(d: Deployment, parsed, tokens: list[Token]) -> None:
                 break  # nargs '+' takes every word up to the next option
             words.append(tok.text)
         values = " ".join(words).replace(",", " ").strip("[] ").split()
-        bad = next((w for w in values if not w.isdigit()), None)
+        bad = next((w for w in values if _whole(w) is None), None)
         if bad is not None:
             why = (
                 "kvlint reads sizes of 1 or more"
@@ -283,7 +292,7 @@ def _capture_sizes(d: Deployment, parsed, tokens: list[Token]) -> None:
             )
             d.unreadable.append("max_cudagraph_capture_size")
             continue
-        sizes = [int(w) for w in values]
+        sizes = [int(w) for w in values]  # each checked by _whole
         if sizes:
             d.extra["max_cudagraph_capture_size"] = stated(max(sizes), first.where or d.where, option)
 

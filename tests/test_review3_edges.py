@@ -1,0 +1,77 @@
+"""Security review 3, class G: the seven inputs that ended in "internal error … nothing in it was
+checked" (S18) give a located KV003 / KV005 instead, and the rest of the file is still checked."""
+
+from __future__ import annotations
+
+import json
+import struct
+
+import pytest
+from test_hub import LLAMA
+
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
+
+SPEC = "kind: ServingSpec\nname: m\nmodel: ./m\ngpu: L4\nmax_context: 4096\nmax_sequences: 4\n"
+DEEP = b"[" * 100_000 + b"]" * 100_000
+HEADER = b'{"a": ' + DEEP + b"}"
+GPTQ = dict(LLAMA, quantization_config={"quant_method": "gptq", "bits": 1e308, "group_size": 128})
+
+MODEL_DIRS = {
+    "index is a list": (LLAMA, {"model.safetensors.index.json": b"[1,2]"}, "not a JSON object"),
+    "index metadata is a list": (LLAMA, {"model.safetensors.index.json": b'{"metadata": [1]}'}, "metadata"),
+    "index 100k deep": (LLAMA, {"model.safetensors.index.json": b'{"weight_map": ' + DEEP + b"}"}, "deep"),
+    "header 100k deep": (
+        LLAMA,
+        {"model.safetensors": struct.pack("<Q", len(HEADER)) + HEADER},
+        "deep",
+    ),
+    "gptq bits 1e308": (GPTQ, {}, "bits"),
+}
+
+
+def lint(tmp_path, text: str):
+    path = tmp_path / "deploy.yaml"
+    path.write_text(text)
+    result = read_and_lint(str(path), Settings(), "deploy.yaml")
+    assert not isinstance(result, str), result
+    assert not result.crashed and "internal error" not in " ".join(f.message for f in result.findings)
+    return result
+
+
+@pytest.mark.parametrize("case", MODEL_DIRS, ids=list(MODEL_DIRS))
+def test_s18_a_damaged_local_checkpoint_is_a_located_kv003(tmp_path, case):
+    config, files, said = MODEL_DIRS[case]
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    for name, body in files.items():
+        (tmp_path / "m" / name).write_bytes(body)
+    result = lint(tmp_path, SPEC)
+    (finding,) = [f for f in result.findings if f.rule == "KV003"]
+    assert finding.where.line == 3 and said in finding.message, finding.message
+
+
+def pod(args: str, env: str = "[]", command: str = "[sh, -c]") -> str:
+    return (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        "  nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}\n  containers:\n"
+        f"    - name: c\n      image: vllm/vllm-openai:v0.10.1\n      command: {command}\n"
+        f"      args: {args}\n      env: {env}\n      resources: {{limits: {{nvidia.com/gpu: 1}}}}\n"
+    )
+
+
+def test_s18_shell_arithmetic_on_a_100000_digit_value_is_left_unread(tmp_path):
+    digits = "9" * 100_000
+    env = f'[{{name: A, value: "{digits}"}}, {{name: B, value: "{digits}"}}]'
+    text = pod('["vllm serve meta-llama/Llama-3.1-8B-Instruct --max-model-len $((A*B))"]', env)
+    result = lint(tmp_path, text)
+    (finding,) = [f for f in result.findings if f.rule == "KV005"]
+    assert finding.where.line == 10 and "$((A*B))" in finding.message
+
+
+@pytest.mark.parametrize("value", ["9" * 5000, "\u00b2"], ids=["5000-digits", "superscript-two"])
+def test_s18_cuda_graph_sizes_int_cannot_read_is_a_kv005(tmp_path, value):
+    text = pod(f'["--model", "meta-llama/Llama-3.1-8B-Instruct", "--cuda-graph-sizes={value}"]', command="[]")
+    result = lint(tmp_path, text)
+    (finding,) = [f for f in result.findings if f.rule == "KV005"]
+    assert finding.where.line == 10 and "not a CUDA-graph batch size" in finding.message
