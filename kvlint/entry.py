@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 
 COMMANDS = ("check", "rules", "explain", "plan", "config", "models")
 
@@ -95,6 +96,10 @@ def _hook_options() -> dict[str, bool]:
 
 def hook_main() -> None:
     """`kvlint-hook [OPTIONS from args:] FILE…`: every file argument is a path, whatever its name."""
+    interruptible(_hook_main)
+
+
+def _hook_main() -> None:
     args = sys.argv[1:]
     if args and not args[0].startswith("-"):
         paths = [a if a != "-" else "./-" for a in args]
@@ -108,7 +113,41 @@ def hook_main() -> None:
     command_line(["check", *opts, "--", *paths], prog_name="kvlint-hook")
 
 
+INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command Ctrl-C stopped
+
+
+class _Interrupted(BaseException):
+    """Ctrl-C, raised by the SIGINT handler instead of KeyboardInterrupt: click turns that one into
+    "Aborted!" and exit 1 (the "findings" code), and a traceback is printed anywhere else."""
+
+
+def _on_sigint(_signum: int, _frame: object) -> None:
+    raise _Interrupted
+
+
+def interruptible(run: Callable[[], None]) -> None:
+    """Run a command; Ctrl-C ends it with one line on stderr and exit 130 (security review S21),
+    in a single process, with -j (workers ignore SIGINT; the pool is ended) and with --fix."""
+    import contextlib
+    import signal
+
+    with contextlib.suppress(ValueError):  # not the main thread (an embedding program): its handling stays
+        signal.signal(signal.SIGINT, _on_sigint)
+    try:
+        run()
+    except _Interrupted:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while unwinding changes nothing
+        from kvlint.emit import say
+
+        say("kvlint: interrupted")
+        sys.exit(INTERRUPTED)
+
+
 def main() -> None:
+    interruptible(_main)
+
+
+def _main() -> None:
     args = sys.argv[1:]
     if only_paths(args):
         from kvlint.app import run_check

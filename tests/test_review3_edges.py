@@ -75,3 +75,37 @@ def test_s18_cuda_graph_sizes_int_cannot_read_is_a_kv005(tmp_path, value):
     result = lint(tmp_path, text)
     (finding,) = [f for f in result.findings if f.rule == "KV005"]
     assert finding.where.line == 10 and "not a CUDA-graph batch size" in finding.message
+
+
+@pytest.mark.parametrize("extra", [[], ["-j", "2"], ["--fix"]], ids=["one-process", "jobs-2", "fix"])
+def test_s21_ctrl_c_exits_130_with_one_line(tmp_path, extra):
+    """S21: Ctrl-C on a 1,500-file run printed a KeyboardInterrupt traceback (one process) or click's
+    "Aborted!" with exit 1, the findings code (-j 2, --fix)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from conftest import FIXTURES
+
+    bad = (FIXTURES / "KV102" / "bad-llama-8b-l4-128k.yaml").read_bytes()
+    for i in range(3000):
+        (tmp_path / f"f{i:04}.yaml").write_bytes(bad)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kvlint", "--isolated", "--no-color", *extra, "."],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        start_new_session=True,  # the signal goes to its process group, as a terminal's Ctrl-C does
+    )
+    time.sleep(2.5)
+    assert proc.poll() is None, "the run ended before the interrupt"
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    text = err.decode()
+    assert proc.returncode == 130, text
+    assert "Traceback" not in text and "Aborted" not in text
+    assert text.strip().splitlines()[-1] == "kvlint: interrupted" and text.count("interrupted") == 1, text

@@ -62,6 +62,11 @@ def _compact(result: FileResult | str, keep_deployments: bool) -> FileResult | s
 
 def _init(settings: Settings, keep_deployments: bool) -> None:
     global _settings, _keep_deployments
+    import signal
+
+    signal.signal(
+        signal.SIGINT, signal.SIG_IGN
+    )  # Ctrl-C is the parent's to report (S21): no worker traceback
     settings.register_catalog()
     _settings = settings
     _keep_deployments = keep_deployments
