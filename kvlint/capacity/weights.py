@@ -106,12 +106,7 @@ def weights(
     sglang==0.5.23 arg_groups/fields/exec_.py:914 ep_num_redundant_experts); MXFP4 experts leave them out."""
     tp, pp = max(1, tp), max(1, pp)
     moe_ranks = max(tp, moe_ranks)
-    physical = arch.num_experts + max(0, redundant_experts)
-    ep_share = (
-        cdiv(physical, moe_ranks) / arch.num_experts
-        if expert_parallel and arch.num_experts and moe_ranks > 1
-        else (physical / arch.num_experts if arch.num_experts else 1) / moe_ranks
-    )
+    ep_share = _expert_share(arch, moe_ranks, expert_parallel, redundant_experts)
     wide = weight_dtype_bytes(dtype, arch.dtype)  # bytes of a 16-bit-class parameter
     quant = effective_quant(arch, quantization, engine)
 
@@ -120,17 +115,7 @@ def weights(
             return params * quant.bits / 8
         return params * wide
 
-    padded_vocab = cdiv(arch.vocab_size, VOCAB_PAD * tp) * VOCAB_PAD  # rows per rank
-    embed_rank = (
-        padded_vocab * arch.hidden_size * wide
-        + max(0, arch.embed_params - arch.vocab_size * arch.hidden_size) * wide
-    )
-    head_rank = (
-        padded_vocab * arch.hidden_size * wide
-        if (arch.lm_head_params or pp > 1) and not arch.head_params
-        else 0
-    )
-    head_rank += arch.head_params * wide / tp  # a score head: vLLM's Column/RowParallelLinear split by TP
+    embed_rank, head_rank = _embedding_ranks(arch, tp, pp, wide)
 
     mxfp4 = quant is not None and quant.method == "mxfp4" and arch.num_experts > 0
     stages: list[int] = []
@@ -169,15 +154,7 @@ def weights(
             linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp") + linear_bytes(lp.experts, "experts")
         )
         whole += lp.replicated * wide
-    params_b = arch.params / 1e9
-    what = (
-        f"{quant.scheme}, other weights {int(wide * 8)}-bit"
-        if quant
-        else f"{int(wide * 8)}-bit ({dtype or arch.dtype})"
-    )
-    source = f"config arithmetic: {params_b:.2f}B params, {what}"
-    if arch.vision_params:
-        source += f"; {arch.vision_note}"
+    source = _arithmetic_source(arch, quant, wide, dtype)
     if arch.checkpoint_bytes and (quantization is None or arch.quant is not None):
         # The checkpoint's exact size replaces the arithmetic; keep the engine's split between GPUs.
         scale = arch.checkpoint_bytes / (whole + arch.mtp_params * wide) if whole else 1.0
@@ -187,6 +164,41 @@ def weights(
     if redundant_experts and arch.num_experts:
         source += f"; + {redundant_experts} redundant experts per MoE layer (EPLB)"
     return Weights(tuple(stages), int(whole), quant, source)
+
+
+def _expert_share(arch: ModelArch, moe_ranks: int, expert_parallel: bool, redundant_experts: int) -> float:
+    """The share of a MoE layer's experts one GPU holds (whole experts under expert parallelism, else a slice
+    of every physical expert)."""
+    physical = arch.num_experts + max(0, redundant_experts)
+    if expert_parallel and arch.num_experts and moe_ranks > 1:
+        return cdiv(physical, moe_ranks) / arch.num_experts
+    return (physical / arch.num_experts if arch.num_experts else 1) / moe_ranks
+
+
+def _embedding_ranks(arch: ModelArch, tp: int, pp: int, wide: float) -> tuple[float, float]:
+    """(embedding, head) bytes on one GPU: the vocabulary padded per rank, a score head split by TP."""
+    padded_vocab = cdiv(arch.vocab_size, VOCAB_PAD * tp) * VOCAB_PAD  # rows per rank
+    embed_rank = (
+        padded_vocab * arch.hidden_size * wide
+        + max(0, arch.embed_params - arch.vocab_size * arch.hidden_size) * wide
+    )
+    head_rank = (
+        padded_vocab * arch.hidden_size * wide
+        if (arch.lm_head_params or pp > 1) and not arch.head_params
+        else 0
+    )
+    head_rank += arch.head_params * wide / tp  # a score head: vLLM's Column/RowParallelLinear split by TP
+    return embed_rank, head_rank
+
+
+def _arithmetic_source(arch: ModelArch, quant: Quant | None, wide: float, dtype: str | None) -> str:
+    what = (
+        f"{quant.scheme}, other weights {int(wide * 8)}-bit"
+        if quant
+        else f"{int(wide * 8)}-bit ({dtype or arch.dtype})"
+    )
+    source = f"config arithmetic: {arch.params / 1e9:.2f}B params, {what}"
+    return source + f"; {arch.vision_note}" if arch.vision_params else source
 
 
 def spare_experts(extra: dict) -> int:

@@ -268,8 +268,9 @@ def _ray_places_workers(d: Deployment) -> bool:
     return engines.known(d.engine_name) and engines.get(d.engine_name).ray_places_workers
 
 
-def finish(d: Deployment) -> None:
-    """GPUs for one replica = GPUs per pod x pods; a non-GPU accelerator is said once (KV004)."""
+def _pods_of_launch(d: Deployment) -> None:
+    """The pods one replica spans as its launch says: SGLang --nnodes, or the Ray cluster an engine's workers
+    are placed on; a Ray backend outside a Ray cluster is noted."""
     nnodes = d.extra.get("nnodes")
     if d.pods is None and nnodes is not None and str(nnodes.value).isdigit():
         d.pods = stated(int(str(nnodes.value)), nnodes.where, "SGLang --nnodes: pods per replica")
@@ -287,6 +288,11 @@ def finish(d: Deployment) -> None:
             d.pods = inferred(
                 n, f"Ray places {tp * pp} GPU workers on {n} pods of {per} GPUs", d.gpus_per_pod.where
             )
+
+
+def finish(d: Deployment) -> None:
+    """GPUs for one replica = GPUs per pod x pods; a non-GPU accelerator is said once (KV004)."""
+    _pods_of_launch(d)
     if d.kind in RAY_KINDS and d.has_shm is False:
         # KubeRay mounts an emptyDir (medium: Memory, sizeLimit = the container's memory limit) at
         # /dev/shm in every Ray container it builds, unless one is mounted there already

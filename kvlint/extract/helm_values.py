@@ -211,13 +211,7 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     engine, model_flag, shard_flag, how = chart_layouts.ENGINE_ARGS_KEYS[key]
     path, src = ctx.file, chart_layouts.SILOGEN_SOURCE.replace("vllm", engine)
     d = Deployment(path, root.where(path), "values", "(root)", ctx.base_dir)
-    image = root.scalar("image")  # left out: the chart's default image, not assumed (it differs per chart)
-    if image is not None and image.value:
-        d.image = stated(str(image.value), image.where(path))
-    d.engine = stated(engine, (image or root).where(path), f"the chart runs {how}")
-    version = ct.image_version(str(d.image.value), engine) if d.image is not None else None
-    if version and d.image is not None:
-        d.engine_version = inferred(version, f"from the image tag {d.image.value}", d.image.where)
+    _engine_and_image(d, root, path, engine, how)
     model = root.scalar("model")
     gpus = root.scalar("gpus")
     tokens = chart_layouts.engine_args_tokens(root, path, key)
@@ -230,14 +224,7 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
         if text.startswith("s3://"):  # the chart copies it from bucket storage to /workload/<path>
             text = "/workload/" + text.removeprefix("s3://").rstrip("/")
         tokens += [Token(model_flag, model.where(path)), Token(text, model.where(path))]
-    count = (
-        gpus.value
-        if gpus is not None and isinstance(gpus.value, int) and not isinstance(gpus.value, bool)
-        else None
-    )
-    if count is not None and count < 1 or "gpus" in root and count is None:
-        count = None  # refused above: no GPU count, and not the chart's default either
-        d.unreadable.append("tensor_parallel")
+    count = _chart_gpus(d, root, gpus)
     if gpus is not None and count is not None:
         tokens += [Token(shard_flag, gpus.where(path)), Token(str(count), gpus.where(path))]
     engines.get(engine).read_options(
@@ -259,6 +246,30 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     if d.model is None and "model" not in root:
         d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
     return d
+
+
+def _engine_and_image(d: Deployment, root: Mapping, path: str, engine: str, how: str) -> None:
+    """The engine the chart runs, and its release from the image's tag."""
+    image = root.scalar("image")  # left out: the chart's default image, not assumed (it differs per chart)
+    if image is not None and image.value:
+        d.image = stated(str(image.value), image.where(path))
+    d.engine = stated(engine, (image or root).where(path), f"the chart runs {how}")
+    version = ct.image_version(str(d.image.value), engine) if d.image is not None else None
+    if version and d.image is not None:
+        d.engine_version = inferred(version, f"from the image tag {d.image.value}", d.image.where)
+
+
+def _chart_gpus(d: Deployment, root: Mapping, gpus: Scalar | None) -> int | None:
+    """`gpus` as a count; None when left out or refused (engine_args_problems said so: TP unreadable)."""
+    count = (
+        gpus.value
+        if gpus is not None and isinstance(gpus.value, int) and not isinstance(gpus.value, bool)
+        else None
+    )
+    if count is not None and count < 1 or "gpus" in root and count is None:
+        d.unreadable.append("tensor_parallel")
+        return None  # refused above: no GPU count, and not the chart's default either
+    return count
 
 
 def subchart(ctx: ct.ObjectContext, name: str, section: Mapping, layout: Layout, image: str) -> Deployment:

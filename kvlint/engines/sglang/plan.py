@@ -79,6 +79,47 @@ def _state_terms(state_bytes: int, slots: int, cap: int) -> list[Term]:
     return [Term("Mamba/linear state", state_bytes, note)]
 
 
+def _swa_split(kv_tokens: int, cell: int, layers: int, full_layers: int, swa_layers: int) -> tuple[int, str]:
+    """A hybrid SWA pool: the full layers' tokens when the sliding layers hold swa_full_tokens_ratio as many."""
+    if not swa_layers or not kv_tokens:
+        return kv_tokens, ""
+    per_layer = cell // max(1, layers)
+    memory = kv_tokens * cell
+    kv_tokens = int(memory / (per_layer * full_layers + SWA_FULL_TOKENS_RATIO * per_layer * swa_layers))
+    return kv_tokens, (
+        f"hybrid SWA pool: {full_layers} full layers hold {tokens(kv_tokens)} tokens, {swa_layers} "
+        f"sliding layers {tokens(int(kv_tokens * SWA_FULL_TOKENS_RATIO))} (swa_full_tokens_ratio 0.8)"
+    )
+
+
+def _max_running(s: EngineSettings, kv_tokens: int, ctx: int, cap: int) -> int:
+    """max_running_requests: stated (as the release caps it), else min(tokens // 2, request pool); the mamba
+    pool's cap over both (init_memory: max_num_reqs <= max_mamba_cache_size // ratio)."""
+    pool_reqs = sd.max_num_reqs(kv_tokens, ctx) + (1 if s.extra.get("era") == sd.TP_TIERS else 0)
+    dp_div = s.dp if s.extra.get("enable_dp_attention") and s.dp > 1 else 1
+    max_running = min(max(1, kv_tokens // 2), pool_reqs)
+    if s.max_num_seqs:
+        max_running = sd.stated_running(s.version, s.max_num_seqs // dp_div, pool_reqs, kv_tokens)
+    return min(max_running, cap) if cap else max_running
+
+
+def _notes(arch: ModelArch, s: EngineSettings, swa_note: str) -> list[str]:
+    notes = [swa_note] if swa_note else []
+    if arch.encoder_tokens:
+        notes.append(f"each request's {arch.encoder_tokens:,} image tokens take pool slots beside its text")
+    if str(s.extra.get("speculative_algorithm") or "").upper() not in ("", "NGRAM"):  # NGRAM: host lookup
+        notes.append(
+            "speculative decoding: the draft model's weights and its KV pool (as many tokens as the target's) "
+            "come out of the memory mem_fraction_static leaves free (the v0.4.8-v0.5.9 defaults reserve 2 GiB more "
+            "for them, v0.5.10-v0.5.13 4 GiB, none from v0.5.14)"
+        )
+    if not s.extra.get("version_known"):
+        notes.append(
+            f"SGLang version unknown or newer than the newest release kvlint read ({sd.NEWEST_READ}): its defaults apply"
+        )
+    return notes
+
+
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
     w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization, "sglang", 0, False, spare_experts(s.extra))
@@ -101,15 +142,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     kv_tokens = profile_max_num_token(
         free_before, free_before - stage_weights - state_bytes - mm_reserve, s.utilization, cell
     )
-    swa_note = ""
-    if swa_layers and kv_tokens:
-        per_layer = cell // max(1, layers)
-        memory = kv_tokens * cell
-        kv_tokens = int(memory / (per_layer * full_layers + SWA_FULL_TOKENS_RATIO * per_layer * swa_layers))
-        swa_note = (
-            f"hybrid SWA pool: {full_layers} full layers hold {tokens(kv_tokens)} tokens, {swa_layers} "
-            f"sliding layers {tokens(int(kv_tokens * SWA_FULL_TOKENS_RATIO))} (swa_full_tokens_ratio 0.8)"
-        )
+    kv_tokens, swa_note = _swa_split(kv_tokens, cell, layers, full_layers, swa_layers)
     limit = s.extra.get("max_total_tokens")
     if isinstance(limit, int) and limit > 0:
         kv_tokens = min(kv_tokens, limit)
@@ -120,13 +153,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     # (sgl-project/sglang@fd3907ee python/sglang/srt/managers/schedule_batch.py prepare_encoder_info_extend
     # splits out_cache_loc into encoder and decoder slots, encoder_lens = num_image_tokens)
     need = ctx + arch.encoder_tokens
-    pool_reqs = sd.max_num_reqs(kv_tokens, ctx) + (1 if s.extra.get("era") == sd.TP_TIERS else 0)
-    dp_div = s.dp if s.extra.get("enable_dp_attention") and s.dp > 1 else 1
-    max_running = min(max(1, kv_tokens // 2), pool_reqs)
-    if s.max_num_seqs:
-        max_running = sd.stated_running(s.version, s.max_num_seqs // dp_div, pool_reqs, kv_tokens)
-    if cap:  # init_memory: max_num_reqs <= max_mamba_cache_size // ratio
-        max_running = min(max_running, cap)
+    max_running = _max_running(s, kv_tokens, ctx, cap)
     full_cell = cell if not swa_layers else (cell // max(1, layers)) * layers
     p = Plan(
         engine="sglang",
@@ -154,20 +181,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         weights_total=w.total,
         weights_source=wsrc,
     )
-    if swa_note:
-        p.notes.append(swa_note)
-    if arch.encoder_tokens:
-        p.notes.append(f"each request's {arch.encoder_tokens:,} image tokens take pool slots beside its text")
-    if str(s.extra.get("speculative_algorithm") or "").upper() not in ("", "NGRAM"):  # NGRAM: host lookup
-        p.notes.append(
-            "speculative decoding: the draft model's weights and its KV pool (as many tokens as the target's) "
-            "come out of the memory mem_fraction_static leaves free (the v0.4.8-v0.5.9 defaults reserve 2 GiB more "
-            "for them, v0.5.10-v0.5.13 4 GiB, none from v0.5.14)"
-        )
-    if not s.extra.get("version_known"):
-        p.notes.append(
-            f"SGLang version unknown or newer than the newest release kvlint read ({sd.NEWEST_READ}): its defaults apply"
-        )
+    p.notes.extend(_notes(arch, s, swa_note))
     p.lines = [
         f"free GPU memory before loading: {gib(total)} - {gib(CONTEXT_BYTES)} (CUDA context)"
         + (f" - {gib(dist)} ({dist_note})" if dist else "")

@@ -283,16 +283,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     terms = [
         Term("weights", w.per_gpu_max, w.source),
         Term("prefill warm-up", acts, acts_note),
+        *_warmup_terms(logits, prefill - acts if masks else 0, masked, bool(scores)),
         Term("CUDA context", CONTEXT_BYTES, "CUDA context and communication buffers"),
     ]
-    if masks:
-        how = "dense attention masks of the image warm-up request's batch, " + masked
-        if scores:
-            how += "; the math SDPA's fp32 scores and softmax of one layer beside them"
-        terms.insert(2, Term("warm-up image masks", prefill - acts, how))
-    if logits:
-        note = "prefill_logprobs over every warm-up token (logits + log_softmax, full vocabulary)"
-        terms.insert(2, Term("warm-up logits", logits, note))
     if other:
         # warmup measures free memory (mem_get_info), so what other processes hold is not in it
         terms.append(Term("other processes", other, "held on the GPU by other processes when TGI started"))
@@ -305,12 +298,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     if warmup_fails:
         pool = limit - peak  # the shortfall: TGI never sizes a cache
     kv_tokens = max(0, pool) // (per_token * block) * block if per_token else 0
-    ctx = s.max_model_len
-    if s.extra.get("max_total_tokens_default") and kv_tokens > 0:
-        # the warm-up picks it (tgi_defaults): the KV cache's tokens, capped at max_position_embeddings
-        # from v3.0.2, or the warm-up's prompt tokens when prefills are not chunked
-        rule = s.extra.get("max_total_rule")
-        ctx = kv_tokens if rule == "kv" else ctx if rule == "prefill" else min(ctx, kv_tokens)
+    ctx = _max_total(s, kv_tokens)
     p = Plan(
         engine="tgi",
         generation="-",
@@ -370,11 +358,41 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             f" {phase(logits, masks, scores, acts)} {gib(max(prefill, logits))} exceed"
             f" {gib(limit)}; TGI stops with 'Not enough memory to handle {s.max_batched_tokens} prefill tokens'"
         )
+    p.notes.extend(_setting_notes(s))
+    return p
+
+
+def _warmup_terms(logits: int, masks: int, masked: str, scores: bool) -> list[Term]:
+    """The warm-up's logits and an image request's dense masks, when it allocates them."""
+    out = []
+    if logits:
+        note = "prefill_logprobs over every warm-up token (logits + log_softmax, full vocabulary)"
+        out.append(Term("warm-up logits", logits, note))
+    if masks:
+        how = "dense attention masks of the image warm-up request's batch, " + masked
+        if scores:
+            how += "; the math SDPA's fp32 scores and softmax of one layer beside them"
+        out.append(Term("warm-up image masks", masks, how))
+    return out
+
+
+def _max_total(s: EngineSettings, kv_tokens: int) -> int:
+    """max_total_tokens: stated, or as the warm-up picks it (tgi/defaults.py): the KV cache's tokens, capped at
+    max_position_embeddings from v3.0.2, or the warm-up's prompt tokens when prefills are not chunked."""
+    ctx = s.max_model_len
+    if not s.extra.get("max_total_tokens_default") or kv_tokens <= 0:
+        return ctx
+    rule = s.extra.get("max_total_rule")
+    return kv_tokens if rule == "kv" else ctx if rule == "prefill" else min(ctx, kv_tokens)
+
+
+def _setting_notes(s: EngineSettings) -> list[str]:
+    notes = []
     declared = s.extra.get("max_batch_total_tokens")
     if isinstance(declared, int):
-        p.notes.append(
+        notes.append(
             f"max_batch_total_tokens {declared:,} is stated; flash models ignore it and infer their own"
         )
     if not s.extra.get("version_known"):
-        p.notes.append("TGI version unknown or newer than the newest modelled release (v3.3): v3.3 applies")
-    return p
+        notes.append("TGI version unknown or newer than the newest modelled release (v3.3): v3.3 applies")
+    return notes

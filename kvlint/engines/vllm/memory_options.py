@@ -123,7 +123,7 @@ VLLM: dict[str, MemoryOption] = {
         "vllm==0.10.0:vllm/v1/core/kv_cache_utils.py:774-780; vllm==0.33.0:vllm/v1/core/kv_cache_planning.py:242-248",
     ),
     "--distributed-executor-backend": modelled(
-        "distributed_executor_backend", "kvlint.extract.container.finish"
+        "distributed_executor_backend", "kvlint.extract.container._pods_of_launch"
     ),
     "--enable-prefix-caching": modelled(
         "enable_prefix_caching", "kvlint.engines.vllm.state._vllm_state_kind"
