@@ -81,7 +81,7 @@ def _lint_stdin(run: RunResult, settings: Settings, opts: dict, fixing: bool) ->
     base = base_dir(display) if opts.get("stdin_filename") else "."
     stream: TextIO = sys.stdout
     if fixing:
-        data, stream = _fix_stdin(data, display, settings, base, opts), sys.stderr
+        data, stream = _fix_stdin(data, display, settings, base, opts, run.errors), sys.stderr
     run.files.append(lint_text(data, display, settings, base))
     return stream
 
@@ -129,7 +129,7 @@ def _say_lines(text: str) -> None:
         say(plain(line))
 
 
-def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict) -> bytes:
+def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict, errors: list[str]) -> bytes:
     """Fix text read from stdin: the fixed text (or, with --diff, the diff) goes to stdout and the
     report to stderr, as ruff does."""
     from kvlint.fix.apply import fix_bytes
@@ -140,6 +140,7 @@ def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict) -> by
     new, outcome = fix_bytes(
         data, display, file_linter(settings, display, base=base), bool(opts.get("unsafe_fixes"))
     )
+    errors.extend(outcome.refused)  # a fix whose check failed: not applied, and the run exits 2
     if opts.get("diff"):
         sys.stdout.write(unified(display, outcome.before, outcome.after))
         return data

@@ -62,11 +62,15 @@ class Edit:
     YAML sequence (`--flag=value` or `--flag`, `value`, as its neighbours write them) or a new
     `key: value` line of the mapping — and `kvlint.fix.materialize` turns it into a plain
     replacement once the source text is at hand.
+
+    `reads`: the value the engine's reader must read from the edited text once the fix is applied
+    (kvlint/fix/verify.py checks it); None when the edit sets no setting (a comment deleted).
     """
 
     where: Location
     text: str = ""
     append: tuple[str, ...] = ()
+    reads: str | None = None
 
 
 @record(frozen=True)

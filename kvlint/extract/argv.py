@@ -55,9 +55,16 @@ def read_env(container: Mapping, path: str) -> dict[str, EnvVar]:
 
 
 def scalar_where(node: Scalar, path: str) -> Location:
-    """The text of a one-line scalar, without its quotes."""
+    """The text of a one-line scalar, without its quotes. Only when its source is its text (and the
+    quotes): a scalar written with escapes (`"\\x2D-…"`), an anchor or a tag has source columns
+    that are not its characters' (security review 3, S4 / S5), so it is located at its start alone,
+    and no column inside it is computed from the decoded text (nor an edit placed on one)."""
     loc = node.where(path)
-    if node.quoted and node.line == node.end_line and node.text is not None:
+    if node.line != node.end_line or node.text is None:
+        return loc
+    if node.end_col - node.col != len(node.text) + (2 if node.quoted else 0):
+        return Location(loc.file, loc.line, loc.column)
+    if node.quoted:
         return Location(loc.file, loc.line, loc.column + 1, loc.line, loc.column + 1 + len(node.text))
     return loc
 
@@ -296,7 +303,12 @@ def split_flag(token: Token) -> tuple[str, Token | None]:
     if text.startswith("-") and "=" in text:
         name, value = text.split("=", 1)
         where = token.where
-        if where is not None and where.end_line == where.line and not token.note.startswith("from env"):
+        if (
+            where is not None
+            and where.end_line == where.line
+            and where.end_column is not None
+            and not token.note.startswith("from env")
+        ):
             # the value's span in the file: what follows `--flag=` in the token's source text, which
             # is not the value's length when `$(VAR)` was expanded inside the token
             span = (where.end_column or where.column) - where.column

@@ -42,6 +42,7 @@ def fix_files(
         except OSError:
             continue  # not a regular file, too large or unreadable: the lint run reports it
         new, outcome = fix_bytes(data, display, lint_for(path, display), unsafe)
+        run.errors.extend(outcome.refused)  # a fix whose check failed: not applied, and the run exits 2
         if not outcome.changed:
             continue
         run.changed_files += 1

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from kvlint.findings import Applicability, Edit, Finding, Fix, Location
+from kvlint.fix.tokens import BLOCK_MAP, BLOCK_SEQ, FLOW_SEQ, ScalarToken, Tokens
 from kvlint.load.source import LINE_BREAK
 from kvlint.record import replace
 
@@ -33,6 +34,7 @@ class SourceLines:
 
     def __init__(self, text: str, breaks: re.Pattern[str] = LINE_BREAK) -> None:
         self.text = text
+        self._tokens: Tokens | None = None
         self.starts = [0]
         self.breaks: list[str] = []
         for m in breaks.finditer(text):
@@ -41,6 +43,12 @@ class SourceLines:
 
     def __len__(self) -> int:
         return len(self.starts)
+
+    def tokens(self) -> Tokens:
+        """The text's scalars with their exact source spans (parsed once, on first use)."""
+        if self._tokens is None:
+            self._tokens = Tokens(self.text, self.starts)
+        return self._tokens
 
     def content_end(self, line: int) -> int:
         """Offset of the end of line `line`'s characters (before its break)."""
@@ -105,6 +113,21 @@ def _quoted(word: str, quote: str) -> str:
     return word
 
 
+class _Refused(Exception):
+    """An edit that cannot be placed exactly; the reason becomes the display-only fix's note."""
+
+
+def _holding(src: SourceLines, start: int, end: int) -> ScalarToken:
+    tokens = src.tokens()
+    tok = tokens.holding(start, end) if tokens.ok else None
+    if tok is None:
+        raise _Refused("")
+    why = tokens.literal(tok, start, end)
+    if why:
+        raise _Refused(why)
+    return tok
+
+
 def _replacement(edit: Edit, src: SourceLines) -> Edit | None:
     w = edit.where
     start = src.offset(w.line, w.column)
@@ -114,15 +137,34 @@ def _replacement(edit: Edit, src: SourceLines) -> Edit | None:
     old = src.text[start:end]
     if not edit.text and old.startswith("#"):
         return _comment_removal(src, w, start, end)
-    if len(old) >= 2 and old[0] in _QUOTES and old[-1] == old[0]:
-        start, end = start + 1, end - 1
-        if old[0] == '"' and ("\\" in edit.text or '"' in edit.text):
-            return None
-        if old[0] == "'" and "'" in edit.text:
-            return None
     if _in_template(src, start, end):
         return None
-    return Edit(_loc(src, w.file, start, end), edit.text)
+    tokens = src.tokens()
+    whole = tokens.holding(start, end) if tokens.ok else None
+    if whole is None:  # the span holds more than one value, or none
+        return None
+    if (start, end) == (whole.start, whole.end) and not whole.decorated:
+        start, end = whole.content  # a quoted value's characters, without its quotes
+    tok = _holding(src, start, end)
+    if not _writable(edit.text, tok, whole=(start, end) == tok.content):
+        return None
+    return Edit(_loc(src, w.file, start, end), edit.text, reads=edit.reads)
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./=+-]+")
+
+
+def _writable(text: str, tok: ScalarToken, whole: bool) -> bool:
+    """The new text can stand where it goes in that scalar's style, reading as written."""
+    if tok.style == '"':
+        return "\\" not in text and '"' not in text
+    if tok.style == "'":
+        return "'" not in text
+    if tok.style in ("|", ">"):
+        return "\n" not in text and "\r" not in text
+    if not whole:
+        return _PLAIN_WORD.fullmatch(text) is not None or not text
+    return _PLAIN_WORD.fullmatch(text) is not None
 
 
 def _comment_removal(src: SourceLines, w: Location, start: int, end: int) -> Edit | None:
@@ -145,66 +187,82 @@ def _flag_words(words: tuple[str, ...], neighbours: str) -> list[str]:
 
 
 def _append(edit: Edit, src: SourceLines) -> Edit | None:
+    """New words after the item `edit.where` spans, where the grammar of its parent takes them: a
+    new item of its sequence (flow or block), a new key of its block mapping, or new words of the
+    shell command line it is the last word of."""
     w = edit.where
     last = w.end_line or w.line
     start = src.offset(w.line, w.column)
     end = src.offset(last, w.end_column if w.end_column is not None else w.column)
-    if start is None or end is None or last != w.line:
+    if start is None or end is None or last != w.line or _in_template(src, start, end):
         return None
-    line = src.line(w.line)
-    before = line[: w.column - 1]
-    nl = src.newline()
-    if _in_template(src, start, end):
+    tok = src.tokens().holding(start, end) if src.tokens().ok else None
+    if tok is None:
         return None
-    item = _BLOCK_ITEM.match(before)
-    if item is not None:
-        rest = before[item.end() :]
-        if rest not in ("", '"', "'"):
-            return _in_string(edit, src, w, end)
-        quote = rest
-        prefix = before[: item.end()]
-        neighbours = "\n".join(src.line(n) for n in range(max(1, w.line - 30), w.line + 1))
-        words = _flag_words(edit.append, neighbours)
-        text = "".join(nl + prefix + _quoted(word, quote) for word in words)
-        at = src.content_end(w.line)
-        return Edit(_loc(src, w.file, at, at), text)
-    opening = before.rfind("[")
-    if opening >= 0 and before.rfind("]") < opening:
-        quote = before[-1] if before and before[-1] in _QUOTES else ""
-        after = src.text[end : src.content_end(w.line)]
-        if quote and not after.startswith(quote):
-            return _in_string(edit, src, w, end)
-        at = end + len(quote)
-        words = _flag_words(edit.append, line)
+    if (start, end) == (tok.start, tok.end) and not tok.decorated:
+        start, end = tok.content
+    if (start, end) != tok.content:
+        return _in_string(edit, src, _holding(src, start, end), w, start, end)
+    if tok.parent == FLOW_SEQ:
+        quote = tok.style if tok.style in _QUOTES else ""
+        words = _flag_words(edit.append, src.text[max(0, tok.start - 2000) : tok.end])
         text = "".join(", " + _quoted(word, quote) for word in words)
-        return Edit(_loc(src, w.file, at, at), text)
-    key = _MAP_KEY.match(line)
-    if key is not None and len(edit.append) == 1:
-        at = src.content_end(w.line)
-        return Edit(_loc(src, w.file, at, at), nl + key.group(1) + edit.append[0])
-    return _in_string(edit, src, w, end)
+        return Edit(_loc(src, w.file, tok.end, tok.end), text, reads=edit.reads)
+    if not tok.single_line or tok.decorated or not _line_ends_after(src, tok.end):
+        return None
+    line_no, col = src.position(tok.start)
+    before = src.line(line_no)[: col - 1]
+    nl = src.newline()
+    at = src.content_end(line_no)
+    if tok.parent == BLOCK_SEQ and _BLOCK_ITEM.fullmatch(before):
+        quote = tok.style if tok.style in _QUOTES else ""
+        neighbours = "\n".join(src.line(n) for n in range(max(1, line_no - 30), line_no + 1))
+        text = "".join(nl + before + _quoted(word, quote) for word in _flag_words(edit.append, neighbours))
+        return Edit(_loc(src, w.file, at, at), text, reads=edit.reads)
+    key = _MAP_KEY.match(src.line(line_no))
+    if tok.parent == BLOCK_MAP and not tok.is_key and key is not None and len(edit.append) == 1:
+        return Edit(_loc(src, w.file, at, at), nl + key.group(1) + edit.append[0], reads=edit.reads)
+    return None
 
 
-def _in_string(edit: Edit, src: SourceLines, w: Location, end: int) -> Edit | None:
-    """After the last word of a shell command written inside one YAML string: ` --flag value`."""
-    words = " ".join(edit.append)
-    if any(c in words for c in "\"'\\#:") or not edit.append:
+def _line_ends_after(src: SourceLines, offset: int) -> bool:
+    """Only blanks and a comment follow `offset` on its line."""
+    line_no, _ = src.position(offset)
+    rest = src.text[offset : src.content_end(line_no)].strip(" \t")
+    return not rest or rest.startswith("#")
+
+
+_SHELL_WORD = re.compile(r"[A-Za-z0-9_./=+-]+")
+_WORD_END = " \t;&|"
+
+
+def _in_string(
+    edit: Edit, src: SourceLines, tok: ScalarToken, w: Location, start: int, end: int
+) -> Edit | None:
+    """After the last word of a shell command written inside one YAML string: ` --flag value`, at a
+    word boundary (before the blanks, `#`, `;`, `&&`, `&` or `|` that follow the word)."""
+    if not edit.append or not all(_SHELL_WORD.fullmatch(word) for word in edit.append):
         return None
-    after = src.text[end : end + 1]
-    if after and after not in " \t\"'" and not LINE_BREAK.match(after):
-        return None
-    return Edit(
-        Location(w.file, w.line, w.end_column or w.column, w.line, w.end_column or w.column), " " + words
-    )
+    lo, hi = tok.content
+    before = src.text[start - 1] if start > lo else ""
+    after = src.text[end] if end < hi else ""
+    if (before and before not in _WORD_END + "\n\r") or (after and after not in _WORD_END + "\n\r"):
+        return None  # inside a word, or a word in shell quotes: not a place for new words
+    return Edit(_loc(src, w.file, end, end), " " + " ".join(edit.append), reads=edit.reads)
 
 
 def materialize_fix(fix: Fix, src: SourceLines) -> Fix:
-    """The fix with every edit exact, or display-only (no edits) when one cannot be placed."""
+    """The fix with every edit exact, or display-only (no edits) when one cannot be placed; the
+    display-only fix says why when the value's writing is the reason (an anchor, escapes)."""
     if not fix.edits or fix.applicability == Applicability.DISPLAY:
         return fix if not fix.edits else replace(fix, edits=())
     concrete: list[Edit] = []
     for edit in fix.edits:
-        made = _append(edit, src) if edit.append else _replacement(edit, src)
+        try:
+            made = _append(edit, src) if edit.append else _replacement(edit, src)
+        except _Refused as exc:
+            note = f" (not applied: {exc})" if str(exc) else ""
+            return Fix(fix.message + note, Applicability.DISPLAY, ())
         if made is None:
             return Fix(fix.message, Applicability.DISPLAY, ())
         concrete.append(made)

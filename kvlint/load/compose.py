@@ -239,3 +239,12 @@ def _document(builder: Builder, events, index: int, path: str, issues: list[Issu
         )
         return Document(index, None)
     return Document(index, root)
+
+
+def parse_events(text: str):
+    """The parser's events for `text`, from the parser compose uses (kvlint/fix/tokens.py reads each
+    scalar's exact source span from them)."""
+    global _YAML
+    if _YAML is None:
+        _YAML = _yaml()
+    return _YAML.parse(text)

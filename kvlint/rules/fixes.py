@@ -14,6 +14,10 @@ from kvlint.rules.facts import flag
 
 SAFE, UNSAFE, DISPLAY = Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY
 
+# why a stated value's fix is display-only when the value has no exact span (kvlint/extract/argv.py
+# scalar_where): its characters in the file are not its text's
+UNPLACED = "not applied: the value is written with escapes, an anchor or a tag; edit it by hand"
+
 # kvlint's own spec keys for the settings fixes change
 SPEC_KEYS = {"utilization": "gpu_memory_utilization"}
 
@@ -24,9 +28,11 @@ def display(message: str) -> Fix:
 
 def replace_text(v: Value | None, text: str, message: str, applicability: str) -> Fix:
     """Write `text` in place of the value's characters (only a value the file states)."""
-    if v is None or v.origin != "stated" or v.where is None or v.where.end_column is None:
+    if v is None or v.origin != "stated" or v.where is None:
         return display(message)
-    return Fix(message, applicability, (Edit(v.where, text),))
+    if v.where.end_column is None:  # located at its start alone: its source is not its text
+        return display(f"{message} ({UNPLACED})")
+    return Fix(message, applicability, (Edit(v.where, text, reads=text),))
 
 
 def set_setting(
@@ -42,9 +48,9 @@ def set_setting(
         return Fix(
             message,
             applicability,
-            (Edit(d.args_end, append=(f"{SPEC_KEYS.get(setting, setting)}: {text}",)),),
+            (Edit(d.args_end, append=(f"{SPEC_KEYS.get(setting, setting)}: {text}",), reads=text),),
         )
     name = flag(d.engine_name, setting)
     if not name.startswith("--"):  # an environment variable (TGI's CUDA_MEMORY_FRACTION): the user's choice
         return display(message)
-    return Fix(message, applicability, (Edit(d.args_end, append=(name, text)),))
+    return Fix(message, applicability, (Edit(d.args_end, append=(name, text), reads=text),))

@@ -299,13 +299,14 @@ def lint_text(
 
 def file_linter(
     settings: Settings, display: str, real_path: str | None = None, base: str = "."
-) -> Callable[[bytes], list[Finding]]:
-    """`lint_text` bound to one file, for the fix rounds (fix/apply.Lint): its findings from bytes.
-    `real_path`: the file on disk (its directory is the base then), so the rounds read what is beside it."""
+) -> Callable[[bytes], FileResult]:
+    """`lint_text` bound to one file, for the fix rounds (fix/apply.Lint): its lint from bytes (the
+    findings, and the workloads whose settings a round's check reads). `real_path`: the file on disk
+    (its directory is the base then), so the rounds read what is beside it."""
     where = base_dir(real_path) if real_path is not None else base
 
-    def lint(data: bytes) -> list[Finding]:
-        return lint_text(data, display, settings, where, real_path).findings
+    def lint(data: bytes) -> FileResult:
+        return lint_text(data, display, settings, where, real_path)
 
     return lint
 
