@@ -41,16 +41,22 @@ def open_regular(path: str) -> BinaryIO:
 
 def read_regular(path: str, cap: int) -> bytes:
     """The bytes of a regular file of at most `cap` bytes; OSError (NotRegular, TooLarge) otherwise."""
-    chunks: list[bytes] = []
     with open_regular(path) as fh:
-        left = cap + 1  # in pieces: a large cap must not allocate its whole size up front
-        while left > 0:
-            chunk = fh.read(min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        size = os.fstat(fh.fileno()).st_size
+        return read_open(fh, path, cap)
+
+
+def read_open(fh: BinaryIO, path: str, cap: int) -> bytes:
+    """At most `cap` bytes from an open file (TooLarge past them), read in pieces: a large cap must
+    not allocate its whole size up front, and a file that claims 0 bytes (/dev/zero) still stops."""
+    chunks: list[bytes] = []
+    left = cap + 1
+    while left > 0:
+        chunk = fh.read(min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    size = os.fstat(fh.fileno()).st_size
     data = b"".join(chunks)
     if len(data) > cap:
         raise TooLarge(f"{path}: larger than {cap:,} bytes", max(size, len(data)))
@@ -92,3 +98,21 @@ def is_regular(path: str) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+def inside(path: str, cwd: str | None = None) -> bool:
+    """False when `path` lies lexically inside the working directory but its real path does not: a
+    symbolic link in the repository that leads out of it (`deploy -> ../outside`, `deploy -> /`),
+    which a pull request can add. A path named outside the working directory (`/srv/manifests`,
+    `../other`) is the caller's own choice, not the repository's content, and is followed."""
+    try:
+        cwd = cwd or os.getcwd()
+        if not _under(os.path.abspath(path), cwd):
+            return True
+        return _under(os.path.realpath(path), os.path.realpath(cwd))
+    except (OSError, ValueError):
+        return False
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)

@@ -1,16 +1,15 @@
 """`--fix`, `--unsafe-fixes` and `--diff` over files: read each, fix it in rounds, write it back (or
 only show the diff). The only place kvlint writes a user's file; it writes a file only when its text
-changed, only a regular file, and never one it could not decode as UTF-8."""
+changed, only a regular file inside the tree, never one it could not decode as UTF-8, and only
+atomically (kvlint/fix/write.py says how)."""
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Callable
 
-from kvlint.fileio import read_regular
 from kvlint.fix.apply import Applied, Lint, fix_bytes
 from kvlint.fix.diff import unified
+from kvlint.fix.write import Refused, read_for_fix, write_fixed
 from kvlint.record import field, record
 
 
@@ -31,31 +30,32 @@ def fix_files(
     write: bool,
 ) -> FixRun:
     """Fix each (path on disk, path as shown); write the new text back when `write`, else collect a diff.
-    `lint_for(path, shown)`: the linter of that file; `max_size`: the largest file read, in bytes."""
+    `lint_for(path, shown)`: the linter of that file; `max_size`: the largest file read, in bytes.
+    Only a file written counts as fixed: a refused or failed write is an error (exit 2), located."""
     run = FixRun()
     for path, display in shown:
         try:
-            if stat.S_ISLNK(os.lstat(path).st_mode):
-                run.skipped.append(f"{display}: a symbolic link; kvlint does not write through links")
-                continue
-            data = read_regular(path, max_size)
+            data, ident = read_for_fix(path, max_size)
+        except Refused as exc:
+            run.skipped.append(display + str(exc)[len(path) :])
+            continue
         except OSError:
             continue  # not a regular file, too large or unreadable: the lint run reports it
         new, outcome = fix_bytes(data, display, lint_for(path, display), unsafe)
         run.errors.extend(outcome.refused)  # a fix whose check failed: not applied, and the run exits 2
         if not outcome.changed:
             continue
-        run.changed_files += 1
-        run.applied.extend((display, a) for a in outcome.applied)
         if not write:
             run.diff += unified(display, outcome.before, outcome.after)
-            continue
-        try:
-            with open(path, "r+b") as fh:  # in place: keeps the file's mode, owner and links
-                fh.write(new)
-                fh.truncate()
-        except OSError as exc:
-            run.errors.append(f"{display}: cannot write the fixed file: {exc.strerror or exc}")
+        else:
+            try:
+                write_fixed(path, new, ident)
+            except OSError as exc:
+                reason = str(exc)[len(path) + 2 :] if isinstance(exc, Refused) else exc.strerror or str(exc)
+                run.errors.append(f"{display}: cannot write the fixed file: {reason}; the file is unchanged")
+                continue
+        run.changed_files += 1
+        run.applied.extend((display, a) for a in outcome.applied)
     return run
 
 

@@ -6,6 +6,9 @@ excludes (gitignore-style globs) and what .gitignore lists.
   (or a FIFO, device or directory) is not read and the run says so.
 - Walks do not follow directory symlinks (each is named on stderr), nor file symlinks that lead
   out of the directory being walked (each is an error: a manifest named but not checked).
+- A named path inside the working directory whose real path leaves it (`deploy -> /`, a link a
+  pull request can commit in place of the directory a workflow names) is refused the same way:
+  an error, exit 2, nothing under it walked, linted or written.
 - Nothing is skipped silently: the run counts what .gitignore and excludes skipped, a path given
   explicitly is linted even if .gitignore lists it, and a named directory that yields no file
   because ignore rules skipped them all is an error.
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import os
 
-from kvlint.fileio import NotRegular, TooLarge, read_regular, shown
+from kvlint.fileio import NotRegular, TooLarge, inside, is_regular, read_regular, shown
 from kvlint.record import field, record
 from kvlint.wildmatch import Pattern, compile_pattern, normalize
 
@@ -112,6 +115,14 @@ def discover(paths: list[str], exclude: list[str], respect_gitignore: bool = Tru
     for path in paths:
         if not os.path.lexists(path):
             found.errors.append(f"{path}: no such file or directory")
+            continue
+        if (os.path.isdir(path) or is_regular(path)) and not inside(path, cwd):
+            # `deploy -> /` or `-> ../outside`, committed in place of the directory a workflow names:
+            # not walked, linted or fixed (security review 3, S7); a manifest named but not checked
+            found.errors.append(
+                f"{path}: leads out of the working directory through a symbolic link; not followed "
+                "(kvlint reads and fixes only what lies inside it; name the real path to lint it)"
+            )
             continue
         if os.path.isdir(path):
             before = len(found.files), found.skipped_gitignore + found.skipped_exclude
