@@ -104,6 +104,7 @@ def _displayed(files: list[str]) -> list[tuple[str, str]]:
 
 def _fix_files(shown: list[tuple[str, str]], settings: Settings, opts: dict, errors: list[str]) -> int | None:
     """Apply (or, with --diff, show) the fixes; the exit code when --diff ends the run, else None."""
+    from kvlint.fix.diff import for_runner
     from kvlint.fix.files import fix_files, summary
     from kvlint.run.lint import file_linter
 
@@ -116,7 +117,7 @@ def _fix_files(shown: list[tuple[str, str]], settings: Settings, opts: dict, err
     )
     errors.extend(fixed.errors)
     if opts.get("diff"):
-        failed = write(fixed.diff, sys.stdout, "the diff")
+        failed = write(for_runner(fixed.diff), sys.stdout, "the diff")
         for err in errors + ([failed] if failed else []):
             say(f"kvlint: {plain(err)}")
         return 2 if errors or failed else (1 if fixed.diff else 0)
@@ -133,7 +134,7 @@ def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict, error
     """Fix text read from stdin: the fixed text (or, with --diff, the diff) goes to stdout and the
     report to stderr, as ruff does."""
     from kvlint.fix.apply import fix_bytes
-    from kvlint.fix.diff import unified
+    from kvlint.fix.diff import for_runner, unified
     from kvlint.fix.files import FixRun, summary
     from kvlint.run.lint import file_linter
 
@@ -142,7 +143,7 @@ def _fix_stdin(data: bytes, display: str, settings, base: str, opts: dict, error
     )
     errors.extend(outcome.refused)  # a fix whose check failed: not applied, and the run exits 2
     if opts.get("diff"):
-        sys.stdout.write(unified(display, outcome.before, outcome.after))
+        sys.stdout.write(for_runner(unified(display, outcome.before, outcome.after)))
         return data
     sys.stdout.buffer.write(new)
     sys.stdout.flush()

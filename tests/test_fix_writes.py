@@ -1,5 +1,6 @@
 """Writes that can neither escape the tree nor corrupt a file (security review 3, class E: S7, S15,
-S16). Each reproducer is rebuilt from the review's description."""
+S16), and `--diff` output the GitHub runner cannot read commands from (S14). Each reproducer is
+rebuilt from the review's description."""
 
 from __future__ import annotations
 
@@ -152,3 +153,46 @@ def test_fix_keeps_mode_bits_and_refuses_hard_linked_files(tmp_path):
     os.link(linked, tmp_path / "other-name.yaml")
     result = _run("--fix", "e.yaml", cwd=tmp_path)
     assert "e.yaml: has 2 hard links" in result.stderr and linked.read_text() == FIXABLE
+
+
+S14 = (
+    _HEAD
+    + f"""        - name: vllm
+          image: vllm/vllm-openai:v0.10.1
+          command:
+            - sh
+            - -c
+            - |
+              ::error file=README.md,line=9::INJECTED
+              vllm serve {MODEL} --gpu-memory-utilization 1.5
+"""
+    + _LIMITS
+)
+
+
+def _commands(out: str) -> list[str]:
+    """The lines the runner reads as workflow commands: `::` after TrimStart, outside a
+    `::stop-commands::TOKEN` … `::TOKEN::` section."""
+    found, stopped = [], None
+    for line in out.splitlines():
+        bare = line.lstrip()
+        if stopped is not None:
+            if bare == f"::{stopped}::":
+                stopped = None
+            continue
+        if bare.startswith("::stop-commands::"):
+            stopped = bare[len("::stop-commands::") :]
+        elif bare.startswith("::"):
+            found.append(line)
+    return found
+
+
+def test_s14_diff_context_line_is_no_workflow_command_under_github_actions(tmp_path):
+    (tmp_path / "d.yaml").write_text(S14)
+    plain = _run("--diff", "d.yaml", cwd=tmp_path, env={"GITHUB_ACTIONS": ""})
+    assert " ::error file=README.md,line=9::INJECTED" in plain.stdout  # the diff itself, as patch reads it
+    result = _run("--diff", "d.yaml", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"})
+    assert result.returncode == 1 and "+" in result.stdout
+    assert _commands(result.stdout) == []  # was: ` ::error file=README.md,line=9::INJECTED`
+    stdin = _run("--diff", "-", cwd=tmp_path, env={"GITHUB_ACTIONS": "true"}, input=S14)
+    assert "INJECTED" in stdin.stdout and _commands(stdin.stdout) == []

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import os
+import secrets
 
 
 def unified(path: str, before: str, after: str) -> str:
@@ -49,3 +51,14 @@ def quoted(path: str) -> str:
 def _escaped_only(path: str) -> bool:
     """True when every surrogate in the name stands for a byte (os.fsdecode's surrogateescape)."""
     return all(not 0xD800 <= ord(ch) <= 0xDFFF or 0xDC80 <= ord(ch) <= 0xDCFF for ch in path)
+
+
+def for_runner(diff: str) -> str:
+    """The diff as the GitHub Actions runner may read it: under GITHUB_ACTIONS, between
+    `::stop-commands::TOKEN` and `::TOKEN::` (a random token), so that no line of the files shown
+    (a context line ` ::error file=…::…`, which the runner reads after trimming its blanks) is taken
+    as a workflow command (security review 3, S14). Elsewhere the diff is unchanged (`patch -p0`)."""
+    if not diff or os.environ.get("GITHUB_ACTIONS") != "true":
+        return diff
+    token = secrets.token_hex(16)
+    return f"::stop-commands::{token}\n{diff}::{token}::\n"
