@@ -94,6 +94,7 @@ class Engine(Protocol):
     no_kv_memory_says: str  # the engine's words when no memory is left for the KV cache ('' if none known)
     script_word: str  # a word that, in a shell command or a Python import path, names the engine
     image_words: tuple[str, ...]  # words of an image name that name the engine's images
+    native_fields: dict[str, Any]  # kvlint's own field -> where the engine keeps it (engines/native.py)
     ray_places_workers: bool  # under a Ray cluster its TP x PP workers are Ray actors spread over the pods
     models_expert_placement: bool  # kvlint models how it places MoE experts over TP x DP (fleet's guess)
     names_fp8_weights_fix: bool  # online fp8 weight quantization is a fix kvlint can offer for it

@@ -12,7 +12,8 @@ Per engine, each field is one of
 - an `extra` key (with `invert` when the engine's option is the negation of the field);
 - `Absent(reason)`: the engine has no such setting; a stated value gets a KV004 info at it, saying the
   plan does not apply it, unless it is what the engine does anyway (`matches`).
-`tests/test_stated_values.py` checks that every setting field of the spec has an entry for every engine.
+Each engine lists its entries as `native_fields` in its package (kvlint/engines/<engine>/__init__.py); a field
+it leaves out is SAME. `tests/test_stated_values.py` checks every setting field of the spec for every engine.
 """
 
 from __future__ import annotations
@@ -42,46 +43,20 @@ class Absent:
 
 Entry = str | Extra | Absent
 
-_ARGS = "launcher/src/main.rs Args"
-
-FIELDS: dict[str, dict[str, Entry]] = {
-    "vllm": {},  # kvlint's fields are vLLM's names: every one is SAME
-    "sglang": {
-        # server_args.py ServerArgs: mem_fraction_static is the share of the memory free before loading that
-        # weights and the KV pool may take (sglang/plan.py explains the arithmetic)
-        "gpu_memory_utilization": Extra("mem_fraction_static"),
-        # --chunked-prefill-size: the tokens one prefill step runs (kvlint's EngineSettings.max_batched_tokens)
-        "max_batched_tokens": Extra("chunked_prefill_size"),
-        "enforce_eager": Extra("disable_cuda_graph"),
-        "hybrid_kv_cache_manager": Extra("disable_hybrid_swa_memory", invert=True),
-    },
-    "tgi": {
-        "gpu_memory_utilization": Extra(
-            "cuda_memory_fraction"
-        ),  # --cuda-memory-fraction / CUDA_MEMORY_FRACTION
-        "max_batched_tokens": Extra("max_batch_prefill_tokens"),  # the warm-up's prefill budget
-        "pipeline_parallel": Absent(f"the launcher shards tensors only (--num-shard; {_ARGS})", matches=1),
-        "data_parallel": Absent(f"one launcher serves one replica ({_ARGS})", matches=1),
-        "block_size": Absent(
-            "the attention backend sets the block size (server/text_generation_server/models/globals.py "
-            "BLOCK_SIZE, by ATTENTION)"
-        ),
-        "enforce_eager": Absent(
-            f"--cuda-graphs 0 turns CUDA graphs off ({_ARGS}), which kvlint's plan leaves out", matches=False
-        ),
-        "hybrid_kv_cache_manager": Absent("every layer keeps KV for every token", matches=False),
-    },
-}
-
 
 def entry(engine: str, name: str) -> Entry:
-    return FIELDS.get(engine, {}).get(name, SAME)
+    return fields(engine).get(name, SAME)
+
+
+def fields(engine: str) -> dict[str, Entry]:
+    """The engine's entries (`native_fields` in its package); none for an engine kvlint does not model."""
+    return engines.get(engine).native_fields if engines.known(engine) else {}
 
 
 def carry(d: Deployment, engine: str) -> None:
     """Put each value stated in one of kvlint's fields where the engine reads it (the engine's own option,
     when also stated, wins: it is what the engine parses); say when the engine has no such setting."""
-    for name, e in FIELDS.get(engine, {}).items():
+    for name, e in fields(engine).items():
         v: Value | None = getattr(d, name)
         if v is None or v.origin == "default":
             continue

@@ -62,7 +62,10 @@ class EngineBase:
     refuses_context_beyond_model = True
     rope_cache_at_load = True
     script_word = ""  # a word that, in a shell command or a Python import path, names the engine
-    image_words: tuple[str, ...] = ()  # words of an image name that name the engine's images
+    image_words: tuple[str, ...] = ()
+    native_fields: dict[
+        str, Any
+    ] = {}  # kvlint's field -> where the engine keeps it (engines/native.py); none: SAME  # words of an image name that name the engine's images
 
     def entry_point(self, at: Any) -> Any:
         return None

@@ -7,6 +7,7 @@ from typing import Any
 
 from kvlint.deployment import Deployment, Value
 from kvlint.engines.base import LongSequence, Startup
+from kvlint.engines.native import Extra
 from kvlint.engines.sglang import launch as _launch
 from kvlint.engines.shared import EngineBase
 
@@ -15,6 +16,16 @@ class SGLang(EngineBase):
     name = "sglang"
     display = "SGLang"
     image_words = _launch.IMAGES
+    # kvlint's own fields (the ServingSpec's, vLLM's names) SGLang keeps under its own option (engines/native.py)
+    native_fields = {
+        # server_args.py ServerArgs: mem_fraction_static is the share of the memory free before loading that
+        # weights and the KV pool may take (sglang/plan.py explains the arithmetic)
+        "gpu_memory_utilization": Extra("mem_fraction_static"),
+        # --chunked-prefill-size: the tokens one prefill step runs (kvlint's EngineSettings.max_batched_tokens)
+        "max_batched_tokens": Extra("chunked_prefill_size"),
+        "enforce_eager": Extra("disable_cuda_graph"),
+        "hybrid_kv_cache_manager": Extra("disable_hybrid_swa_memory", invert=True),
+    }
     reader = "kvlint.engines.sglang.options"
     memory_table = "kvlint.engines.sglang.memory_options:SGLANG"
     settings_of = "kvlint.engines.sglang.settings:settings"

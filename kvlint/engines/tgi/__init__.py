@@ -12,14 +12,34 @@ from typing import Any
 
 from kvlint.deployment import Deployment, Value
 from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Refusal, Startup
+from kvlint.engines.native import Absent, Extra
 from kvlint.engines.shared import EngineBase
 from kvlint.engines.tgi import launch as _launch
+
+_ARGS = "launcher/src/main.rs Args"
 
 
 class TGI(EngineBase):
     name = "tgi"
     display = "TGI"
     image_words = _launch.IMAGES
+    # kvlint's own fields (the ServingSpec's, vLLM's names): where TGI keeps them, or that it has none
+    native_fields = {
+        "gpu_memory_utilization": Extra(
+            "cuda_memory_fraction"
+        ),  # --cuda-memory-fraction / CUDA_MEMORY_FRACTION
+        "max_batched_tokens": Extra("max_batch_prefill_tokens"),  # the warm-up's prefill budget
+        "pipeline_parallel": Absent(f"the launcher shards tensors only (--num-shard; {_ARGS})", matches=1),
+        "data_parallel": Absent(f"one launcher serves one replica ({_ARGS})", matches=1),
+        "block_size": Absent(
+            "the attention backend sets the block size (server/text_generation_server/models/globals.py "
+            "BLOCK_SIZE, by ATTENTION)"
+        ),
+        "enforce_eager": Absent(
+            f"--cuda-graphs 0 turns CUDA graphs off ({_ARGS}), which kvlint's plan leaves out", matches=False
+        ),
+        "hybrid_kv_cache_manager": Absent("every layer keeps KV for every token", matches=False),
+    }
     reader = "kvlint.engines.tgi.options"
     memory_table = "kvlint.engines.tgi.memory_options:TGI"
     settings_of = "kvlint.engines.tgi.plan:settings"
