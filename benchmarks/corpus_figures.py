@@ -20,7 +20,7 @@ CORPUS = Path(os.environ.get("KVLINT_SHARED", ROOT.parent / "shared")) / "corpus
 FOLDERS = ("manifests", "manifests2")
 TABLE = ROOT / "tests" / "data" / "corpus_findings.yaml"
 MODELLED = ("vllm", "sglang", "tgi")  # engines whose memory kvlint models
-# KV004s of extract/unread.py: a GPU container, accelerator request, engine command or GPU VM type in a
+# KV004s of link/unread.py: a GPU container, accelerator request, engine command or GPU VM type in a
 # document that gave no workload
 UNREAD = (
     "in a layout kvlint does not read as a serving workload",

@@ -162,7 +162,8 @@ def test_a_catalogued_vllm_deployment_loads_only_what_it_meets():
         "kvlint.catalog.safetensors",
         "kvlint.extract.cel",
         "kvlint.extract.dra",
-        "kvlint.extract.unread",
+        "kvlint.link.claims",
+        "kvlint.link.unread",
         "kvlint.engines.tgi.plan",
     ):
         assert lazy not in mods, lazy

@@ -8,7 +8,7 @@ engine sees the slice's memory (catalog/mig.py), so the deployment's GPU becomes
 
 Shared: `nvidia.com/gpu.shared` (time-slicing or MPS with renameByDefault), a `-SHARED` product
 label, or `nvidia.com/gpu.sharing-strategy: time-slicing|mps`. Several pods then use one card's
-memory; the file-level check (capacity/sharing.py) adds up what each of them may take.
+memory; the file-level check (link/sharing.py) adds up what each of them may take.
 """
 
 from __future__ import annotations

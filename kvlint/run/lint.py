@@ -1,27 +1,26 @@
-"""One lint run: files -> load -> extract -> resolve -> plan -> rules -> suppressions -> findings."""
+"""One lint run: files -> load -> extract -> link -> resolve -> plan -> rules -> suppressions -> findings."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kvlint import sharing
-from kvlint.bounds import FINDINGS_PER_RULE_MAX, WORKLOADS_MAX
-from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE, UNPARSED_SETTING
+from kvlint import link
+from kvlint.bounds import WORKLOADS_MAX
+from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE
 from kvlint.deployment import Deployment
 from kvlint.extract import extract_document
 from kvlint.fileio import NotRegular, TooLarge, base_dir, read_regular
 from kvlint.findings import Finding, Issue, Location, Severity
-from kvlint.load import LoadedFile, load_bytes, load_oversized, physical
+from kvlint.link import sharing
+from kvlint.load import LoadedFile, load_bytes, load_oversized
 from kvlint.load.nearby import Nearby
 from kvlint.record import field, record
 from kvlint.resolve import Resolved, resolve
 from kvlint.rules.base import IssueContext, Need, Rule, contexts
-from kvlint.run import fleet, suppress
+from kvlint.run import fleet
+from kvlint.run.finish import settle
 from kvlint.run.settings import Settings
-
-if TYPE_CHECKING:  # DRA claims and the unread-layout net load only when a file needs them
-    from kvlint.extract.dra import Known
 
 
 @record
@@ -56,13 +55,6 @@ class RunResult:
         return [d for r in self.files for d in r.deployments]
 
 
-_READ_OR_SAID = (
-    INVALID_INPUT,
-    NOT_CHECKABLE,
-    UNPARSED_SETTING,
-)  # the file already says what it could not read
-
-
 def check_deployment(path: str, r: Resolved, settings: Settings, rules: Sequence[Rule[Any]]) -> list[Finding]:
     """Every rule whose needs the resolved deployment meets, each with its typed context; the
     coverage rules (KV002/KV003/KV005) are told which rules were skipped."""
@@ -92,16 +84,32 @@ def check_file_issues(
 def lint_loaded(
     loaded: LoadedFile, settings: Settings, base_dir: str, real_path: str | None = None
 ) -> FileResult:
+    """One file from load to findings: extract each document, link across the documents (and the
+    files beside it), resolve and plan each workload, run the rules, settle the findings."""
     from kvlint.rules import all_rules
 
     rules = all_rules()
     path = loaded.path
-    result = FileResult(path)
-    file_issues = list(loaded.issues)
-    findings: list[Finding] = []
-    owners: list[Resolved | None] = []  # the workload whose rules produced each finding
     # objects other documents define (a KServe runtime): this file's, then its directory's when on disk
     nearby = Nearby(path, real_path, loaded.documents, settings.max_file_size)
+    extracted, file_issues = _extract(loaded, base_dir, nearby)
+    beside = link.read_beside(extracted, nearby)
+    deployments = [resolve(d, settings.defaults) for d in extracted]
+    sharing.annotate([_sharer(r) for r in deployments], beside.sharing)
+    findings, owners = _check(path, deployments, settings, rules)
+    if not deployments:  # a GPU container or engine command kvlint could not read: said
+        file_issues.extend(link.never_silent(loaded.documents, path, file_issues))
+    found = check_file_issues(path, file_issues, settings, rules)
+    findings.extend(found)
+    owners.extend([None] * len(found))
+    kept, suppressed, lines = settle(loaded, settings, findings, owners, deployments)
+    return FileResult(path, findings=kept, deployments=deployments, lines=lines, suppressed=suppressed)
+
+
+def _extract(loaded: LoadedFile, base_dir: str, nearby: Nearby) -> tuple[list[Deployment], list[Issue]]:
+    """The workloads of each document, and the file's issues (the loader's, then extraction's)."""
+    path = loaded.path
+    file_issues = list(loaded.issues)
     extracted: list[Deployment] = []
     for doc in loaded.documents:
         if len(extracted) >= WORKLOADS_MAX:  # each is resolved and planned: the work is bounded
@@ -110,116 +118,32 @@ def lint_loaded(
         deployments, issues = extract_document(doc, path, base_dir, loaded.source.lines, nearby)
         file_issues.extend(issues)
         extracted.extend(deployments)
-    claims = any("dra_refs" in d.extra for d in extracted)  # a container names a DRA claim
-    beside = Beside.of(nearby, claims) if extracted else Beside()
-    if claims:
-        from kvlint.extract import dra
+    return extracted, file_issues
 
-        known = beside.dra if beside.dra is not None else dra.Known()
-        for d in extracted:
-            dra.attach(d, known)
-    result.deployments = [resolve(d, settings.defaults) for d in extracted]
-    sharing.annotate(result.deployments, beside.sharing)
-    for r in result.deployments:
+
+def _sharer(r: Resolved) -> sharing.Sharer:
+    """The workload's part in a shared card: the engine's memory fraction as resolved (defaults
+    filled), else as stated."""
+    if r.settings is not None:
+        fraction: float | None = r.settings.utilization
+    else:
+        v = r.deployment.gpu_memory_utilization
+        fraction = float(v.value) if v is not None and isinstance(v.value, (int, float)) else None
+    return sharing.Sharer(r.deployment, r.gpu.id if r.gpu else "", fraction)
+
+
+def _check(
+    path: str, deployments: list[Resolved], settings: Settings, rules: Sequence[Rule[Any]]
+) -> tuple[list[Finding], list[Resolved | None]]:
+    """The rules' findings on each workload (on each fleet GPU when it names none), and the
+    workload each finding belongs to."""
+    findings: list[Finding] = []
+    owners: list[Resolved | None] = []
+    for r in deployments:
         found = fleet.findings(path, r, settings, rules, check_deployment)
         findings.extend(found)
         owners.extend([r] * len(found))
-    if not result.deployments and not any(i.code in _READ_OR_SAID for i in file_issues):
-        from kvlint.extract import unread
-
-        file_issues.extend(unread.issues(loaded.documents, path))  # a GPU container or engine command: said
-    found = check_file_issues(path, file_issues, settings, rules)
-    findings.extend(found)
-    owners.extend([None] * len(found))
-    outcome = suppress.apply(findings, owners, result.deployments, loaded, settings)
-    final = _enabled(outcome.kept, settings, path)
-    result.suppressed = sorted(_enabled(outcome.suppressed, settings, path), key=Finding.sort_key)
-    source = loaded.source.lines if loaded.source.text else []
-    for f in final:
-        f.where = _inside(f.where, source, path)
-    result.findings = _cap_per_rule(sorted(_dedupe(final), key=Finding.sort_key))
-    cited = {f.where.line for f in result.findings}
-    if any(f.fixes for f in result.findings):
-        from kvlint.fix.materialize import materialize
-
-        editable = (
-            bool(loaded.source.text)
-            and loaded.source.helm_template is None
-            and not any(i.code == INVALID_INPUT for i in loaded.issues)
-        )
-        materialize(result.findings, loaded.source.text, editable)
-        cited.update(e.where.line for f in result.findings for x in f.fixes for e in x.edits)
-    if physical.needed(loaded.source.text):  # NEL/LS/PS: YAML counts them as line breaks, editors do not
-        phys = physical.Physical(loaded.source.text)
-        for f in (*result.findings, *result.suppressed):
-            phys.move(f, path)
-        source = phys.lines
-        cited = {f.where.line for f in result.findings}
-        cited.update(e.where.line for f in result.findings for x in f.fixes for e in x.edits)
-    result.lines = {  # only these: the file's text is not kept once it is linted
-        n: source[n - 1] for n in sorted(cited) if 1 <= n <= len(source)
-    }
-    return result
-
-
-@record
-class Beside:
-    """What workloads refer to by name, from the file and the YAML files of its directory: DRA
-    claims and device classes, and the GPU device plugin's time-slicing / MPS replicas."""
-
-    dra: Known | None = None  # read only when a workload names a claim
-    sharing: list[sharing.Replicas] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, nearby: Nearby, claims: bool) -> Beside:
-        out = cls()
-        if not claims:
-            for found in nearby.objects(("ConfigMap",)):
-                out.sharing.extend(sharing.replicas(found.root, found.file))
-            return out
-        from kvlint.extract import dra
-
-        out.dra = dra.Known()
-        for found in nearby.objects((*dra.KINDS, "ConfigMap")):
-            if dra.is_dra(found.root):
-                out.dra.add(found.root, found.file)
-            else:
-                out.sharing.extend(sharing.replicas(found.root, found.file))
-        return out
-
-
-def _enabled(findings: list[Finding], settings: Settings, path: str) -> list[Finding]:
-    """The findings of rules enabled for this file, at their configured severity."""
-    final: list[Finding] = []
-    enabled_cache: dict[str, bool] = {}
-    for f in findings:
-        if f.rule not in enabled_cache:
-            enabled_cache[f.rule] = settings.enabled(f.rule, path)
-        if enabled_cache[f.rule]:
-            f.severity = settings.severity_of(f.rule, f.severity)
-            final.append(f)
-    return final
-
-
-def _inside(w: Location, source: list[str], path: str) -> Location:
-    """A position inside the file. Positions come from the parser and from nested YAML moved into
-    place (serveConfigV2, vLLM --config); one that lands past the end of a line or of the file is
-    reported at the nearest real position rather than at one no editor can show."""
-    if w.file != path or not source:
-        return w
-    last = len(source)
-    line = min(max(w.line, 1), last)
-    column = min(max(w.column, 1), len(source[line - 1]) + 1)
-    end_line, end_column = w.end_line, w.end_column
-    if end_line is not None:
-        end_line = min(max(end_line, line), last)
-        if end_column is not None:
-            end_column = min(max(end_column, 1), len(source[end_line - 1]) + 1)
-            if (end_line, end_column) < (line, column):
-                end_line, end_column = line, column
-    if (line, column, end_line, end_column) == (w.line, w.column, w.end_line, w.end_column):
-        return w
-    return Location(w.file, line, column, end_line, end_column)
+    return findings, owners
 
 
 def _too_many_workloads(doc, path: str) -> Issue:
@@ -231,42 +155,6 @@ def _too_many_workloads(doc, path: str) -> Issue:
         where,
         fix="split the file",
     )
-
-
-def _cap_per_rule(findings: list[Finding]) -> list[Finding]:
-    """At most FINDINGS_PER_RULE_MAX findings of one rule per file, then one saying how many more."""
-    counts: dict[str, int] = {}
-    out: list[Finding] = []
-    for f in findings:
-        n = counts[f.rule] = counts.get(f.rule, 0) + 1
-        if n <= FINDINGS_PER_RULE_MAX:
-            out.append(f)
-    for rule, n in counts.items():
-        if n > FINDINGS_PER_RULE_MAX:
-            first = [f for f in findings if f.rule == rule][FINDINGS_PER_RULE_MAX]
-            more = n - FINDINGS_PER_RULE_MAX
-            out.append(
-                Finding(
-                    rule,
-                    first.name,
-                    first.severity,
-                    f"{more:,} more {rule} finding{'s' if more != 1 else ''} in this file, not listed "
-                    f"(kvlint lists at most {FINDINGS_PER_RULE_MAX} per rule per file)",
-                    first.where,
-                )
-            )
-    return sorted(out, key=Finding.sort_key)
-
-
-def _dedupe(findings: list[Finding]) -> list[Finding]:
-    seen: set[tuple] = set()
-    out = []
-    for f in findings:
-        key = (f.rule, f.where.line, f.where.column, f.message)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
 
 
 def read_and_lint(path: str, settings: Settings, display: str | None = None) -> FileResult | str:

@@ -1,7 +1,7 @@
 """Serving configuration of stacks kvlint has no reader for, recognised by class (issue 12): a serving
 custom resource by API group and kind, or chart values by a key signature. Each entry says what kvlint
 cannot check in such a file and why, with the stack's documentation or source that says so. Used by
-extract/unread for a document that gave no workload and no other finding."""
+link/unread for a document that gave no workload and no other finding."""
 
 from __future__ import annotations
 

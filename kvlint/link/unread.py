@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from kvlint.bounds import show
 from kvlint.catalog import gpus
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.extract import pods, unread_stacks
+from kvlint.extract import pods
 from kvlint.extract.argv import scalar_where
 from kvlint.findings import Issue
+from kvlint.link import unread_stacks
 from kvlint.load.compose import Document
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 

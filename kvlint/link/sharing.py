@@ -18,12 +18,11 @@ u x total can fail inside its cap; kvlint does not read that cap.
 
 from __future__ import annotations
 
-from kvlint.deployment import Value, inferred
+from kvlint.deployment import Deployment, Value, inferred
 from kvlint.findings import Location
 from kvlint.load.compose import compose
 from kvlint.load.tree import Mapping, Scalar, Sequence
 from kvlint.record import record
-from kvlint.resolve import Resolved
 
 SHARED_RESOURCES = ("nvidia.com/gpu", "nvidia.com/gpu.shared")
 
@@ -34,6 +33,15 @@ class Replicas:
     replicas: int
     where: Location
     file: str
+
+
+@record
+class Sharer:
+    """One workload's part in a card's memory, once resolved."""
+
+    deployment: Deployment
+    card: str  # the resolved GPU's catalog id, "" when none
+    fraction: float | None  # the engine's memory fraction: as resolved (defaults filled), else as stated
 
 
 def replicas(root: Mapping, file: str) -> list[Replicas]:
@@ -62,22 +70,22 @@ def replicas(root: Mapping, file: str) -> list[Replicas]:
     return out
 
 
-def annotate(resolved: list[Resolved], configs: list[Replicas]) -> None:
+def annotate(sharers: list[Sharer], configs: list[Replicas]) -> None:
     """Put the shared-card arithmetic on each deployment whose fraction takes part in an overcommit."""
-    groups: dict[str, list[Resolved]] = {}
-    for r in resolved:
-        shared = r.deployment.extra.get("gpu_shared")
-        if shared is not None and _fraction(r) is not None:
-            key = str(shared.value) if str(shared.value).startswith("claim:") else (r.gpu.id if r.gpu else "")
-            groups.setdefault(key, []).append(r)
+    groups: dict[str, list[Sharer]] = {}
+    for s in sharers:
+        shared = s.deployment.extra.get("gpu_shared")
+        if shared is not None and s.fraction is not None:
+            key = str(shared.value) if str(shared.value).startswith("claim:") else s.card
+            groups.setdefault(key, []).append(s)
     cap = min((c.replicas for c in configs), default=None)
     for key, group in groups.items():
         claim = key.removeprefix("claim:") if key.startswith("claim:") else None
-        pods: list[tuple[float, Resolved]] = []
-        for r in group:
-            count = r.deployment.extra.get("pod_replicas")
+        pods: list[tuple[float, Deployment]] = []
+        for s in group:
+            count = s.deployment.extra.get("pod_replicas")
             n = int(count.value) if count is not None else 1
-            pods.extend([(_fraction(r) or 0.0, r)] * n)
+            pods.extend([(s.fraction or 0.0, s.deployment)] * n)
         if len(pods) < 2:
             continue
         pods.sort(key=lambda p: -p[0])
@@ -85,7 +93,7 @@ def annotate(resolved: list[Resolved], configs: list[Replicas]) -> None:
         total = sum(u for u, _ in together)
         if len(together) < 2 or total < 1:
             continue
-        terms = " + ".join(f"{u:g} ({_name(r)})" for u, r in together)
+        terms = " + ".join(f"{u:g} ({_name(d)})" for u, d in together)
         how = (
             f"every pod that names ResourceClaim {claim!r} gets the same device(s)"
             if claim
@@ -96,20 +104,11 @@ def annotate(resolved: list[Resolved], configs: list[Replicas]) -> None:
         text = (
             f"{len(together)} pods on one shared GPU take {terms} = {total:.2f} of its memory (>= 1); {how}"
         )
-        for r in {id(r): r for _u, r in together}.values():
-            r.deployment.extra["gpu_sharing"] = inferred(total, text, _where(r))
+        for d in {id(d): d for _u, d in together}.values():
+            d.extra["gpu_sharing"] = inferred(total, text, _where(d))
 
 
-def _fraction(r: Resolved) -> float | None:
-    """The engine's memory fraction: as resolved (defaults filled), else as stated."""
-    if r.settings is not None:
-        return r.settings.utilization
-    v = r.deployment.gpu_memory_utilization
-    return float(v.value) if v is not None and isinstance(v.value, (int, float)) else None
-
-
-def _name(r: Resolved) -> str:
-    d = r.deployment
+def _name(d: Deployment) -> str:
     v = d.gpu_memory_utilization or d.extra.get("mem_fraction_static") or d.extra.get("cuda_memory_fraction")
     named = d.name or d.kind
     if v is None or v.origin == "default":
@@ -117,8 +116,7 @@ def _name(r: Resolved) -> str:
     return named
 
 
-def _where(r: Resolved) -> Location:
-    d = r.deployment
+def _where(d: Deployment) -> Location:
     for v in (d.gpu_memory_utilization, d.extra.get("mem_fraction_static"), d.extra.get("gpu_shared")):
         if isinstance(v, Value) and v.where is not None and v.origin != "default":
             return v.where

@@ -1,0 +1,46 @@
+"""The link stage: passes across the documents of a file (and the files beside it), between
+extraction and resolve. A workload's DRA claim is attached from the claim objects found beside it;
+time-sliced / MPS GPUs shared by several workloads are summed once they are resolved (sharing.py);
+a file that gave no workload is searched for GPU containers and engine commands kvlint could not
+read, so that it is never silently passed (unread.py)."""
+
+from __future__ import annotations
+
+from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE, UNPARSED_SETTING
+from kvlint.deployment import Deployment
+from kvlint.findings import Issue
+from kvlint.link.beside import Beside
+from kvlint.load.compose import Document
+from kvlint.load.nearby import Nearby
+
+READ_OR_SAID = (
+    INVALID_INPUT,
+    NOT_CHECKABLE,
+    UNPARSED_SETTING,
+)  # the file already says what it could not read
+
+
+def read_beside(extracted: list[Deployment], nearby: Nearby) -> Beside:
+    """The objects the workloads refer to, read from the file and its directory; each DRA claim a
+    workload names is attached to it (its GPUs, or a KV002 saying the claim was not found)."""
+    if not extracted:
+        return Beside()
+    claims = any("dra_refs" in d.extra for d in extracted)  # a container names a DRA claim
+    found = Beside.of(nearby, claims)
+    if claims:
+        from kvlint.link import claims as dra
+
+        known = found.dra if found.dra is not None else dra.Known()
+        for d in extracted:
+            dra.attach(d, known)
+    return found
+
+
+def never_silent(documents: list[Document], path: str, issues: list[Issue]) -> list[Issue]:
+    """For a file that gave no workload: what in it looks like serving kvlint did not read (a GPU
+    container, an engine command), unless the file already says what it could not read."""
+    if any(i.code in READ_OR_SAID for i in issues):
+        return []
+    from kvlint.link import unread as net
+
+    return net.issues(documents, path)
