@@ -150,71 +150,103 @@ def _not_stated(d: Deployment, candidates: Value | None) -> Issue:
 
 def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:
     if d.model is None or not str(d.model.value).strip():
-        if d.architecture:
-            arch, problem = arch_from_declared(d.architecture, d.name or "declared model")
-            if arch is not None:
-                r.model, r.model_how = arch, how.DECLARED
-                return
-        r.unknown.add("model")
-        if "model" in d.unreadable or any(i.code == UNKNOWN_MODEL for i in d.issues):
-            return  # stated but unreadable (KV005 says where), or the reader already said it is missing
-        r.issues.append(
-            Issue(UNKNOWN_MODEL, "model is not stated", d.where, fix="name the model (--model / model:)")
-        )
+        _model_not_stated(d, r)
         return
     ref = str(d.model.value)
-    res = model_catalog.resolve(ref, d.base_dir)
     ident = model_catalog.strip_ref(ref)
-    hub_failure = None
-    if hub and (res.arch is None or res.derived) and not res.no_kv_cache and model_catalog.is_hub_id(ident):
-        fetched = model_catalog.from_hub(ident)  # the exact config beats a name rule's guess
-        if fetched.arch is not None:
-            res = fetched
-        else:
-            hub_failure = fetched
+    res, hub_failure = _look_up_model(ref, ident, d.base_dir, hub)
     if res.kind or res.no_kv_cache or res.unpriced:
         r.issues.append(_not_capacity_checked(ref, res, _loc(d, d.model)))
         r.unknown.add("model")
-        return
-    if res.arch is not None:
-        r.model, r.model_how = res.arch, res.how
-        if res.derived:
-            r.issues.append(
-                Issue(
-                    MATCHED_BY_NAME,
-                    f"model {ref!r} is not catalogued; {res.how} (rules: {res.derived})",
-                    _loc(d, d.model),
-                    details=(res.derived_from,),
-                    fix=f"make it known exactly: `kvlint models pull {ident}`"
-                    if model_catalog.is_hub_id(ident)
-                    else "make it known exactly: point `model` at a directory holding its config.json, or "
-                    "declare it under `models:` in the kvlint configuration",
-                )
-            )
-        _apply_overrides(d, r)
-        return
+    elif res.arch is not None:
+        _model_found(d, r, ref, ident, res)
+    elif d.architecture:
+        _model_declared(d, r, ref)
+    else:
+        _model_unknown(d, r, ref, ident, res, hub_failure)
+
+
+def _model_not_stated(d: Deployment, r: Resolved) -> None:
+    """No model named: the declared architecture, else a KV003 (unless already said)."""
     if d.architecture:
-        arch, problem = arch_from_declared(d.architecture, ref)
+        arch, _problem = arch_from_declared(d.architecture, d.name or "declared model")
         if arch is not None:
-            r.model, r.model_how = arch, f"{how.DECLARED} (model not in the catalog)"
+            r.model, r.model_how = arch, how.DECLARED
             return
+    r.unknown.add("model")
+    if "model" in d.unreadable or any(i.code == UNKNOWN_MODEL for i in d.issues):
+        return  # stated but unreadable (KV005 says where), or the reader already said it is missing
+    r.issues.append(
+        Issue(UNKNOWN_MODEL, "model is not stated", d.where, fix="name the model (--model / model:)")
+    )
+
+
+def _look_up_model(
+    ref: str, ident: str, base_dir: str, hub: bool
+) -> tuple[model_catalog.Resolution, model_catalog.Resolution | None]:
+    """The catalog's answer, or the Hub's exact config when asked to fetch and the catalog only
+    guessed (or did not know); the Hub's failure when it had none."""
+    res = model_catalog.resolve(ref, base_dir)
+    if hub and (res.arch is None or res.derived) and not res.no_kv_cache and model_catalog.is_hub_id(ident):
+        fetched = model_catalog.from_hub(ident)  # the exact config beats a name rule's guess
+        if fetched.arch is not None:
+            return fetched, None
+        return res, fetched
+    return res, None
+
+
+def _model_found(d: Deployment, r: Resolved, ref: str, ident: str, res: model_catalog.Resolution) -> None:
+    """A known architecture; matched by name (KV007) when it was derived rather than catalogued."""
+    r.model, r.model_how = res.arch, res.how
+    if res.derived:
         r.issues.append(
             Issue(
-                UNKNOWN_MODEL,
-                f"model {ref!r} is unknown and its declared architecture is incomplete: {problem}",
+                MATCHED_BY_NAME,
+                f"model {ref!r} is not catalogued; {res.how} (rules: {res.derived})",
                 _loc(d, d.model),
+                details=(res.derived_from,),
+                fix=f"make it known exactly: `kvlint models pull {ident}`"
+                if model_catalog.is_hub_id(ident)
+                else "make it known exactly: point `model` at a directory holding its config.json, or "
+                "declare it under `models:` in the kvlint configuration",
             )
         )
-        r.unknown.add("model")
+    _apply_overrides(d, r)
+
+
+def _model_declared(d: Deployment, r: Resolved, ref: str) -> None:
+    """A model the catalog does not know, with its architecture declared in the file."""
+    arch, problem = arch_from_declared(d.architecture, ref)
+    if arch is not None:
+        r.model, r.model_how = arch, f"{how.DECLARED} (model not in the catalog)"
         return
-    close = model_catalog.suggest(ref)
+    r.issues.append(
+        Issue(
+            UNKNOWN_MODEL,
+            f"model {ref!r} is unknown and its declared architecture is incomplete: {problem}",
+            _loc(d, d.model),
+        )
+    )
+    r.unknown.add("model")
+
+
+def _model_unknown(
+    d: Deployment,
+    r: Resolved,
+    ref: str,
+    ident: str,
+    res: model_catalog.Resolution,
+    hub_failure: model_catalog.Resolution | None,
+) -> None:
+    """A KV003 saying what was tried and how to make the model known."""
+    r.unknown.add("model")
     message = f"model {ref!r}: {res.how}"
     if hub_failure is not None:
         message += f"; {hub_failure.how}"
         if hub_failure.fix:
             r.issues.append(Issue(UNKNOWN_MODEL, message, _loc(d, d.model), fix=hub_failure.fix))
-            r.unknown.add("model")
             return
+    close = model_catalog.suggest(ref)
     hub_id = model_catalog.is_hub_id(ident)
     bare = "/" not in ident and not ident.startswith(("~", "."))  # a bare name: no organisation, not a path
     if hub_id:
@@ -231,7 +263,6 @@ def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:
         "or declare the model under `models:` in the kvlint configuration"
     )
     r.issues.append(Issue(UNKNOWN_MODEL, message, _loc(d, d.model), fix=fix))
-    r.unknown.add("model")
 
 
 def _not_capacity_checked(ref: str, res: model_catalog.Resolution, where: Location) -> Issue:
