@@ -80,59 +80,96 @@ def _from_names(names: Any, layers: int, table: dict[str, str]) -> tuple[str, ..
 
 def mixers(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | None:
     """The token mixer of every layer of a hybrid decoder, or None for an all-attention model."""
-    if family == "nemotron_h":
-        return _from_names(cfg.get("hybrid_override_pattern"), layers, _PATTERN_CHAR) or _from_names(
-            cfg.get("layers_block_type"), layers, _BLOCK_NAME
+    by_family = _BY_FAMILY.get(family)
+    if by_family is not None:
+        return by_family(cfg, layers)
+    for reader in (_kimi_linear, _cross_layer, _minimax):  # the first that reads the config
+        found = reader(cfg, family, layers)
+        if found is not None:
+            return found
+    return None
+
+
+def _nemotron_h(cfg: dict[str, Any], layers: int) -> tuple[str, ...] | None:
+    return _from_names(cfg.get("hybrid_override_pattern"), layers, _PATTERN_CHAR) or _from_names(
+        cfg.get("layers_block_type"), layers, _BLOCK_NAME
+    )
+
+
+def _jet_nemotron(cfg: dict[str, Any], layers: int) -> tuple[str, ...]:
+    jet = _from_names(cfg.get("layer_types"), layers, _JET_NAME)
+    if jet is None:
+        shown = f"{cfg.get('layer_types')!r:.60}"
+        raise ValueError(
+            f"layer_types must name jet / attn / swa for each of the {layers} layers, not {shown}"
         )
-    if family == "jet_nemotron":
-        jet = _from_names(cfg.get("layer_types"), layers, _JET_NAME)
-        if jet is None:
-            shown = f"{cfg.get('layer_types')!r:.60}"
-            raise ValueError(
-                f"layer_types must name jet / attn / swa for each of the {layers} layers, not {shown}"
-            )
-        return jet
-    if family == "granitemoehybrid":
-        return _from_names(cfg.get("layer_types") or cfg.get("layers_block_type"), layers, _BLOCK_NAME)
-    if family in _DELTANET_FAMILIES:
-        by_type = _from_names(cfg.get("layer_types"), layers, _BLOCK_NAME)
-        if by_type:
-            return by_type
-        step = int(cfg.get("full_attention_interval") or 4)
-        return tuple(ATTENTION if (i + 1) % step == 0 else DELTANET for i in range(layers))
-    if family == "jamba":
-        period = int(cfg.get("attn_layer_period") or 8)
-        offset = int(cfg.get("attn_layer_offset") or 4)
-        return tuple(ATTENTION if i % period == offset else MAMBA1 for i in range(layers))
-    if family == "falcon_h1":
-        return (PARALLEL,) * layers
+    return jet
+
+
+def _granite(cfg: dict[str, Any], layers: int) -> tuple[str, ...] | None:
+    return _from_names(cfg.get("layer_types") or cfg.get("layers_block_type"), layers, _BLOCK_NAME)
+
+
+def _gated_deltanet(cfg: dict[str, Any], layers: int) -> tuple[str, ...]:
+    by_type = _from_names(cfg.get("layer_types"), layers, _BLOCK_NAME)
+    if by_type:
+        return by_type
+    step = int(cfg.get("full_attention_interval") or 4)
+    return tuple(ATTENTION if (i + 1) % step == 0 else DELTANET for i in range(layers))
+
+
+def _jamba(cfg: dict[str, Any], layers: int) -> tuple[str, ...]:
+    period = int(cfg.get("attn_layer_period") or 8)
+    offset = int(cfg.get("attn_layer_offset") or 4)
+    return tuple(ATTENTION if i % period == offset else MAMBA1 for i in range(layers))
+
+
+def _falcon_h1(cfg: dict[str, Any], layers: int) -> tuple[str, ...]:
+    return (PARALLEL,) * layers
+
+
+_BY_FAMILY = {
+    "nemotron_h": _nemotron_h,
+    "jet_nemotron": _jet_nemotron,
+    "granitemoehybrid": _granite,
+    **{f: _gated_deltanet for f in _DELTANET_FAMILIES},
+    "jamba": _jamba,
+    "falcon_h1": _falcon_h1,
+}  # the families whose every config is read by one rule
+
+
+def _kimi_linear(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | None:
     linear = cfg.get("linear_attn_config")
-    if family == "kimi_linear" and linear is not None:
-        listed = linear.get("kda_layers") if isinstance(linear, dict) else None
-        if not isinstance(linear, dict) or not (
-            listed is None
-            or (
-                isinstance(listed, list)
-                and all(isinstance(i, int) and not isinstance(i, bool) for i in listed)
-            )
-        ):
-            shown = f"linear_attn_config {linear!r:.60}" if listed is None else f"{listed!r:.60}"
-            raise ValueError(f"linear_attn_config.kda_layers must list layer numbers, not {shown}")
-        if listed is not None:
-            kda = set(listed)  # numbers no layer has match nothing, as in vLLM's is_kda_layer
-            return tuple(KDA if i + 1 in kda else ATTENTION for i in range(layers))
-    if cfg.get("use_cla"):  # vLLM hunyuan_v1 _get_cla_factor: use_cla takes config.cla_share_factor as is
-        share = cfg.get("cla_share_factor")
-        if not isinstance(share, int) or isinstance(share, bool) or share < 1:
-            raise ValueError(
-                f"cla_share_factor must be a positive whole number with use_cla, not {share!r:.60}"
-            )
-        if share > 1:
-            return tuple(ATTENTION if i % share == 0 else CROSS_LAYER for i in range(layers))
-    if family in _MINIMAX and isinstance(cfg.get("attn_type_list"), list):
-        kinds = cfg["attn_type_list"]
-        if len(kinds) == layers:
-            return tuple(ATTENTION if int(k) == 1 else LIGHTNING for k in kinds)
+    if family != "kimi_linear" or linear is None:
+        return None
+    listed = linear.get("kda_layers") if isinstance(linear, dict) else None
+    if not isinstance(linear, dict) or not (
+        listed is None
+        or (isinstance(listed, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in listed))
+    ):
+        shown = f"linear_attn_config {linear!r:.60}" if listed is None else f"{listed!r:.60}"
+        raise ValueError(f"linear_attn_config.kda_layers must list layer numbers, not {shown}")
+    if listed is None:
+        return None
+    kda = set(listed)  # numbers no layer has match nothing, as in vLLM's is_kda_layer
+    return tuple(KDA if i + 1 in kda else ATTENTION for i in range(layers))
+
+
+def _cross_layer(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | None:
+    if not cfg.get("use_cla"):  # vLLM hunyuan_v1 _get_cla_factor: use_cla takes config.cla_share_factor as is
+        return None
+    share = cfg.get("cla_share_factor")
+    if not isinstance(share, int) or isinstance(share, bool) or share < 1:
+        raise ValueError(f"cla_share_factor must be a positive whole number with use_cla, not {share!r:.60}")
+    if share > 1:
+        return tuple(ATTENTION if i % share == 0 else CROSS_LAYER for i in range(layers))
+    return None
+
+
+def _minimax(cfg: dict[str, Any], family: str, layers: int) -> tuple[str, ...] | None:
+    kinds = cfg.get("attn_type_list")
+    if family in _MINIMAX and isinstance(kinds, list) and len(kinds) == layers:
+        return tuple(ATTENTION if int(k) == 1 else LIGHTNING for k in kinds)
     return None
 
 
