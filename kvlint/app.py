@@ -16,30 +16,19 @@ if TYPE_CHECKING:
 
 def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts: dict) -> int:
     from kvlint.report import render
-    from kvlint.run.discover import discover
     from kvlint.run.flags import build_settings
-    from kvlint.run.lint import RunResult, exit_code
-    from kvlint.run.workers import lint_files
+    from kvlint.run.lint import RunResult
 
     settings, error = build_settings(opts)
     if settings is None:
         say(f"kvlint: {plain(error or '')}")
         return 2
-    if not paths:
-        say("kvlint: no paths given (use `kvlint PATH…`, or `-` for stdin); see `kvlint --help`")
-        return 2
-    problem = output_problem(output) if output else None
-    if problem:  # before any file is linted: the run's work would be lost
-        say(f"kvlint: {plain(problem)}")
-        return OUTPUT_FAILED
+    refused = _refused(paths, output)
+    if refused is not None:
+        return refused
     fmt = fmt or _default_format(settings)
     run = RunResult()
-    file_paths = [p for p in paths if p != "-"]
-    found = discover(file_paths, settings.exclude, settings.respect_gitignore)
-    run.errors.extend(found.errors)
-    run.notes = found.notes[:10] + ([f"…and {len(found.notes) - 10} more"] if len(found.notes) > 10 else [])
-    run.skipped = found.summary()
-    shown = _displayed(found.files)
+    shown = _discover(run, paths, settings)
     fixing = opts.get("fix") or opts.get("unsafe_fixes") or opts.get("diff")
     report_stream: TextIO = sys.stdout
     if "-" in paths:
@@ -48,25 +37,65 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         done = _fix_files(shown, settings, opts, run.errors)
         if done is not None:
             return done
-    keep = fmt in ("json", "markdown")
-    for result in lint_files(shown, settings, int(opts.get("jobs") or 1), keep):
-        if isinstance(result, str):
-            run.errors.append(result)
-        else:
-            run.files.append(result)
+    _lint_files(run, shown, settings, int(opts.get("jobs") or 1), keep=fmt in ("json", "markdown"))
     text = render(
         fmt,
         run,
         settings,
         color=fmt == "text" and not output and color_wanted(opts.get("color"), report_stream),
     )
+    return _deliver(run, settings, text, output, report_stream, bool(opts.get("exit_zero")))
+
+
+def _refused(paths: tuple[str, ...], output: str | None) -> int | None:
+    """The exit code when the run cannot start: no paths, or an --output it could not write."""
+    if not paths:
+        say("kvlint: no paths given (use `kvlint PATH…`, or `-` for stdin); see `kvlint --help`")
+        return 2
+    problem = output_problem(output) if output else None
+    if problem:  # before any file is linted: the run's work would be lost
+        say(f"kvlint: {plain(problem)}")
+        return OUTPUT_FAILED
+    return None
+
+
+def _discover(run: RunResult, paths: tuple[str, ...], settings: Settings) -> list[tuple[str, str]]:
+    """The files under the paths (stdin aside), as shown; what could not be read or was skipped
+    goes on the run."""
+    from kvlint.run.discover import discover
+
+    found = discover([p for p in paths if p != "-"], settings.exclude, settings.respect_gitignore)
+    run.errors.extend(found.errors)
+    run.notes = found.notes[:10] + ([f"…and {len(found.notes) - 10} more"] if len(found.notes) > 10 else [])
+    run.skipped = found.summary()
+    return _displayed(found.files)
+
+
+def _lint_files(
+    run: RunResult, shown: list[tuple[str, str]], settings: Settings, jobs: int, keep: bool
+) -> None:
+    from kvlint.run.workers import lint_files
+
+    for result in lint_files(shown, settings, jobs, keep):
+        if isinstance(result, str):
+            run.errors.append(result)
+        else:
+            run.files.append(result)
+
+
+def _deliver(
+    run: RunResult, settings: Settings, text: str, output: str | None, stream: TextIO, exit_zero: bool
+) -> int:
+    """Diagnostics on stderr, the report to its stream or file; the run's exit code."""
+    from kvlint.run.lint import exit_code
+
     for err in run.errors + run.notes:  # diagnostics first, on stderr; the report alone goes to stdout
         say(f"kvlint: {plain(err)}")
-    failed = write_file(text, output) if output else write(text, report_stream)
+    failed = write_file(text, output) if output else write(text, stream)
     if failed:  # the report was not delivered: not a verdict on the files (F26)
         say(f"kvlint: {plain(failed)}")
         return OUTPUT_FAILED
-    if opts.get("exit_zero") and not run.errors and not any(r.crashed for r in run.files):
+    if exit_zero and not run.errors and not any(r.crashed for r in run.files):
         return 0
     return exit_code(run, settings)
 
