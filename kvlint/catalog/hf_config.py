@@ -147,15 +147,9 @@ def _vision_int(config: dict[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def parse_config(
-    config: dict[str, Any],
-    model_id: str,
-    source: str,
-    hf_quant: dict[str, Any] | None = None,
-    checkpoint_bytes: int | None = None,
-    checkpoint_source: str = "",
-) -> ModelArch:
-    """Build a ModelArch from a config dict. Raises ConfigError naming the missing key."""
+def _text_config(config: Any) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """(the served config, its text part with the class defaults and standard key names, the
+    family), checked before any arithmetic; a ConfigError says what kvlint cannot read or price."""
     if not isinstance(config, dict):
         raise ConfigError("config.json is not a JSON object")
     names = names_problem(config)
@@ -174,6 +168,19 @@ def parse_config(
     pattern = cfg.get("layers_block_type") or cfg.get("hybrid_override_pattern")
     if first(cfg, "num_hidden_layers", "n_layer", "num_layers") is None and isinstance(pattern, (list, str)):
         cfg = dict(cfg, num_hidden_layers=len(pattern))  # NemotronHConfig: one layer per pattern entry
+    return config, cfg, family
+
+
+def parse_config(
+    config: dict[str, Any],
+    model_id: str,
+    source: str,
+    hf_quant: dict[str, Any] | None = None,
+    checkpoint_bytes: int | None = None,
+    checkpoint_source: str = "",
+) -> ModelArch:
+    """Build a ModelArch from a config dict. Raises ConfigError naming the missing key."""
+    config, cfg, family = _text_config(config)
     layers = need(cfg, "num_hidden_layers", "n_layer", "num_layers")
     h = need(cfg, "hidden_size", "n_embd", "d_model")
     nq = need(cfg, "num_attention_heads", "n_head")
