@@ -228,15 +228,7 @@ class NameIndex:
         base_name, stated = split_quant(name)
         org = _org(ident) if has_org else None
         free = org is None or org in REPUBLISHERS or stated is not None
-        rules = []
-        if stated is not None:
-            rules.append(
-                "GGUF name"
-                if stated.label.startswith("GGUF")
-                else f"quantization suffix -{name[len(base_name) + 1 :]}"
-            )
-        if org in REPUBLISHERS:
-            rules.append(f"republisher {ident.split('/', 1)[0]}")
+        rules = _republished(ident, name, base_name, stated, org)
         found = []
         for entry in self._by_stem.get(stem(base_name), []):
             key, target = entry.split("\0")
@@ -244,24 +236,54 @@ class NameIndex:
                 found.append((key, target))
         if not found:
             return Derived(None, stated, tuple(rules))
-        exact = [(k, t) for k, t in found if _plain(k.rsplit("/", 1)[-1]) == _plain(base_name)]
-        if not exact:
-            exact = [(k, t) for k, t in found if _unsized(k.rsplit("/", 1)[-1]) == _unsized(base_name)]
-            if exact:
-                rules.append("base released as -BF16/-FP16")
-        pool = exact or found
-        if not exact:
-            rules.append("instruct/chat/base variant")
         by_arch: dict[str, str] = {}
-        for _key, target in sorted(pool, key=lambda kt: (_org(kt[0]) != org, kt[0])):
+        for _key, target in sorted(
+            _closest(found, base_name, rules), key=lambda kt: (_org(kt[0]) != org, kt[0])
+        ):
             by_arch.setdefault(self._identity(target), target)
         if len(by_arch) > 1:
             return Derived(None, stated, tuple(rules), tuple(sorted(set(by_arch.values()))))
         target = next(iter(by_arch.values()))
-        said, base_org = ident.split("/", 1)[0], target.split("/", 1)[0]
-        if org is not None and said.lower() != base_org and _org(target) == org:
-            rules.append(f"organisation {said} = {base_org}")
-        elif _DIGIT_UNDERSCORE.search(base_name) or _DIGIT_UNDERSCORE.search(target):
-            if _plain(base_name) != base_name.lower() or _plain(target) != target.lower():
-                rules.append("3_3 read as 3.3")
+        rules.extend(_spelling(ident, base_name, org, target))
         return Derived(target, stated, tuple(rules))
+
+
+def _republished(
+    ident: str, name: str, base_name: str, stated: NameQuant | None, org: str | None
+) -> list[str]:
+    """The rules a quantized or republished copy's name matched: a quantization suffix or GGUF name,
+    a republisher's organisation."""
+    rules = []
+    if stated is not None:
+        rules.append(
+            "GGUF name"
+            if stated.label.startswith("GGUF")
+            else f"quantization suffix -{name[len(base_name) + 1 :]}"
+        )
+    if org in REPUBLISHERS:
+        rules.append(f"republisher {ident.split('/', 1)[0]}")
+    return rules
+
+
+def _closest(found: list[tuple[str, str]], base_name: str, rules: list[str]) -> list[tuple[str, str]]:
+    """The entries whose name is the name itself (or its base released as -BF16/-FP16), else all of
+    them as instruct/chat/base variants; the rule used is added to `rules`."""
+    exact = [(k, t) for k, t in found if _plain(k.rsplit("/", 1)[-1]) == _plain(base_name)]
+    if not exact:
+        exact = [(k, t) for k, t in found if _unsized(k.rsplit("/", 1)[-1]) == _unsized(base_name)]
+        if exact:
+            rules.append("base released as -BF16/-FP16")
+    if not exact:
+        rules.append("instruct/chat/base variant")
+    return exact or found
+
+
+def _spelling(ident: str, base_name: str, org: str | None, target: str) -> list[str]:
+    """How the name is spelt differently from the entry: another organisation name, 3_3 for 3.3."""
+    said, base_org = ident.split("/", 1)[0], target.split("/", 1)[0]
+    if org is not None and said.lower() != base_org and _org(target) == org:
+        return [f"organisation {said} = {base_org}"]
+    if _DIGIT_UNDERSCORE.search(base_name) or _DIGIT_UNDERSCORE.search(target):
+        if _plain(base_name) != base_name.lower() or _plain(target) != target.lower():
+            return ["3_3 read as 3.3"]
+    return []
