@@ -141,44 +141,65 @@ def _config_name(cfg: Mapping, claims: list[tuple[str, str, Node]]) -> str:
 
 
 def _pod(ctx, spec, cfg, runtime: Found | None, backend, config_name, main: Found, models):
-    """The model-runner pod as buildTemplate renders it, and how the runtime was found."""
+    """The model-runner pod as buildTemplate renders it, and how the runtime was found (or, with no
+    pod, why not)."""
     if runtime is not None:
-        rspec = runtime.root.map("spec")
-        if rspec is None:
-            return None, f"BackendRuntime {backend} has no spec"
-        rspec = rspec if runtime.same_file else synthetic.in_file(rspec, runtime.file)  # type: ignore[assignment]
-        how = f"BackendRuntime {backend} ({'this file' if runtime.same_file else runtime.file})"
-        config = next(
-            (
-                c
-                for c in rspec.seq("recommendedConfigs") or ()
-                if isinstance(c, Mapping) and c.value("name") == config_name
-            ),
-            None,
-        )
-        if config is None:
-            return None, f"{how} has no recommended config {config_name}"
-        image = f"{rspec.value('image') or ''}:{cfg.value('version') or rspec.value('version') or ''}"
-        command, args = rspec.get("command"), config.get("args")
-        resources, shm = config.get("resources"), config.get("sharedMemorySize")
+        parts, how = _runtime_parts(runtime, cfg, backend, config_name)
     else:
-        stock = STOCK.get(backend)
-        if stock is None or config_name not in stock:
-            engine = {"llamacpp": "llama.cpp", "tensorrt-llm": "TensorRT-LLM", "ollama": "Ollama"}.get(
-                backend
-            )
-            if engine is not None:
-                return None, f"llmaz backend {backend} runs {engine}, an engine kvlint does not model"
-            return (
-                None,
-                f"its BackendRuntime {backend} (config {config_name}) is not in this file or beside it",
-            )
-        how = f"llmaz's stock BackendRuntime {backend} ({SOURCE} chart/templates/backends/{backend}.yaml)"
-        version = cfg.value("version")
-        image = stock["image"] if not version else f"{stock['image'].split(':')[0]}:{version}"
-        command = synthetic.from_data(stock["command"], ctx.root)
-        args = synthetic.from_data(stock[config_name], ctx.root)
-        resources, shm = None, synthetic.scalar(ctx.root, STOCK_SHM)
+        parts, how = _stock_parts(ctx, cfg, backend, config_name)
+    if parts is None:
+        return None, how
+    return _render_pod(ctx, spec, cfg, main, models, *parts), how
+
+
+def _runtime_parts(runtime: Found, cfg, backend, config_name):
+    """(image, command, args, resources, shared memory) from a BackendRuntime found in or beside
+    the file and its recommended config; None and why when it has neither."""
+    rspec = runtime.root.map("spec")
+    if rspec is None:
+        return None, f"BackendRuntime {backend} has no spec"
+    rspec = rspec if runtime.same_file else synthetic.in_file(rspec, runtime.file)  # type: ignore[assignment]
+    how = f"BackendRuntime {backend} ({'this file' if runtime.same_file else runtime.file})"
+    config = next(
+        (
+            c
+            for c in rspec.seq("recommendedConfigs") or ()
+            if isinstance(c, Mapping) and c.value("name") == config_name
+        ),
+        None,
+    )
+    if config is None:
+        return None, f"{how} has no recommended config {config_name}"
+    image = f"{rspec.value('image') or ''}:{cfg.value('version') or rspec.value('version') or ''}"
+    parts = (
+        image,
+        rspec.get("command"),
+        config.get("args"),
+        config.get("resources"),
+        config.get("sharedMemorySize"),
+    )
+    return parts, how
+
+
+def _stock_parts(ctx, cfg, backend, config_name):
+    """The same parts from llmaz's stock BackendRuntime of that name; None and why when there is none."""
+    stock = STOCK.get(backend)
+    if stock is None or config_name not in stock:
+        engine = {"llamacpp": "llama.cpp", "tensorrt-llm": "TensorRT-LLM", "ollama": "Ollama"}.get(backend)
+        if engine is not None:
+            return None, f"llmaz backend {backend} runs {engine}, an engine kvlint does not model"
+        return None, f"its BackendRuntime {backend} (config {config_name}) is not in this file or beside it"
+    how = f"llmaz's stock BackendRuntime {backend} ({SOURCE} chart/templates/backends/{backend}.yaml)"
+    version = cfg.value("version")
+    image = stock["image"] if not version else f"{stock['image'].split(':')[0]}:{version}"
+    command = synthetic.from_data(stock["command"], ctx.root)
+    args = synthetic.from_data(stock[config_name], ctx.root)
+    return (image, command, args, None, synthetic.scalar(ctx.root, STOCK_SHM)), how
+
+
+def _render_pod(ctx, spec, cfg, main: Found, models, image, command, args, resources, shm):
+    """The pod: the runtime's args rendered with the model's paths, then the playground's own; the
+    resources merged with the flavor's limits; /dev/shm mounted when the runtime sizes it."""
     paths = {"ModelPath": _model_path(main), "ModelName": object_name(main.root)}
     if len(models) > 1 and models[1] is not None:
         paths["DraftModelPath"] = _model_path(models[1])
@@ -223,7 +244,7 @@ def _pod(ctx, spec, cfg, runtime: Found | None, backend, config_name, main: Foun
             ],
         )
         pod.keys["volumes"] = synthetic.scalar(ctx.root, "volumes")
-    return pod, how
+    return pod
 
 
 def _flavor(spec: Mapping, main: Found) -> Mapping | None:
