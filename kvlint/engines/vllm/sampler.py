@@ -18,7 +18,7 @@ l.5556-5594), so the peak depends on which top-k/top-p implementation runs
   samples a second time with a generator, which forward_cuda sends to forward_native
   (vllm==0.21.0:vllm/v1/worker/gpu_model_runner.py _dummy_sampler_run, v1/sample/ops/topk_topp_sampler.py
   forward_cuda): under 8 rows that pass sorts in PyTorch whatever the flag says (the sampler_warmup row
-  of vllm_releases.py).
+  of data/releases.json).
 
 The fused paths (FlashInfer, Triton) hold the bf16 logits, an fp32 copy, the probabilities and
 the exponential noise: SAMPLER_BYTES_PER_LOGIT, fitted on the v0.19 logs (vllm.py). The PyTorch

@@ -1,8 +1,8 @@
 """vLLM's defaults and accounting changes by release: the functions that read the release table.
 
-The table (vllm_releases.py) has one row per change, each pinned to the release that first has it and
+The table (data/releases.json) has one row per change, each pinned to the release that first has it and
 citing the line in that release's wheel. A row applies from its `since` release on, until a later row
-for the same key replaces it. A version newer than the newest release read (NEWEST_RELEASE) gets the
+for the same key replaces it. A version newer than the newest release read (`newest()`) gets the
 newest rows, and kvlint says so; a missing version (an image tagged `latest`, or none) is treated the
 same way.
 """
@@ -10,29 +10,33 @@ same way.
 from __future__ import annotations
 
 from kvlint.catalog.gpus import GpuSpec
-from kvlint.engines.vllm.releases import NEWEST_RELEASE, TABLE, Change
+from kvlint.engines import facts
+from kvlint.engines.facts import Change
 from kvlint.units import GIB
 
-NEWEST_KNOWN = NEWEST_RELEASE
+
+def rows() -> tuple[Change, ...]:
+    """The release table's rows (data/releases.json, loaded on first use)."""
+    return facts.changes("vllm")
+
+
+def newest() -> tuple[int, ...]:
+    """The newest release read; a later version gets the newest rows, said so."""
+    return facts.release(facts.load("vllm", "releases")["newest_read"])
 
 
 def lookup(key: str, version: tuple[int, ...] | None) -> Change:
     """The row in force for `version`; None -> the newest row."""
-    rows = [c for c in TABLE if c.key == key]
-    if version is None:
-        return rows[-1]
-    found = rows[0]
-    for c in rows:
-        if version >= c.since:
-            found = c
-    return found
+    return facts.in_force(rows(), key, version)
 
 
 def describe(key: str, version: tuple[int, ...] | None) -> str:
     c = lookup(key, version)
     if version is None:
-        return f"{c.source}; no vLLM version given: v{'.'.join(map(str, NEWEST_KNOWN))}'s, the newest release read"
-    if version > NEWEST_KNOWN:
+        return (
+            f"{c.source}; no vLLM version given: v{'.'.join(map(str, newest()))}'s, the newest release read"
+        )
+    if version > newest():
         return f"{c.source}; v{'.'.join(map(str, version))} is newer than kvlint's table: its newest row"
     return c.source
 
@@ -115,7 +119,7 @@ def cite(key: str, version: tuple[int, ...] | None) -> str:
 
 
 def _tier(gpu: GpuSpec | None, rule: str) -> str:
-    """Which default tier a GPU falls in under batching rule `rule` (vllm_releases.TABLE)."""
+    """Which default tier a GPU falls in under batching rule `rule` (the batching rows)."""
     if gpu is None or gpu.engine_bytes is None:
         return "small"
     name = f"{gpu.id} {gpu.name} {gpu.nvidia_smi_name or ''}".lower()
@@ -207,10 +211,10 @@ def unknown_version_note(version_text: str | None) -> str | None:
     """What the plan says when the deployment gives no vLLM version (no image tag, `latest`, `nightly`)."""
     if parse_version(version_text) is not None:
         return None
-    newest = ".".join(map(str, NEWEST_KNOWN))
+    newest_read = ".".join(map(str, newest()))
     return (
         f"vLLM version {'unknown' if not version_text else repr(version_text) + ' unreadable'}: kvlint applies "
-        f"the behaviour of the newest release it read, v{newest} (V1 engine, default utilization "
+        f"the behaviour of the newest release it read, v{newest_read} (V1 engine, default utilization "
         f"{default_utilization(None)[0]:g}, CUDA-graph memory subtracted as from v0.20.0, hybrid KV cache "
         "manager, prefix caching on for hybrid models as from v0.28.0); an older release can differ by several "
         "GiB, pin the image tag"
@@ -244,7 +248,7 @@ def auto_fits_context(version: tuple[int, ...] | None) -> bool:
     return bool(lookup("max_model_len_auto", version).value)
 
 
-_HMA_CONNECTORS = {  # SupportsHMA subclasses by release (vllm_releases row kv_connector_hybrid)
+_HMA_CONNECTORS = {  # SupportsHMA subclasses by release (the kv_connector_hybrid row)
     "NixlConnector": (0, 18, 0),
     "MooncakeConnector": (0, 22, 0),
     "MooncakeStoreConnector": (0, 22, 0),
@@ -292,9 +296,8 @@ def chunked_local_hybrid(version: tuple[int, ...] | None, env: object = None) ->
 
 
 __all__ = [
-    "TABLE",
-    "auto_fits_context",
     "Change",
+    "auto_fits_context",
     "capped_seqs",
     "capture_limit",
     "chunked_local_hybrid",
@@ -306,8 +309,10 @@ __all__ = [
     "generation",
     "lookup",
     "mla_block_size",
+    "newest",
     "parse_version",
     "reserved_peak",
+    "rows",
     "subtracts_cuda_graphs",
     "throughput_mode",
     "unknown_version_note",

@@ -1,0 +1,159 @@
+"""Every data file of every registered engine (kvlint/engines/<engine>/data/*.json) has the shape its
+table kind promises, and every fact row says where it was read: the schema kvlint.engines.facts reads."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from kvlint import engines
+from kvlint.engines import facts
+
+# `pkg==X:path[:line]` in a released package, `owner/repo@ref[:path]`, or a pull request
+CITATION = re.compile(r"[\w.-]+==\d[\w.]*:\S|[\w.-]+/[\w.-]+@[\w.]+|PR #?\d+")
+VALUE_TYPES = (str, bool, int, float, list)
+OPTION_KINDS = {"value", "bool", "negatable"}  # options.Option.kind
+
+
+def _files() -> list[tuple[str, Path]]:
+    return [(name, path) for name in engines.names() for path in facts.data_files(name)]
+
+
+def _citation(source: object) -> str | None:
+    if not isinstance(source, str) or not source.strip():
+        return "has no source"
+    return None if CITATION.search(source) else f"source {source!r} cites no file or release"
+
+
+def _release_problems(doc: dict) -> list[str]:
+    """A release table: rows {since, key, value, source}, each key described, since ordered per key."""
+    out: list[str] = []
+    keys = doc.get("keys")
+    if not isinstance(keys, dict) or not all(isinstance(v, str) and v for v in keys.values()):
+        out.append("`keys` must map each key to what it means")
+        keys = {}
+    try:
+        newest = facts.release(doc.get("newest_read", ""))
+    except ValueError:
+        out.append("`newest_read` is not a release")
+        newest = ()
+    last: dict[str, tuple[int, ...]] = {}
+    for i, row in enumerate(doc.get("rows") or [None]):
+        if not isinstance(row, dict) or set(row) != {"since", "key", "value", "source"}:
+            out.append(f"row {i}: must have exactly since, key, value, source")
+            continue
+        where = f"row {i} ({row['key']} since {row['since']})"
+        try:
+            since = facts.release(row["since"])
+        except (TypeError, ValueError):
+            out.append(f"{where}: since is not a release")
+            continue
+        if row["key"] not in keys:
+            out.append(f"{where}: key not described in `keys`")
+        if not isinstance(row["value"], VALUE_TYPES):
+            out.append(f"{where}: value of type {type(row['value']).__name__}")
+        if row["key"] in last and since <= last[row["key"]]:
+            out.append(f"{where}: not after the key's previous row (duplicate or out of order)")
+        if newest and since > newest:
+            out.append(f"{where}: after newest_read")
+        last[row["key"]] = since
+        if problem := _citation(row["source"]):
+            out.append(f"{where}: {problem}")
+    out += [f"key {k} has no row" for k in keys if k not in last]
+    return out
+
+
+def _option_problems(doc: dict) -> list[str]:
+    """An option table (extract.engine_args.options.load_table): option -> kind, with the source read."""
+    out = [] if _citation(doc.get("source")) is None else ["the option table cites no source"]
+    options = doc.get("options")
+    if not isinstance(options, dict) or not options:
+        return [*out, "`options` must map option names to kinds"]
+    out += [f"option {k}: kind {v!r}" for k, v in options.items() if v not in OPTION_KINDS]
+    return out
+
+
+SCHEMAS = {"releases": _release_problems, "options": _option_problems}
+
+
+def problems(engine: str, doc: object) -> list[str]:
+    """What is wrong with one data file of `engine` (empty: it validates)."""
+    if not isinstance(doc, dict):
+        return ["not a JSON object"]
+    kind = doc.get("table", "options")
+    if not str(doc.get("engine", "")).startswith(engine):
+        return [f"engine {doc.get('engine')!r} in {engine}'s package"]
+    if kind not in SCHEMAS:
+        return [f"table kind {kind!r} has no schema"]
+    if kind != "options" and not (isinstance(doc.get("about"), str) and doc["about"]):
+        return ["`about` must say what the table holds"]
+    return SCHEMAS[kind](doc)
+
+
+def test_every_registered_engine_has_data_files():
+    assert {name for name, _ in _files()} == set(engines.names())
+
+
+@pytest.mark.parametrize(("engine", "path"), _files(), ids=lambda v: getattr(v, "name", v))
+def test_data_file_validates(engine, path):
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    assert problems(engine, doc) == [], path
+
+
+def _release_files() -> list[tuple[str, Path]]:
+    return [
+        (e, p) for e, p in _files() if json.loads(p.read_text(encoding="utf-8")).get("table") == "releases"
+    ]
+
+
+@pytest.mark.parametrize(("engine", "path"), _release_files(), ids=lambda v: getattr(v, "name", v))
+def test_release_rows_load_as_the_file_says(engine, path):
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    rows = facts.changes(engine, path.stem)
+    assert [(c.key, c.value, c.source) for c in rows] == [
+        (r["key"], r["value"], r["source"]) for r in doc["rows"]
+    ]
+    for key in doc["keys"]:  # the newest row of each key is the one an unversioned deployment gets
+        assert facts.in_force(rows, key, None) == [c for c in rows if c.key == key][-1]
+
+
+def _a_release_table() -> dict:
+    return copy.deepcopy(facts.load("vllm", "releases"))
+
+
+BROKEN = {
+    "no source": lambda d: d["rows"][0].pop("source"),
+    "empty source": lambda d: d["rows"][0].update(source=" "),
+    "source citing nothing": lambda d: d["rows"][0].update(source="read somewhere"),
+    "since not a release": lambda d: d["rows"][0].update(since="v0.x"),
+    "since a number": lambda d: d["rows"][0].update(since=0.1),
+    "value of an unknown type": lambda d: d["rows"][0].update(value={"a": 1}),
+    "an extra column": lambda d: d["rows"][0].update(until="0.2"),
+    "undescribed key": lambda d: d["rows"][0].update(key="gpu_memory_utilisation"),
+    "duplicate row": lambda d: d["rows"].insert(1, dict(d["rows"][0])),
+    "rows out of order": lambda d: d["rows"].__setitem__(slice(0, 2), d["rows"][1::-1]),
+    "row after the newest release read": lambda d: d.update(newest_read="0.1"),
+    "key without a row": lambda d: d["keys"].update(spare="a key no row sets"),
+    "another engine's table": lambda d: d.update(engine="sglang"),
+    "unknown table kind": lambda d: d.update(table="rumours"),
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(BROKEN))
+def test_a_broken_table_is_caught(breakage):
+    doc = _a_release_table()
+    assert problems("vllm", doc) == []
+    BROKEN[breakage](doc)
+    assert problems("vllm", doc), breakage
+
+
+def test_a_broken_option_table_is_caught():
+    doc = copy.deepcopy(facts.load("vllm", "options"))
+    assert problems("vllm", doc) == []
+    doc["options"]["--made-up"] = "sometimes"
+    assert problems("vllm", doc)
+    assert problems("vllm", {**doc, "source": ""})
