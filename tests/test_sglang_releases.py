@@ -1,6 +1,6 @@
 """SGLang's release rows v0.5.10-v0.5.23, each change checked where a deployment meets it.
 
-Every release was read in its PyPI wheel (kvlint/engines/sglang/releases.py names the
+Every release was read in its PyPI wheel (kvlint/engines/sglang/data/releases.json names the
 file:line of each change). The tests compare two releases that differ only in the rule under test, so
 the difference is that rule's own term (a reserve in MiB over the GPU's nvidia-smi total), not a
 restated default fraction.
@@ -28,15 +28,15 @@ def test_each_release_read_is_served_by_its_own_row():
     """Every release a row names as read resolves to that row (no row shadows another), and every
     release on PyPI from v0.5.10 to the newest, v0.5.23, is named by one."""
     named = set()
-    for row in sr.RELEASES:
+    for row in sr.releases():
         for text in row.read_at.split(", "):
             assert sd.rules(sd.parse_version(text)) is row, text
             named.add(text)
     pypi = "0.5.10 0.5.11 0.5.12 0.5.12.post1 0.5.13 0.5.13.post1 0.5.14 0.5.15 0.5.15.post1 0.5.16 0.5.17"
     pypi += " 0.5.18 0.5.19 0.5.20 0.5.21 0.5.22 0.5.23"
     assert {f"v{v}" for v in pypi.split()} <= named
-    assert sr.NEWEST_READ in sr.RELEASES[-1].read_at
-    assert sr.NEWEST_READ in sd.source(None)
+    assert sr.newest_read() in sr.releases()[-1].read_at
+    assert sr.newest_read() in sd.source(None)
 
 
 def test_speculative_decoding_keeps_the_prefill_graph_from_v0_5_11_and_its_reserve_ends_in_v0_5_14():

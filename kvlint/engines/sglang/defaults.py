@@ -1,6 +1,6 @@
 """SGLang's defaults by release, as each release's python/sglang/srt/server_args.py sets them.
 
-Every row of RELEASES was read in the released package (the PyPI wheel `sglang==X`, the same files
+Every row of data/releases.json was read in the released package (the PyPI wheel `sglang==X`, the same files
 as the tag) at the release named in it; a release between two read rows takes the rules of the
 latest read row at or below it, and a version kvlint cannot read (no image tag, `latest`) takes the
 newest row, and says so. `gpu_mem` is what nvidia-smi reports in MiB (get_nvgpu_memory_capacity),
@@ -34,7 +34,7 @@ by 0.90 in server_args.py; from v0.4.10 `adjust_mem_fraction_for_vlm` scales onl
 0.95 x clamp(1 - 0.1 x (L x H^2 / (24 x 1024^2) - 1), 0.8, 1.05) with L, H the vision_config's
 num_hidden_layers (default 24) and hidden_size (default 1024).
 
-The rows, and where each release was read, are in sglang_releases.py.
+The rows, and where each release was read, are in data/releases.json (releases.py folds them).
 """
 
 from __future__ import annotations
@@ -48,12 +48,12 @@ from kvlint.engines.sglang.releases import (
     MLA,
     MLA_NON_DSA,
     MM,
-    NEWEST_READ,
     PP,
-    RELEASES,
     SPEC,
     TC_OFF,
     Rules,
+    newest_read,
+    releases,
 )
 from kvlint.record import record
 
@@ -76,9 +76,9 @@ def parse_version(text: str | None) -> tuple[int, ...] | None:
 
 def rules(version: tuple[int, ...] | None) -> Rules:
     if version is None:
-        return RELEASES[-1]
-    picked = RELEASES[0]
-    for row in RELEASES:
+        return releases()[-1]
+    picked = releases()[0]
+    for row in releases():
         if tuple(version) >= row.first:
             picked = row
     return picked
@@ -93,7 +93,7 @@ def source(version: tuple[int, ...] | None) -> str:
     row = rules(version)
     text = f"SGLang {row.fraction} defaults, " + WHEEL.format(row.read_at)
     return text + (
-        "" if version is not None else f" (no version given: the newest release read, {NEWEST_READ})"
+        "" if version is not None else f" (no version given: the newest release read, {newest_read()})"
     )
 
 
@@ -326,7 +326,6 @@ def stated_running(version_text: str | None, stated: int, pool_reqs: int, kv_tok
 
 __all__ = [
     "NEWEST",
-    "RELEASES",
     "SglangDefaults",
     "defaults",
     "era",

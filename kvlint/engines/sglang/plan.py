@@ -115,7 +115,7 @@ def _notes(arch: ModelArch, s: EngineSettings, swa_note: str) -> list[str]:
         )
     if not s.extra.get("version_known"):
         notes.append(
-            f"SGLang version unknown or newer than the newest release kvlint read ({sd.NEWEST_READ}): its defaults apply"
+            f"SGLang version unknown or newer than the newest release kvlint read ({sd.newest_read()}): its defaults apply"
         )
     return notes
 
