@@ -13,8 +13,11 @@ import pytest
 from kvlint import engines
 from kvlint.engines import facts
 
-# `pkg==X:path[:line]` in a released package, `owner/repo@ref[:path]`, or a pull request
-CITATION = re.compile(r"[\w.-]+==\d[\w.]*:\S|[\w.-]+/[\w.-]+@[\w.]+|PR #?\d+")
+# `pkg==X:path[:line]` in a released package, `owner/repo@ref[:path]`, a pull request, or a source file
+# of the release the table's `about` names (TGI's launcher/src/main.rs)
+CITATION = re.compile(
+    r"[\w.-]+==\d[\w.]*:\S|[\w.-]+/[\w.-]+@[\w.]+|PR #?\d+|[\w.-]+/[\w./-]*\.(py|rs|md|html)\b"
+)
 VALUE_TYPES = (str, bool, int, float, list)
 OPTION_KINDS = {"value", "bool", "negatable"}  # options.Option.kind
 
@@ -77,7 +80,36 @@ def _option_problems(doc: dict) -> list[str]:
     return out
 
 
-SCHEMAS = {"releases": _release_problems, "options": _option_problems}
+MEMORY_STATUSES = {"modelled", "not modelled", "no effect"}
+MEMORY_COLUMNS = {"option", "status", "target", "applied_by", "changes", "source", "said_by", "detail"}
+
+
+def _memory_problems(doc: dict) -> list[str]:
+    """A memory-options table (kvlint/engines/memory_entry.from_data): one row per option, its status; a
+    modelled row names the kvlint function that applies it, any other says what it changes and where the
+    engine says so."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for i, row in enumerate(doc.get("rows") or [None]):
+        if not isinstance(row, dict) or not {"option", "status"} <= set(row) <= MEMORY_COLUMNS:
+            out.append(f"row {i}: option and status, and only {sorted(MEMORY_COLUMNS)}")
+            continue
+        where = f"row {i} ({row['option']})"
+        if row["option"] in seen:
+            out.append(f"{where}: a second row for the option")
+        seen.add(row["option"])
+        if row["status"] not in MEMORY_STATUSES:
+            out.append(f"{where}: status {row['status']!r}")
+        if any(not isinstance(v, str) or not v.strip() for v in row.values()):
+            out.append(f"{where}: an empty or non-text column (leave an unused column out)")
+        need = ("applied_by",) if row["status"] == "modelled" else ("changes", "source")
+        out += [f"{where}: no {k}" for k in need if k not in row]
+        if "source" in row and (problem := _citation(row["source"])):
+            out.append(f"{where}: {problem}")
+    return out
+
+
+SCHEMAS = {"releases": _release_problems, "options": _option_problems, "memory_options": _memory_problems}
 
 
 def problems(engine: str, doc: object) -> list[str]:
@@ -141,6 +173,25 @@ BROKEN = {
     "another engine's table": lambda d: d.update(engine="sglang"),
     "unknown table kind": lambda d: d.update(table="rumours"),
 }
+
+
+MEMORY_BROKEN = {
+    "no source": lambda d: d["rows"][-1].pop("source"),
+    "source citing nothing": lambda d: d["rows"][-1].update(source="somewhere"),
+    "unknown status": lambda d: d["rows"][0].update(status="sort of"),
+    "modelled without the function": lambda d: d["rows"][0].pop("applied_by"),
+    "empty column": lambda d: d["rows"][0].update(target=""),
+    "unknown column": lambda d: d["rows"][0].update(sources="x"),
+    "second row for an option": lambda d: d["rows"].append(dict(d["rows"][0])),
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(MEMORY_BROKEN))
+def test_a_broken_memory_table_is_caught(breakage):
+    doc = copy.deepcopy(facts.load("vllm", "memory_options"))
+    assert problems("vllm", doc) == []
+    MEMORY_BROKEN[breakage](doc)
+    assert problems("vllm", doc), breakage
 
 
 @pytest.mark.parametrize("breakage", sorted(BROKEN))

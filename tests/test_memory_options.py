@@ -15,15 +15,15 @@ from conftest import lint, vllm_settings
 from kvlint.catalog.gpus import lookup as lookup_gpu
 from kvlint.deployment import Deployment
 from kvlint.engines.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED
+from kvlint.engines.sglang import memory_options as sglang_memory
 from kvlint.engines.sglang import options as sglang
-from kvlint.engines.sglang.memory_options import SGLANG as SGLANG_TABLE
 from kvlint.engines.tgi import llamacpp as tgi_llamacpp
+from kvlint.engines.tgi import llamacpp_memory_options as llamacpp_memory
+from kvlint.engines.tgi import memory_options as tgi_memory
 from kvlint.engines.tgi import options as tgi
-from kvlint.engines.tgi.llamacpp_memory_options import TGI_LLAMACPP as TGI_LLAMACPP_TABLE
-from kvlint.engines.tgi.memory_options import TGI as TGI_TABLE
+from kvlint.engines.vllm import memory_options as vllm_memory
 from kvlint.engines.vllm import options as vllm_args
 from kvlint.engines.vllm import plan as vllm
-from kvlint.engines.vllm.memory_options import VLLM as VLLM_TABLE
 from kvlint.engines.vllm.settings import _EXTRA_KEYS
 from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.options import load_table
@@ -32,10 +32,10 @@ from kvlint.record import fields, replace
 
 READERS = {"vllm": vllm_args, "sglang": sglang, "tgi": tgi, "tgi-llamacpp": tgi_llamacpp}
 TABLES = {
-    "vllm": VLLM_TABLE,
-    "sglang": SGLANG_TABLE,
-    "tgi": TGI_TABLE,
-    "tgi-llamacpp": TGI_LLAMACPP_TABLE,
+    "vllm": vllm_memory.table(),
+    "sglang": sglang_memory.table(),
+    "tgi": tgi_memory.table(),
+    "tgi-llamacpp": llamacpp_memory.table(),
 }
 
 
@@ -75,7 +75,7 @@ def test_every_option_a_reader_writes_is_in_the_table(engine):
     targets = {e.target for e in entries.values()}
     missing = [o for o in READERS[engine].MAPPING if o not in entries]
     assert not missing, (
-        f"{engine}: options read onto the deployment but not in memory_options_{engine}.py: {missing}"
+        f"{engine}: options read onto the deployment but not in its data/memory_options.json: {missing}"
     )
     for option, (target, _) in READERS[engine].MAPPING.items():
         assert entries[option].target == target, option
@@ -213,7 +213,7 @@ def test_report_is_a_noop_for_a_deployment_without_such_options():
     from kvlint.findings import Location
 
     d = Deployment(file="x", where=Location("x", 1, 1), kind="Deployment")
-    memory_options.report(d, Parsed(), VLLM_TABLE, "vLLM")
+    memory_options.report(d, Parsed(), TABLES["vllm"], "vLLM")
     assert d.issues == []
 
 

@@ -153,7 +153,7 @@ class Engine(Protocol):
         when none does."""
 
     def memory_options(self) -> dict[str, MemoryOption]:
-        """Option (or environment variable) -> what kvlint does with it (memory_options.py)."""
+        """Option (or environment variable) -> what kvlint does with it (data/memory_options.json)."""
 
     # its defaults and memory plan
     def settings(self, d: Deployment, arch: Any, gpu: Any, version_text: str | None) -> Any:

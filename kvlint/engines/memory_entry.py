@@ -1,4 +1,5 @@
-"""One row of an engine's memory-options table (memory_options.py explains the statuses)."""
+"""One row of an engine's memory-options table (kvlint/extract/engine_args/memory_options.py explains the
+statuses), and the reader of the tables, which are data (kvlint/engines/<engine>/data/memory_options.json)."""
 
 from __future__ import annotations
 
@@ -24,19 +25,16 @@ class MemoryOption:
     detail: Callable[[str], str | None] | None = None
 
 
-def modelled(target: str, applied_by: str, source: str = "") -> MemoryOption:
-    return MemoryOption(MODELLED, target, applied_by, source=source)
+def from_data(
+    engine: str, table: str, details: dict[str, Callable[[str], str | None]] | None = None
+) -> dict[str, MemoryOption]:
+    """An engine's memory-options table, kvlint/engines/<engine>/data/<table>.json: option -> MemoryOption.
+    A row's `detail` names one of `details`, the engine's functions that read the value as written."""
+    from kvlint.engines import facts
 
-
-def not_modelled(
-    changes: str,
-    source: str,
-    target: str = "",
-    said_by: str = "",
-    detail: Callable[[str], str | None] | None = None,
-) -> MemoryOption:
-    return MemoryOption(NOT_MODELLED, target, changes=changes, source=source, said_by=said_by, detail=detail)
-
-
-def no_effect(why: str, source: str, target: str = "", applied_by: str = "") -> MemoryOption:
-    return MemoryOption(NO_EFFECT, target, applied_by, changes=why, source=source)
+    out: dict[str, MemoryOption] = {}
+    for row in facts.load(engine, table)["rows"]:
+        detail = (details or {})[row["detail"]] if "detail" in row else None
+        fields = {k: row.get(k, "") for k in ("target", "applied_by", "changes", "source", "said_by")}
+        out[row["option"]] = MemoryOption(row["status"], detail=detail, **fields)
+    return out

@@ -43,7 +43,7 @@ def _load(ref: str) -> Any:
 
 class EngineBase:
     # where the engine's parts live: its options reader (read, MAPPING, OPTIONS), then `module:NAME` of its
-    # memory-options table, settings, plan and version reader
+    # memory-options table (its loader), settings, plan and version reader
     reader = ""
     memory_table = ""
     settings_of = ""
@@ -122,7 +122,7 @@ class EngineBase:
         return self._flags.get(field, field)
 
     def memory_options(self) -> dict[str, Any]:
-        return _load(self.memory_table)
+        return _load(self.memory_table)()
 
     def settings(self, d: Deployment, arch: Any, gpu: Any, version_text: str | None) -> Any:
         return _load(self.settings_of)(d, arch, gpu, version_text)

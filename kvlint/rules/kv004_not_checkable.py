@@ -33,7 +33,7 @@ class NotCheckable(IssueRule):
     sizes, SGLang redundant experts or DeepEP, TGI `--speculate`, `--lora-adapters`, `--cuda-graphs`. The
     capacity figures are still shown, for the deployment without that option. Each engine's options and
     what kvlint does with each (modelled, by which function; not modelled, and what it changes; no effect)
-    are tables in `kvlint/engines/{vllm,sglang,tgi}/memory_options.py`, with the engine source
+    are data in `kvlint/engines/{vllm,sglang,tgi}/data/memory_options.json`, with the engine source
     line that says so.
 
     ## Why is this bad?

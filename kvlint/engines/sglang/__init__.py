@@ -27,7 +27,7 @@ class SGLang(EngineBase):
         "hybrid_kv_cache_manager": Extra("disable_hybrid_swa_memory", invert=True),
     }
     reader = "kvlint.engines.sglang.options"
-    memory_table = "kvlint.engines.sglang.memory_options:SGLANG"
+    memory_table = "kvlint.engines.sglang.memory_options:table"
     settings_of = "kvlint.engines.sglang.settings:settings"
     plan_of = "kvlint.engines.sglang.plan:plan"
     release_of = "kvlint.engines.sglang.defaults:parse_version"

@@ -7,7 +7,7 @@ import os
 from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment
-from kvlint.engines.sglang.memory_options import SGLANG as SGLANG_MEMORY
+from kvlint.engines.sglang import memory_options as memory_table
 from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args import memory_options
@@ -83,7 +83,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
         "SGLang turns LoRA on when --lora-paths is given",
     )
     override_model(d, parsed, "SGLang", ("--json-model-override-args",), {})
-    memory_options.report(d, parsed, SGLANG_MEMORY, "SGLang")
+    memory_options.report(d, parsed, memory_table.table(), "SGLang")
     _graph_backends(d)
     report_unknown(
         d,

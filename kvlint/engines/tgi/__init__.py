@@ -1,7 +1,7 @@
 """Hugging Face TGI: its launch, options, defaults by release and memory plan (`ENGINE` implements
 kvlint.engines.base.Engine; the modules load on first use).
 
-Its llama.cpp backend lives here too (llamacpp.py, llamacpp_kv.py, llamacpp_memory_options.py): TGI's
+Its llama.cpp backend lives here too (llamacpp.py, llamacpp_kv.py, data/llamacpp_memory_options.json): TGI's
 launcher and router start it, chosen by the image (backends.py), so it is one of TGI's backends, not an
 engine a deployment names.
 """
@@ -41,7 +41,7 @@ class TGI(EngineBase):
         "hybrid_kv_cache_manager": Absent("every layer keeps KV for every token", matches=False),
     }
     reader = "kvlint.engines.tgi.options"
-    memory_table = "kvlint.engines.tgi.memory_options:TGI"
+    memory_table = "kvlint.engines.tgi.memory_options:table"
     settings_of = "kvlint.engines.tgi.plan:settings"
     plan_of = "kvlint.engines.tgi.plan:plan"
     release_of = "kvlint.engines.tgi.releases:parse_version"

@@ -6,7 +6,7 @@ import os
 
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
-from kvlint.engines.tgi.memory_options import TGI as TGI_MEMORY
+from kvlint.engines.tgi import memory_options as memory_table
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args import memory_options
 from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
@@ -64,7 +64,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
     if backend is None or backend[0] not in tgi_backends.REASONS:
         # the TensorRT-LLM router's options differ; a backend kvlint does not model is one KV004, not a list
         report_unknown(d, parsed, "TGI's launcher has no option {name}")
-        memory_options.report(d, parsed, TGI_MEMORY, "TGI", env, env_forms=True)
+        memory_options.report(d, parsed, memory_table.table(), "TGI", env, env_forms=True)
     tgi_backends.apply(d)
 
 

@@ -15,7 +15,7 @@ class VLLM(EngineBase):
     name = "vllm"
     display = "vLLM"
     reader = "kvlint.engines.vllm.options"
-    memory_table = "kvlint.engines.vllm.memory_options:VLLM"
+    memory_table = "kvlint.engines.vllm.memory_options:table"
     settings_of = "kvlint.engines.vllm.settings:settings"
     plan_of = "kvlint.engines.vllm.plan:plan"
     release_of = "kvlint.engines.vllm.versions:parse_version"

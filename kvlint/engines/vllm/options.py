@@ -7,7 +7,7 @@ import os
 from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
-from kvlint.engines.vllm.memory_options import VLLM as VLLM_MEMORY
+from kvlint.engines.vllm import memory_options as memory_table
 from kvlint.extract import adapters
 from kvlint.extract.argv import EnvVar, Token
 from kvlint.extract.engine_args import memory_options
@@ -128,7 +128,7 @@ def read(
     if spec is not None:
         d.extra["speculative"] = stated(True, (spec[1] or spec[0]).where or d.where, spec[0].text)
     # options whose memory the plan leaves out: said, at the option
-    memory_options.report(d, parsed, VLLM_MEMORY, "vLLM", env)
+    memory_options.report(d, parsed, memory_table.table(), "vLLM", env)
     for name in ENV:
         tok = env_value(env, name)
         if tok is None:

@@ -1,7 +1,7 @@
 """Engine options that change GPU memory, the KV pool, the context or concurrency: what kvlint does with each.
 
-One table per engine (kvlint/engines/<engine>/memory_options.py, the engine's `memory_options()`): option (or environment variable) ->
-`MemoryOption`. Status:
+One table per engine (kvlint/engines/<engine>/data/memory_options.json, read by the engine's
+`memory_options()`): option (or environment variable) -> `MemoryOption`. Status:
 - `modelled`: `applied_by` names the function that applies it (tests/test_memory_options.py checks the
   function exists and reads `target`, the deployment field or `extra` key the reader writes);
 - `not modelled`: `changes` says what it changes that kvlint's plan leaves out, `source` the engine
