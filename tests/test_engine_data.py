@@ -109,7 +109,31 @@ def _memory_problems(doc: dict) -> list[str]:
     return out
 
 
-SCHEMAS = {"releases": _release_problems, "options": _option_problems, "memory_options": _memory_problems}
+def _card_problems(doc: dict) -> list[str]:
+    """A card table (TGI's launcher): one row per nvidia-smi name, its f16 TFLOPs, the source."""
+    out: list[str] = []
+    cards = [row.get("card") if isinstance(row, dict) else None for row in doc.get("rows") or [None]]
+    if len(set(cards)) != len(cards):
+        out.append("a card listed twice")
+    for i, row in enumerate(doc.get("rows") or [None]):
+        if not isinstance(row, dict) or set(row) != {"card", "tflops", "source"}:
+            out.append(f"row {i}: must have exactly card, tflops, source")
+            continue
+        if not isinstance(row["card"], str) or row["card"] != row["card"].lower() or " " in row["card"]:
+            out.append(f"row {i}: card {row['card']!r} is not a lower-case nvidia-smi name with dashes")
+        if isinstance(row["tflops"], bool) or not isinstance(row["tflops"], int) or row["tflops"] <= 0:
+            out.append(f"row {i}: tflops {row['tflops']!r}")
+        if problem := _citation(row["source"]):
+            out.append(f"row {i}: {problem}")
+    return out
+
+
+SCHEMAS = {
+    "releases": _release_problems,
+    "options": _option_problems,
+    "memory_options": _memory_problems,
+    "cards": _card_problems,
+}
 
 
 def problems(engine: str, doc: object) -> list[str]:
@@ -192,6 +216,22 @@ def test_a_broken_memory_table_is_caught(breakage):
     assert problems("vllm", doc) == []
     MEMORY_BROKEN[breakage](doc)
     assert problems("vllm", doc), breakage
+
+
+CARD_BROKEN = {
+    "no source": lambda d: d["rows"][0].pop("source"),
+    "card twice": lambda d: d["rows"].append(dict(d["rows"][0])),
+    "tflops as text": lambda d: d["rows"][0].update(tflops="900"),
+    "card as nvidia-smi prints it": lambda d: d["rows"][0].update(card="NVIDIA H100"),
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(CARD_BROKEN))
+def test_a_broken_card_table_is_caught(breakage):
+    doc = copy.deepcopy(facts.load("tgi", "cards"))
+    assert problems("tgi", doc) == []
+    CARD_BROKEN[breakage](doc)
+    assert problems("tgi", doc), breakage
 
 
 @pytest.mark.parametrize("breakage", sorted(BROKEN))

@@ -4,27 +4,18 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines import facts
 
-# launcher/src/main.rs ComputeType::f16_flop: the cards TGI knows by their nvidia-smi name (TFLOPs)
-CARD_TFLOPS = {
-    "nvidia-4090": 82,
-    "nvidia-t4": 65,
-    "nvidia-l4": 121,
-    "nvidia-l40": 181,
-    "nvidia-l40s": 363,
-    "nvidia-a10g": 125,
-    "nvidia-a40": 149,
-    "nvidia-h100-80gb-hbm3": 900,
-    "nvidia-h100-nvl": 900,
-    "nvidia-h100": 900,
-    "nvidia-a100-sxm4-80gb": 312,
-    "nvidia-a100-sxm4-40gb": 312,
-    "nvidia-a100-80gb-pcie": 312,
-    "nvidia-a100": 312,
-    "nvidia-h200": 989,
-}
+
+@cache
+def card_tflops() -> dict[str, int]:
+    """The cards TGI knows by their nvidia-smi name -> f16 TFLOPs (data/cards.json: launcher/src/main.rs
+    ComputeType::f16_flop)."""
+    return {row["card"]: row["tflops"] for row in facts.load("tgi", "cards")["rows"]}
 
 
 def model_flop(arch: ModelArch) -> int | None:
@@ -96,7 +87,7 @@ def launcher_defaults(
         return value, "TGI v2 default max_batch_prefill_tokens = max_input_tokens + 50"
     mpe = arch.max_positions
     flop = model_flop(arch)
-    tflops = CARD_TFLOPS.get(_card(gpu) or "")
+    tflops = card_tflops().get(_card(gpu) or "")
     optimal = (tflops * 10**12 * shards) // flop if flop and tflops else None
     optimal = optimal if optimal and optimal > 100 else None
     default_optimal = vlm_prefill_default(arch, version)
