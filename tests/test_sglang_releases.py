@@ -39,6 +39,16 @@ def test_each_release_read_is_served_by_its_own_row():
     assert sr.newest_read() in sd.source(None)
 
 
+def test_every_row_starts_at_a_release_read():
+    """A row's `since` is a release a read_at row names, so each release read folds every change at it."""
+    from kvlint.engines import facts
+
+    rows = facts.changes("sglang", width=4)
+    read = {c.since for c in rows if c.key == "read_at"}
+    assert {c.since for c in rows} == read
+    assert [r.first for r in sr.releases()] == sorted(read)
+
+
 def test_speculative_decoding_keeps_the_prefill_graph_from_v0_5_11_and_its_reserve_ends_in_v0_5_14():
     """v0.5.10 _handle_piecewise_cuda_graph turns the prefill graph off for speculative decoding,
     v0.5.11 no longer does (58 capture sizes up to 8192 tokens x 8 MB); v0.5.14 drops the 4 GiB EAGLE

@@ -52,15 +52,17 @@ class Rules:
 
 @cache
 def releases() -> tuple[Rules, ...]:
-    """The rules of each release read, oldest first: every key's row in force at the release a read_at
-    row names (rows of one key are in release order, tests/test_engine_data.py)."""
-    rows = facts.changes("sglang", width=4)
+    """The rules of each release read, oldest first: every key's row in force at each release a read_at
+    row names (every row starts at such a release, tests/test_sglang_releases.py)."""
+    rows = sorted(
+        facts.changes("sglang", width=4), key=lambda c: c.since
+    )  # stable: a key's rows keep their order
+    now: dict[str, Any] = {}
     out = []
-    for point in (c.since for c in rows if c.key == "read_at"):
-        now: dict[str, Any] = {
-            c.key: tuple(c.value) if isinstance(c.value, list) else c.value for c in rows if c.since <= point
-        }
-        out.append(Rules(first=point, **now))
+    for i, c in enumerate(rows):
+        now[c.key] = tuple(c.value) if isinstance(c.value, list) else c.value
+        if i + 1 == len(rows) or rows[i + 1].since != c.since:
+            out.append(Rules(first=c.since, **now))
     return tuple(out)
 
 
