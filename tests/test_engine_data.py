@@ -248,3 +248,38 @@ def test_a_broken_option_table_is_caught():
     doc["options"]["--made-up"] = "sometimes"
     assert problems("vllm", doc)
     assert problems("vllm", {**doc, "source": ""})
+
+
+@pytest.fixture
+def edited_vllm_releases(monkeypatch):
+    """vLLM's release table with rows added, as a contributor adding a release would write them."""
+    doc = _a_release_table()
+    real = facts.load
+    monkeypatch.setattr(facts, "load", lambda e, t: doc if (e, t) == ("vllm", "releases") else real(e, t))
+    facts.changes.cache_clear()
+    yield doc
+    monkeypatch.undo()
+    facts.changes.cache_clear()
+
+
+def test_adding_a_release_is_rows_in_the_data_file(edited_vllm_releases):
+    """A new release's change is one row (and the newest release read): nothing in Python changes, and the
+    plan's defaults follow the row."""
+    from kvlint.engines.vllm import versions as vv
+
+    before = vv.default_utilization((0, 33, 0))
+    assert "newer than kvlint's table" in vv.describe("gpu_memory_utilization", (0, 34, 0))
+    edited_vllm_releases["newest_read"] = "0.34.0"
+    edited_vllm_releases["rows"].append(
+        {
+            "since": "0.34.0",
+            "key": "gpu_memory_utilization",
+            "value": 0.95,
+            "source": "vllm==0.34.0:vllm/config/cache.py:66 Field(default=0.95) (an example row)",
+        }
+    )
+    assert problems("vllm", edited_vllm_releases) == []
+    facts.changes.cache_clear()
+    assert vv.default_utilization((0, 34, 0))[0] == 0.95 != before[0]
+    assert vv.default_utilization((0, 33, 0)) == before  # the release before keeps its row
+    assert vv.describe("gpu_memory_utilization", (0, 34, 0)).startswith("vllm==0.34.0:")
