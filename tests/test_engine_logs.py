@@ -201,7 +201,7 @@ def test_sglang_release_default_fraction_is_the_one_its_log_implies(case):
 def test_untagged_sglang_gets_the_newest_read_release_and_says_so():
     """No version: the rules of the newest release read, named as such. On a 24 GB card at TP 4 they
     differ from v0.5.3's (chunked prefill 4096 instead of 2048, graph bs 160, prefill-graph reserve)."""
-    newest = sglang_defaults.RELEASES[-1]
+    newest = sglang_defaults.releases()[-1]
     picked = sglang_defaults.defaults(23034, 4, 1, None)
     assert "no version given" in picked.source and newest.read_at in picked.source
     assert (
