@@ -253,9 +253,14 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     """Find the architecture of `ref`: a path to config.json or its directory, a catalog id or alias,
     or a model in the local Hugging Face cache."""
     raw = ref.strip()
+    if raw.startswith("local:"):  # `local:org/name`: a directory, said so explicitly
+        raw = "./" + raw[len("local:") :].lstrip("/") if not raw[6:].startswith("/") else raw[6:]
     if not raw:
         return Resolution(None, "no model named")
     looks_like_path = raw.startswith(("/", "./", "../", "~")) or raw.endswith(".json")
+    # a Hub id (org/name) is a local directory only when written as a path (`./org/name`, absolute,
+    # `local:org/name`): a directory committed beside the manifest must not shadow the Hub model (S3)
+    directory_ok = looks_like_path or not is_hub_id(raw)
     # `~` is not expanded: a manifest's home directory is the container's, not the linting user's
     # (expanding it let `model: ~/.docker` probe which files exist in the runner's home)
     # an absolute path stays as it is; a relative one is relative to the manifest's directory
@@ -266,8 +271,10 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     try:
         if candidate.endswith(".json") and os.path.lexists(candidate):
             return _found(from_file(candidate, raw), f"{how.LOCAL_FILE} {label}")
-        if os.path.isdir(candidate) and any(
-            os.path.isfile(os.path.join(candidate, f)) for f in ("config.json", "params.json")
+        if (
+            directory_ok
+            and os.path.isdir(candidate)
+            and any(os.path.isfile(os.path.join(candidate, f)) for f in ("config.json", "params.json"))
         ):
             return _found(from_directory(candidate, raw), f"{how.LOCAL_DIRECTORY} {label}")
     except (OSError, ValueError, ConfigError) as exc:

@@ -43,6 +43,11 @@ def _index(directory: str) -> dict[str, str]:
     return out
 
 
+def entries(directory: str) -> dict[str, str]:
+    """lower-case id -> file of every entry in `directory` (listed once per run)."""
+    return dict(_index(directory))
+
+
 def find(model_id: str, directory: str | None = None) -> tuple[ModelArch, str] | None:
     """The pulled model's architecture and where it came from; None when it was never pulled."""
     path = _index(directory or models_dir()).get(model_id.lower())

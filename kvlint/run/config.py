@@ -224,8 +224,11 @@ def _read(path: str) -> tuple[dict, Any]:
 
 
 def load_settings(explicit: str | None = None, isolated: bool = False) -> Settings:
+    from kvlint.run.trust import disabled_rules, hub_from_config, pulled_overrides
+
     settings = Settings()
     settings.register_catalog()  # the shipped catalogs alone, whatever an earlier run registered
+    settings.overrides.extend(pulled_overrides())  # read whatever the configuration: --isolated too
     if isolated:
         return settings
     path = explicit or find_config()
@@ -246,6 +249,8 @@ def load_settings(explicit: str | None = None, isolated: bool = False) -> Settin
     values, stated = _validate(data, path, locate)
     _apply(values, stated, settings, path)
     _catalog_entries(values, settings, path, locate)
+    settings.overrides.extend(disabled_rules(values, settings, path, locate))
+    settings.overrides.extend(hub_from_config(values, locate))
     if values.get("fleet"):
         _fleet(values["fleet"], settings, path)
     return settings
@@ -315,8 +320,6 @@ def _apply(cfg: dict[str, Any], stated: list[str], s: Settings, origin: str) -> 
         s.max_file_size = cfg["max_file_size"]
     if cfg["strict"] is not None:
         s.strict = cfg["strict"]
-    if cfg.get("hub"):
-        s.defaults.hub = True
     if cfg["inline_suppressions"] is not None:
         s.inline_suppressions = cfg["inline_suppressions"]
     s.exclude = list(cfg["exclude"])

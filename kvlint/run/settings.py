@@ -58,6 +58,10 @@ class Settings:
         gpus.register_gpus(self.extra_gpus)
         models.register_models(self.extra_models)
 
+    def codes(self, names: list[str]) -> set[str]:
+        """The rule ids `names` (codes, prefixes, names or ALL) select."""
+        return self._codes(names)
+
     def _codes(self, names: list[str]) -> set[str]:
         from kvlint.rules import all_rules
 
