@@ -4,7 +4,8 @@
 
 Every case of the security review that scales with input size, grown to about 1 MB (never
 more), plus the single-value cases. Each runs `kvlint --isolated --format FMT FILE` in a fresh
-process; the table gives wall time, CPU time (user + sys, which other load on the machine
+process (a case of several files, the third review's directories and model checkpoints, writes
+them into a directory and lints the files it names, at most 1 MB in all); the table gives wall time, CPU time (user + sys, which other load on the machine
 inflates less) and peak RSS from wait4(). A case over the limits is marked; the exit status is
 1 when any case is over (by CPU time and RSS; wall time is reported as measured).
 """
@@ -45,7 +46,11 @@ def _pod(
 def _fit(make) -> str:
     """make(n) for the largest n whose text stays within 1 MB: the case stays valid YAML (cutting
     the text at 1 MB would make it a syntax error, and measure only the error path)."""
-    lo, hi = 1, MB
+    unit = len(make(2).encode("utf-8")) - len(make(1).encode("utf-8"))
+    lo, hi = (
+        1,
+        MB // max(1, unit) + 1,
+    )  # never build much more than 1 MB (the parent's RSS is the child's floor)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if len(make(mid).encode("utf-8")) <= MB:
@@ -96,6 +101,46 @@ def _model_booster(n: int) -> str:
         "      - type: server\n        pods: 1\n        resources: {limits: {nvidia.com/gpu: 1}}\n"
         "        config:\n" + config
     )
+
+
+_LLAMA = (
+    '{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 512, '
+    '"intermediate_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 8, '
+    '"num_key_value_heads": 2, "vocab_size": 1000, "max_position_embeddings": 4096, "torch_dtype": "bfloat16"}'
+)
+_LOCAL_SPEC = "kind: ServingSpec\nname: m\nmodel: ./m\ngpu: L4\nmax_context: 4096\nmax_sequences: 4\n"
+_DEEP = "[" * 240_000 + "]" * 240_000  # ~480 KB: two of them stay within 1 MB
+_ISVC = (
+    "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: m}\nspec:\n"
+    "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n      runtime: vllm\n"
+    "      storageUri: hf://meta-llama/Llama-3.1-8B-Instruct\n"
+    "      resources: {limits: {nvidia.com/gpu: 1}}\n"
+)
+
+
+def _claims(n: int) -> str:
+    """DRA claims whose selector is the third review's S1 pattern (`.*` x12 then Z), with a pod."""
+    cel = 'device.attributes["gpu.nvidia.com"].productName.matches("' + ".*" * 12 + 'Z")'
+    claim = (
+        "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {{name: c{i}}}\n"
+        "spec: {{spec: {{devices: {{requests: [{{name: gpu, exactly: {{deviceClassName: gpu.nvidia.com, "
+        "count: 1, selectors: [{{cel: {{expression: '{cel}'}}}}]}}}}]}}}}}}\n"
+    )
+    return "".join(claim.format(i=i, cel=cel) for i in range(n)) + "---\n" + _pod([], extra="")
+
+
+def _beside(manifests: int, fillers: int) -> tuple[dict[str, str], list[str]]:
+    """S17: KServe InferenceServices in a directory of many small YAML files (each lists it)."""
+    files = {f"filler-{i:05}.yaml": "a: 1\n" for i in range(fillers)}
+    files.update({f"isvc-{i:04}.yaml": _ISVC for i in range(manifests)})
+    return files, [f"isvc-{i:04}.yaml" for i in range(manifests)]
+
+
+def _checkpoint(files: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """S18: a local model directory beside a spec naming it."""
+    return {"spec.yaml": _LOCAL_SPEC, "m/config.json": _LLAMA, **{f"m/{k}": v for k, v in files.items()}}, [
+        "spec.yaml"
+    ]
 
 
 CASES: dict[str, object] = {
@@ -151,13 +196,32 @@ CASES: dict[str, object] = {
     "model: size text with 1 MB of digits (F13)": lambda: (
         SPEC + "budget: {gpu_memory: '" + "1" * (MB - 200) + "!'}\n"
     ),
+    # third review (issue 23): A, work that grew faster than the input
+    "CEL matches .* x12 Z in DRA claims (S1)": lambda: _fit(_claims),
+    # the same 200 files alone: the difference is the directory's cost (one listing a run)
+    "200 KServe manifests alone (S17 base)": lambda: _beside(200, 0),
+    "200 KServe manifests beside 20,000 files (S17)": lambda: _beside(200, 20_000),
+    # F: text the GitHub runner or GitHub Markdown would act on
+    "1 MB metadata.name of ##[ and ::cmd (S11/S12)": lambda: _pod(["--max-model-len=131072"]).replace(
+        "name: m}", 'name: "' + "##[add-mask]x\\n \\u3000::error::y " * (MB // 40) + '"}'
+    ),
+    # G: parser edges that were internal errors
+    "index.json nested 240k deep (S18)": lambda: _checkpoint(
+        {"model.safetensors.index.json": '{"weight_map": ' + _DEEP + "}"}
+    ),
+    "$((A*B)) on 450k-digit values (S18)": lambda: _pod(
+        ["vllm serve x --max-model-len $((A*B))"],
+        [{"name": "A", "value": "9" * 450_000}, {"name": "B", "value": "9" * 450_000}],
+        command=["sh", "-c"],
+    ),
+    "--cuda-graph-sizes of 1 MB of digits (S18)": lambda: _pod(["--cuda-graph-sizes=" + "9" * (MB - 800)]),
 }
 
 
-def measure(path: Path, fmt: str) -> tuple[float, float, float, int]:
-    cmd = [sys.executable, "-m", "kvlint", "--isolated", "--no-color", "--format", fmt, str(path)]
+def measure(case_dir: Path, named: list[str], fmt: str) -> tuple[float, float, float, int]:
+    cmd = [sys.executable, "-m", "kvlint", "--isolated", "--no-color", "--format", fmt, "--", *named]
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=case_dir)
     out_bytes = 0
     assert proc.stdout is not None
     while chunk := proc.stdout.read(1 << 16):
@@ -181,18 +245,21 @@ def main() -> int:
         for name, make in CASES.items():
             if args.only and args.only not in name:
                 continue
-            text = make()  # type: ignore[operator]
-            data = text.encode("utf-8")
-            assert len(data) <= MB + 1000, (name, len(data))
-            path = Path(tmp) / "case.yaml"
-            path.write_bytes(data)
+            made = make()  # type: ignore[operator]
+            files, named = made if isinstance(made, tuple) else ({"case.yaml": made}, ["case.yaml"])
+            case_dir = Path(tmp) / f"case{len(os.listdir(tmp))}"
+            for rel, text in files.items():
+                (case_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+                (case_dir / rel).write_bytes(text.encode("utf-8"))
+            data_size = sum(len(t.encode("utf-8")) for t in files.values())
+            assert data_size <= MB + 1000, (name, data_size)
             for fmt in args.formats.split(","):
-                wall, cpu, rss, out = measure(path, fmt)
+                wall, cpu, rss, out = measure(case_dir, named, fmt)
                 bad = cpu > args.limit_s or rss > args.limit_mb
                 over += bad
                 flag = "  OVER" if bad else ""
                 print(
-                    f"{name:40} {fmt:5} {len(data):>9,} {wall:>7.2f} {cpu:>6.2f} {rss:>7.0f} {out:>9,}{flag}",
+                    f"{name:40} {fmt:5} {data_size:>9,} {wall:>7.2f} {cpu:>6.2f} {rss:>7.0f} {out:>9,}{flag}",
                     flush=True,
                 )
     print(f"{over} case(s) over {args.limit_s} s CPU or {args.limit_mb} MB")
