@@ -86,13 +86,18 @@ def object_name(root: Mapping) -> str:
 
 def _siblings(directory: str, own: str, kinds: tuple[str, ...], cap: int) -> list[tuple[str, Mapping]]:
     try:
-        names = _listing(directory, os.stat(directory).st_mtime_ns)
+        mtime = os.stat(directory).st_mtime_ns
+        names = _listing(directory, mtime)
+        relevant = _relevant(directory, mtime, kinds, cap)
     except OSError:
         return []
+    limit = SIBLINGS_MAX + 1 if own in names else SIBLINGS_MAX  # the first SIBLINGS_MAX others
     out: list[tuple[str, Mapping]] = []
-    for name in [n for n in names if n != own][:SIBLINGS_MAX]:
+    for at, name in relevant:
+        if at >= limit or name == own:
+            continue
         path = os.path.join(directory, name)
-        try:
+        try:  # stat'ed again: a file changed during the run (--fix) is read again
             st = _stat_inside(path, directory)
         except OSError:
             continue
@@ -101,6 +106,22 @@ def _siblings(directory: str, own: str, kinds: tuple[str, ...], cap: int) -> lis
         for root in _objects_of(path, st.st_mtime_ns, st.st_size, kinds, cap):
             out.append((name, root))
     return out
+
+
+@lru_cache(maxsize=64)
+def _relevant(directory: str, _mtime: int, kinds: tuple[str, ...], cap: int) -> tuple[tuple[int, str], ...]:
+    """(position in the listing, name) of the siblings that hold an object of these kinds, found once
+    per run: 1,000 files of a directory of 20,000 read its 500 first files once, not 1,000 times."""
+    out = []
+    for at, name in enumerate(_listing(directory, _mtime)):
+        path = os.path.join(directory, name)
+        try:
+            st = _stat_inside(path, directory)
+        except OSError:
+            continue
+        if st is not None and _objects_of(path, st.st_mtime_ns, st.st_size, kinds, cap):
+            out.append((at, name))
+    return tuple(out)
 
 
 @lru_cache(maxsize=64)
