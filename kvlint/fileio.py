@@ -11,7 +11,18 @@ from __future__ import annotations
 
 import os
 import stat
-from typing import BinaryIO
+from typing import Any, BinaryIO
+
+
+def json_value(text: str | bytes) -> Any:
+    """json.loads for text from input: nesting too deep to read (100,000 `[`) is a ValueError, as
+    any other malformed JSON, never a RecursionError the callers do not expect (security review S18)."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply to read") from None
 
 
 class NotRegular(OSError):

@@ -109,3 +109,41 @@ def test_s21_ctrl_c_exits_130_with_one_line(tmp_path, extra):
     assert proc.returncode == 130, text
     assert "Traceback" not in text and "Aborted" not in text
     assert text.strip().splitlines()[-1] == "kvlint: interrupted" and text.count("interrupted") == 1, text
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--hf-overrides",
+        "--kv-transfer-config",
+        "--speculative-config",
+        "--eplb-config",
+        "--compilation-config",
+    ],
+)
+def test_s18_a_json_engine_option_nested_100k_deep_is_located(tmp_path, flag):
+    """The class of S18 beyond the review's seven: every JSON an engine option carries was read with
+    json.loads catching ValueError only; 100,000 `[` raised RecursionError (internal error)."""
+    deep = "[" * 100_000 + "]" * 100_000
+    value = json.dumps('{"a": ' + deep + "}")
+    text = pod(f'["--model", "meta-llama/Llama-3.1-8B-Instruct", "{flag}", {value}]', command="[]")
+    result = lint(tmp_path, text)
+    # said at the option (KV005 cannot read it; --speculative-config: KV004, the draft is not priced)
+    assert any(f.rule in ("KV004", "KV005") and f.where.line == 10 for f in result.findings), result.findings
+
+
+def test_s18_a_pulled_entry_nested_100k_deep_is_a_located_kv003(tmp_path, monkeypatch):
+    from kvlint.catalog import pulled
+
+    monkeypatch.setenv("KVLINT_MODELS_DIR", str(tmp_path / "models"))
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "acme--deep-7b.json").write_text(
+        '{"config": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    )
+    pulled._index.cache_clear()
+    try:
+        result = lint(tmp_path, SPEC.replace("./m", "acme/deep-7b"))
+    finally:
+        pulled._index.cache_clear()
+    (finding,) = [f for f in result.findings if f.rule == "KV003"]
+    assert finding.where.line == 3 and "nested too deeply" in finding.message

@@ -10,7 +10,6 @@ catalog form to the project's model directory (kvlint/catalog/pulled.py), which 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from typing import Any
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 from kvlint.catalog import pulled, safetensors
 from kvlint.catalog.hf_config import parse_config
 from kvlint.catalog.hf_keys import ConfigError, compact, from_mistral_params
+from kvlint.fileio import json_value
 
 MAX_JSON_BYTES = 16 * 1024 * 1024
 _CHUNK = 64 * 1024
@@ -158,7 +158,7 @@ class _Client:
 
     def json(self, filename: str) -> Any:
         try:
-            return json.loads(self.get(filename).decode("utf-8"))
+            return json_value(self.get(filename).decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise HubError(
                 f"{self.repo}/{filename} is not JSON ({exc})", "report it to the model's publisher"

@@ -16,7 +16,7 @@ from typing import Any
 from kvlint.catalog import how
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.hf_config import parse_config
-from kvlint.fileio import shown
+from kvlint.fileio import json_value, shown
 
 DEFAULT_DIR = os.path.join(".kvlint", "models")
 MAX_ENTRY_BYTES = 4 * 1024 * 1024
@@ -55,7 +55,7 @@ def find(model_id: str, directory: str | None = None) -> tuple[ModelArch, str] |
         return None
     from kvlint.fileio import read_regular
 
-    entry: dict[str, Any] = json.loads(read_regular(path, MAX_ENTRY_BYTES))  # OSError: not regular, too large
+    entry: dict[str, Any] = json_value(read_regular(path, MAX_ENTRY_BYTES))  # OSError: not regular, too large
     if not isinstance(entry, dict) or not isinstance(entry.get("config"), dict):
         raise ValueError(f"{path} is not a kvlint model entry (no config object)")
     if str(entry.get("id") or model_id).lower() != model_id.lower():  # never trust the file's own claim

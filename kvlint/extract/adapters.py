@@ -31,12 +31,11 @@ Where adapters are written:
 
 from __future__ import annotations
 
-import json
-
 from kvlint.bounds import FIELDS
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.argv import Token
 from kvlint.extract.bounded import crd_int
+from kvlint.fileio import json_value
 from kvlint.findings import Location
 from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Scalar, Sequence
@@ -60,7 +59,7 @@ def _module(text: str, bare_path: bool = False) -> tuple[str, str] | None:
     text = text.strip()
     if text.startswith("{"):
         try:
-            obj = json.loads(text)
+            obj = json_value(text)
         except ValueError:
             return None
         if not isinstance(obj, dict):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines import facts
 from kvlint.engines.facts import Change
+from kvlint.fileio import json_value
 from kvlint.units import GIB
 
 
@@ -266,10 +267,9 @@ def connector_keeps_hybrid(version: tuple[int, ...] | None, config: object) -> b
     then when the connector (every child of a MultiConnector) is SupportsHMA in that release."""
     if lookup("kv_connector_hybrid", version).value == "off":
         return False
-    import json
 
     try:
-        parsed = json.loads(str(config))
+        parsed = json_value(str(config))
     except ValueError:
         return False
     if not isinstance(parsed, dict):

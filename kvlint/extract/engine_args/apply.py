@@ -8,6 +8,7 @@ from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.extract.argv import OVERSIZE, Token
 from kvlint.extract.engine_args.options import Parsed, truthy
+from kvlint.fileio import json_value
 from kvlint.findings import Issue
 from kvlint.record import fields
 from kvlint.units import parse_count, parse_size
@@ -162,7 +163,6 @@ def override_model(
     """Options that change the model's config: JSON objects (`--hf-overrides '{"rope_scaling": …}'`)
     and single keys (`--rope-theta 1e6` -> rope_theta). Kept on the deployment as `model_overrides`,
     applied to the model before the capacity rules run; JSON that does not parse is a KV005."""
-    import json
 
     found: dict = {}
     names: list[str] = []
@@ -173,7 +173,7 @@ def override_model(
             continue
         value = hit[1]
         try:
-            data = json.loads(value.text)
+            data = json_value(value.text)
         except ValueError:
             data = None
         if not isinstance(data, dict):
@@ -195,7 +195,7 @@ def override_model(
             continue
         text = hit[1].text
         try:
-            found[key] = json.loads(text)
+            found[key] = json_value(text)
         except ValueError:
             found[key] = text
         names.append(option)

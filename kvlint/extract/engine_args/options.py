@@ -7,6 +7,7 @@ import json
 from functools import lru_cache
 
 from kvlint.extract.argv import Token, split_flag
+from kvlint.fileio import json_value as parse_json
 from kvlint.record import field, record
 
 
@@ -220,9 +221,8 @@ def truthy(value: Token | None, negated: bool) -> bool | None:
 def json_value(text: str):
     """A JSON option's value; quotes a shell would have removed are taken off first (a script the argv reader
     splits by words keeps `'{"a": 1}'` whole, quotes and all). Raises ValueError when it is not JSON."""
-    import json
 
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         text = text[1:-1]
-    return json.loads(text)
+    return parse_json(text)
