@@ -37,8 +37,13 @@ def test_sizes_and_token_counts_accept_suffixes():
     r = lint(
         BASE + "max_context: 4k\nmax_sequences: 4\nbudget:\n  gpu_memory: 21.95GiB\n  weights: 16.06GB\n"
     )
-    # read as vLLM reads it (4,000), and KV304 asks whether 4,096 was meant, as it does for --max-model-len=4k
-    assert [f.rule for f in r.findings] == ["KV304"] and r.findings[0].fixes[0].edits[0].text == "4096"
+    # read as vLLM reads it (4,000), and KV304 asks whether 4,096 was meant, as it does for --max-model-len=4k:
+    # the safe fix spells out 4000 (the number the engine reads), 4096 is the unsafe alternative
+    assert [f.rule for f in r.findings] == ["KV304"]
+    assert [(x.edits[0].text, x.applicability) for x in r.findings[0].fixes] == [
+        ("4000", "safe"),
+        ("4096", "unsafe"),
+    ]
     d = r.deployments[0].deployment
     assert d.max_context.value == 4000
     assert d.budget["gpu_memory"].value.bytes == 23_568_633_037  # 21.95 x 2^30 = 23,568,633,036.8, rounded

@@ -29,9 +29,10 @@ class AmbiguousSizeSuffix(DeploymentRule):
     ## How to fix
     Write the exact number, or the binary suffix.
 
-    For a token count `--fix` writes the power of two the suffix evidently stands for (32k -> 32768):
-    safe, since the author wrote a round binary size in decimal letters. For a memory quantity the fix
-    (80G -> 80Gi) raises the limit by 7 %, so it is unsafe.
+    For a token count `--fix` spells out the number the engine reads (32k -> 32000): safe, since what
+    the engine gets is unchanged and the ambiguity is gone. The power of two the suffix may stand for
+    (32768) is offered as an unsafe fix: it changes the context the engine runs with, which may then not
+    fit. For a memory quantity the fix (80G -> 80Gi) raises the limit by 7 %, so it is unsafe.
 
     ## Suppress
     `# kvlint: disable=KV304 -- reason` on the line.
@@ -53,18 +54,26 @@ class AmbiguousSizeSuffix(DeploymentRule):
             if letter.islower():
                 binary = parse_count(text[:-1] + letter.upper()).value if "." not in text else None
                 other = f"; {text[:-1]}{letter.upper()} would be {binary:,}" if binary else ""
+                # The safe fix keeps the number the engine reads and only spells it out; the power of two
+                # the author may have meant changes what the engine gets (and may not fit), so it is unsafe.
+                fixes = [
+                    Fix(f"write {value} (what {text} is to the engine)", SAFE, (Edit(where, str(value)),))
+                ]
+                if binary:
+                    fixes.append(
+                        Fix(
+                            f"write {binary} (if {text} meant a power of two)",
+                            UNSAFE,
+                            (Edit(where, str(binary)),),
+                        )
+                    )
                 yield ctx.finding(
                     self,
                     where,
                     f"{text} is {value:,} tokens (lowercase {letter} = 1,000 in vLLM), not a power of two{other}",
-                    fix=f"write {binary if binary else value} explicitly",
-                    fixes=[
-                        Fix(
-                            f"write {binary or value} (what {text} evidently means)",
-                            SAFE,
-                            (Edit(where, str(binary or value)),),
-                        )
-                    ],
+                    fix=f"write {value} explicitly"
+                    + (f", or {binary} if a power of two was meant" if binary else ""),
+                    fixes=fixes,
                 )
         for what, text, where in d.memory_quantities:
             try:
