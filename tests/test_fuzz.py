@@ -25,7 +25,7 @@ import json
 import re
 
 import pytest
-from conftest import FIXTURES, SHARED
+from conftest import FIXTURES, ROOT, SHARED
 from hypothesis import HealthCheck, assume, example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
@@ -415,7 +415,12 @@ def test_resolver_agrees_with_ruamel_yaml_11(text):
         assert ours(text, implicit) == str(stock.resolve(ScalarNode, text, implicit))
 
 
-def test_output_does_not_depend_on_hash_seed_or_process(tmp_path):
+@pytest.mark.parametrize(
+    "corpus",
+    # the fixtures in the default run; with the real corpus too (~2x the time) under `slow`
+    [pytest.param(False, id="fixtures"), pytest.param(True, marks=pytest.mark.slow, id="with-corpus")],
+)
+def test_output_does_not_depend_on_hash_seed_or_process(corpus):
     """Set and dict iteration must not leak into reports: two processes with different hash seeds
     give byte-identical JSON and text on the fixtures and the real corpus."""
     import os
@@ -424,7 +429,9 @@ def test_output_does_not_depend_on_hash_seed_or_process(tmp_path):
 
     from conftest import FIXTURES
 
-    targets = [str(FIXTURES)] + ([str(CORPUS)] if CORPUS_FILES else [])
+    if corpus and not CORPUS_FILES:
+        pytest.skip(f"{CORPUS} is absent (../shared is not beside this checkout)")
+    targets = [str(FIXTURES)] + ([str(CORPUS)] if corpus else [])
     outs = []
     for seed in ("1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
@@ -445,3 +452,23 @@ def test_nested_serve_config_ending_the_file_stays_inside_it():
     )
     run = check_invariants(text.encode(), "ray.yaml")
     assert [f.rule for f in run.findings] == ["KV004"]
+
+
+@pytest.mark.slow
+def test_fuzz_campaign():
+    """The property tests of this module under the `campaign` profile (conftest.py), as .ci/run's
+    `pytest -m slow` runs them: KVLINT_FUZZ_EXAMPLES examples each (200 unless set; the long campaign
+    by hand is `KVLINT_FUZZ=campaign python -m pytest tests/test_fuzz.py`, 3,000 each)."""
+    import os
+    import subprocess
+    import sys
+
+    props = [n for n, fn in globals().items() if n.startswith("test_") and hasattr(fn, "hypothesis")]
+    assert len(props) >= 7
+    examples = os.environ.get("KVLINT_FUZZ_EXAMPLES", "200")
+    env = {**os.environ, "KVLINT_FUZZ": "campaign", "KVLINT_FUZZ_EXAMPLES": examples}
+    cmd = [sys.executable, "-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider"]
+    cmd += [f"{__file__}::{name}" for name in props]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert f"{len(props)} passed" in done.stdout, done.stdout[-2000:]

@@ -17,6 +17,10 @@ from collections.abc import Callable
 
 import pytest
 
+# Timed at n and 8n, best of five runs each: ~25 s on 2 cores, so under the `slow` marker (.ci/run runs
+# it with `pytest -m slow`); a single timing has no quick version that still tells 8 from 64.
+pytestmark = pytest.mark.slow
+
 FACTOR = 8
 LIMIT = 24  # linear ~8, quadratic ~64: a wide margin either way
 
