@@ -15,7 +15,22 @@ from kvlint.engines.vllm import lora
 from kvlint.extract.adapters import vllm_lora_modules
 from kvlint.extract.argv import Token
 
-KUBEAI = ("corpus", "manifests2", "substratusai__kubeai__hack__dev-models__vllm-with-adapters.yaml")
+KUBEAI = """apiVersion: kubeai.org/v1
+kind: Model
+metadata:
+  name: tinyllama-chat-adapters
+spec:
+  features: [TextGeneration]
+  url: hf://TinyLlama/TinyLlama-1.1B-Chat-v0.3
+  adapters:
+  - name: sql
+    url: hf://example-org/tinyllama-sql-lora
+  - name: colors
+    url: s3://example-bucket/adapters/tinyllama-colorist-lora
+  engine: VLLM
+  resourceProfile: nvidia-gpu-l4:1
+  minReplicas: 1
+"""
 
 
 def _json(path: Path) -> dict:
@@ -23,17 +38,19 @@ def _json(path: Path) -> dict:
     return json.loads(subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False).stdout)
 
 
-def test_kubeai_adapters_are_named_and_the_workload_is_planned_on_its_base():
-    (d,) = _json(shared(*KUBEAI))["deployments"]
+def test_kubeai_adapters_are_named_and_the_workload_is_planned_on_its_base(tmp_path):
+    # a KubeAI Model with adapters, as KubeAI's hack/dev-models/vllm-with-adapters.yaml writes one
+    (tmp_path / "model.yaml").write_text(KUBEAI)
+    (d,) = _json(tmp_path / "model.yaml")["deployments"]
     assert d["model"] == "TinyLlama/TinyLlama-1.1B-Chat-v0.3" and d["plan"] is not None
     assert d["adapters"] == [
-        {"name": "foo", "ref": "jashing/tinyllama-colorist-lora"},
-        {"name": "bar", "ref": "s3://substratus-ai-test-0/adapters/jashing/tinyllama-colorist-lora"},
+        {"name": "sql", "ref": "example-org/tinyllama-sql-lora"},
+        {"name": "colors", "ref": "s3://example-bucket/adapters/tinyllama-colorist-lora"},
     ]
     (note,) = [n for n in d["plan"]["breakdown"]["notes"] if n.startswith("LoRA enabled")]
     # KubeAI adds --enable-lora; vLLM's defaults are named as defaults, and the cost is said to be unpriced
     assert "--max-loras 1 (vLLM default)" in note and "--max-lora-rank 16 (vLLM default)" in note
-    assert "not priced" in note and "foo=jashing/tinyllama-colorist-lora" in note
+    assert "not priced" in note and "sql=example-org/tinyllama-sql-lora" in note
 
 
 def test_vllm_lora_modules_both_spellings(tmp_path):

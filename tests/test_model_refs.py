@@ -1,17 +1,30 @@
-"""Which model a workload names, read from real launch commands (../shared/corpus, in place)."""
+"""Which model a workload names, read from launch commands as real serving files write them."""
 
 from __future__ import annotations
-
-from conftest import shared
 
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
 
+TRTLLM = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: decode}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - name: modelserver
+          command: ["trtllm-serve", "serve"]
+          args: ["Qwen/Qwen3-32B", "--tp_size=2", "--backend=pytorch", "--kv_cache_free_gpu_memory_fraction=0.9"]
+          resources: {limits: {nvidia.com/gpu: 2}}
+"""
 
-def test_trtllm_serve_subcommand_is_not_the_model():
-    """`trtllm-serve serve MODEL`: `serve` is the subcommand (llm-d's TensorRT-LLM guide), the model follows."""
-    name = "llm-d__llm-d__guides__optimized-baseline__modelserver__gpu__trtllm__base__patch-trtllm.yaml"
-    result = read_and_lint(str(shared("corpus", "manifests2", name)), Settings(), name)
+
+def test_trtllm_serve_subcommand_is_not_the_model(tmp_path):
+    """`trtllm-serve serve MODEL`: `serve` is the subcommand (as llm-d's TensorRT-LLM guide runs it, whose
+    file tests/data/corpus_findings.yaml pins), the model follows."""
+    (tmp_path / "trtllm.yaml").write_text(TRTLLM)
+    result = read_and_lint(str(tmp_path / "trtllm.yaml"), Settings(), "trtllm.yaml")
     assert not isinstance(result, str), result
     found = [d.deployment.model.value for d in result.deployments if d.deployment.model]
     assert found == ["Qwen/Qwen3-32B"]

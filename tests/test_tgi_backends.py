@@ -260,14 +260,9 @@ def test_google_cloud_tgi_containers_carry_the_release_in_their_name():
     assert image_version(dlc + "cu121.1-4.ubuntu2204.py310", "tgi") == "1.4"
     assert image_version(dlc + "cu124.2-3.ubuntu2204.py311", "vllm") is None
     assert backend_of_image(dlc + "tpu.0.2.3.py310")[0] == "tpu"
-    path = shared(
-        "corpus",
-        "manifests",
-        "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-multiple-gpus__falcon-40b__text-generation-inference.yaml",
-    )
-    from kvlint.run.lint import lint_text
-
-    (r,) = lint_text(path.read_bytes(), str(path), Settings(), ".").deployments
+    # a GKE sample's way (kubernetes-engine-samples ai-ml/llm-multiple-gpus): the settings in TGI's env
+    env = "    env: [{name: MODEL_ID, value: tiiuae/falcon-40b-instruct}, {name: NUM_SHARD, value: '2'}]\n"
+    (r,) = lint(_pod(dlc + "cu121.1-4.ubuntu2204.py310", [], "nvidia.com/gpu: 2", env)).deployments
     assert r.deployment.engine_version.value == "1.4"
     assert r.deployment.max_context.value == 2048 and "TGI v1 default" in r.deployment.max_context.note
 
