@@ -119,3 +119,19 @@ class Deployment:
 
     def label(self) -> str:
         return f"{self.kind}/{self.name}" if self.name else self.kind
+
+
+@record(frozen=True)
+class InForce:
+    """What resolve settles that the file may leave out: the engine and its release, the GPU as named
+    (stated, or the configuration's default) and the context length the engine runs with (the plan's,
+    when the engine caps it). Carried beside the deployment (kvlint/resolve.py), never written onto it."""
+
+    engine: Value[str] | None = None
+    engine_version: Value[str] | None = None
+    gpu: Value[str] | None = None
+    max_context: Value[int] | None = None
+
+    @property
+    def engine_name(self) -> str:
+        return self.engine.value if self.engine else DEFAULT_ENGINE

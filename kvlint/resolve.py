@@ -1,7 +1,9 @@
 """resolve: a Deployment -> its model architecture, its GPU, the engine settings in force, the plan.
 
-Every value the file does not state is filled with the engine's own default and recorded on the
-deployment as a `Value(origin="default", note=...)`, so messages can name it.
+Every value the file does not state is filled with the engine's own default, as a
+`Value(origin="default", note=...)` so messages can name it. The engine, its release, the GPU as named
+and the context in force are settled in `Resolved.in_force` (kvlint/deployment.py `InForce`), not
+written back onto the deployment.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.declared import arch_from_declared
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.codes import MATCHED_BY_NAME, NOT_CHECKABLE, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
-from kvlint.deployment import Deployment, Value, default, inferred
+from kvlint.deployment import Deployment, InForce, Value, default, inferred
 from kvlint.findings import Issue, Location, Severity
 from kvlint.record import field, record, replace
 
@@ -43,6 +45,7 @@ class Resolved:
     plan: Plan | None = None
     issues: list[Issue] = field(default_factory=list)
     unknown: set[str] = field(default_factory=set)  # "model", "gpu", "gpu-memory", "engine"
+    in_force: InForce = field(default_factory=InForce)  # engine, release, GPU name, context in force
     # the deployment as extracted, before defaults were filled, when it states no GPU: kvlint/run/fleet.py
     # re-resolves it on each fleet (or common) GPU type
     pristine: Deployment | None = field(default=None, compare=False)
@@ -57,9 +60,11 @@ def _loc(d: Deployment, *values: Value | None) -> Location:
 
 def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
     candidates = d.extra.get("gpu_candidates")
-    if d.gpu is None and defaults.gpu and candidates is None:
-        d.gpu = inferred(defaults.gpu, defaults.gpu_source or "GPU from --gpu / configuration default")
-    if d.gpu is None and "gpu" in d.unreadable:
+    gpu = d.gpu
+    if gpu is None and defaults.gpu and candidates is None:
+        gpu = inferred(defaults.gpu, defaults.gpu_source or "GPU from --gpu / configuration default")
+        r.in_force = replace(r.in_force, gpu=gpu)
+    if gpu is None and "gpu" in d.unreadable:
         # the extractor's KV005 warns that the resource gets no pod / GPU as written: said once, as an info
         r.unknown.add("gpu")
         r.issues.append(
@@ -73,11 +78,11 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
             )
         )
         return
-    if d.gpu is None:
+    if gpu is None:
         r.unknown.add("gpu")
         r.issues.append(_not_stated(d, candidates))
         return
-    name = str(d.gpu.value)
+    name = str(gpu.value)
     spec = gpu_catalog.lookup(name)
     if spec is None and any(i.code == UNKNOWN_GPU for i in d.issues):
         r.unknown.add("gpu")  # the extractor already said why (a MIG profile the card does not have)
@@ -96,7 +101,7 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
                 if close
                 else "declare it under `gpus:` in the kvlint configuration"
             )
-        r.issues.append(Issue(UNKNOWN_GPU, msg, _loc(d, d.gpu), fix=fix))
+        r.issues.append(Issue(UNKNOWN_GPU, msg, _loc(d, gpu), fix=fix))
         return
     if not spec.engine_bytes:
         r.unknown.add("gpu")
@@ -104,7 +109,7 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
             Issue(
                 UNKNOWN_GPU,
                 f"the memory of {spec.name} is not known to kvlint",
-                _loc(d, d.gpu),
+                _loc(d, gpu),
                 fix="declare its memory under `gpus:` in the kvlint configuration",
             )
         )
@@ -308,20 +313,22 @@ def _apply_overrides(d: Deployment, r: Resolved) -> None:
     r.model, r.model_how = arch, f"{r.model_how}, with {how}"
 
 
-def engine_settings(
-    d: Deployment, arch: ModelArch, gpu: GpuSpec | None, defaults: Defaults
-) -> EngineSettings:
-    """Fill every unstated engine setting with the engine's default, naming it on the deployment."""
-    engine = d.engine_name
-    if d.engine is None:
-        d.engine = default(
+def engine_in_force(d: Deployment, defaults: Defaults, in_force: InForce) -> InForce:
+    """The engine and release the deployment runs: stated, else the configuration's, else kvlint's default."""
+    engine, version = d.engine, d.engine_version
+    if engine is None:
+        engine = default(
             defaults.engine or engines.DEFAULT, f"kvlint default engine ({engines.display(engines.DEFAULT)})"
         )
-        engine = d.engine.value
-    if d.engine_version is None and defaults.engine_version:
-        d.engine_version = inferred(defaults.engine_version, "engine version from the configuration")
-    version_text = str(d.engine_version.value) if d.engine_version else None
-    return engines.get(engine).settings(d, arch, gpu, version_text)
+    if version is None and defaults.engine_version:
+        version = inferred(defaults.engine_version, "engine version from the configuration")
+    return replace(in_force, engine=engine, engine_version=version)
+
+
+def engine_settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, in_force: InForce) -> EngineSettings:
+    """Fill every unstated engine setting with the engine's default, for the engine in force."""
+    version_text = str(in_force.engine_version.value) if in_force.engine_version else None
+    return engines.get(in_force.engine_name).settings(d, arch, gpu, version_text)
 
 
 def with_gpu(d: Deployment, name: str, note: str) -> Deployment:
@@ -340,7 +347,7 @@ def _llamacpp_kv(d: Deployment) -> Issue:
 
 
 def resolve(d: Deployment, defaults: Defaults) -> Resolved:
-    r = Resolved(d)
+    r = Resolved(d, in_force=InForce(d.engine, d.engine_version, d.gpu, d.max_context))
     r.issues.extend(d.issues)
     if "llamacpp_reason" in d.extra:
         r.issues.append(_llamacpp_kv(d))
@@ -357,7 +364,9 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
         return r
     known = len(d.issues)
     try:
-        r.settings = engine_settings(d, r.model, r.gpu, defaults)
+        r.in_force = engine_in_force(d, defaults, r.in_force)
+        r.settings = engine_settings(d, r.model, r.gpu, r.in_force)
+        r.in_force = replace(r.in_force, max_context=d.max_context)  # the engine's default, when unstated
         r.issues.extend(d.issues[known:])  # what the engine's settings found (a field it has no setting for)
     except ValueError as exc:
         where = getattr(exc, "where", None) or d.where
@@ -369,13 +378,10 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
         r.unknown.add("settings")  # KV005 said which value; the capacity checks would use a wrong one
         return r
     r.plan = engines.get(r.settings.engine).plan(r.model, r.gpu, r.settings)
-    if (
-        d.max_context is not None
-        and d.max_context.origin == "default"
-        and r.plan.max_model_len != d.max_context.value
-    ):
-        why = d.max_context.note  # the engine caps it to the KV cache (TGI)
+    ctx = r.in_force.max_context
+    if ctx is not None and ctx.origin == "default" and r.plan.max_model_len != ctx.value:
+        why = ctx.note  # the engine caps it to the KV cache (TGI)
         if "max_model_len_auto" in d.extra:  # vLLM --max-model-len auto: not the model config's length
             why = "--max-model-len auto: the largest context one request fits in the KV cache"
-        d.max_context = default(r.plan.max_model_len, why)
+        r.in_force = replace(r.in_force, max_context=default(r.plan.max_model_len, why))
     return r

@@ -264,7 +264,7 @@ def test_google_cloud_tgi_containers_carry_the_release_in_their_name():
     env = "    env: [{name: MODEL_ID, value: tiiuae/falcon-40b-instruct}, {name: NUM_SHARD, value: '2'}]\n"
     (r,) = lint(_pod(dlc + "cu121.1-4.ubuntu2204.py310", [], "nvidia.com/gpu: 2", env)).deployments
     assert r.deployment.engine_version.value == "1.4"
-    assert r.deployment.max_context.value == 2048 and "TGI v1 default" in r.deployment.max_context.note
+    assert r.in_force.max_context.value == 2048 and "TGI v1 default" in r.in_force.max_context.note
 
 
 def test_unchunked_prefill_below_the_input_limit_is_refused_by_the_router():

@@ -60,13 +60,24 @@ def test_chunked_v2_4_1_and_v3_0_0_take_the_whole_cache_and_v3_0_2_caps_it_at_th
     assert v302.plan.max_model_len == 131072 < v302.plan.kv_tokens
 
 
+def test_the_context_the_plan_settles_is_in_force_and_not_written_back():
+    """With PREFILL_CHUNKING=1, v2.4.1 takes the whole KV cache as max_total_tokens: the plan settles it
+    (more than the model's positions on an H100), and the configuration's GPU; resolve writes neither
+    back onto the deployment."""
+    r = _resolved("2.4.1", env="    env: [{name: PREFILL_CHUNKING, value: '1'}]\n")
+    ctx = r.in_force.max_context
+    assert ctx.origin == "default" and ctx.value == r.plan.max_model_len == r.plan.kv_tokens > 131072
+    assert r.deployment.max_context is None or r.deployment.max_context.value != ctx.value
+    assert r.deployment.gpu is None and (r.in_force.gpu.value, r.in_force.gpu.origin) == ("h100", "inferred")
+
+
 def test_unchunked_attention_gives_the_warm_up_prompt_as_the_context():
     """ROCm's image runs ATTENTION=paged, which does not chunk prefills (models/model.py): TGI's
     max_total_tokens is then the warm-up's prompt tokens, not the KV cache."""
     env = "    env: [{name: ATTENTION, value: paged}]\n"
     r = _resolved("3.3.5", env=env)
     assert r.plan.max_model_len == r.deployment.extra["max_batch_prefill_tokens"].value < r.plan.kv_tokens
-    assert "ATTENTION=paged does not chunk prefills" in r.deployment.max_context.note
+    assert "ATTENTION=paged does not chunk prefills" in r.in_force.max_context.note
 
 
 def test_vlms_stop_chunking_by_release():
@@ -140,7 +151,7 @@ def test_speculation_turns_prefill_chunking_off():
     support speculation yet", so max_total_tokens left unset becomes the warm-up prompt's tokens."""
     r = _resolved("3.3.5", args=("--speculate", "2"))
     assert r.plan.max_model_len == r.deployment.extra["max_batch_prefill_tokens"].value
-    assert "--speculate 2" in r.deployment.max_context.note
+    assert "--speculate 2" in r.in_force.max_context.note
     plain = _resolved("3.3.5")
     assert plain.plan.max_model_len == 131072
 

@@ -32,8 +32,8 @@ def test_before_v0_14_auto_is_refused_where_it_is_written(value):
 
 def test_from_v0_14_the_context_is_named_as_auto_fitted():
     result = lint(POD.format(tag="v0.14.0", value="auto"))
-    d = result.deployments[0].deployment
+    ctx = result.deployments[0].in_force.max_context  # the context the plan settles (resolve.py)
     plan = result.deployments[0].plan
-    assert plan is not None and d.max_context.value == plan.max_model_len < 131_072
-    assert "--max-model-len auto" in d.max_context.note and "model config" not in d.max_context.note
+    assert plan is not None and ctx.value == plan.max_model_len < 131_072
+    assert "--max-model-len auto" in ctx.note and "model config" not in ctx.note
     assert not [f for f in result.findings if f.rule == "KV005"]

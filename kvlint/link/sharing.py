@@ -18,7 +18,7 @@ u x total can fail inside its cap; kvlint does not read that cap.
 
 from __future__ import annotations
 
-from kvlint.deployment import Deployment, Value, inferred
+from kvlint.deployment import DEFAULT_ENGINE, Deployment, Value, inferred
 from kvlint.findings import Location
 from kvlint.load.compose import compose
 from kvlint.load.tree import Mapping, Scalar, Sequence
@@ -42,6 +42,7 @@ class Sharer:
     deployment: Deployment
     card: str  # the resolved GPU's catalog id, "" when none
     fraction: float | None  # the engine's memory fraction: as resolved (defaults filled), else as stated
+    engine: str = DEFAULT_ENGINE  # the engine in force (resolve's `in_force`), whose default a fraction is
 
 
 def replicas(root: Mapping, file: str) -> list[Replicas]:
@@ -93,7 +94,8 @@ def annotate(sharers: list[Sharer], configs: list[Replicas]) -> None:
         total = sum(u for u, _ in together)
         if len(together) < 2 or total < 1:
             continue
-        terms = " + ".join(f"{u:g} ({_name(d)})" for u, d in together)
+        engine = {id(s.deployment): s.engine for s in group}
+        terms = " + ".join(f"{u:g} ({_name(d, engine[id(d)])})" for u, d in together)
         how = (
             f"every pod that names ResourceClaim {claim!r} gets the same device(s)"
             if claim
@@ -108,11 +110,11 @@ def annotate(sharers: list[Sharer], configs: list[Replicas]) -> None:
             d.extra["gpu_sharing"] = inferred(total, text, _where(d))
 
 
-def _name(d: Deployment) -> str:
+def _name(d: Deployment, engine: str) -> str:
     v = d.gpu_memory_utilization or d.extra.get("mem_fraction_static") or d.extra.get("cuda_memory_fraction")
     named = d.name or d.kind
     if v is None or v.origin == "default":
-        return f"{named}, the {d.engine_name} default"
+        return f"{named}, the {engine} default"
     return named
 
 

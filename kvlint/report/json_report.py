@@ -10,7 +10,7 @@ def _value(v):
 
 
 def deployment_dict(r) -> dict:
-    d, p = r.deployment, r.plan
+    d, p, f = r.deployment, r.plan, r.in_force
     plan = None
     if p is not None:
         plan = {
@@ -42,16 +42,16 @@ def deployment_dict(r) -> dict:
         "line": d.where.line,
         "kind": d.kind,
         "name": d.name or None,
-        "engine": _value(d.engine),
-        "engine_version": _value(d.engine_version),
+        "engine": _value(f.engine),
+        "engine_version": _value(f.engine_version),
         "model": _value(d.model),
         "model_source": r.model.source if r.model else None,
         "model_resolution": r.model_how or None,  # how the model was found (catalog/how.py)
-        "gpu": r.gpu.id if r.gpu else _value(d.gpu),
+        "gpu": r.gpu.id if r.gpu else _value(f.gpu),
         "gpus": _value(d.gpus) if d.gpus else (r.settings.tp * r.settings.pp if r.settings else None),
         "tensor_parallel": _value(d.tensor_parallel),
         "pipeline_parallel": _value(d.pipeline_parallel),
-        "max_context": _value(d.max_context),
+        "max_context": _value(f.max_context),
         "max_sequences": _value(d.max_sequences),
         "gpu_memory_utilization": r.settings.utilization if r.settings else _value(d.gpu_memory_utilization),
         "kv_cache_dtype": _value(d.kv_cache_dtype),
@@ -62,14 +62,14 @@ def deployment_dict(r) -> dict:
         "defaults": {
             k: {"value": v.value, "note": v.note}
             for k, v in (
-                ("max_context", d.max_context),
+                ("max_context", f.max_context),
                 ("max_sequences", d.max_sequences),
                 ("max_batched_tokens", d.max_batched_tokens),
                 ("gpu_memory_utilization", d.gpu_memory_utilization),
                 ("tensor_parallel", d.tensor_parallel),
                 ("block_size", d.block_size),
                 ("kv_cache_dtype", d.kv_cache_dtype),
-                ("engine", d.engine),
+                ("engine", f.engine),
             )
             if v is not None and v.origin != "stated"
         },

@@ -61,7 +61,8 @@ def render(run, settings, color: bool = False) -> str:
         for r in deps:
             d, p = r.deployment, r.plan
             gpus = d.gpus.value if d.gpus else (r.settings.tp * r.settings.pp if r.settings else "?")
-            gpu = r.gpu.id if r.gpu else (d.gpu.value if d.gpu else "?")
+            f = r.in_force
+            gpu = r.gpu.id if r.gpu else (f.gpu.value if f.gpu else "?")
             out.append(
                 "| "
                 + " | ".join(
@@ -70,7 +71,7 @@ def render(run, settings, color: bool = False) -> str:
                         f"{d.file}:{d.where.line} {d.label()}",
                         d.model.value if d.model else "?",
                         f"{gpu} × {gpus}",
-                        f"{d.max_context.value:,}" if d.max_context else "?",
+                        f"{f.max_context.value:,}" if f.max_context else "?",
                         f"{d.max_sequences.value:,}" if d.max_sequences else "?",
                         f"{p.kv_tokens:,}" if p else "—",
                         f"{p.max_concurrency:.2f}" if p else "—",

@@ -27,9 +27,9 @@ from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.catalog.how import shown as shown_how
-from kvlint.deployment import Deployment
+from kvlint.deployment import Deployment, InForce
 from kvlint.findings import Finding, Fix, Issue, Location, Severity
-from kvlint.record import record
+from kvlint.record import field, record
 
 if TYPE_CHECKING:
     from kvlint.resolve import Resolved
@@ -117,6 +117,7 @@ class DeploymentContext(_Finds):
     settings: EngineSettings | None = None
     plan: Plan | None = None
     model_how: str = ""  # not shown: these rules do not use the model's facts
+    in_force: InForce = field(default_factory=InForce)  # engine, release, GPU name, context
 
 
 @record
@@ -129,6 +130,7 @@ class GpuContext(_Finds):
     settings: EngineSettings | None = None
     plan: Plan | None = None
     model_how: str = ""  # not shown: these rules do not use the model's facts
+    in_force: InForce = field(default_factory=InForce)  # engine, release, GPU name, context
 
 
 @record
@@ -141,6 +143,7 @@ class ModelContext(_Finds):
     settings: EngineSettings | None = None
     plan: Plan | None = None
     model_how: str = ""
+    in_force: InForce = field(default_factory=InForce)  # engine, release, GPU name, context
 
 
 @record
@@ -151,6 +154,7 @@ class ModelGpuContext(_Finds):
     model: ModelArch
     gpu: GpuSpec
     model_how: str = ""
+    in_force: InForce = field(default_factory=InForce)  # engine, release, GPU name, context
 
 
 @record
@@ -162,6 +166,7 @@ class SettingsContext(_Finds):
     settings: EngineSettings
     gpu: GpuSpec | None = None
     model_how: str = ""
+    in_force: InForce = field(default_factory=InForce)  # engine, release, GPU name, context
 
 
 @record
@@ -174,6 +179,7 @@ class PlanContext(_Finds):
     settings: EngineSettings
     plan: Plan
     model_how: str = ""
+    in_force: InForce = field(default_factory=InForce)  # engine, release, GPU name, context
 
 
 Context = (
@@ -281,19 +287,19 @@ def contexts(
 ) -> dict[Need, Context]:
     """The context of every need this resolved deployment meets (a missing key: the need is not met)."""
     d, model, gpu, s, p = r.deployment, r.model, r.gpu, r.settings, r.plan
-    how = r.model_how
+    how, f = r.model_how, r.in_force
     out: dict[Need, Context] = {
         Need.NOTHING: IssueContext(file, r.issues, thresholds, d, skipped),
-        Need.DEPLOYMENT: DeploymentContext(file, d, thresholds, model, gpu, s, p),
+        Need.DEPLOYMENT: DeploymentContext(file, d, thresholds, model, gpu, s, p, in_force=f),
     }
     if gpu is not None:
-        out[Need.GPU] = GpuContext(file, d, thresholds, gpu, model, s, p)
+        out[Need.GPU] = GpuContext(file, d, thresholds, gpu, model, s, p, in_force=f)
     if model is not None:
-        out[Need.MODEL] = ModelContext(file, d, thresholds, model, gpu, s, p, how)
+        out[Need.MODEL] = ModelContext(file, d, thresholds, model, gpu, s, p, how, in_force=f)
         if gpu is not None:
-            out[Need.MODEL_GPU] = ModelGpuContext(file, d, thresholds, model, gpu, how)
+            out[Need.MODEL_GPU] = ModelGpuContext(file, d, thresholds, model, gpu, how, in_force=f)
         if s is not None:
-            out[Need.SETTINGS] = SettingsContext(file, d, thresholds, model, s, gpu, how)
+            out[Need.SETTINGS] = SettingsContext(file, d, thresholds, model, s, gpu, how, in_force=f)
         if gpu is not None and s is not None and p is not None:
-            out[Need.PLAN] = PlanContext(file, d, thresholds, model, gpu, s, p, how)
+            out[Need.PLAN] = PlanContext(file, d, thresholds, model, gpu, s, p, how, in_force=f)
     return out

@@ -36,7 +36,13 @@ def replace_text(v: Value | None, text: str, message: str, applicability: str) -
 
 
 def set_setting(
-    d: Deployment, v: Value | None, setting: str, new: int | float | str, message: str, applicability: str
+    d: Deployment,
+    engine: str,
+    v: Value | None,
+    setting: str,
+    new: int | float | str,
+    message: str,
+    applicability: str,
 ) -> Fix:
     """Set an engine setting: in place when stated, else as a new flag (or spec key) after the last one."""
     text = f"{new:g}" if isinstance(new, float) else str(new)
@@ -50,7 +56,7 @@ def set_setting(
             applicability,
             (Edit(d.args_end, append=(f"{SPEC_KEYS.get(setting, setting)}: {text}",), reads=text),),
         )
-    name = flag(d.engine_name, setting)
+    name = flag(engine, setting)
     if not name.startswith("--"):  # an environment variable (TGI's CUDA_MEMORY_FRACTION): the user's choice
         return display(message)
     return Fix(message, applicability, (Edit(d.args_end, append=(name, text), reads=text),))

@@ -22,10 +22,10 @@ NAME_MATCHED_WEIGHTS_ERROR = 0.04
 
 def assumptions(ctx: PlanContext) -> tuple[list[str], int]:
     """What the verdict rests on that the file does not state, and how many bytes that may move the pool."""
-    p, d = ctx.plan, ctx.deployment
+    p = ctx.plan
     said: list[str] = []
     slack = 0
-    if d.engine_version is None or d.engine_version.origin == "default":
+    if ctx.in_force.engine_version is None or ctx.in_force.engine_version.origin == "default":
         said.append(
             f"the newest {engines.display(ctx.settings.engine)} release's accounting (no image tag names the version)"
         )
@@ -104,7 +104,7 @@ class KvCacheBelowMaxContext(PlanRule):
             return  # KV101 reports the first case; the second is fine
         engine = engines.get(s.engine)
         ctx_key = spec_key(d, "max_context", s.engine)
-        where = where_of(d, d.max_context, d.model)
+        where = where_of(d, ctx.in_force.max_context, d.model)
         fixes = []
         edits = []
         if p.kv_pool > 0 and p.max_len_that_fits > 0:
@@ -112,7 +112,8 @@ class KvCacheBelowMaxContext(PlanRule):
             edits.append(
                 set_setting(
                     d,
-                    d.max_context,
+                    ctx.in_force.engine_name,
+                    ctx.in_force.max_context,
                     "max_context",
                     p.max_len_that_fits,
                     f"set {ctx_key} {p.max_len_that_fits}",
@@ -125,7 +126,15 @@ class KvCacheBelowMaxContext(PlanRule):
                 kv_key = spec_key(d, "kv_cache_dtype", s.engine)
                 fixes.append(f"{kv_key} fp8 (halves KV per token)")
                 edits.append(
-                    set_setting(d, d.kv_cache_dtype, "kv_cache_dtype", "fp8", f"set {kv_key} fp8", UNSAFE)
+                    set_setting(
+                        d,
+                        ctx.in_force.engine_name,
+                        d.kv_cache_dtype,
+                        "kv_cache_dtype",
+                        "fp8",
+                        f"set {kv_key} fp8",
+                        UNSAFE,
+                    )
                 )
         found = smallest_tp(arch, ctx.gpu, s, fits_one)
         if found:
@@ -143,9 +152,9 @@ class KvCacheBelowMaxContext(PlanRule):
                 + (f' ("{engine.no_kv_memory_says}")' if engine.no_kv_memory_says else "")
             )
         else:
-            answer = engine.long_sequence(s.version, d.max_context)
+            answer = engine.long_sequence(s.version, ctx.in_force.max_context)
             message = (
-                f"one sequence of {shown(d.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
+                f"one sequence of {shown(ctx.in_force.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
                 f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {engine.display} {_verb(answer)}"
             )
         said, slack = assumptions(ctx)

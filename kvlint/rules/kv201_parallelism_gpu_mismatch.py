@@ -53,9 +53,9 @@ class ParallelismGpuMismatch(DeploymentRule):
 
     def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        if not engines.known(d.engine_name):
+        if not engines.known(ctx.in_force.engine_name):
             return
-        engine = engines.get(d.engine_name)
+        engine = engines.get(ctx.in_force.engine_name)
         refused = engine.parallelism_refusal(d)
         if refused is not None:
             yield ctx.finding(self, where_of(d, *refused.at), refused.says, fix=refused.fix)
@@ -91,7 +91,7 @@ class ParallelismGpuMismatch(DeploymentRule):
                 where_of(d, d.tensor_parallel, d.pipeline_parallel, d.data_parallel, d.gpus),
                 f"{parts} = {world} GPUs, but one replica gets {gpus}: {engine.display} cannot start "
                 f'("World size ({world}) is larger than the number of available GPUs ({have})"){why}',
-                fix=f"request {world} GPUs per replica, or set {spec_key(d, 'tensor_parallel', d.engine_name)} to fit {have}",
+                fix=f"request {world} GPUs per replica, or set {spec_key(d, 'tensor_parallel', ctx.in_force.engine_name)} to fit {have}",
             )
         else:
             # idle GPUs are the author's only when the GPU count is theirs; a count kvlint picked (one
@@ -103,6 +103,6 @@ class ParallelismGpuMismatch(DeploymentRule):
                 where_of(d, d.gpus, d.tensor_parallel),
                 f"one replica gets {gpus} but {parts} uses {world}: {have - world} GPU{'s' if have - world != 1 else ''} sit idle"
                 + ("" if written else "; that GPU count is kvlint's assumption, not the file's"),
-                fix=f"request {world} GPUs, or raise {spec_key(d, 'tensor_parallel', d.engine_name)} to use all {have}",
+                fix=f"request {world} GPUs, or raise {spec_key(d, 'tensor_parallel', ctx.in_force.engine_name)} to use all {have}",
                 severity=Severity.WARNING if written else Severity.INFO,
             )

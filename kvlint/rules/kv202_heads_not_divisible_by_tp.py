@@ -49,7 +49,10 @@ class HeadsNotDivisibleByTp(SettingsRule):
         if tp <= 1:
             return
         where = where_of(d, d.tensor_parallel)
-        tgi = engines.known(d.engine_name) and engines.get(d.engine_name).kv_heads is KvHeadSharding.SHARDED
+        tgi = (
+            engines.known(ctx.in_force.engine_name)
+            and engines.get(ctx.in_force.engine_name).kv_heads is KvHeadSharding.SHARDED
+        )
         valid = [t for t in range(1, 17) if _ok(arch, t, tgi)]
         fix = f"use a tensor-parallel size of {', '.join(map(str, valid))}"
         if arch.query_heads % tp:

@@ -54,7 +54,10 @@ class KvHeadsReplicated(SettingsRule):
                 "so the KV cache per token per GPU does not shrink with TP",
                 fix="for more KV capacity use data parallelism (DP attention) rather than more TP",
             )
-        elif s.tp > arch.kv_heads and engines.get(d.engine_name).kv_heads is KvHeadSharding.REPLICATED:
+        elif (
+            s.tp > arch.kv_heads
+            and engines.get(ctx.in_force.engine_name).kv_heads is KvHeadSharding.REPLICATED
+        ):
             copies = s.tp // arch.kv_heads
             per = 2 * arch.head_dim * 2 * arch.attention_layers
             yield ctx.finding(

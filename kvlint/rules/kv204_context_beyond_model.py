@@ -51,12 +51,12 @@ class ContextBeyondModel(ModelRule):
 
     def check(self, ctx: ModelContext) -> Iterator[Finding]:
         d, arch = ctx.deployment, ctx.model
-        v = d.max_context
+        v = ctx.in_force.max_context
         if (
             v is None
             or v.origin == "default"
-            or not engines.known(d.engine_name)
-            or not engines.get(d.engine_name).refuses_context_beyond_model
+            or not engines.known(ctx.in_force.engine_name)
+            or not engines.get(ctx.in_force.engine_name).refuses_context_beyond_model
             or arch.family == "declared"
         ):
             return
@@ -64,7 +64,7 @@ class ContextBeyondModel(ModelRule):
             return
         allow = d.extra.get("VLLM_ALLOW_LONG_MAX_MODEL_LEN")
         allowed = allow is not None and str(allow.value).strip() in ("1", "true", "True")
-        key = spec_key(d, "max_context", d.engine_name)
+        key = spec_key(d, "max_context", ctx.in_force.engine_name)
         message = (
             f"User-specified max_model_len ({int(v.value):,}) is greater than the derived max_model_len "
             f"({arch.max_positions_note}"

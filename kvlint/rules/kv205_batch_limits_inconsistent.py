@@ -56,14 +56,18 @@ class BatchLimitsInconsistent(DeploymentRule):
 
     def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        checks = engines.get(d.engine_name).batch_checks if engines.known(d.engine_name) else frozenset()
+        checks = (
+            engines.get(ctx.in_force.engine_name).batch_checks
+            if engines.known(ctx.in_force.engine_name)
+            else frozenset()
+        )
         if BatchCheck.SCHEDULER_TOKENS in checks:
             yield from self._vllm(ctx, d)
         if BatchCheck.ROUTER_LIMITS in checks:
             yield from self._tgi(ctx, d)
 
     def _vllm(self, ctx, d):
-        b, s, m = d.max_batched_tokens, d.max_sequences, d.max_context
+        b, s, m = d.max_batched_tokens, d.max_sequences, ctx.in_force.max_context
         if b is None or b.origin == "default":
             return
         if s is not None and s.origin != "default" and int(b.value) < int(s.value):
@@ -118,7 +122,11 @@ class BatchLimitsInconsistent(DeploymentRule):
 
     def _tgi(self, ctx, d):
         """TGI's launcher and router limits, with the values the file states (a default is not the author's)."""
-        total = d.max_context if d.max_context is not None and d.max_context.origin != "default" else None
+        total = (
+            ctx.in_force.max_context
+            if ctx.in_force.max_context is not None and ctx.in_force.max_context.origin != "default"
+            else None
+        )
         inp = _stated(d.extra.get("max_input_tokens"))
         prefill = _stated(d.extra.get("max_batch_prefill_tokens"))
         if inp is not None and total is not None and int(inp.value) >= int(total.value):
@@ -136,8 +144,12 @@ class BatchLimitsInconsistent(DeploymentRule):
                     )
                 ],
             )
-        release = engines.get(d.engine_name).release
-        version = release(str(d.engine_version.value)) if d.engine_version is not None else None
+        release = engines.get(ctx.in_force.engine_name).release
+        version = (
+            release(str(ctx.in_force.engine_version.value))
+            if ctx.in_force.engine_version is not None
+            else None
+        )
         if inp is None and total is not None and version is not None and version < (3, 0):
             yield from self._default_input(ctx, d, total)
         yield from self._unchunked(ctx, d, prefill, inp, total)
@@ -147,7 +159,7 @@ class BatchLimitsInconsistent(DeploymentRule):
                 self,
                 where_of(d, prefill, inp),
                 f"`max_batch_prefill_tokens` must be >= `max_input_tokens` (given {int(prefill.value):,} and "
-                f"{int(inp.value):,}; TGI {d.engine_version.value} checks this, v2.4 and later chunk the prefill)",
+                f"{int(inp.value):,}; TGI {ctx.in_force.engine_version.value} checks this, v2.4 and later chunk the prefill)",
                 fix=f"raise max_batch_prefill_tokens to {int(inp.value)} or lower max_input_tokens",
                 fixes=[
                     replace_text(
@@ -170,7 +182,7 @@ class BatchLimitsInconsistent(DeploymentRule):
         yield ctx.finding(
             self,
             where_of(d, total),
-            f"`max_input_tokens` must be < `max_total_tokens`: TGI {d.engine_version.value}'s default "
+            f"`max_input_tokens` must be < `max_total_tokens`: TGI {ctx.in_force.engine_version.value}'s default "
             f"max_input_tokens is {int(default_inp.value):,} ({default_inp.describe()}), not below the stated "
             f"{int(total.value):,}; the launcher refuses to start",
             fix=f"state max_input_tokens {int(total.value) - 1} (or less) beside max_total_tokens",

@@ -61,17 +61,29 @@ class DtypeUnsupportedOnGpu(ModelGpuRule):
                     f"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your {gpu.name} GPU has "
                     f"compute capability {gpu.cc_text}",
                     fix="--dtype=half (float16)",
-                    fixes=[set_setting(d, d.dtype, "dtype", "half", "set --dtype half (float16)", UNSAFE)],
+                    fixes=[
+                        set_setting(
+                            d,
+                            ctx.in_force.engine_name,
+                            d.dtype,
+                            "dtype",
+                            "half",
+                            "set --dtype half (float16)",
+                            UNSAFE,
+                        )
+                    ],
                 )
             elif dtype == "auto" and arch.dtype == "bfloat16" and arch.family in NO_FP16:
                 yield ctx.finding(
                     self,
-                    where_of(d, d.model, d.gpu),
+                    where_of(d, d.model, ctx.in_force.gpu),
                     f"{arch.id} is bf16 and {gpu.name} (compute capability {gpu.cc_text}) has no bf16, so the engine would "
                     f"cast it to float16, which {arch.family} does not support (numerical instability)",
                     fix="use an Ampere or newer GPU",
                 )
-        quant = effective_quant(arch, str(d.quantization.value) if d.quantization else None, d.engine_name)
+        quant = effective_quant(
+            arch, str(d.quantization.value) if d.quantization else None, ctx.in_force.engine_name
+        )
         if quant is None or quant.min_capability is None:
             return
         where = where_of(d, d.quantization, d.model)

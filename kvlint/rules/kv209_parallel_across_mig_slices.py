@@ -40,7 +40,7 @@ class ParallelAcrossMigSlices(GpuRule):
 
     def check(self, ctx: GpuContext) -> Iterator[Finding]:
         d, gpu = ctx.deployment, ctx.gpu
-        if not gpu.mig_profile or not engines.known(d.engine_name):
+        if not gpu.mig_profile or not engines.known(ctx.in_force.engine_name):
             return
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
@@ -56,9 +56,9 @@ class ParallelAcrossMigSlices(GpuRule):
             )
         yield ctx.finding(
             self,
-            where_of(d, d.tensor_parallel, d.pipeline_parallel, d.gpus, d.gpu),
+            where_of(d, d.tensor_parallel, d.pipeline_parallel, d.gpus, ctx.in_force.gpu),
             f"{' and '.join(what)} on MIG {gpu.mig_profile} slices of {_parent_name(gpu.parent)}: "
-            f"{engines.display(d.engine_name)} cannot spread a model over MIG slices (one MIG device per "
+            f"{engines.display(ctx.in_force.engine_name)} cannot spread a model over MIG slices (one MIG device per "
             "CUDA process, no peer-to-peer between slices)",
             fix="use one slice that holds the model with TP 1, or whole GPUs (nvidia.com/gpu) for tensor parallelism",
         )

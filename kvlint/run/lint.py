@@ -129,7 +129,7 @@ def _sharer(r: Resolved) -> sharing.Sharer:
     else:
         v = r.deployment.gpu_memory_utilization
         fraction = float(v.value) if v is not None and isinstance(v.value, (int, float)) else None
-    return sharing.Sharer(r.deployment, r.gpu.id if r.gpu else "", fraction)
+    return sharing.Sharer(r.deployment, r.gpu.id if r.gpu else "", fraction, r.in_force.engine_name)
 
 
 def _check(
