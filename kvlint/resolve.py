@@ -129,9 +129,22 @@ def _not_stated(d: Deployment, candidates: Value | None) -> Issue:
     if candidates is not None:
         return Issue(
             UNKNOWN_GPU,
-            f"GPU type is not stated: {candidates.note} admits {len(candidates.value)} types",
+            f"GPU type is not stated: {candidates.note} "
+            f"{'give' if 'node_pools' in d.extra else 'admits'} {len(candidates.value)} types",
             candidates.where or d.where,
-            fix="narrow the claim's selector to the card it runs on (productName)",
+            fix=str(fix.value)
+            if (fix := d.extra.get("gpu_candidates_fix")) is not None
+            else "narrow the claim's selector to the card it runs on (productName)",
+        )
+    bare = d.extra.get("pools_without_gpu")
+    if bare is not None:
+        return Issue(
+            UNKNOWN_GPU,
+            f"no GPU to run on: the node pools it can land on have none ({bare.value}), and the GPU type is not "
+            "stated",
+            d.where,
+            fix="select a GPU node pool (nodeSelector, tolerations), or name the GPU",
+            severity=Severity.INFO,  # kvlint may not see every pool (one a Helm chart or a template makes)
         )
     zero = d.gpus_per_pod is not None and d.gpus_per_pod.value == 0
     if zero and any(_warns(i) for i in d.issues):

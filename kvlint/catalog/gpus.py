@@ -214,6 +214,21 @@ def suggest(name: str, limit: int = 3) -> list[str]:
     return out[:limit]
 
 
+def instances() -> list[dict[str, Any]]:
+    """The catalogued instance types: {cloud, type, gpu, count, source}."""
+    return list(_data().get("instances", []))
+
+
+def labels_of(gpu_id: str) -> list[tuple[str, str]]:
+    """The node-label (key, value) pairs that name a GPU in the catalog."""
+    out: list[tuple[str, str]] = []
+    for entry in _data()["gpus"]:
+        if entry["id"] == gpu_id:
+            for key, values in (entry.get("labels") or {}).items():
+                out.extend((key, v) for v in values or [])
+    return out
+
+
 def instance(instance_type: str) -> tuple[GpuSpec, int, str] | None:
     """An instance type (p5.48xlarge, a3-highgpu-8g, Standard_ND96isr_H100_v5) -> (GPU, count, source)."""
     key = instance_type.strip().lower()

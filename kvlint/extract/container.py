@@ -7,7 +7,7 @@ import re
 from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract import adapters, dra, gpu_selectors, gpu_sharing, pods
+from kvlint.extract import adapters, dra, gpu_selectors, gpu_sharing, node_pools, pods
 from kvlint.extract.argv import EnvVar, Token, container_commands, read_env, split_flag
 from kvlint.extract.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, Location
@@ -238,6 +238,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
         if s.size:
             d.memory_quantities.append(("/dev/shm sizeLimit", s.size, s.where))  # type: ignore[arg-type]
     labels = pods.node_labels(pod, path)
+    d.extra["placement"] = inferred(node_pools.placement(pod, path), "node selectors and tolerations")
     apply_labels(d, labels)
     gpu_sharing.apply(d, ctx.root, pod, container, labels, path)
     dra.read_refs(d, ctx.root, pod, container, path)

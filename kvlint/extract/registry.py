@@ -24,6 +24,9 @@ from kvlint.extract import (
     kubernetes,
     llmaz,
     llmd_values,
+    node_pool_kinds,
+    node_pools,
+    node_pools_tf,
     ome,
     ray,
     ray_serve,
@@ -100,3 +103,28 @@ def extract_other(root: Mapping, path: str, base_dir: str, lines: list[str]) -> 
 
 def document_issues(root: Mapping, path: str) -> list[Issue]:
     return [i for _name, claims, check in DOCUMENT_CHECKS if claims(root) for i in check(root, path)]
+
+
+# node-pool definitions (kvlint/run/pools.py reads them from the repository): (API group, kind) -> reader
+NODE_POOL_KINDS: dict[tuple[str, str], node_pool_kinds.PoolReader] = {
+    ("karpenter.sh", "NodePool"): node_pool_kinds.karpenter,
+    ("karpenter.sh", "Provisioner"): node_pool_kinds.karpenter,
+    ("eksctl.io", "ClusterConfig"): node_pool_kinds.eksctl,
+    ("container.cnrm.cloud.google.com", "ContainerNodePool"): node_pool_kinds.container_node_pool,
+    ("machine.openshift.io", "MachineSet"): node_pool_kinds.machine_set,
+    ("cluster.x-k8s.io", "MachineDeployment"): node_pool_kinds.machine_set,
+    ("cluster.x-k8s.io", "MachineSet"): node_pool_kinds.machine_set,
+    ("containerservice.azure.com", "ManagedClustersAgentPool"): node_pool_kinds.aso_agent_pool,
+}
+# objects a pool refers to by name (Cluster API infrastructureRef)
+NODE_POOL_TEMPLATES = ("AWSMachineTemplate", "GCPMachineTemplate", "AzureMachineTemplate")
+# files that are not Kubernetes objects: (name, suffix, reader of the file's text)
+NODE_POOL_FILES: list[tuple[str, str, Callable[[str, str], list[node_pools.Pool]]]] = [
+    ("terraform", ".tf", node_pools_tf.read),
+    ("arm-template", ".json", node_pools_tf.read_arm),
+]
+
+
+def node_pool_reader(root: Mapping) -> node_pool_kinds.PoolReader | None:
+    group = str(root.value("apiVersion") or "").split("/")[0]
+    return NODE_POOL_KINDS.get((group, str(root.value("kind") or "")))

@@ -2,7 +2,8 @@
 extraction and resolve. A workload's DRA claim is attached from the claim objects found beside it;
 time-sliced / MPS GPUs shared by several workloads are summed once they are resolved (sharing.py);
 a file that gave no workload is searched for GPU containers and engine commands kvlint could not
-read, so that it is never silently passed (unread.py)."""
+read, so that it is never silently passed (unread.py); a workload that names no GPU is placed on the
+node pools of its repository's cluster definition (pools.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment
 from kvlint.findings import Issue
 from kvlint.link.beside import Beside
+from kvlint.load import LoadedFile
 from kvlint.load.compose import Document
 from kvlint.load.nearby import Nearby
 
@@ -44,3 +46,15 @@ def never_silent(documents: list[Document], path: str, issues: list[Issue]) -> l
     from kvlint.link import unread as net
 
     return net.issues(documents, path)
+
+
+def place_on_pools(extracted: list[Deployment], real_path: str | None, loaded: LoadedFile) -> None:
+    """A workload that states no GPU gets the one the node pools it can land on give: the pools the
+    file defines, then those of its repository's cluster definition (pools.py)."""
+    if not any(d.gpu is None for d in extracted):
+        return
+    from kvlint.link import pools
+
+    cluster = pools.pools_for(real_path, loaded.path)
+    for d in extracted:
+        pools.attach(d, cluster)

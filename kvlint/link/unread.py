@@ -13,6 +13,7 @@ from kvlint.catalog import gpus
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.extract import pods
 from kvlint.extract.argv import scalar_where
+from kvlint.extract.registry import NODE_POOL_TEMPLATES, node_pool_reader
 from kvlint.findings import Issue
 from kvlint.link import unread_stacks
 from kvlint.load.compose import Document
@@ -38,8 +39,8 @@ def issues(documents: list[Document], path: str) -> list[Issue]:
     out: list[Issue] = []
     for doc in documents:
         root = doc.root
-        if not isinstance(root, Mapping):
-            continue
+        if not isinstance(root, Mapping) or _node_pool(root):
+            continue  # a cluster's node-pool definition: read as such (kvlint/run/pools.py), not a workload
         found = (
             _container(root, path)
             or _request(root, path)
@@ -53,6 +54,10 @@ def issues(documents: list[Document], path: str) -> list[Issue]:
         if found is not None:
             out.append(found)
     return out
+
+
+def _node_pool(root: Mapping) -> bool:
+    return node_pool_reader(root) is not None or root.value("kind") in NODE_POOL_TEMPLATES
 
 
 def _label(root: Mapping) -> str:

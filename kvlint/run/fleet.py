@@ -173,6 +173,7 @@ def _on_fleet(
     from kvlint.record import replace
 
     claim = "gpu_candidates" in r.deployment.extra
+    pooled = "node_pools" in r.deployment.extra  # the candidates are the GPUs of the pools it lands on
     general = [rule for rule in rules if not any(n in CAPACITY_NEEDS for n in rule.needs.facts)]
     capacity = [rule for rule in rules if any(n in CAPACITY_NEEDS for n in rule.needs.facts)]
     per_type: list[tuple[str, Resolved, list[Finding]]] = []
@@ -187,7 +188,7 @@ def _on_fleet(
     fails = [label for label, sub, found in per_type if sub.plan is not None and _errors(found)]
     unplanned = [label for label, sub, _ in per_type if sub.plan is None]
     summary = (
-        f"{source} admits {len(fleet)} GPU types: checked on each"
+        f"{source} {'give' if pooled else 'admits'} {len(fleet)} GPU types: checked on each"
         if claim
         else f"{NOT_STATED}: checked on each GPU of the fleet ({source})"
     )
@@ -199,7 +200,8 @@ def _on_fleet(
         summary += f"; not checked on {', '.join(unplanned)} (unknown GPU or memory)"
     r.issues[r.issues.index(base)] = replace(base, message=summary, severity=Severity.INFO)
     out = run_rules(path, r, settings, general)
-    out.extend(_merge(per_type, fits, "GPU the claim admits" if claim else "fleet GPU"))
+    every = "GPU its node pools give" if pooled else "GPU the claim admits" if claim else "fleet GPU"
+    out.extend(_merge(per_type, fits, every))
     return out
 
 

@@ -12,7 +12,7 @@ from kvlint.deployment import Deployment
 from kvlint.extract import extract_document
 from kvlint.fileio import NotRegular, TooLarge, base_dir, read_regular
 from kvlint.findings import Finding, Issue, Location, Severity
-from kvlint.link import sharing
+from kvlint.link import pools, sharing
 from kvlint.load import LoadedFile, load_bytes, load_oversized
 from kvlint.load.nearby import Nearby
 from kvlint.record import field, record
@@ -94,6 +94,7 @@ def lint_loaded(
     nearby = Nearby(path, real_path, loaded.documents, settings.max_file_size)
     extracted, file_issues = _extract(loaded, base_dir, nearby)
     beside = link.read_beside(extracted, nearby)
+    link.place_on_pools(extracted, real_path, loaded)
     deployments = [resolve(d, settings.defaults) for d in extracted]
     sharing.annotate([_sharer(r) for r in deployments], beside.sharing)
     findings, owners = _check(path, deployments, settings, rules)
@@ -139,8 +140,9 @@ def _check(
     workload each finding belongs to."""
     findings: list[Finding] = []
     owners: list[Resolved | None] = []
+    capacity = {rule.id for rule in rules if any(n in fleet.CAPACITY_NEEDS for n in rule.needs.facts)}
     for r in deployments:
-        found = fleet.findings(path, r, settings, rules, check_deployment)
+        found = pools.cite(r, fleet.findings(path, r, settings, rules, check_deployment), capacity)
         findings.extend(found)
         owners.extend([r] * len(found))
     return findings, owners

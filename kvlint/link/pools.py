@@ -1,0 +1,249 @@
+"""The GPU the cluster gives: node-pool definitions found in the repository, matched to workloads.
+
+Where: the repository root is the closest directory above the linted file that holds `.git` or a
+kvlint configuration file (`.kvlint.yaml`), at most ROOT_DEPTH levels up; with none, no cluster
+definition is read. Under the root, files are walked (no symlink followed, hidden and dependency
+folders skipped, a folder that is its own repository skipped) to WALK_DEPTH levels, at most
+FILES_MAX files and BYTES_MAX bytes read, each directory listed once per run: YAML objects the
+registry names (extract/registry.py NODE_POOL_KINDS), Terraform and ARM files.
+
+Matching: a workload lands on a pool when every nodeSelector / required node-affinity `In` term
+is met by the labels the pool's nodes carry (or may carry: Karpenter requirements, instance-type
+and GPU labels), and it tolerates each NoSchedule / NoExecute taint (a taint keyed by a resource the
+pod requests, nvidia.com/gpu, is tolerated: ExtendedResourceToleration). A pod asking for GPUs does
+not land on a pool whose node types carry none. One GPU type among the pools -> that GPU (inferred,
+the note names the pool file:line); several -> checked on each (run/fleet.py); GPU pools none.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from kvlint.catalog import gpus as catalog
+from kvlint.deployment import Deployment, Value, inferred
+from kvlint.extract import gpu_selectors
+from kvlint.extract.node_pool_kinds import Known
+from kvlint.extract.node_pools import Pool
+from kvlint.extract.registry import NODE_POOL_FILES, NODE_POOL_TEMPLATES, node_pool_reader
+from kvlint.fileio import read_regular
+from kvlint.load import load_bytes
+from kvlint.load.tree import Mapping, Scalar
+
+CONFIG_NAMES = (".kvlint.yaml", ".kvlint.yml")  # kvlint's configuration files (run/config.py): a project root
+ROOT_DEPTH = 8
+WALK_DEPTH = 8
+FILES_MAX = 4000
+BYTES_MAX = 64 * 1024 * 1024
+FILE_MAX = 4 * 1024 * 1024
+SKIP_DIRS = ("node_modules", "vendor", "venv", "__pycache__", "site-packages", "dist", "build")
+YAML = (".yaml", ".yml")
+MARKERS = (
+    b"karpenter.sh",
+    b"eksctl.io",
+    b"ContainerNodePool",
+    b"machine.openshift.io",
+    b"cluster.x-k8s.io",
+    b"ManagedClustersAgentPool",
+)
+
+
+def root_of(real_path: str) -> str | None:
+    d = os.path.dirname(os.path.abspath(real_path))
+    for _ in range(ROOT_DEPTH):
+        if any(os.path.lexists(os.path.join(d, m)) for m in (".git", *CONFIG_NAMES)):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return None
+        d = up
+    return None
+
+
+def pools_for(real_path: str | None, display: str) -> tuple[Pool, ...]:
+    """The pools of the repository holding the linted file, shown relative to where it is shown."""
+    if real_path is None:
+        return ()
+    root = root_of(real_path)
+    if root is None:
+        return ()
+    found = repository_pools(root)
+    if not found:
+        return ()
+    here = os.path.dirname(os.path.abspath(real_path))
+    shown = os.path.dirname(display)
+    out = []
+    for pool in found:
+        rel = os.path.relpath(os.path.join(root, pool.where.file), here)
+        from kvlint.record import replace
+
+        out.append(replace(pool, where=replace(pool.where, file=os.path.normpath(os.path.join(shown, rel)))))
+    return tuple(out)
+
+
+@lru_cache(maxsize=16)
+def repository_pools(root: str) -> tuple[Pool, ...]:
+    """Every pool defined under the root (file paths relative to it); the walk is bounded."""
+    budget = [FILES_MAX, BYTES_MAX]
+    objects: list[tuple[str, Mapping]] = []
+    known: Known = {}
+    pools: list[Pool] = []
+    for rel, data in _files(root, budget):
+        if rel.endswith(YAML):
+            if not any(m in data for m in MARKERS):
+                continue
+            for doc in load_bytes(data, rel, FILE_MAX).documents:
+                if isinstance(doc.root, Mapping):
+                    kind = str(doc.root.value("kind") or "")
+                    if kind in NODE_POOL_TEMPLATES:
+                        known.setdefault(kind, {})[_name(doc.root)] = doc.root
+                    elif node_pool_reader(doc.root) is not None:
+                        objects.append((rel, doc.root))
+            continue
+        for _kind, suffix, read in NODE_POOL_FILES:
+            if rel.endswith(suffix):
+                pools.extend(read(data.decode("utf-8", "replace"), rel))
+    for rel, obj in objects:
+        reader = node_pool_reader(obj)
+        if reader is not None:
+            pools.extend(reader(obj, rel, known))
+    return tuple(pools)
+
+
+def _name(root: Mapping) -> str:
+    node = root.at("metadata", "name")
+    return str(node.value) if isinstance(node, Scalar) else ""
+
+
+def _files(root: str, budget: list[int]):
+    """(path relative to root, bytes) of the candidate files, breadth-first, within the budget."""
+    queue = [("", 0)]
+    suffixes = (*YAML, *(s for _n, s, _r in NODE_POOL_FILES))
+    while queue:
+        rel_dir, depth = queue.pop(0)
+        full = os.path.join(root, rel_dir)
+        try:
+            entries = sorted(os.scandir(full), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if budget[0] <= 0 or budget[1] <= 0:
+                return
+            rel = os.path.join(rel_dir, entry.name)
+            if entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name.startswith(".") or entry.name in SKIP_DIRS or depth + 1 > WALK_DEPTH:
+                    continue
+                if any(os.path.lexists(os.path.join(entry.path, m)) for m in (".git", *CONFIG_NAMES)):
+                    continue  # a repository of its own
+                queue.append((rel, depth + 1))
+            elif entry.is_file(follow_symlinks=False) and entry.name.endswith(suffixes):
+                budget[0] -= 1
+                try:
+                    data = read_regular(entry.path, FILE_MAX)
+                except OSError:
+                    continue
+                budget[1] -= len(data)
+                yield rel, data
+
+
+# ---- matching
+
+
+def _selector_met(pool: Pool, key: str, values: list[str]) -> bool:
+    if key in pool.labels:
+        return pool.labels[key] in values
+    if key in pool.allowed:
+        return bool(set(pool.allowed[key]) & set(values))
+    if key in gpu_selectors.INSTANCE_KEYS:
+        return bool(set(pool.instance_types) & set(values))
+    if key in gpu_selectors.GPU_KEYS:
+        specs = {s.id for v in values if (s := catalog.label_gpu(key, v)) is not None}
+        return not pool.gpus or bool(specs & {g for g, _n in pool.gpus})
+    if key.startswith(("karpenter.k8s.aws/", "karpenter.sh/")) and pool.kind.startswith("Karpenter"):
+        return True  # a well-known label Karpenter sets from the instance it picks
+    # labels every node carries whatever the pool (kubernetes.io/os, arch, zones)
+    return key.startswith(("kubernetes.io/", "topology.kubernetes.io/", "beta.kubernetes.io/"))
+
+
+def _tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, str]], resources: set[str]) -> bool:
+    key, value, effect = taint
+    if effect == "PreferNoSchedule" or key in resources:
+        return True
+    for t in tolerations:
+        if t.get("effect") and t["effect"] != effect:
+            continue
+        if t.get("operator") == "Exists" and (not t.get("key") or t["key"] == key):
+            return True
+        if t.get("key") == key and t.get("value", "") == value:
+            return True
+    return False
+
+
+def lands_on(d: Deployment, pools: tuple[Pool, ...]) -> list[Pool]:
+    placement = d.extra.get("placement")
+    labels, tolerations = placement.value if placement is not None else ([], [])
+    resources = {d.gpus_per_pod.note} if d.gpus_per_pod is not None and d.gpus_per_pod.note else set()
+    out = []
+    for pool in pools:
+        if not all(_selector_met(pool, k, v) for k, v in labels):
+            continue
+        if not all(_tolerated(t, tolerations, resources) for t in pool.taints):
+            continue
+        out.append(pool)
+    return out
+
+
+def attach(d: Deployment, pools: tuple[Pool, ...]) -> None:
+    """Place a workload that states no GPU on the GPU its pools give (see the module docstring)."""
+    if not pools or d.gpu is not None or d.accelerator != "gpu" or "gpu_candidates" in d.extra:
+        return
+    matched = lands_on(d, pools)
+    wants_gpu = d.gpus_per_pod is None or int(d.gpus_per_pod.value or 0) > 0
+    gpu_pools = [p for p in matched if p.has_gpu is not False] if wants_gpu else matched
+    if matched:
+        d.extra["node_pools"] = inferred(tuple(gpu_pools or matched), "node pools it can land on")
+    if matched and wants_gpu and not gpu_pools:
+        names = ", ".join(p.label() for p in matched)
+        d.extra["pools_without_gpu"] = inferred(names, "node pools whose node types carry no GPU")
+    known = [p for p in gpu_pools if p.gpus]
+    if not known:
+        return
+    types: dict[str, list[Pool]] = {}
+    for pool in known:
+        for gid, _n in pool.gpus:
+            if pool not in types.setdefault(gid, []):
+                types[gid].append(pool)
+    if len(types) == 1:
+        gid = next(iter(types))
+        names = ", ".join(p.label() for p in types[gid])
+        d.gpu = inferred(
+            gid, f"from the node pool{'s' if len(types[gid]) > 1 else ''} it can land on: {names}"
+        )
+        return
+    note = (
+        f"the node pool{'s' if len(known) > 1 else ''} it can land on ("
+        + ", ".join(p.label() for p in known)
+        + ")"
+    )
+    d.extra["gpu_candidates"] = Value(tuple(types), "inferred", None, note)
+    d.extra["gpu_candidates_fix"] = inferred(
+        "select one pool (a nodeSelector on its label), or name the GPU", "node pools"
+    )
+
+
+def cite(r, found: list, capacity_rules: set[str]) -> list:
+    """The capacity findings of a workload placed by its node pools name the pool definitions used."""
+    d = r.deployment
+    if "node_pools" not in d.extra:
+        return found
+    if d.gpu is not None and d.gpu.origin == "inferred" and d.gpu.note.startswith("from the node pool"):
+        line = f"GPU {d.gpu.note}"
+    elif "gpu_candidates" in d.extra:
+        line = f"GPUs of {d.extra['gpu_candidates'].note}"
+    else:
+        return found
+    from kvlint.record import replace
+
+    return [replace(f, details=(*f.details, line)) if f.rule in capacity_rules else f for f in found]
