@@ -11,7 +11,7 @@ from conftest import FIXTURES
 
 from kvlint.extract import node_pools_tf
 from kvlint.load import load_bytes
-from kvlint.run import pools
+from kvlint.link import pools
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
 

@@ -4,7 +4,7 @@ A pool is one group of nodes a workload can be scheduled on: a Karpenter NodePoo
 group, a GKE node pool, an OpenShift / Cluster API machine set, a Terraform node group. Each reader
 turns its definition into `Pool` records (the node labels its nodes carry, their taints, the
 instance types and so the GPUs, the most nodes it grows to), located at the definition's line.
-kvlint/run/pools.py finds the definitions in the repository and matches workloads to them.
+kvlint/link/pools.py finds the definitions in the repository and matches workloads to them.
 
 Labels the platforms put on every node of a pool are added as the platforms document them:
 - Karpenter: `karpenter.sh/nodepool` = the NodePool's name (karpenter.sh docs, "Well-Known Labels");

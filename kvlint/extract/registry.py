@@ -105,7 +105,7 @@ def document_issues(root: Mapping, path: str) -> list[Issue]:
     return [i for _name, claims, check in DOCUMENT_CHECKS if claims(root) for i in check(root, path)]
 
 
-# node-pool definitions (kvlint/run/pools.py reads them from the repository): (API group, kind) -> reader
+# node-pool definitions (kvlint/link/pools.py reads them from the repository): (API group, kind) -> reader
 NODE_POOL_KINDS: dict[tuple[str, str], node_pool_kinds.PoolReader] = {
     ("karpenter.sh", "NodePool"): node_pool_kinds.karpenter,
     ("karpenter.sh", "Provisioner"): node_pool_kinds.karpenter,

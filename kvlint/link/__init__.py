@@ -55,6 +55,6 @@ def place_on_pools(extracted: list[Deployment], real_path: str | None, loaded: L
         return
     from kvlint.link import pools
 
-    cluster = pools.pools_for(real_path, loaded.path)
+    cluster = pools.pools_for(real_path, loaded.path, loaded.documents)
     for d in extracted:
         pools.attach(d, cluster)

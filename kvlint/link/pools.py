@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from kvlint.catalog import gpus as catalog
 from kvlint.deployment import Deployment, Value, inferred
 from kvlint.extract import gpu_selectors
-from kvlint.extract.node_pool_kinds import Known
 from kvlint.extract.node_pools import Pool
-from kvlint.extract.registry import NODE_POOL_FILES, NODE_POOL_TEMPLATES, node_pool_reader
 from kvlint.fileio import read_regular
 from kvlint.load import load_bytes
+from kvlint.load.compose import Document
 from kvlint.load.tree import Mapping, Scalar
+
+if TYPE_CHECKING:  # the readers (extract/registry) load only when a file names a node-pool kind
+    from kvlint.extract.node_pool_kinds import Known
 
 CONFIG_NAMES = (".kvlint.yaml", ".kvlint.yml")  # kvlint's configuration files (run/config.py): a project root
 ROOT_DEPTH = 8
@@ -38,14 +41,24 @@ BYTES_MAX = 64 * 1024 * 1024
 FILE_MAX = 4 * 1024 * 1024
 SKIP_DIRS = ("node_modules", "vendor", "venv", "__pycache__", "site-packages", "dist", "build")
 YAML = (".yaml", ".yml")
-MARKERS = (
-    b"karpenter.sh",
-    b"eksctl.io",
-    b"ContainerNodePool",
-    b"machine.openshift.io",
-    b"cluster.x-k8s.io",
-    b"ManagedClustersAgentPool",
+# API groups of node-pool objects and their templates (extract/registry.py NODE_POOL_KINDS)
+POOL_GROUPS = (
+    "karpenter.sh",
+    "eksctl.io",
+    "container.cnrm.cloud.google.com",
+    "machine.openshift.io",
+    "cluster.x-k8s.io",
+    "infrastructure.cluster.x-k8s.io",
+    "containerservice.azure.com",
 )
+_YAML_MARKERS = tuple(g.encode() for g in POOL_GROUPS)
+# what a file must contain to be parsed at all, by suffix (the readers check the same again)
+MARKERS: dict[str, tuple[bytes, ...]] = {
+    ".yaml": _YAML_MARKERS,
+    ".yml": _YAML_MARKERS,
+    ".tf": (b"node_group", b"node_pool"),
+    ".json": (b"Microsoft.ContainerService",),
+}
 
 
 def root_of(real_path: str) -> str | None:
@@ -60,38 +73,81 @@ def root_of(real_path: str) -> str | None:
     return None
 
 
-def pools_for(real_path: str | None, display: str) -> tuple[Pool, ...]:
-    """The pools of the repository holding the linted file, shown relative to where it is shown."""
-    if real_path is None:
-        return ()
-    root = root_of(real_path)
-    if root is None:
-        return ()
-    found = repository_pools(root)
+def pools_for(
+    real_path: str | None, display: str, documents: list[Document] | None = None
+) -> tuple[Pool, ...]:
+    """The pools the linted file's own documents define, then those of the repository holding it
+    (shown relative to where the file is shown)."""
+    own = _own_pools(documents or [], display)
+    root = root_of(real_path) if real_path is not None else None
+    found = repository_pools(root) if root is not None and real_path is not None else ()
     if not found:
-        return ()
+        return own
+    assert real_path is not None and root is not None
     here = os.path.dirname(os.path.abspath(real_path))
     shown = os.path.dirname(display)
     out = []
-    for pool in found:
+    for pool in nearest(found, root, here):
         rel = os.path.relpath(os.path.join(root, pool.where.file), here)
         from kvlint.record import replace
 
-        out.append(replace(pool, where=replace(pool.where, file=os.path.normpath(os.path.join(shown, rel)))))
+        if os.path.normpath(os.path.join(root, pool.where.file)) != os.path.abspath(real_path):
+            out.append(
+                replace(pool, where=replace(pool.where, file=os.path.normpath(os.path.join(shown, rel))))
+            )
+    return (*own, *out)
+
+
+def nearest(found: tuple[Pool, ...], root: str, here: str) -> list[Pool]:
+    """The pools defined under the closest folder, from the linted file's up to the root, that holds
+    any: a repository of several clusters (one folder each) gives a workload its own folder's."""
+    rel = os.path.relpath(here, root)
+    parts = [] if rel == "." else rel.split(os.sep)
+    for depth in range(len(parts), -1, -1):
+        prefix = os.path.join(*parts[:depth]) if depth else ""
+        under = [p for p in found if not prefix or p.where.file.startswith(prefix + os.sep)]
+        if under:
+            return under
+    return []
+
+
+def _own_pools(documents: list[Document], display: str) -> tuple[Pool, ...]:
+    roots = [d.root for d in documents if isinstance(d.root, Mapping) and d.root.value("kind")]
+    if not any(str(r.value("apiVersion") or "").split("/")[0] in POOL_GROUPS for r in roots):
+        return ()
+    from kvlint.extract.registry import NODE_POOL_TEMPLATES, node_pool_reader
+
+    known: Known = {}
+    for root in roots:
+        if str(root.value("kind") or "") in NODE_POOL_TEMPLATES:
+            known.setdefault(str(root.value("kind")), {})[_name(root)] = root
+    out: list[Pool] = []
+    for root in roots:
+        reader = node_pool_reader(root)
+        if reader is not None:
+            out.extend(reader(root, display, known))
     return tuple(out)
 
 
 @lru_cache(maxsize=16)
 def repository_pools(root: str) -> tuple[Pool, ...]:
-    """Every pool defined under the root (file paths relative to it); the walk is bounded."""
+    """Every pool defined under the root (file paths relative to it); the walk is bounded, and the
+    readers load only when a file names a node-pool kind."""
     budget = [FILES_MAX, BYTES_MAX]
+    candidates = [
+        (rel, data)
+        for rel, data in _files(root, budget)
+        if any(m in data for m in MARKERS[os.path.splitext(rel)[1]])
+    ]
+    if not candidates:
+        return ()
+    from kvlint.extract.registry import NODE_POOL_FILES, NODE_POOL_TEMPLATES, node_pool_reader
+
     objects: list[tuple[str, Mapping]] = []
     known: Known = {}
     pools: list[Pool] = []
-    for rel, data in _files(root, budget):
+    for rel, data in candidates:
         if rel.endswith(YAML):
-            if not any(m in data for m in MARKERS):
-                continue
             for doc in load_bytes(data, rel, FILE_MAX).documents:
                 if isinstance(doc.root, Mapping):
                     kind = str(doc.root.value("kind") or "")
@@ -118,7 +174,7 @@ def _name(root: Mapping) -> str:
 def _files(root: str, budget: list[int]):
     """(path relative to root, bytes) of the candidate files, breadth-first, within the budget."""
     queue = [("", 0)]
-    suffixes = (*YAML, *(s for _n, s, _r in NODE_POOL_FILES))
+    suffixes = tuple(MARKERS)
     while queue:
         rel_dir, depth = queue.pop(0)
         full = os.path.join(root, rel_dir)

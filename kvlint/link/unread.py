@@ -40,7 +40,7 @@ def issues(documents: list[Document], path: str) -> list[Issue]:
     for doc in documents:
         root = doc.root
         if not isinstance(root, Mapping) or _node_pool(root):
-            continue  # a cluster's node-pool definition: read as such (kvlint/run/pools.py), not a workload
+            continue  # a cluster's node-pool definition: read as such (kvlint/link/pools.py), not a workload
         found = (
             _container(root, path)
             or _request(root, path)

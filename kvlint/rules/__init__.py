@@ -28,6 +28,8 @@ _MODULES = (
     "kv207_shm_too_small",
     "kv208_utilization_out_of_range",
     "kv209_parallel_across_mig_slices",
+    "kv210_gpus_exceed_pool_node",
+    "kv211_group_exceeds_pool",
     "kv301_gib_gb_mixup",
     "kv302_query_heads_as_kv_heads",
     "kv303_declared_figure_mismatch",
