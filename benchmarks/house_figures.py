@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 ENGINES = {"vllm", "sglang", "tgi"}
-ENGINE_DIRS = ("kvlint/engines/", "kvlint/capacity/engines/", "kvlint/extract/engine_args/")
+ENGINE_DIRS = ("kvlint/engines/", "kvlint/capacity/engines/", "kvlint/extract/pod/engine_args/")
 EXTRACT_DIRS = ("kvlint/extract/", "kvlint/load/")
 # Inside an engine package, the modules that read a launch (extract-time writes, like extract's own)
 ENGINE_READERS = ("options.py", "launch.py", "backends.py", "llamacpp.py", "memory_options.py")
@@ -60,7 +60,7 @@ def _engine_module(name: str) -> bool:
     parts = name.split(".")
     if name.startswith("kvlint.engines.") and len(parts) > 2 and parts[2] not in {"base", "registry"}:
         return True
-    return name.startswith(("kvlint.capacity.engines.", "kvlint.extract.engine_args.")) and any(
+    return name.startswith(("kvlint.capacity.engines.", "kvlint.extract.pod.engine_args.")) and any(
         e in parts[3] for e in ENGINES
     )
 

@@ -13,7 +13,7 @@ exist so that the work per input stays bounded:
 - layers up to 10,000 (the deepest real model has about 200); heads and head size up to 65,536;
 - sizes up to 2**60 bytes (an exbibyte); fractions finite, in (0, 1] or [0, 1).
 
-The native spec's schema takes its limits from here as well (extract/spec.py).
+The native spec's schema takes its limits from here as well (extract/kinds/spec.py).
 """
 
 from __future__ import annotations

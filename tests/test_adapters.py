@@ -12,8 +12,8 @@ import pytest
 from conftest import ROOT, shared
 
 from kvlint.engines.vllm import lora
-from kvlint.extract.adapters import vllm_lora_modules
-from kvlint.extract.argv import Token
+from kvlint.extract.pod.adapters import vllm_lora_modules
+from kvlint.extract.pod.argv import Token
 
 KUBEAI = """apiVersion: kubeai.org/v1
 kind: Model

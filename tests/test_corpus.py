@@ -19,7 +19,7 @@ import yaml_free_loader
 from conftest import ROOT, SHARED, shared, shared_params
 
 from kvlint.catalog.gpus import label_gpu, lookup
-from kvlint.extract.gpu_selectors import kubeai_profile
+from kvlint.extract.pod.gpu_selectors import kubeai_profile
 from kvlint.load import load_bytes
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings

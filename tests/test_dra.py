@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import FIXTURES
 
 from kvlint.catalog import dra_devices
-from kvlint.extract.cel import Selector
+from kvlint.extract.pod.cel import Selector
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
 

@@ -21,19 +21,19 @@ NAMES = frozenset(engines.names())
 # (file, word) -> what the input calls by that word
 INPUT_WORDS = {
     (
-        "kvlint/extract/chart_layouts.py",
+        "kvlint/extract/charts/chart_layouts.py",
         "vllm",
     ): "OPEA's umbrella chart holds its vLLM subchart's values under `vllm:`",
     (
-        "kvlint/extract/engine_args/hfserver.py",
+        "kvlint/extract/pod/engine_args/hfserver.py",
         "vllm",
     ): "KServe's Hugging Face server's `--backend vllm` value",
-    ("kvlint/extract/kserve.py", "vllm"): "KServe runtime and model-format names that carry `vllm`",
-    ("kvlint/extract/kubeai.py", "vllm"): "KubeAI's Model `engine: VLLM` (read lower-cased)",
-    ("kvlint/extract/llmaz.py", "vllm"): "llmaz's stock BackendRuntime names",
-    ("kvlint/extract/llmaz.py", "sglang"): "llmaz's stock BackendRuntime names",
-    ("kvlint/extract/llmaz.py", "tgi"): "llmaz's stock BackendRuntime names",
-    ("kvlint/extract/llmd_values.py", "vllm"): "the llm-d chart's engine container is named `vllm`",
+    ("kvlint/extract/kinds/kserve.py", "vllm"): "KServe runtime and model-format names that carry `vllm`",
+    ("kvlint/extract/kinds/kubeai.py", "vllm"): "KubeAI's Model `engine: VLLM` (read lower-cased)",
+    ("kvlint/extract/kinds/llmaz.py", "vllm"): "llmaz's stock BackendRuntime names",
+    ("kvlint/extract/kinds/llmaz.py", "sglang"): "llmaz's stock BackendRuntime names",
+    ("kvlint/extract/kinds/llmaz.py", "tgi"): "llmaz's stock BackendRuntime names",
+    ("kvlint/extract/kinds/llmd_values.py", "vllm"): "the llm-d chart's engine container is named `vllm`",
 }
 
 

@@ -71,7 +71,7 @@ def _release_problems(doc: dict) -> list[str]:
 
 
 def _option_problems(doc: dict) -> list[str]:
-    """An option table (extract.engine_args.options.load_table): option -> kind, with the source read."""
+    """An option table (extract.pod.engine_args.options.load_table): option -> kind, with the source read."""
     out = [] if _citation(doc.get("source")) is None else ["the option table cites no source"]
     options = doc.get("options")
     if not isinstance(options, dict) or not options:

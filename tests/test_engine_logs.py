@@ -155,7 +155,7 @@ def test_vllm_terms_against_the_v019_logs(vllm019):
 
 
 def test_image_tags_give_the_sglang_and_tgi_version():
-    from kvlint.extract.container import image_version
+    from kvlint.extract.pod.container import image_version
 
     assert image_version("lmsysorg/sglang:v0.4.6.post1-cu124", "sglang") == "0.4.6.post1"
     assert image_version("vllm/vllm-openai:v0.6.1.post2", "vllm") == "0.6.1"

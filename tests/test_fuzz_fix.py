@@ -39,7 +39,7 @@ from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from kvlint.extract.argv import container_commands, read_env
+from kvlint.extract.pod.argv import container_commands, read_env
 from kvlint.findings import Applicability, Edit, Fix
 from kvlint.fix import files
 from kvlint.fix.apply import apply_fixes, fix_bytes
@@ -229,7 +229,7 @@ def test_edit_placement(case, op, crlf, bom):
         tok = tokens[at] if "=" in tokens[at].text else tokens[at + 1]
         where = tok.where
         if "=" in tok.text and where is not None and where.end_column is not None:
-            from kvlint.extract.argv import split_flag
+            from kvlint.extract.pod.argv import split_flag
 
             where = split_flag(tok)[1].where
         edit = Edit(where, "7", reads="7")

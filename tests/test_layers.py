@@ -161,5 +161,6 @@ def test_the_checker_sees_a_circle_and_an_upward_import():
     """The graph reader itself: a two-module circle is found, function-level imports count."""
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
     graph = _imports(_modules())
-    assert "kvlint.extract.workloads" in graph["kvlint.extract.ray"]  # imported at module level
-    assert "kvlint.extract.engine_args" in graph["kvlint.extract.kserve_llm"]  # imported in a function
+    assert "kvlint.extract.pod.workloads" in graph["kvlint.extract.kinds.ray"]  # imported at module level
+    # imported in a function
+    assert "kvlint.extract.pod.engine_args" in graph["kvlint.extract.kinds.kserve_llm"]

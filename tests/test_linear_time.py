@@ -133,7 +133,7 @@ def _suppression_matching(n: int):
 
 def _engine_flags(n: int):
     from kvlint import engines
-    from kvlint.extract.argv import Token
+    from kvlint.extract.pod.argv import Token
     from kvlint.findings import Location
 
     words = ["--max-model-le", "4096", "--gpu-memory-util=0.9", "--tp", "2", "--x-unknown=1", "--enable-pre"]
@@ -143,7 +143,7 @@ def _engine_flags(n: int):
 
 
 def _expansion(n: int):
-    from kvlint.extract.argv import EnvVar, expand
+    from kvlint.extract.pod.argv import EnvVar, expand
 
     env = {"A": EnvVar("x" * 8, None), "B": EnvVar("$(A)", None), "N": EnvVar("7", None)}
     texts = ["$(A)" * n, "$(" * n, "$$(A)" * n, "${A" * n, "$((N * N + " * n + "1", "$(B)$(" * n]

@@ -25,8 +25,8 @@ from kvlint.engines.vllm import memory_options as vllm_memory
 from kvlint.engines.vllm import options as vllm_args
 from kvlint.engines.vllm import plan as vllm
 from kvlint.engines.vllm.settings import _EXTRA_KEYS
-from kvlint.extract.engine_args import memory_options
-from kvlint.extract.engine_args.options import load_table
+from kvlint.extract.pod.engine_args import memory_options
+from kvlint.extract.pod.engine_args.options import load_table
 from kvlint.findings import Severity
 from kvlint.record import fields, replace
 
@@ -209,7 +209,7 @@ def test_num_gpu_blocks_override_from_the_command_line_reaches_the_finding():
 
 
 def test_report_is_a_noop_for_a_deployment_without_such_options():
-    from kvlint.extract.engine_args.options import Parsed
+    from kvlint.extract.pod.engine_args.options import Parsed
     from kvlint.findings import Location
 
     d = Deployment(file="x", where=Location("x", 1, 1), kind="Deployment")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from conftest import FIXTURES
 
-from kvlint.extract import node_pools_tf
-from kvlint.load import load_bytes
+from kvlint.extract.kinds import node_pools_tf
 from kvlint.link import pools
+from kvlint.load import load_bytes
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
 
@@ -133,7 +133,7 @@ def test_taint_not_tolerated_keeps_the_pool_out():
         "p.yaml",
         1 << 20,
     ).documents[0]
-    from kvlint.extract.node_pools import placement
+    from kvlint.extract.kinds.node_pools import placement
 
     labels, tolerations = placement(doc.root.map("spec"), "p.yaml")
     assert not pools._tolerated(pool.taints[0], tolerations, set())

@@ -9,7 +9,7 @@ import os
 from conftest import FIXTURES, cpu_seconds
 from test_dra import V1, pod
 
-from kvlint.extract.cel import Selector
+from kvlint.extract.pod.cel import Selector
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
 

@@ -72,7 +72,7 @@ def test_kserve_value_from_a_runtime_in_another_file_is_located_there():
 
 def test_kserve_ray_node_count_follows_kserve():
     """kserve/kserve@aaac4e29 components/predictor.go computeRayNodeAndGPUs, case by case."""
-    from kvlint.extract.kserve_multinode import ray_nodes
+    from kvlint.extract.kinds.kserve_multinode import ray_nodes
 
     assert ray_nodes(8, 0, 2) == (4, 2, 2, True)  # worker GPUs set: head takes the rest
     assert ray_nodes(8, 1, 2) == (4, 1, 2, False)  # 1 + 3 x 2 < 8: KServe refuses

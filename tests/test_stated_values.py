@@ -24,7 +24,7 @@ from kvlint import engines
 from kvlint.deployment import Value
 from kvlint.engines import native
 from kvlint.engines.memory_entry import MODELLED
-from kvlint.extract.spec import ServingSpec
+from kvlint.extract.kinds.spec import ServingSpec
 
 ENGINES = sorted(engines.names())
 MODEL, GPU, CONTEXT = "meta-llama/Llama-3.1-8B-Instruct", "H100", 8192

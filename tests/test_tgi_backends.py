@@ -252,7 +252,7 @@ def test_google_cloud_tgi_containers_carry_the_release_in_their_name():
     """Google Cloud's TGI containers name CUDA then TGI major-minor (`…-cu124.2-3.ubuntu2204.py311` is built
     from TGI v2.3.1: huggingface/Google-Cloud-Containers@8d6aa78b containers/tgi/README.md, gpu/2.3.1/Dockerfile).
     The corpus' GKE samples run them untagged; their release's defaults apply, not the newest's."""
-    from kvlint.extract.container import image_version
+    from kvlint.extract.pod.container import image_version
 
     dlc = "us-docker.pkg.dev/deeplearning-platform-release/gcr.io/huggingface-text-generation-inference-"
     assert image_version(dlc + "cu124.2-3.ubuntu2204.py311", "tgi") == "2.3"

@@ -229,7 +229,7 @@ def test_an_ome_inference_service_says_its_runtime_is_elsewhere():
         "apiVersion: ome.io/v1beta1\nkind: InferenceService\nmetadata: {name: r1}\n"
         "spec:\n  model:\n    name: deepseek-r1\n  runtime:\n    name: srt-deepseek\n"
     )
-    (f,) = lint(isvc).findings  # read by extract/ome.py: the runtime it names is not in the file
+    (f,) = lint(isvc).findings  # read by extract/kinds/ome.py: the runtime it names is not in the file
     assert (
         f.rule == "KV004"
         and f.where.line == 3

@@ -103,7 +103,7 @@ class Engine(Protocol):
 
     # recognising the engine in a launch
     def entry_point(self, at: Any) -> Any:
-        """The Launch the engine's own program at this command-line token starts (`extract.engine_args._At`),
+        """The Launch the engine's own program at this command-line token starts (`extract.pod.engine_args._At`),
         or None."""
 
     def wrapper_entry(self, at: Any) -> Any:
@@ -143,7 +143,7 @@ class Engine(Protocol):
         KubeAI Model's args, a Ray Serve engine_kwargs)."""
 
     def options(self) -> Any:
-        """The engine's option table (extract.engine_args.options.OptionTable)."""
+        """The engine's option table (extract.pod.engine_args.options.OptionTable)."""
 
     def mapping(self) -> dict[str, tuple[str, str]]:
         """Option -> (Deployment field or `extra` key, kind)."""

@@ -1,4 +1,4 @@
-"""One row of an engine's memory-options table (kvlint/extract/engine_args/memory_options.py explains the
+"""One row of an engine's memory-options table (kvlint/extract/pod/engine_args/memory_options.py explains the
 statuses), and the reader of the tables, which are data (kvlint/engines/<engine>/data/memory_options.json)."""
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ class EngineBase:
         import_module(self.reader).read(d, tokens, env, strict=strict)
 
     def options(self) -> Any:
-        from kvlint.extract.engine_args.options import load_table
+        from kvlint.extract.pod.engine_args.options import load_table
 
         return load_table(import_module(self.reader).OPTIONS, self.name)
 

@@ -19,9 +19,9 @@ def is_spec(root: Mapping) -> bool:
 def extract_document(
     doc: Document, path: str, base_dir: str, lines: list[str], nearby: Nearby | None = None
 ) -> tuple[list[Deployment], list[Issue]]:
-    """Every serving workload in one document, each number range-checked (extract/bounded.py).
+    """Every serving workload in one document, each number range-checked (extract/pod/bounded.py).
     Documents that serve no model give nothing."""
-    from kvlint.extract import bounded
+    from kvlint.extract.pod import bounded
 
     deployments, issues = _extract(doc, path, base_dir, lines, nearby)
     for d in deployments:
@@ -36,7 +36,7 @@ def _extract(
     if not isinstance(root, Mapping):
         return [], []
     if is_spec(root):
-        from kvlint.extract import spec  # pydantic: imported only when a spec is present
+        from kvlint.extract.kinds import spec  # pydantic: imported only when a spec is present
 
         return spec.extract(root, path, base_dir)
     from kvlint.extract import registry

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kvlint.deployment import Deployment
-from kvlint.extract import (
+from kvlint.extract.kinds import (
     compose,
-    container,
     dynamo,
     helm_values,
     kaito,
@@ -33,6 +32,7 @@ from kvlint.extract import (
     skypilot,
     vllm_config,
 )
+from kvlint.extract.pod import container
 from kvlint.findings import Issue
 from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping

@@ -1,11 +1,11 @@
 """GPUs handed out by Dynamic Resource Allocation (resource.k8s.io v1beta1 / v1beta2 / v1).
 
-A container uses claims its pod lists (extract/dra.py records the references). The claim
+A container uses claims its pod lists (extract/pod/dra.py records the references). The claim
 (ResourceClaim: `spec.devices.requests`; template: `spec.spec.devices.requests`) asks per request
 for devices of a `deviceClassName`: v1beta2 and v1 put the fields under `exactly:` or give
 alternatives under `firstAvailable:`, v1beta1 writes them flat. `allocationMode: ExactCount` (the default) takes `count` (default 1), `All` every matching
 device of a node. CEL `selectors` (and those of a DeviceClass found beside) narrow the devices:
-extract/cel.py evaluates them against the catalogued cards (catalog/dra_devices.py).
+extract/pod/cel.py evaluates them against the catalogued cards (catalog/dra_devices.py).
 
 The claims are looked for in the file and in the other YAML files of its directory (link/beside.py
 reads them, load/nearby.py); a claim found in neither is a KV002 warning that says so. One admitted
@@ -18,8 +18,8 @@ from __future__ import annotations
 from kvlint.catalog import dra_devices
 from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract.dra import ClaimRef
-from kvlint.extract.gpu_sharing import NOT_MODELLED
+from kvlint.extract.pod.dra import ClaimRef
+from kvlint.extract.pod.gpu_sharing import NOT_MODELLED
 from kvlint.findings import Issue, Location, Severity
 from kvlint.load.tree import Mapping, Scalar, Sequence
 from kvlint.record import field, record
@@ -234,7 +234,7 @@ def _device_class(name: str, known: Known) -> tuple[list[str] | None, tuple[str,
 def _admitted(vendor_kind: tuple[str, str], selectors: list[str]) -> tuple[list[str], list[str]]:
     """The cards every selector certainly admits. A card whose published fact kvlint lacks (an NVML
     name) is not a match on that fact; when a term could not be read, every card it may admit is."""
-    from kvlint.extract.cel import Selector  # CEL is parsed only where a claim states selectors
+    from kvlint.extract.pod.cel import Selector  # CEL is parsed only where a claim states selectors
 
     parsed = [Selector(s) for s in selectors]
     unread = [u for p in parsed for u in p.unread]

@@ -23,15 +23,15 @@ from typing import TYPE_CHECKING
 
 from kvlint.catalog import gpus as catalog
 from kvlint.deployment import Deployment, Value, inferred
-from kvlint.extract import gpu_selectors
-from kvlint.extract.node_pools import Pool
+from kvlint.extract.kinds.node_pools import Pool
+from kvlint.extract.pod import gpu_selectors
 from kvlint.fileio import read_regular
 from kvlint.load import load_bytes
 from kvlint.load.compose import Document
 from kvlint.load.tree import Mapping, Scalar
 
 if TYPE_CHECKING:  # the readers (extract/registry) load only when a file names a node-pool kind
-    from kvlint.extract.node_pool_kinds import Known
+    from kvlint.extract.kinds.node_pool_kinds import Known
 
 CONFIG_NAMES = (".kvlint.yaml", ".kvlint.yml")  # kvlint's configuration files (run/config.py): a project root
 ROOT_DEPTH = 8

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from kvlint.bounds import show
 from kvlint.catalog import gpus
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.extract import pods
-from kvlint.extract.argv import scalar_where
+from kvlint.extract.pod import pods
+from kvlint.extract.pod.argv import scalar_where
 from kvlint.extract.registry import NODE_POOL_TEMPLATES, node_pool_reader
 from kvlint.findings import Issue
 from kvlint.link import unread_stacks
@@ -159,7 +159,7 @@ def _instance(root: Mapping, path: str) -> Issue | None:
     return None
 
 
-# Engine images by the words in their repository (the engines extract/engine_args recognises).
+# Engine images by the words in their repository (the engines extract/pod/engine_args recognises).
 ENGINE_IMAGES = ("vllm", "sglang", "text-generation-inference", "tensorrt", "trtllm", "ollama", "llama.cpp")
 GPU_COUNT_KEYS = ("gpus", "gpu", "numGpus", "gpuCount", "num_gpus")
 
@@ -167,7 +167,7 @@ GPU_COUNT_KEYS = ("gpus", "gpu", "numGpus", "gpuCount", "num_gpus")
 def _engine_values(root: Mapping, path: str) -> Issue | None:
     """Chart values whose top level names an engine image and a GPU count (silogen's llm-inference-*
     charts: `image: rocm/vllm…`, `model:`, `gpus: 1`), in a layout no reader takes."""
-    from kvlint.extract.engine_args import image_repository, is_mock
+    from kvlint.extract.pod.engine_args import image_repository, is_mock
 
     image = root.scalar("image")
     if image is None or not isinstance(image.value, str) or is_mock(image.value):
@@ -233,7 +233,7 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 def _accelerator_named(root: Mapping, path: str) -> Issue | None:
     """Values that name an accelerator resource and a Hub model id, in a layout no reader takes (llm-d
     modelservice values are read by their own reader; its chart defaults name only the simulator's model)."""
-    from kvlint.extract import llmd_values
+    from kvlint.extract.kinds import llmd_values
 
     if llmd_values.is_modelservice(root):
         return None

@@ -10,7 +10,7 @@ from kvlint.findings import Issue
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
 # (API group, kind) -> what kvlint cannot check and why (source). OME InferenceService / ServingRuntime, KAITO
-# InferenceSet and llmaz Playground / Service have readers now (extract/ome.py, kaito.py, llmaz.py).
+# InferenceSet and llmaz Playground / Service have readers now (extract/kinds/ome.py, kaito.py, llmaz.py).
 SERVING_KINDS: dict[tuple[str, str], str] = {
     ("gmc.opea.io", "GMConnector"): (
         "OPEA GMConnector: a pipeline of OPEA microservices; the LLM server (TGI/vLLM) pods, model and "

@@ -55,7 +55,7 @@ def deployment_dict(r) -> dict:
         "max_sequences": _value(d.max_sequences),
         "gpu_memory_utilization": r.settings.utilization if r.settings else _value(d.gpu_memory_utilization),
         "kv_cache_dtype": _value(d.kv_cache_dtype),
-        # LoRA adapters served on the model (kvlint/extract/adapters.py): name and reference
+        # LoRA adapters served on the model (kvlint/extract/pod/adapters.py): name and reference
         "adapters": [
             {"name": n or None, "ref": ref} for n, ref in _value(d.extra.get("lora_adapters")) or []
         ],

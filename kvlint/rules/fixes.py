@@ -14,7 +14,7 @@ from kvlint.rules.facts import flag
 
 SAFE, UNSAFE, DISPLAY = Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY
 
-# why a stated value's fix is display-only when the value has no exact span (kvlint/extract/argv.py
+# why a stated value's fix is display-only when the value has no exact span (kvlint/extract/pod/argv.py
 # scalar_where): its characters in the file are not its text's
 UNPLACED = "not applied: the value is written with escapes, an anchor or a tag; edit it by hand"
 

@@ -1,6 +1,6 @@
 from collections.abc import Iterator
 
-from kvlint.extract.node_pools import Pool
+from kvlint.extract.kinds.node_pools import Pool
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 

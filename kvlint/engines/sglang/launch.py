@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from kvlint.extract.argv import Token
-from kvlint.extract.engine_args import Launch, tag_version
+from kvlint.extract.pod.argv import Token
+from kvlint.extract.pod.engine_args import Launch, tag_version
 
 IMAGES = ("sglang",)  # a word of the image repository that names an SGLang image
 # SGLang changed its memory defaults between post releases (0.4.6.post1 -> post2): keep the suffix

@@ -8,11 +8,11 @@ from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment
 from kvlint.engines.sglang import memory_options as memory_table
-from kvlint.extract import adapters
-from kvlint.extract.argv import EnvVar, Token
-from kvlint.extract.engine_args import memory_options
-from kvlint.extract.engine_args.apply import apply, override_model, report_unknown
-from kvlint.extract.engine_args.options import load_table
+from kvlint.extract.pod import adapters
+from kvlint.extract.pod.argv import EnvVar, Token
+from kvlint.extract.pod.engine_args import memory_options
+from kvlint.extract.pod.engine_args.apply import apply, override_model, report_unknown
+from kvlint.extract.pod.engine_args.options import load_table
 from kvlint.findings import Issue
 
 OPTIONS = os.path.join(os.path.dirname(__file__), "data", "options.json")  # option names and kinds

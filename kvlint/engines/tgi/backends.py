@@ -76,7 +76,7 @@ REASONS = {
 
 def backend_of_image(image: str) -> tuple[str, str] | None:
     """(backend, how it was read) for a TGI image, or None when the image is not one of TGI's."""
-    from kvlint.extract.engine_args import image_repository
+    from kvlint.extract.pod.engine_args import image_repository
 
     repo = image_repository(image)
     for word, backend in REPOSITORIES:

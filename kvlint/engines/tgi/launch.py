@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from kvlint.extract.argv import Token
-from kvlint.extract.engine_args import Launch, tag_version
+from kvlint.extract.pod.argv import Token
+from kvlint.extract.pod.engine_args import Launch, tag_version
 
 IMAGES = ("text-generation-inference", "tgi")  # words of the image repository its release tags are read on
 # Image repositories of TGI backends published outside ghcr.io/huggingface/text-generation-inference

@@ -16,10 +16,10 @@ import os
 
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, stated
-from kvlint.extract import bounded
-from kvlint.extract.argv import EnvVar, Token
-from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
-from kvlint.extract.engine_args.options import load_table
+from kvlint.extract.pod import bounded
+from kvlint.extract.pod.argv import EnvVar, Token
+from kvlint.extract.pod.engine_args.apply import apply, env_value, report_unknown
+from kvlint.extract.pod.engine_args.options import load_table
 from kvlint.findings import Issue
 
 # the backend router's option names and kinds

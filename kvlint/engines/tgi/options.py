@@ -7,10 +7,10 @@ import os
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.engines.tgi import memory_options as memory_table
-from kvlint.extract.argv import EnvVar, Token
-from kvlint.extract.engine_args import memory_options
-from kvlint.extract.engine_args.apply import apply, env_value, report_unknown
-from kvlint.extract.engine_args.options import Parsed, load_table
+from kvlint.extract.pod.argv import EnvVar, Token
+from kvlint.extract.pod.engine_args import memory_options
+from kvlint.extract.pod.engine_args.apply import apply, env_value, report_unknown
+from kvlint.extract.pod.engine_args.options import Parsed, load_table
 from kvlint.findings import Issue
 
 OPTIONS = os.path.join(os.path.dirname(__file__), "data", "options.json")  # option names and kinds

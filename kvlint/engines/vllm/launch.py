@@ -4,8 +4,8 @@ what an image's start script reads when the command line holds no options."""
 from __future__ import annotations
 
 from kvlint.deployment import Deployment, inferred
-from kvlint.extract.argv import EnvVar, Token
-from kvlint.extract.engine_args import Launch, image_repository, tag_version
+from kvlint.extract.pod.argv import EnvVar, Token
+from kvlint.extract.pod.engine_args import Launch, image_repository, tag_version
 
 IMAGES = ("vllm",)  # a word of the image repository that names a vLLM image
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from functools import cache
 
 from kvlint.engines.memory_entry import MemoryOption, from_data
-from kvlint.extract.engine_args.options import json_value
+from kvlint.extract.pod.engine_args.options import json_value
 
 # KV connectors that transfer from the KV-cache pool's own memory, registered in place (no GPU buffer of their own)
 IN_PLACE_CONNECTORS = frozenset({"NixlConnector", "MooncakeConnector", "MoRIIOConnector"})

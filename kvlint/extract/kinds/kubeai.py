@@ -1,0 +1,145 @@
+"""KubeAI: the Model CRD and the models chart's `catalog.<name>` entries share one shape
+(url, engine, args, env, resourceProfile)."""
+
+from __future__ import annotations
+
+from kvlint import engines
+from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
+from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract.charts import kubeai_keys as keys
+from kvlint.extract.pod import adapters, gpu_selectors
+from kvlint.extract.pod import container as ct
+from kvlint.extract.pod.argv import EnvVar, scalar_tokens
+from kvlint.findings import Issue, Location, Severity
+from kvlint.load.tree import Mapping, Scalar
+
+
+def kubeai_model(ctx: ct.ObjectContext) -> list[Deployment]:
+    spec = ctx.root.map("spec")
+    if spec is None or not str(ctx.root.value("apiVersion") or "").startswith("kubeai.org/"):
+        return [d for d in [kubeai_spec(ctx, spec)] if d is not None] if spec is not None else []
+    d = kubeai_spec(ctx, spec)
+    if d is not None:
+        d.issues.extend(keys.unread_model_keys(ctx.root, spec, ctx.file))
+    return [d] if d is not None else []
+
+
+def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -> Deployment | None:
+    """A Model's spec, or (`name` given) a models-chart `catalog.<name>` entry of the same shape."""
+    engine_node = spec.scalar("engine")
+    written = str(engine_node.value) if engine_node is not None and engine_node.value is not None else ""
+    engine = written.lower()
+    d = Deployment(
+        ctx.file,
+        ctx.where if name is None else spec.where(ctx.file),
+        ctx.kind,
+        name or ctx.name,
+        ctx.base_dir,
+    )
+    d.ignores = dict(ctx.ignores)
+    url = spec.scalar("url")
+    where = (engine_node or spec).where(ctx.file)
+    if not _engine(d, ctx, spec, engine, url, where):
+        return None
+    if url is not None and url.value:
+        _model_url(d, url, ctx.file)
+    adapters.record(
+        d,
+        adapters.kubeai_adapters(spec, ctx.file),
+        "KubeAI adds --enable-lora when a Model lists adapters" if engines.known(d.engine_name) else "",
+    )
+    d.issues.extend(keys.engine_value(written, where, d.label()))
+    if name is not None:
+        d.issues.extend(keys.unread_catalog_keys(spec, ctx.file, name))
+    profile = spec.scalar("resourceProfile")
+    if profile is not None and profile.value:
+        _profile(d, profile, ctx.file)
+    elif d.accelerator == "gpu" and "unsupported" not in d.extra:
+        d.issues.append(keys.missing_profile(d.label(), (spec.keys.get("engine") or spec).where(ctx.file)))
+        d.unreadable.extend(("gpu", "gpus_per_pod"))  # no pod at all: no GPU to check
+    return d
+
+
+def _engine(
+    d: Deployment, ctx: ct.ObjectContext, spec: Mapping, engine: str, url: Scalar | None, where: Location
+) -> bool:
+    """The engine and, for vLLM, its args; False when the entry serves nothing kvlint checks."""
+    if engine in ("vllm", ""):
+        if engine == "" and url is None:
+            return False
+        d.engine = stated("vllm", where, "KubeAI engine VLLM")
+        args = spec.seq("args")
+        if args is not None:
+            engines.get("vllm").read_options(
+                d, scalar_tokens(args, ctx.file), _env(spec, ctx.file), positional_model=False
+            )
+    elif engine in _NOT_TEXT_GENERATION:
+        d.engine = stated(engine, where, "KubeAI engine")
+        d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {_NOT_TEXT_GENERATION[engine]}", where))
+        d.extra["unsupported"] = stated(engine, where)
+    elif engine == "ollama":
+        d.engine = stated("ollama", where)
+        ct.mark_unsupported(d, "ollama", where)
+    else:
+        d.engine = stated(engine, where)
+        ct.mark_unsupported(d, "other", where)
+    return True
+
+
+# KubeAI's engines that serve no text-generation model (kubeai.org_models.yaml `engine` enum; the
+# features they serve: charts/models/values.yaml `features: [SpeechToText]` / `[TextEmbedding]`)
+_NOT_TEXT_GENERATION = {
+    "fasterwhisper": "KubeAI engine FasterWhisper serves speech-to-text models (CTranslate2 Whisper), not a "
+    "text-generation KV cache; kvlint models vLLM, SGLang and TGI: not checked",
+    "infinity": "KubeAI engine Infinity serves embedding and reranking models, which keep no KV cache; kvlint "
+    "models vLLM, SGLang and TGI: not checked",
+}
+
+
+def _env(spec: Mapping, file: str) -> dict[str, EnvVar]:
+    env: dict[str, EnvVar] = {}
+    envmap = spec.map("env")
+    for k, v in envmap.items() if envmap else ():
+        if isinstance(v, Scalar):
+            env[k] = EnvVar(str(v.value), v.where(file))
+    return env
+
+
+def _model_url(d: Deployment, url: Scalar, file: str) -> None:
+    """`url`: hf:// and huggingface:// name a Hub id; ollama://, s3://, gs://, oss://, pvc:// do not."""
+    text = str(url.value)
+    for prefix in ("hf://", "huggingface://", "ollama://"):
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+    if str(url.value).startswith(("ollama://", "s3://", "gs://", "oss://", "pvc://")):
+        d.model = stated(text, url.where(file), "not a Hugging Face id")
+    else:
+        d.model = stated(text, url.where(file))
+
+
+def _profile(d: Deployment, profile: Scalar, file: str) -> None:
+    """resourceProfile: `cpu…` and `google-tpu…` are not GPUs; otherwise the GPU and count it names.
+    A profile the controller cannot use (kubeai_keys.profile_problem) is a KV005 and no GPU is assumed."""
+    text = str(profile.value)
+    where = profile.where(file)
+    problem = keys.profile_problem(text)
+    if problem is not None:
+        message, fix = problem
+        d.issues.append(
+            Issue(UNPARSED_SETTING, f"{d.label()}: {message}", where, fix=fix, severity=Severity.WARNING)
+        )
+    if text.startswith(("cpu", "google-tpu")):
+        d.accelerator = "cpu" if text.startswith("cpu") else "tpu"
+        if d.accelerator == "cpu" and "unsupported" not in d.extra:  # one KV004 per workload
+            d.issues.append(
+                Issue(NOT_CHECKABLE, f"{d.label()}: runs on CPUs; kvlint models GPU memory", where)
+            )
+            d.extra["unsupported"] = stated("cpu", where)
+        return
+    gpu, count, note = gpu_selectors.kubeai_profile(text)
+    if gpu is not None or problem is None:
+        d.gpu = inferred(gpu.id if gpu else text.partition(":")[0], note, where)
+    if problem is not None:  # the controller creates no pod: no GPU count to assume
+        d.unreadable.extend(("gpus_per_pod",) if gpu is not None else ("gpu", "gpus_per_pod"))
+    elif count is not None:
+        d.gpus_per_pod = inferred(count, note, where)

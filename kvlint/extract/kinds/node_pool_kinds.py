@@ -1,0 +1,184 @@
+"""Readers of the Kubernetes-style node-pool definitions: each takes one object and gives its pools.
+
+- Karpenter NodePool (karpenter.sh/v1, v1beta1) and Provisioner (v1alpha5): requirements on
+  karpenter.k8s.aws/instance-family, -instance-type, -instance-gpu-name, -instance-gpu-count and
+  node.kubernetes.io/instance-type; template labels and taints; spec.limits["nvidia.com/gpu"]
+  (karpenter.sh docs "NodePools"). EC2NodeClass holds the AMI and subnets, not the GPU: not a pool.
+- eksctl ClusterConfig nodeGroups / managedNodeGroups: instanceType, instanceTypes,
+  instancesDistribution.instanceTypes, labels, taints, maxSize (eksctl.io "Config file schema").
+- GKE Config Connector ContainerNodePool: nodeConfig.machineType, nodeConfig.guestAccelerator,
+  nodeConfig.labels / taint, autoscaling.maxNodeCount (cloud.google.com/config-connector docs).
+- OpenShift MachineSet (machine.openshift.io): providerSpec.value instanceType (AWS), vmSize
+  (Azure), machineType + gpus (GCP); template spec.metadata.labels and spec.taints; replicas or the
+  MachineAutoscaler (not read). Cluster API MachineDeployment / MachineSet: infrastructureRef to an
+  AWSMachineTemplate (instanceType), GCPMachineTemplate (instanceType), AzureMachineTemplate
+  (vmSize), and the autoscaler's max-size annotation (cluster-api docs "Autoscaling").
+- Azure Service Operator ManagedClustersAgentPool: vmSize, nodeLabels, nodeTaints, maxCount.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kvlint.extract.kinds.node_pools import (
+    Pool,
+    add_gpu,
+    add_types,
+    family_types,
+    gke_pool,
+    label_map,
+    number,
+    strings,
+    taint_list,
+    text,
+)
+from kvlint.findings import Location
+from kvlint.load.tree import Mapping
+
+# objects one pool definition refers to by name (Cluster API templates): kind -> {name: object}
+Known = dict[str, dict[str, Mapping]]
+PoolReader = Callable[[Mapping, str, Known], list[Pool]]
+
+_KARPENTER_TYPE_KEYS = (
+    "node.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-type",
+    "eks.amazonaws.com/instance-type",
+)
+_PROVIDERS = ("karpenter.k8s.aws", "eks.amazonaws.com")  # Karpenter's AWS provider; EKS Auto Mode
+
+
+def karpenter(root: Mapping, path: str, _known: Known) -> list[Pool]:
+    name = text(root.at("metadata", "name")) or "default"
+    spec = root.at("spec", "template", "spec") if root.value("kind") == "NodePool" else root.get("spec")
+    spec = spec if isinstance(spec, Mapping) else Mapping((0, 0, 0, 0))
+    meta = (
+        root.at("spec", "template", "metadata", "labels")
+        if root.value("kind") == "NodePool"
+        else spec.get("labels")
+    )
+    pool = Pool(name, f"Karpenter {root.value('kind')}", root.where(path), labels=label_map(meta))
+    pool.labels[
+        "karpenter.sh/nodepool" if root.value("kind") == "NodePool" else "karpenter.sh/provisioner-name"
+    ] = name
+    pool.taints = taint_list(spec.get("taints"))
+    allowed: dict[str, tuple[str, ...]] = {}
+    gpu_counts: list[int] = []
+    for req in spec.seq("requirements") or ():
+        if not isinstance(req, Mapping):
+            continue
+        key, op, values = text(req.get("key")) or "", text(req.get("operator")), strings(req.get("values"))
+        if op == "In":
+            allowed[key] = tuple(values)
+        if key.endswith("/instance-gpu-count") and op in ("In", "Gt"):
+            gpu_counts.extend(int(v) + (1 if op == "Gt" else 0) for v in values if v.isdigit())
+    pool.allowed = allowed
+    types = [t for k in _KARPENTER_TYPE_KEYS for t in allowed.get(k, ())]
+    if not types:
+        families = [f for p in _PROVIDERS for f in allowed.get(f"{p}/instance-family", ())]
+        sizes = {s for p in _PROVIDERS for s in allowed.get(f"{p}/instance-size", ())}
+        types = [t for fam in families for t in family_types(fam) if not sizes or t.split(".", 1)[1] in sizes]
+    if types:
+        add_types(pool, types)
+    for gpu_name in (g for p in _PROVIDERS for g in allowed.get(f"{p}/instance-gpu-name", ())):
+        if not pool.gpus:
+            add_gpu(pool, gpu_name, max(gpu_counts) if gpu_counts else 0)
+    if gpu_counts and pool.gpus:
+        pool.gpus = tuple((g, n) for g, n in pool.gpus if not n or n in gpu_counts or max(gpu_counts) < n)
+    limits = spec.get("limits") if root.value("kind") != "NodePool" else root.at("spec", "limits")
+    if isinstance(limits, Mapping):
+        pool.max_gpus = number(limits.get("nvidia.com/gpu"))
+    return [pool]
+
+
+def eksctl(root: Mapping, path: str, _known: Known) -> list[Pool]:
+    out: list[Pool] = []
+    for key, kind, label in (
+        ("nodeGroups", "eksctl node group", "alpha.eksctl.io/nodegroup-name"),
+        ("managedNodeGroups", "eksctl managed node group", "eks.amazonaws.com/nodegroup"),
+    ):
+        for group in root.seq(key) or ():
+            if not isinstance(group, Mapping):
+                continue
+            name = text(group.get("name")) or key
+            pool = Pool(name, kind, group.where(path), labels=label_map(group.get("labels")))
+            pool.labels[label] = name
+            pool.taints = taint_list(group.get("taints"))
+            types = strings(group.get("instanceType")) + strings(group.get("instanceTypes"))
+            types += strings(group.at("instancesDistribution", "instanceTypes"))
+            add_types(pool, types)
+            pool.max_nodes = number(group.get("maxSize")) or number(group.get("desiredCapacity"))
+            out.append(pool)
+    return out
+
+
+def container_node_pool(root: Mapping, path: str, _known: Known) -> list[Pool]:
+    name = text(root.at("metadata", "name")) or "default-pool"
+    config = root.at("spec", "nodeConfig")
+    config = config if isinstance(config, Mapping) else Mapping((0, 0, 0, 0))
+    accels = [
+        (text(a.get("type")) or "", number(a.get("count")) or 1)
+        for a in config.seq("guestAccelerator") or ()
+        if isinstance(a, Mapping)
+    ]
+    pool = gke_pool(name, "GKE ContainerNodePool", root.where(path), text(config.get("machineType")), accels)
+    pool.labels.update(label_map(config.get("labels")))
+    pool.taints = (*pool.taints, *taint_list(config.get("taint")))
+    pool.max_nodes = number(root.at("spec", "autoscaling", "maxNodeCount")) or number(
+        root.at("spec", "nodeCount")
+    )
+    return [pool]
+
+
+def machine_set(root: Mapping, path: str, known: Known) -> list[Pool]:
+    """An OpenShift MachineSet, or a Cluster API MachineDeployment / MachineSet."""
+    name = text(root.at("metadata", "name")) or "machineset"
+    tmpl = root.at("spec", "template", "spec")
+    tmpl = tmpl if isinstance(tmpl, Mapping) else Mapping((0, 0, 0, 0))
+    api = str(root.value("apiVersion") or "")
+    pool = Pool(
+        name,
+        f"{'Cluster API' if 'cluster.x-k8s.io' in api else 'OpenShift'} {root.value('kind')}",
+        root.where(path),
+    )
+    pool.labels = label_map(tmpl.at("metadata", "labels"))
+    pool.taints = taint_list(tmpl.get("taints"))
+    provider = tmpl.at("providerSpec", "value")
+    ref = tmpl.get("infrastructureRef")
+    if isinstance(ref, Mapping):
+        target = known.get(str(ref.value("kind")), {}).get(str(ref.value("name")))
+        provider = target.at("spec", "template", "spec") if target is not None else None
+    if isinstance(provider, Mapping):
+        types = (
+            strings(provider.get("instanceType"))
+            + strings(provider.get("vmSize"))
+            + strings(provider.get("machineType"))
+        )
+        add_types(pool, types)
+        for gpu in provider.seq("gpus") or ():
+            if isinstance(gpu, Mapping):
+                add_gpu(pool, text(gpu.get("type")) or "", number(gpu.get("count")) or 1)
+    annotations = root.at("metadata", "annotations")
+    max_size = (
+        number(annotations.get("cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"))
+        if isinstance(annotations, Mapping)
+        else None
+    )
+    pool.max_nodes = max_size or number(root.at("spec", "replicas"))
+    return [pool]
+
+
+def aso_agent_pool(root: Mapping, path: str, _known: Known) -> list[Pool]:
+    spec = root.get("spec")
+    spec = spec if isinstance(spec, Mapping) else Mapping((0, 0, 0, 0))
+    name = text(spec.get("azureName")) or text(root.at("metadata", "name")) or "agentpool"
+    return [agent_pool(name, "AKS agent pool", root.where(path), spec)]
+
+
+def agent_pool(name: str, kind: str, where: Location, spec: Mapping) -> Pool:
+    """An AKS agent pool profile (ARM / ASO field names)."""
+    pool = Pool(name, kind, where, labels=label_map(spec.get("nodeLabels")))
+    pool.labels.update({"agentpool": name, "kubernetes.azure.com/agentpool": name})
+    pool.taints = taint_list(spec.get("nodeTaints"))
+    add_types(pool, strings(spec.get("vmSize")))
+    pool.max_nodes = number(spec.get("maxCount")) or number(spec.get("count"))
+    return pool

@@ -1,0 +1,219 @@
+"""Node pools in Terraform files and ARM templates.
+
+Terraform is parsed with python-hcl2 (imported only when a .tf file is read: it costs ~0.2 s):
+- `aws_eks_node_group`: instance_types, labels, taint blocks, scaling_config.max_size
+  (registry.terraform.io/providers/hashicorp/aws, resource eks_node_group);
+- `google_container_node_pool`: node_config.machine_type, node_config.guest_accelerator
+  {type, count}, node_config.labels / taint, autoscaling.max_node_count (hashicorp/google);
+- `azurerm_kubernetes_cluster_node_pool` and `azurerm_kubernetes_cluster.default_node_pool`:
+  vm_size, node_labels, node_taints, max_count (hashicorp/azurerm);
+- modules' `eks_managed_node_groups` / `self_managed_node_groups` maps (terraform-aws-modules/eks:
+  instance_types, labels, taints, max_size).
+A value Terraform computes (`var.x`, `${...}`) is not a literal: it is left out.
+ARM / Bicep-compiled JSON: Microsoft.ContainerService/managedClusters agentPoolProfiles and
+managedClusters/agentPools resources (vmSize, nodeLabels, nodeTaints, maxCount).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from kvlint.extract.kinds.node_pools import Pool, add_types, gke_pool, taint_text
+from kvlint.findings import Location
+
+
+def _literal(v: Any) -> str | None:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v)
+    if isinstance(v, str):
+        s = v.strip().strip('"')
+        return None if "${" in s or re.match(r"^(var|local|module|data)\.", s) else s
+    return None
+
+
+def _strings(v: Any) -> list[str]:
+    items = v if isinstance(v, list) else [v]
+    return [s for s in (_literal(i) for i in items) if s]
+
+
+def _int(v: Any) -> int | None:
+    s = _literal(v)
+    return int(s) if s is not None and s.isdigit() else None
+
+
+def _block(v: Any) -> dict[str, Any]:
+    if isinstance(v, list):
+        v = v[0] if v else {}
+    return v if isinstance(v, dict) else {}
+
+
+def _labels(v: Any) -> dict[str, str]:
+    return {
+        str(k).strip('"'): s
+        for k, x in _block(v).items()
+        if (s := _literal(x)) is not None and k != "__is_block__"
+    }
+
+
+def _taints(v: Any) -> tuple[tuple[str, str, str], ...]:
+    items = (
+        list(v.values())
+        if isinstance(v, dict) and "__is_block__" not in v
+        else (v if isinstance(v, list) else [])
+    )
+    out = []
+    for t in items:
+        if isinstance(t, dict):
+            out.append(
+                taint_text(
+                    f"{_literal(t.get('key')) or ''}={_literal(t.get('value')) or ''}:{_literal(t.get('effect')) or ''}"
+                )
+            )
+        elif (s := _literal(t)) is not None:
+            out.append(taint_text(s))
+    return tuple(out)
+
+
+class _Lines:
+    """Where a named block starts: the first line after `after` that names it."""
+
+    def __init__(self, source: str, path: str) -> None:
+        self.lines = source.splitlines()
+        self.path = path
+
+    def find(self, pattern: str, after: int = 0) -> Location:
+        rx = re.compile(pattern)
+        for i in range(after, len(self.lines)):
+            if rx.search(self.lines[i]):
+                return Location(self.path, i + 1, 1)
+        return Location(self.path, after + 1, 1)
+
+
+def read(source: str, path: str) -> list[Pool]:
+    """The node pools of one Terraform file ([] when it does not parse)."""
+    if not re.search(r"node_group|node_pool", source):
+        return []
+    try:
+        import hcl2
+        from hcl2.utils import SerializationOptions
+    except ImportError:  # the optional dependency is absent: Terraform is not read
+        return []
+    try:
+        tree = hcl2.loads(source, serialization_options=SerializationOptions(strip_string_quotes=True))
+    except Exception:  # noqa: BLE001 - python-hcl2 raises lark's and its own errors: the file is skipped
+        return []
+    lines = _Lines(source, path)
+    out: list[Pool] = []
+    for block in tree.get("resource", []):
+        for rtype, named in block.items():
+            for name, body in named.items() if isinstance(named, dict) else ():
+                at = lines.find(rf'resource\s+"?{re.escape(rtype)}"?\s+"?{re.escape(name)}"?')
+                out.extend(_resource(rtype, name, _block(body), at, lines))
+    for block in tree.get("module", []):
+        for mname, body in block.items():
+            at = lines.find(rf'module\s+"?{re.escape(mname)}"?')
+            for key in ("eks_managed_node_groups", "self_managed_node_groups"):
+                groups = _block(body).get(key)
+                for gname, group in groups.items() if isinstance(groups, dict) else ():
+                    if isinstance(group, dict):
+                        where = lines.find(rf'^\s*"?{re.escape(gname)}"?\s*=', at.line - 1)
+                        out.append(_eks_group(gname, group, where, f"terraform-aws-eks {key[:-1]}"))
+    return out
+
+
+def _resource(rtype: str, name: str, body: dict[str, Any], at: Location, lines: _Lines) -> list[Pool]:
+    if rtype == "aws_eks_node_group":
+        group = dict(body)
+        group["max_size"] = _block(body.get("scaling_config")).get("max_size")
+        group["taints"] = body.get("taint", [])
+        pool = _eks_group(
+            _literal(body.get("node_group_name")) or name, group, at, "Terraform aws_eks_node_group"
+        )
+        return [pool]
+    if rtype == "google_container_node_pool":
+        config = _block(body.get("node_config"))
+        accels = [
+            (_literal(a.get("type")) or "", _int(a.get("count")) or 1)
+            for a in (config.get("guest_accelerator") or [])
+            if isinstance(a, dict)
+        ]
+        pname = _literal(body.get("name")) or name
+        pool = gke_pool(
+            pname, "Terraform google_container_node_pool", at, _literal(config.get("machine_type")), accels
+        )
+        pool.labels.update(_labels(config.get("labels")))
+        pool.taints = (*pool.taints, *_taints(config.get("taint")))
+        pool.max_nodes = _int(_block(body.get("autoscaling")).get("max_node_count")) or _int(
+            body.get("node_count")
+        )
+        return [pool]
+    if rtype == "azurerm_kubernetes_cluster_node_pool":
+        return [
+            _aks(
+                _literal(body.get("name")) or name, body, at, "Terraform azurerm_kubernetes_cluster_node_pool"
+            )
+        ]
+    if rtype == "azurerm_kubernetes_cluster" and body.get("default_node_pool"):
+        dp = _block(body.get("default_node_pool"))
+        where = lines.find(r"default_node_pool", at.line - 1)
+        return [_aks(_literal(dp.get("name")) or "default", dp, where, "Terraform azurerm default_node_pool")]
+    return []
+
+
+def _eks_group(name: str, group: dict[str, Any], where: Location, kind: str) -> Pool:
+    pool = Pool(name, kind, where, labels=_labels(group.get("labels")))
+    pool.labels["eks.amazonaws.com/nodegroup"] = name
+    pool.taints = _taints(group.get("taints"))
+    add_types(pool, _strings(group.get("instance_types")) + _strings(group.get("instance_type")))
+    pool.max_nodes = _int(group.get("max_size")) or _int(group.get("desired_size"))
+    return pool
+
+
+def _aks(name: str, body: dict[str, Any], where: Location, kind: str) -> Pool:
+    pool = Pool(name, kind, where, labels=_labels(body.get("node_labels")))
+    pool.labels.update({"agentpool": name, "kubernetes.azure.com/agentpool": name})
+    pool.taints = _taints(body.get("node_taints"))
+    add_types(pool, _strings(body.get("vm_size")))
+    pool.max_nodes = _int(body.get("max_count")) or _int(body.get("node_count"))
+    return pool
+
+
+def read_arm(source: str, path: str) -> list[Pool]:
+    """AKS agent pools of an ARM template (JSON)."""
+    if "Microsoft.ContainerService" not in source:
+        return []
+    try:
+        data = json.loads(source)
+    except ValueError:
+        return []
+    lines = _Lines(source, path)
+    out: list[Pool] = []
+    for res in data.get("resources", []) if isinstance(data, dict) else ():
+        if not isinstance(res, dict):
+            continue
+        rtype = str(res.get("type", ""))
+        raw = res.get("properties")
+        props: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        profiles = props.get("agentPoolProfiles", []) if rtype.endswith("/managedClusters") else []
+        if rtype.endswith("/managedClusters/agentPools"):
+            profiles = [{"name": str(res.get("name", "")).split("/")[-1], **props}]
+        for prof in profiles if isinstance(profiles, list) else ():
+            if isinstance(prof, dict):
+                name = str(prof.get("name") or "agentpool")
+                where = lines.find(rf'"name"\s*:\s*"[^"]*{re.escape(name)}"')
+                pool = _aks(
+                    name,
+                    {
+                        "vm_size": prof.get("vmSize"),
+                        "node_labels": prof.get("nodeLabels"),
+                        "node_taints": prof.get("nodeTaints"),
+                        "max_count": prof.get("maxCount"),
+                        "node_count": prof.get("count"),
+                    },
+                    where,
+                    "ARM AKS agent pool",
+                )
+                out.append(pool)
+    return out

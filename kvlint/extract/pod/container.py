@@ -1,0 +1,317 @@
+"""One serving container (in its pod) -> a Deployment: engine, arguments, GPUs, shm, memory."""
+
+from __future__ import annotations
+
+import re
+
+from kvlint import engines
+from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
+from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract.kinds import node_pools
+from kvlint.extract.pod import adapters, dra, gpu_selectors, gpu_sharing, pods
+from kvlint.extract.pod.argv import EnvVar, Token, container_commands, read_env, split_flag
+from kvlint.extract.pod.engine_args import UNSUPPORTED, Launch, find_launch
+from kvlint.findings import Issue, Location
+from kvlint.load.nearby import Nearby
+from kvlint.load.tree import Mapping, Scalar
+from kvlint.record import field, record
+
+
+@record
+class ObjectContext:
+    """What every workload in one Kubernetes object shares."""
+
+    file: str
+    lines: list[str]
+    base_dir: str
+    root: Mapping
+    kind: str
+    name: str
+    ignores: dict[str, tuple[str, Location]] = field(default_factory=dict)
+    nearby: Nearby | None = None  # other documents' objects (a KServe runtime); None: none looked for
+
+    @property
+    def where(self) -> Location:
+        meta = self.root.map("metadata")
+        name = meta.scalar("name") if meta is not None else None
+        node: Scalar | Mapping = name if name is not None else self.root
+        return node.where(self.file)
+
+
+def read_ignores(root: Mapping, path: str) -> dict[str, tuple[str, Location]]:
+    """`kvlint.io/ignore: "KV103=reason, KV102=other reason"` on the object (or its pod template)."""
+    out: dict[str, tuple[str, Location]] = {}
+    for meta in (root.map("metadata"), root.at("spec", "template", "metadata")):
+        if not isinstance(meta, Mapping):
+            continue
+        ann = meta.map("annotations")
+        node = ann.scalar("kvlint.io/ignore") if ann is not None else None
+        if node is None or node.value is None:
+            continue
+        # "KV103=reason, with commas, KV102" : a comma starts a new entry only before a rule code or name
+        for part in re.split(r",\s*(?=(?:[Kk][Vv]\d{3}|[a-z]+(?:-[a-z]+)+)\s*(?:=|,|$))", str(node.value)):
+            code, _, reason = part.partition("=")
+            if code.strip():
+                out[code.strip().upper()] = (reason.strip(), node.where(path))
+    return out
+
+
+def image_version(image: str, engine: str) -> str | None:
+    """The release the image's tag names for a modelled engine (`vllm/vllm-openai:v0.10.0` -> "0.10.0");
+    None for latest/nightly, an image of another project or an engine kvlint does not model."""
+    return engines.get(engine).image_version(image) if engines.known(engine) else None
+
+
+def build(
+    ctx: ObjectContext,
+    pod: Mapping,
+    container: Mapping,
+    env_extra: dict[str, EnvVar] | None = None,
+    storage: Token | None = None,
+) -> Deployment | None:
+    """A Deployment for this container if it runs an LLM engine, else None."""
+    path = ctx.file
+    env = read_env(container, path)
+    if env_extra:
+        env = {**env_extra, **env}
+    commands = container_commands(container, path, ctx.lines, env)
+    image_node = container.scalar("image")
+    image = str(image_node.value) if image_node is not None and image_node.value is not None else ""
+    launch = find_launch(commands, image)
+    if launch is None:
+        launch = _custom_server(commands, container, path)
+        if launch is None:
+            return None
+    name = ctx.name
+    d = Deployment(file=path, where=ctx.where, kind=ctx.kind, name=name, base_dir=ctx.base_dir)
+    d.ignores = dict(ctx.ignores)
+    entry_where = (
+        launch.entry.where
+        if launch.entry is not None and launch.entry.where
+        else (image_node.where(path) if image_node is not None else container.where(path))
+    )
+    d.engine = stated(launch.engine, entry_where, launch.how)
+    if image_node is not None:
+        d.image = stated(image, image_node.where(path))
+        version = image_version(image, launch.engine)
+        if version:
+            d.engine_version = inferred(version, f"from the image tag {image}", image_node.where(path))
+    first_tokens = commands[0] if commands else []
+    d.args_where = (
+        first_tokens[0].where if first_tokens and first_tokens[0].where else None
+    ) or container.where(path)
+    written = [t for t in (launch.entry, *launch.tokens) if t is not None and t.where and not t.note]
+    d.args_end = written[-1].where if written else None
+    read_engine(d, launch, env, storage)
+    add_container_facts(d, ctx, pod, container)
+    if "lora_adapters" not in d.extra:
+        adapters.record(d, adapters.lora_syncer(ctx.nearby, pod))
+    return d
+
+
+NIM_ENV = {
+    "NIM_MODEL_NAME": "--model",
+    "NIM_TENSOR_PARALLEL_SIZE": "--tensor-parallel-size",
+    "NIM_PIPELINE_PARALLEL_SIZE": "--pipeline-parallel-size",
+    "NIM_MAX_MODEL_LEN": "--max-model-len",
+}
+
+
+def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar], storage: Token | None = None) -> None:
+    """`storage`: the model a KServe storage initializer puts at /mnt/models, for servers that default to it."""
+    if launch.engine == "nim":
+        _read_nim_env(d, env)
+    if engines.known(launch.engine):
+        engines.get(launch.engine).read(d, launch, env, storage)
+    elif launch.engine == "hfserver":
+        from kvlint.extract.pod.engine_args import hfserver
+
+        hfserver.read(d, launch.tokens, env, storage)
+    else:
+        _model_of_unmodelled(d, launch)
+        mark_unsupported(d, launch.engine, d.engine.where if d.engine else d.where)  # type: ignore[arg-type]
+
+
+def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
+    """The model an engine kvlint does not model serves (`--model-path X`, `trtllm-serve X`), so the
+    KV004 names a workload a reader can recognise."""
+    tokens = launch.tokens
+    for i, tok in enumerate(tokens):
+        name, inline = split_flag(tok)
+        if name in ("--model-path", "--model", "--model-id", "--model_path"):
+            value = inline or (tokens[i + 1] if i + 1 < len(tokens) else None)
+            if value is not None and value.text and not value.unresolved:
+                d.model = stated(value.text, value.where or d.where, value.note)
+            return
+    if launch.how == "trtllm-serve" and tokens and tokens[0].text == "serve":
+        tokens = tokens[1:]  # `trtllm-serve serve MODEL`: serve is the (default) subcommand, not the model
+    if launch.how == "trtllm-serve" and tokens and tokens[0].text.startswith("disaggregated"):
+        return  # `trtllm-serve disaggregated -c FILE`: the router; its workers name the models
+    positional = launch.how == "trtllm-serve" or launch.engine == "vllm-omni"  # `… serve MODEL`
+    if positional and tokens and not tokens[0].text.startswith("-"):
+        if not tokens[0].unresolved:
+            d.model = stated(tokens[0].text, tokens[0].where or d.where, tokens[0].note)
+
+
+def _read_nim_env(d: Deployment, env: dict[str, EnvVar]) -> None:
+    """NIM's own settings (NIM_MODEL_NAME, NIM_TENSOR_PARALLEL_SIZE, NIM_MAX_MODEL_LEN …)."""
+    from kvlint.extract.pod.engine_args.apply import env_value
+
+    tokens = []
+    for name, option in NIM_ENV.items():
+        tok = env_value(env, name)
+        if tok is not None:
+            text = tok.text[5:] if tok.text.startswith("hf://") else tok.text
+            tokens += [type(tok)(option, tok.where), type(tok)(text, tok.where, tok.note)]
+    if tokens:
+        engines.get("vllm").read_options(d, tokens, {}, positional_model=False)
+
+
+_MODEL_FLAGS = (
+    "--model",
+    "--model-id",
+    "--model-path",
+    "--model-name",
+    "--model_id",
+    "--model_path",
+    "--model_name",
+)
+
+
+def _custom_server(commands: list, container: Mapping, path: str) -> Launch | None:
+    """A GPU container whose command names a model (`--model …`) but whose engine kvlint does not
+    know: not silently skipped, but reported as a workload kvlint cannot check."""
+    if not any(pods.is_gpu(r.name) for r in pods.device_resources(container, path)):
+        return None
+    for tokens in commands:
+        for tok in tokens:
+            if tok.text.split("=", 1)[0] in _MODEL_FLAGS:
+                entry = tokens[0] if tokens and tokens[0].where else tok
+                return Launch("other", [], entry, f"a program started with {entry.text!r}")
+    return None
+
+
+def mark_unsupported(d: Deployment, engine: str, where: Location) -> None:
+    d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {UNSUPPORTED.get(engine, engine)}", where))
+    d.extra["unsupported"] = stated(engine, where)
+
+
+def not_checked(d: Deployment, where: Location, source: str, why: str) -> Deployment:
+    """A workload whose engine is decided by something kvlint cannot read here (an object that is not in
+    this file or beside it, a backend type the stack does not convert): one KV004 saying why."""
+    d.engine = stated("other", where, source)
+    d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {why}: not checked", where))
+    d.extra["unsupported"] = stated("other", where)
+    return d
+
+
+def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, container: Mapping) -> None:
+    path = ctx.file
+    for res in pods.device_resources(container, path):
+        if res.count is None:
+            d.issues.append(
+                Issue(
+                    UNPARSED_SETTING,
+                    f"{d.label()}: cannot read {res.name} {res.text!r} as a device count",
+                    res.where,
+                )
+            )
+            if pods.is_gpu(res.name):
+                d.unreadable.append("gpus_per_pod")
+        elif pods.is_gpu(res.name):
+            d.gpus_per_pod = stated(res.count, res.where, res.name)
+        elif res.name in pods.TPU_RESOURCES:
+            d.accelerator = "tpu"
+        elif res.name in pods.NEURON_RESOURCES:
+            d.accelerator = "neuron"
+        elif res.name in pods.GAUDI_RESOURCES:
+            d.accelerator = "gaudi"
+        elif pods.is_ascend(res.name):
+            d.accelerator = "ascend"
+    mem = pods.memory_limit(container, path)
+    if mem is not None:
+        d.memory_limit = stated(mem[0], mem[1])
+        d.memory_quantities.append(("resources.limits.memory", mem[0], mem[1]))
+    s = pods.shm(pod, container, path)
+    d.has_shm = s.present
+    if s.present:
+        d.shm_size = stated(s.size or "", s.where)
+        if s.size:
+            d.memory_quantities.append(("/dev/shm sizeLimit", s.size, s.where))  # type: ignore[arg-type]
+    labels = pods.node_labels(pod, path)
+    d.extra["placement"] = inferred(node_pools.placement(pod, path), "node selectors and tolerations")
+    apply_labels(d, labels)
+    gpu_sharing.apply(d, ctx.root, pod, container, labels, path)
+    dra.read_refs(d, ctx.root, pod, container, path)
+
+
+def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -> None:
+    d.issues.extend(gpu_selectors.labels_no_node_carries(labels))
+    choice, accel = gpu_selectors.choose(labels)
+    if accel is not None:
+        d.accelerator = accel
+        return
+    if choice is None or d.gpu is not None:
+        return
+    d.gpu = inferred(choice.spec.id if choice.spec else choice.label, choice.note, choice.where)
+    if choice.count and d.gpus_per_pod is None:
+        d.gpus_per_pod = inferred(choice.count, choice.note, choice.where)
+
+
+RAY_KINDS = (
+    "RayService",
+    "RayCluster",
+    "RayJob",
+    "RayClusterFleet",
+)  # objects that make a Ray cluster of pods
+
+
+def _ray_places_workers(d: Deployment) -> bool:
+    return engines.known(d.engine_name) and engines.get(d.engine_name).ray_places_workers
+
+
+def _pods_of_launch(d: Deployment) -> None:
+    """The pods one replica spans as its launch says: SGLang --nnodes, or the Ray cluster an engine's workers
+    are placed on; a Ray backend outside a Ray cluster is noted."""
+    nnodes = d.extra.get("nnodes")
+    if d.pods is None and nnodes is not None and str(nnodes.value).isdigit():
+        d.pods = stated(int(str(nnodes.value)), nnodes.where, "SGLang --nnodes: pods per replica")
+    backend = d.extra.get("distributed_executor_backend")
+    if backend is not None and backend.value == "ray" and d.pods is None and d.kind not in RAY_KINDS:
+        # vLLM's Ray backend places workers on the Ray cluster it joins; a pod that is not part of
+        # one (no KubeRay object, no pod group) starts a one-node cluster of its own GPUs
+        d.extra["ray_without_cluster"] = stated(d.kind, backend.where, backend.note)
+    if d.pods is None and d.gpus_per_pod is not None and d.kind in RAY_KINDS and _ray_places_workers(d):
+        tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
+        pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
+        per = max(1, int(d.gpus_per_pod.value))
+        if tp * pp > per:
+            n = -(-tp * pp // per)
+            d.pods = inferred(
+                n, f"Ray places {tp * pp} GPU workers on {n} pods of {per} GPUs", d.gpus_per_pod.where
+            )
+
+
+def finish(d: Deployment) -> None:
+    """GPUs for one replica = GPUs per pod x pods; a non-GPU accelerator is said once (KV004)."""
+    _pods_of_launch(d)
+    if d.kind in RAY_KINDS and d.has_shm is False:
+        # KubeRay mounts an emptyDir (medium: Memory, sizeLimit = the container's memory limit) at
+        # /dev/shm in every Ray container it builds, unless one is mounted there already
+        # (ray-project/kuberay ray-operator/controllers/ray/common/pod.go: BuildPod, addEmptyDir)
+        d.has_shm = True
+    pods_n = int(d.pods.value) if d.pods else 1
+    if d.gpus is None and d.gpus_per_pod is not None:
+        n = int(d.gpus_per_pod.value) * pods_n
+        note = f"{d.gpus_per_pod.value} per pod x {pods_n} pods" if pods_n > 1 else d.gpus_per_pod.note
+        d.gpus = (
+            stated(n, d.gpus_per_pod.where, note)
+            if d.gpus_per_pod.origin == "stated" and pods_n == 1
+            else inferred(n, note, d.gpus_per_pod.where)
+        )
+    if d.accelerator == "gpu" and d.gpus_per_pod is None and d.image is not None:
+        d.accelerator = gpu_sharing.accelerator_of_image(str(d.image.value)) or "gpu"
+    if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra:
+        d.issues.append(
+            Issue(NOT_CHECKABLE, f"{d.label()}: {gpu_sharing.NOT_MODELLED[d.accelerator]}", d.where)
+        )

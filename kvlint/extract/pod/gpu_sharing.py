@@ -1,0 +1,127 @@
+"""GPUs handed out in parts: MIG slices and shared (time-sliced / MPS) GPUs, from a pod's resources
+and node labels.
+
+MIG: `nvidia.com/mig-3g.40gb: 1` (the device plugin's mixed strategy), `nvidia.com/gpu: 1` on a node
+labelled `nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB-MIG-3g.40gb` or `nvidia.com/mig.config:
+all-3g.40gb` (single strategy), and GKE's `cloud.google.com/gke-gpu-partition-size: 3g.40gb`. The
+engine sees the slice's memory (catalog/mig.py), so the deployment's GPU becomes the slice.
+
+Shared: `nvidia.com/gpu.shared` (time-slicing or MPS with renameByDefault), a `-SHARED` product
+label, or `nvidia.com/gpu.sharing-strategy: time-slicing|mps`. Several pods then use one card's
+memory; the file-level check (link/sharing.py) adds up what each of them may take.
+"""
+
+from __future__ import annotations
+
+from kvlint.catalog import gpus as catalog
+from kvlint.catalog import mig
+from kvlint.codes import UNKNOWN_GPU
+from kvlint.deployment import Deployment, inferred, stated
+from kvlint.findings import Issue, Location
+from kvlint.load.tree import Mapping, Scalar
+
+NOT_MODELLED = {
+    "tpu": "runs on Google TPUs; kvlint models the memory of NVIDIA and AMD GPUs (vLLM on TPU sizes "
+    "its KV cache from TPU HBM by another path: JAX/XLA, not CUDA)",
+    "neuron": "runs on AWS Neuron (Inferentia/Trainium); kvlint models the memory of NVIDIA and AMD GPUs "
+    "(the Neuron SDK compiles the model with fixed batch and sequence buckets, not a CUDA KV pool)",
+    "gaudi": "runs on Intel Gaudi (habana.ai/gaudi); kvlint models the memory of NVIDIA and AMD GPUs "
+    "(vLLM on Gaudi, the HPU plugin, reserves memory for HPU graphs by its own rules, not modelled)",
+    "ascend": "runs on Huawei Ascend NPUs (huawei.com/Ascend*, vllm-ascend); kvlint models the memory of NVIDIA "
+    "and AMD GPUs (vllm-ascend sizes its KV cache on the NPU by its own rules, not modelled)",
+}
+# Engine builds for one accelerator, by the words in their image name (repository, not tag):
+# vllm-project/vllm-ascend, opea/vllm-gaudi, HabanaAI's vllm-fork (…-hpu), AWS Neuron DLCs.
+IMAGE_ACCELERATORS = (
+    ("ascend", "ascend"),
+    ("gaudi", "gaudi"),
+    ("habana", "gaudi"),
+    ("-hpu", "gaudi"),
+    ("neuron", "neuron"),
+)
+
+
+def accelerator_of_image(image: str) -> str | None:
+    """The non-GPU accelerator an engine image is built for, when the pod requests no GPU."""
+    from kvlint.extract.pod.engine_args import image_repository
+
+    repo = image_repository(image)
+    return next((accel for word, accel in IMAGE_ACCELERATORS if word in repo), None)
+
+
+PARTITION_KEYS = ("cloud.google.com/gke-gpu-partition-size", "nvidia.com/mig.config")
+SHARING_KEY = "nvidia.com/gpu.sharing-strategy"
+
+Labels = list[tuple[str, list[str], Location]]
+
+
+def apply(d: Deployment, root: Mapping, pod: Mapping, container: Mapping, labels: Labels, path: str) -> None:
+    del pod, container  # the resources were read into d already; kept for symmetry with callers
+    gpu_res = d.gpus_per_pod.note if d.gpus_per_pod is not None else ""
+    profile: tuple[str, Location, str] | None = None
+    if gpu_res.startswith("nvidia.com/mig-"):
+        prof = mig.resource_profile(gpu_res)
+        if prof and d.gpus_per_pod is not None and d.gpus_per_pod.where is not None:
+            profile = (prof, d.gpus_per_pod.where, f"resource {gpu_res} (MIG mixed strategy)")
+    for key, values, where in labels:
+        if key in PARTITION_KEYS and profile is None and values:
+            prof = mig.normalise(values[0].removeprefix("all-"))
+            if prof:
+                profile = (prof, where, f"node label {key}={values[0]}")
+    if profile is not None:
+        _mig(d, *profile)
+    shared = gpu_res == "nvidia.com/gpu.shared"
+    for key, values, _where in labels:
+        if key == SHARING_KEY and any(v in ("time-slicing", "mps") for v in values):
+            shared = True
+        if key == "nvidia.com/gpu.product" and any(v.upper().endswith("-SHARED") for v in values):
+            shared = True
+    if shared and d.gpus_per_pod is not None:
+        d.extra["gpu_shared"] = stated(True, d.gpus_per_pod.where, "a shared (time-sliced or MPS) GPU")
+        replicas = root.at("spec", "replicas")
+        if isinstance(replicas, Scalar) and isinstance(replicas.value, int) and replicas.value > 0:
+            d.extra["pod_replicas"] = stated(replicas.value, replicas.where(path), "spec.replicas")
+
+
+def _mig(d: Deployment, profile: str, where: Location, how: str) -> None:
+    d.extra["mig_profile"] = stated(profile, where, how)
+    current = catalog.lookup(str(d.gpu.value)) if d.gpu is not None else None
+    if current is not None and current.mig_profile:
+        return  # the product label already names the slice
+    if current is not None:
+        spec = catalog.slice_spec(current.id, profile)
+        if spec is None:
+            offered = mig.profiles_of(current.id)
+            d.issues.append(
+                Issue(
+                    UNKNOWN_GPU,
+                    f"MIG profile {profile} does not exist on {current.name}"
+                    + (
+                        f" (its profiles: {', '.join(offered)})"
+                        if offered
+                        else " (no MIG profiles known for it)"
+                    )
+                    + ": no node offers this slice and the pod stays Pending",
+                    where,
+                    fix=f"request one of {', '.join(offered)}"
+                    if offered
+                    else "check the card and the profile",
+                )
+            )
+            d.gpu = inferred(f"{current.id}:{profile}", how, where)  # unknown: KV002 above says why
+            return
+        d.gpu = inferred(spec.id, f"{how} on {current.name} ({d.gpu.describe() if d.gpu else ''})", where)
+        return
+    spec, parents = catalog.smallest_slice(profile)
+    if spec is None:
+        d.issues.append(
+            Issue(
+                UNKNOWN_GPU,
+                f"MIG profile {profile} is not a profile of any card kvlint knows",
+                where,
+                fix="check the profile name against `nvidia-smi mig -lgip`",
+            )
+        )
+        return
+    note = f"{how}; the card is not stated: the smallest {profile} slice of " + ", ".join(parents)
+    d.gpu = inferred(spec.id, note, where)
