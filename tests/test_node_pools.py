@@ -193,3 +193,18 @@ def test_hcl_parser_loads_only_when_a_tf_file_is_read():
         "from kvlint.cli import main; assert 'hcl2' not in sys.modules, 'hcl2 imported eagerly'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_nearest_folder_with_a_pool_it_lands_on_gives_the_gpu(tmp_path):
+    """A repository of several clusters: the workload takes the pools of the closest folder that has
+    one it can land on (a GPU-less pool nearer by does not hide the GPU pool further up)."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "nodepools").mkdir()
+    (repo / "nodepools" / "gpu.yaml").write_bytes((POOLS / "karpenter" / "nodepool.yaml").read_bytes())
+    (repo / "examples" / "cpu").mkdir(parents=True)
+    (repo / "examples" / "cpu" / "cluster.yaml").write_bytes((POOLS / "nogpu" / "cluster.yaml").read_bytes())
+    (repo / "examples" / "gpu").mkdir()
+    (repo / "examples" / "gpu" / "vllm.yaml").write_bytes((POOLS / "karpenter" / "vllm.yaml").read_bytes())
+    (r,) = _lint(repo / "examples" / "gpu" / "vllm.yaml").deployments
+    assert r.gpu is not None and r.gpu.id == "l4"

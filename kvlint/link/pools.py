@@ -75,40 +75,49 @@ def root_of(real_path: str) -> str | None:
 
 def pools_for(
     real_path: str | None, display: str, documents: list[Document] | None = None
-) -> tuple[Pool, ...]:
-    """The pools the linted file's own documents define, then those of the repository holding it
-    (shown relative to where the file is shown)."""
+) -> tuple[tuple[Pool, ...], ...]:
+    """The pools a workload may land on, nearest first: those the linted file's own documents
+    define, then those under each folder from the file's up to the repository root (shown relative
+    to where the file is shown). `attach` takes the first level with a pool the workload lands on."""
     own = _own_pools(documents or [], display)
     root = root_of(real_path) if real_path is not None else None
     found = repository_pools(root) if root is not None and real_path is not None else ()
     if not found:
-        return own
+        return (own,) if own else ()
     assert real_path is not None and root is not None
+    from kvlint.record import replace
+
     here = os.path.dirname(os.path.abspath(real_path))
     shown = os.path.dirname(display)
-    out = []
-    for pool in nearest(found, root, here):
-        rel = os.path.relpath(os.path.join(root, pool.where.file), here)
-        from kvlint.record import replace
+    levels: list[tuple[Pool, ...]] = [own] if own else []
+    for level in _levels(found, root, here):
+        out = []
+        for pool in level:
+            rel = os.path.relpath(os.path.join(root, pool.where.file), here)
+            if os.path.normpath(os.path.join(root, pool.where.file)) != os.path.abspath(real_path):
+                out.append(
+                    replace(pool, where=replace(pool.where, file=os.path.normpath(os.path.join(shown, rel))))
+                )
+        if out:
+            levels.append((*own, *out))
+    return tuple(levels)
 
-        if os.path.normpath(os.path.join(root, pool.where.file)) != os.path.abspath(real_path):
-            out.append(
-                replace(pool, where=replace(pool.where, file=os.path.normpath(os.path.join(shown, rel))))
-            )
-    return (*own, *out)
 
-
-def nearest(found: tuple[Pool, ...], root: str, here: str) -> list[Pool]:
-    """The pools defined under the closest folder, from the linted file's up to the root, that holds
-    any: a repository of several clusters (one folder each) gives a workload its own folder's."""
+def _levels(found: tuple[Pool, ...], root: str, here: str) -> list[list[Pool]]:
+    """The pools under each folder from the linted file's up to the root, nearest first, each level
+    holding the ones before: a repository of several clusters (one folder each) gives a workload
+    its own folder's first."""
     rel = os.path.relpath(here, root)
     parts = [] if rel == "." else rel.split(os.sep)
+    out: list[list[Pool]] = []
+    seen = 0
     for depth in range(len(parts), -1, -1):
         prefix = os.path.join(*parts[:depth]) if depth else ""
         under = [p for p in found if not prefix or p.where.file.startswith(prefix + os.sep)]
-        if under:
-            return under
-    return []
+        if len(under) > seen:
+            out.append(under)
+            seen = len(under)
+    return out
 
 
 def _own_pools(documents: list[Document], display: str) -> tuple[Pool, ...]:
@@ -251,12 +260,15 @@ def lands_on(d: Deployment, pools: tuple[Pool, ...]) -> list[Pool]:
     return out
 
 
-def attach(d: Deployment, pools: tuple[Pool, ...]) -> None:
-    """Place a workload that states no GPU on the GPU its pools give (see the module docstring)."""
-    if not pools or d.gpu is not None or d.accelerator != "gpu" or "gpu_candidates" in d.extra:
+def attach(d: Deployment, levels: tuple[tuple[Pool, ...], ...]) -> None:
+    """Place a workload that states no GPU on the GPU its pools give (see the module docstring): the
+    nearest level with a GPU pool it lands on, else the nearest with any pool it lands on."""
+    if not levels or d.gpu is not None or d.accelerator != "gpu" or "gpu_candidates" in d.extra:
         return
-    matched = lands_on(d, pools)
     wants_gpu = d.gpus_per_pod is None or int(d.gpus_per_pod.value or 0) > 0
+    tried = [lands_on(d, level) for level in levels]
+    with_gpu = [m for m in tried if any(p.has_gpu is not False for p in m)] if wants_gpu else []
+    matched = with_gpu[0] if with_gpu else next((m for m in tried if m), [])
     gpu_pools = [p for p in matched if p.has_gpu is not False] if wants_gpu else matched
     if matched:
         d.extra["node_pools"] = inferred(tuple(gpu_pools or matched), "node pools it can land on")
