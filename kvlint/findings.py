@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import Enum, IntEnum
 
 from kvlint.codes import IssueCode
 from kvlint.record import field, record
@@ -23,6 +23,12 @@ class Severity(IntEnum):
             return cls[text.strip().upper()]
         except KeyError:
             raise ValueError(f"unknown severity {text!r} (expected error, warning or info)") from None
+
+
+class IssueKind(Enum):
+    """What an issue says, for a later stage that acts on it (never by matching its message text)."""
+
+    GPU_NOT_STATED = "gpu-not-stated"  # resolve names no GPU type: kvlint/run/fleet.py checks on the fleet
 
 
 @record(frozen=True)
@@ -95,6 +101,7 @@ class Issue:
     # a key the serving stack itself ignores (chart_layouts.keys_not_read): kvlint read the file; what is
     # deployed simply lacks the setting, so checks of the deployed configuration are no guess
     stack_ignores: bool = False
+    kind: IssueKind | None = None
 
 
 @record

@@ -18,7 +18,7 @@ from kvlint.catalog.declared import arch_from_declared
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.codes import MATCHED_BY_NAME, NOT_CHECKABLE, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, InForce, Value, default, inferred
-from kvlint.findings import Issue, Location, Severity
+from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.record import field, record, replace
 
 
@@ -75,6 +75,7 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
                 d.where,
                 fix="fix that setting first; then name the GPU",
                 severity=Severity.INFO,
+                kind=IssueKind.GPU_NOT_STATED,
             )
         )
         return
@@ -135,6 +136,7 @@ def _not_stated(d: Deployment, candidates: Value | None) -> Issue:
             fix=str(fix.value)
             if (fix := d.extra.get("gpu_candidates_fix")) is not None
             else "narrow the claim's selector to the card it runs on (productName)",
+            kind=IssueKind.GPU_NOT_STATED,
         )
     bare = d.extra.get("pools_without_gpu")
     if bare is not None:
@@ -157,12 +159,14 @@ def _not_stated(d: Deployment, candidates: Value | None) -> Issue:
             d.where,
             fix="request the GPUs first; then select the GPU with a node label, or pass --gpu NAME",
             severity=Severity.INFO,
+            kind=IssueKind.GPU_NOT_STATED,
         )
     return Issue(
         UNKNOWN_GPU,
         "GPU type is not stated",
         d.where,
         fix="select the GPU with a node label, or pass --gpu NAME",
+        kind=IssueKind.GPU_NOT_STATED,
     )
 
 

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from kvlint import engines
 from kvlint.catalog import gpus as catalog
 from kvlint.catalog.gpus import GpuSpec
-from kvlint.codes import UNKNOWN_GPU, UNPARSED_SETTING
-from kvlint.findings import Finding, Issue, Severity
+from kvlint.codes import UNPARSED_SETTING
+from kvlint.findings import Finding, Issue, IssueKind, Severity
 from kvlint.resolve import Resolved, resolve, with_gpu
 from kvlint.units import gib
 
@@ -45,7 +45,7 @@ def findings(path: str, r: Resolved, settings, rules, run_rules: RunRules) -> li
 
 def _not_stated(r: Resolved) -> Issue | None:
     for issue in r.issues:
-        if issue.code == UNKNOWN_GPU and issue.message.startswith(NOT_STATED):
+        if issue.kind is IssueKind.GPU_NOT_STATED:
             return issue
     return None
 
