@@ -49,18 +49,31 @@ _PROVIDERS = ("karpenter.k8s.aws", "eks.amazonaws.com")  # Karpenter's AWS provi
 
 def karpenter(root: Mapping, path: str, _known: Known) -> list[Pool]:
     name = text(root.at("metadata", "name")) or "default"
-    spec = root.at("spec", "template", "spec") if root.value("kind") == "NodePool" else root.get("spec")
+    nodepool = root.value("kind") == "NodePool"
+    spec = root.at("spec", "template", "spec") if nodepool else root.get("spec")
     spec = spec if isinstance(spec, Mapping) else Mapping((0, 0, 0, 0))
-    meta = (
-        root.at("spec", "template", "metadata", "labels")
-        if root.value("kind") == "NodePool"
-        else spec.get("labels")
-    )
+    meta = root.at("spec", "template", "metadata", "labels") if nodepool else spec.get("labels")
     pool = Pool(name, f"Karpenter {root.value('kind')}", root.where(path), labels=label_map(meta))
-    pool.labels[
-        "karpenter.sh/nodepool" if root.value("kind") == "NodePool" else "karpenter.sh/provisioner-name"
-    ] = name
+    pool.labels["karpenter.sh/nodepool" if nodepool else "karpenter.sh/provisioner-name"] = name
     pool.taints = taint_list(spec.get("taints"))
+    allowed, gpu_counts = _karpenter_requirements(spec)
+    pool.allowed = allowed
+    types = _karpenter_types(allowed)
+    if types:
+        add_types(pool, types)
+    for gpu_name in (g for p in _PROVIDERS for g in allowed.get(f"{p}/instance-gpu-name", ())):
+        if not pool.gpus:
+            add_gpu(pool, gpu_name, max(gpu_counts) if gpu_counts else 0)
+    if gpu_counts and pool.gpus:
+        pool.gpus = tuple((g, n) for g, n in pool.gpus if not n or n in gpu_counts or max(gpu_counts) < n)
+    limits = root.at("spec", "limits") if nodepool else spec.get("limits")
+    if isinstance(limits, Mapping):
+        pool.max_gpus = number(limits.get("nvidia.com/gpu"))
+    return [pool]
+
+
+def _karpenter_requirements(spec: Mapping) -> tuple[dict[str, tuple[str, ...]], list[int]]:
+    """The values each `In` requirement allows, and the GPU counts per node the requirements admit."""
     allowed: dict[str, tuple[str, ...]] = {}
     gpu_counts: list[int] = []
     for req in spec.seq("requirements") or ():
@@ -71,23 +84,17 @@ def karpenter(root: Mapping, path: str, _known: Known) -> list[Pool]:
             allowed[key] = tuple(values)
         if key.endswith("/instance-gpu-count") and op in ("In", "Gt"):
             gpu_counts.extend(int(v) + (1 if op == "Gt" else 0) for v in values if v.isdigit())
-    pool.allowed = allowed
+    return allowed, gpu_counts
+
+
+def _karpenter_types(allowed: dict[str, tuple[str, ...]]) -> list[str]:
+    """Instance types the requirements name, else those of the families (and sizes) they allow."""
     types = [t for k in _KARPENTER_TYPE_KEYS for t in allowed.get(k, ())]
-    if not types:
-        families = [f for p in _PROVIDERS for f in allowed.get(f"{p}/instance-family", ())]
-        sizes = {s for p in _PROVIDERS for s in allowed.get(f"{p}/instance-size", ())}
-        types = [t for fam in families for t in family_types(fam) if not sizes or t.split(".", 1)[1] in sizes]
     if types:
-        add_types(pool, types)
-    for gpu_name in (g for p in _PROVIDERS for g in allowed.get(f"{p}/instance-gpu-name", ())):
-        if not pool.gpus:
-            add_gpu(pool, gpu_name, max(gpu_counts) if gpu_counts else 0)
-    if gpu_counts and pool.gpus:
-        pool.gpus = tuple((g, n) for g, n in pool.gpus if not n or n in gpu_counts or max(gpu_counts) < n)
-    limits = spec.get("limits") if root.value("kind") != "NodePool" else root.at("spec", "limits")
-    if isinstance(limits, Mapping):
-        pool.max_gpus = number(limits.get("nvidia.com/gpu"))
-    return [pool]
+        return types
+    families = [f for p in _PROVIDERS for f in allowed.get(f"{p}/instance-family", ())]
+    sizes = {s for p in _PROVIDERS for s in allowed.get(f"{p}/instance-size", ())}
+    return [t for fam in families for t in family_types(fam) if not sizes or t.split(".", 1)[1] in sizes]
 
 
 def eksctl(root: Mapping, path: str, _known: Known) -> list[Pool]:
