@@ -266,18 +266,29 @@ def attach(d: Deployment, levels: tuple[tuple[Pool, ...], ...]) -> None:
     if not levels or d.gpu is not None or d.accelerator != "gpu" or "gpu_candidates" in d.extra:
         return
     wants_gpu = d.gpus_per_pod is None or int(d.gpus_per_pod.value or 0) > 0
-    tried = [lands_on(d, level) for level in levels]
-    with_gpu = [m for m in tried if any(p.has_gpu is not False for p in m)] if wants_gpu else []
-    matched = with_gpu[0] if with_gpu else next((m for m in tried if m), [])
-    gpu_pools = [p for p in matched if p.has_gpu is not False] if wants_gpu else matched
+    matched, gpu_pools = _landing(d, levels, wants_gpu)
     if matched:
         d.extra["node_pools"] = inferred(tuple(gpu_pools or matched), "node pools it can land on")
     if matched and wants_gpu and not gpu_pools:
         names = ", ".join(p.label() for p in matched)
         d.extra["pools_without_gpu"] = inferred(names, "node pools whose node types carry no GPU")
     known = [p for p in gpu_pools if p.gpus]
-    if not known:
-        return
+    if known:
+        _place(d, known)
+
+
+def _landing(d: Deployment, levels: tuple[tuple[Pool, ...], ...], wants_gpu: bool) -> tuple[list, list]:
+    """The pools of the nearest level the workload lands on (one with a GPU pool first, when it asks
+    for GPUs), and those of them that may carry a GPU."""
+    tried = [lands_on(d, level) for level in levels]
+    with_gpu = [m for m in tried if any(p.has_gpu is not False for p in m)] if wants_gpu else []
+    matched = with_gpu[0] if with_gpu else next((m for m in tried if m), [])
+    gpu_pools = [p for p in matched if p.has_gpu is not False] if wants_gpu else matched
+    return matched, gpu_pools
+
+
+def _place(d: Deployment, known: list[Pool]) -> None:
+    """One GPU type among the pools: that GPU; several: the candidates, checked like a fleet."""
     types: dict[str, list[Pool]] = {}
     for pool in known:
         for gid, _n in pool.gpus:
