@@ -6,7 +6,8 @@ Inputs, all in this folder:
 - catalog_sources.json: which public config.json copies the catalog is built from. Each entry names
   the ids it serves and where the config is read: `github:OWNER/REPO@COMMIT:PATH` (a JSON file), or
   `...:PATH#NAME[KEY]` (a dict literal NAME in a Python file, e.g. mlc-llm's MODEL_PRESETS), or
-  `...:FILE.json#[KEY]` (the config under KEY of a JSON object of configs, e.g. a calculator's bundle). The files
+  `...:FILE.json#[KEY]` (the config under KEY of a JSON object of configs, e.g. a calculator's bundle), or
+  `...:FILE.py#NAME` (a config.json copied into the string literal NAME, as NeMo keeps some). The files
   are read in place from local git mirrors of those repositories (`git show COMMIT:PATH`), never copied.
 - catalog_curated.json: entries whose config was read from a web page (a Hugging Face blob/blame page)
   rather than a git repository; their compact config is recorded there with the page it came from.
@@ -78,6 +79,19 @@ def git_show(mirrors: Path, repo: str, commit: str, path: str) -> str:
 _PY_CACHE: dict[tuple[str, str, str, str], dict[str, Any]] = {}
 
 
+def _json_literal(ref: str, text: str, name: str) -> dict[str, Any]:
+    """The JSON text of string literal NAME in a Python file (NeMo keeps config.json copies so)."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            value = ast.literal_eval(node.value)
+            data = json.loads(value) if isinstance(value, str) else None
+            if isinstance(data, dict):
+                return data
+    raise SourceError(f"{ref}: no JSON string literal {name}")
+
+
 def read_ref(ref: str, mirrors: Path) -> dict[str, Any]:
     m = _REF.match(ref)
     if not m:
@@ -90,9 +104,11 @@ def read_ref(ref: str, mirrors: Path) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise SourceError(f"{ref}: not a JSON object")
         return data
+    if re.fullmatch(r"[A-Za-z_]\w*", sel):  # `FILE.py#NAME`: a config.json copied into a string literal NAME
+        return _json_literal(ref, git_show(mirrors, repo, commit, path), sel)
     sm = _SEL.match(sel)
     if not sm:
-        raise SourceError(f"{ref}: selector must be NAME[KEY]")
+        raise SourceError(f"{ref}: selector must be NAME or NAME[KEY]")
     cache_key = (repo, commit, path, sm["name"])
     if cache_key not in _PY_CACHE:
         tree = ast.parse(git_show(mirrors, repo, commit, path))

@@ -14,7 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from kvlint.bounds import config_problem
-from kvlint.catalog.arch import CHUNKED, CROSS, LayerParams, ModelArch
+from kvlint.catalog.arch import CHUNKED, CROSS, NONE, LayerParams, ModelArch
+from kvlint.catalog.blocks import read_blocks, uniform_kv_heads
 from kvlint.catalog.conformer import implied_vision_block
 from kvlint.catalog.hf_keys import (
     KEEP_KEYS,
@@ -36,6 +37,7 @@ from kvlint.catalog.nested_defaults import with_text_defaults, with_vision_defau
 from kvlint.catalog.param_count import (
     UNGATED,
     Shape,
+    block_layer_params,
     embeddings,
     layer_params,
     mlp_sizes,
@@ -195,10 +197,17 @@ def parse_config(
         )
     window, kinds = window_and_kinds(cfg, family, layers)
     experts, top_k, dense_inter, moe_inter = mlp_sizes(cfg, family, h)
+    blocks = read_blocks(cfg, layers, h, nq)  # Nemotron-NAS: each layer its own attention and FFN
+    if blocks:
+        nkv = uniform_kv_heads(blocks) or nkv
+        kinds = tuple(k if b.attention == "attention" else NONE for k, b in zip(kinds, blocks, strict=True))
+        dense_inter = max(b.intermediate for b in blocks) or dense_inter  # the widest MLP sets the peak
     gated = family not in UNGATED
     shape = Shape(h, nq, nkv, attn_dim, experts, dense_inter, moe_inter, 3 if gated else 2)
     mix = mixers(cfg, family, layers)
     per_layer, moe_layers = layer_params(cfg, family, layers, shape, mix)
+    if blocks:
+        per_layer = block_layer_params(cfg, family, shape, blocks)
     per_layer = [
         _cross(p, attn_dim) if kind == CROSS else p for p, kind in zip(per_layer, kinds, strict=True)
     ]

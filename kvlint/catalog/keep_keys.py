@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kvlint.catalog.blocks import compact_blocks
 from kvlint.catalog.native_keys import NATIVE_KEYS, compact_nested
 
 # The keys under which configs state the longest context (derive_max_len takes the smallest given).
@@ -132,6 +133,7 @@ KEEP_KEYS = frozenset(
         "original_max_position_embeddings",
         "parallel_attn",
         "alibi",
+        "block_configs",  # Nemotron-NAS (DeciLM): one attention / FFN config per layer (kvlint.catalog.blocks)
         *HYBRID_KEYS,
         *NATIVE_KEYS,
     }
@@ -293,6 +295,8 @@ def compact(config: dict[str, Any]) -> dict[str, Any]:
             value = compact_nested(value)
         elif key in ("quantization_config", "compression_config") and isinstance(value, dict):
             value = _compact_quant(value)
+        elif key == "block_configs" and isinstance(value, list):
+            value = compact_blocks(value)
         out[key] = value
     return out
 

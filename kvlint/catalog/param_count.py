@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from kvlint.catalog.arch import LayerParams
+from kvlint.catalog.blocks import Block
 from kvlint.catalog.hf_keys import first
 from kvlint.catalog.hybrid import ATTENTION, MLP_ONLY, MOE_ONLY, PARALLEL, mixer_params
 from kvlint.catalog.native_keys import ernie_moe_layer
@@ -223,6 +224,23 @@ def layer_params(
         else:
             out.append(_dense_layer(cfg, family, s, mixer_w, norms))
     return out, moe_layers
+
+
+def block_layer_params(
+    cfg: dict[str, Any], family: str, s: Shape, blocks: tuple[Block, ...]
+) -> list[LayerParams]:
+    """Nemotron-NAS layers, each built from its own block config (kvlint.catalog.blocks): attention with
+    the layer's KV heads and its input norm, or one hidden x hidden linear, or nothing; a gated MLP of the
+    layer's width and its post-attention norm, or one linear, or nothing."""
+    h, out = s.hidden, []
+    for b in blocks:
+        attn = {"attention": 0, "linear": h * h, "none": 0}[b.attention]
+        if b.attention == "attention":
+            attn = _attn_params(cfg, family, h, s.query_heads, b.kv_heads, s.attn_dim)
+        mlp = {"mlp": s.mlp_mats * h * b.intermediate, "linear": h * h, "none": 0}[b.ffn]
+        norms = h * ((b.attention != "none") + (b.ffn != "none"))
+        out.append(LayerParams(attn, mlp, 0, norms))
+    return out
 
 
 def embeddings(
