@@ -112,7 +112,7 @@ def test_quantization_suffixes_and_stems():
     assert said.quant is not None and said.quant.bits == 34 * 8 / 32  # block_q8_0: fp16 scale + 32 int8
     name, said = split_quant("qwen2.5-7b-instruct-q4_k_m-00001-of-00002.gguf")  # a shard of a split file
     assert name == "qwen2.5-7b-instruct" and said is not None and said.quant is not None
-    assert said.quant.bits == 144 * 8 / 256 and "lower bound" in said.quant.scheme  # Q4_K_M: a Q4_K mix
+    assert said.quant.bits == 144 * 8 / 256 and said.quant.ggml_file_type == "q4_k_m:q4_k"  # a Q4_K mix
     _, said = split_quant("Llama-3.2-1B-Instruct-F16.gguf")
     assert said is not None and said.quant is None and not said.unpriced  # 16-bit: the base's own size
     _, said = split_quant("model-Q4_0_4_4.gguf")  # an ARM repack type kvlint's table does not hold

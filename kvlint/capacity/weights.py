@@ -11,6 +11,7 @@ from __future__ import annotations
 from kvlint import engines
 from kvlint.capacity.kv import DTYPE_BYTES, cdiv, pp_partitions
 from kvlint.catalog.arch import ModelArch, Quant
+from kvlint.catalog.gguf_roles import Priced, price
 from kvlint.deployment import DEFAULT_ENGINE
 from kvlint.record import record
 
@@ -85,6 +86,14 @@ def _mxfp4_experts_per_gpu(arch: ModelArch, tp: int, wide: float) -> float:
     return values * 4.25 / 8 + biases * wide
 
 
+def _gguf_roles(arch: ModelArch, quant: Quant | None) -> Priced | None:
+    """A GGUF file type's tensors by role (kvlint.catalog.gguf_roles); None for every other format."""
+    if quant is None or not quant.ggml_file_type or len(arch.layer_params) != arch.layers:
+        return None
+    ftype, _, default = quant.ggml_file_type.partition(":")
+    return price(arch, ftype, default)
+
+
 def weights(
     arch: ModelArch,
     tp: int,
@@ -115,7 +124,10 @@ def weights(
             return params * quant.bits / 8
         return params * wide
 
-    embed_rank, head_rank = _embedding_ranks(arch, tp, pp, wide)
+    priced = _gguf_roles(arch, quant)
+    embed_width = wide if priced is None else priced.embed / max(1, arch.embed_params)
+    head_width = wide if priced is None else priced.output / max(1, arch.lm_head_params)
+    embed_rank, head_rank = _embedding_ranks(arch, tp, pp, (embed_width, head_width, wide))
 
     mxfp4 = quant is not None and quant.method == "mxfp4" and arch.num_experts > 0
     stages: list[int] = []
@@ -129,7 +141,11 @@ def weights(
     rope = arch.rope_cache_elems * wide if engines.get(engine).rope_cache_at_load else 0
     for s, n in enumerate(parts):
         total = float(rope)
-        for lp in arch.layer_params[start : start + n]:
+        for i, lp in enumerate(arch.layer_params[start : start + n], start):
+            if priced is not None:
+                attn, mlp, experts = priced.layers[i]
+                total += (attn + mlp) / tp + experts * ep_share + lp.replicated * wide
+                continue
             if mxfp4 and lp.experts:
                 experts = _mxfp4_experts_per_gpu(arch, moe_ranks, wide)
             else:
@@ -144,17 +160,23 @@ def weights(
         stages.append(int(total))
 
     whole = (
-        arch.embed_params * wide
-        + (arch.lm_head_params + arch.head_params) * wide
+        arch.embed_params * embed_width
+        + arch.lm_head_params * head_width
+        + arch.head_params * wide
         + arch.final_params * wide
         + arch.vision_params * wide
     )
-    for lp in arch.layer_params:
-        whole += (
-            linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp") + linear_bytes(lp.experts, "experts")
-        )
+    for i, lp in enumerate(arch.layer_params):
+        if priced is not None:
+            whole += sum(priced.layers[i])
+        else:
+            whole += (
+                linear_bytes(lp.attn, "attn")
+                + linear_bytes(lp.mlp, "mlp")
+                + linear_bytes(lp.experts, "experts")
+            )
         whole += lp.replicated * wide
-    source = _arithmetic_source(arch, quant, wide, dtype)
+    source = _arithmetic_source(arch, quant, wide, dtype, by_role=priced is not None)
     if arch.checkpoint_bytes and (quantization is None or arch.quant is not None):
         # The checkpoint's exact size replaces the arithmetic; keep the engine's split between GPUs.
         scale = arch.checkpoint_bytes / (whole + arch.mtp_params * wide) if whole else 1.0
@@ -175,15 +197,19 @@ def _expert_share(arch: ModelArch, moe_ranks: int, expert_parallel: bool, redund
     return (physical / arch.num_experts if arch.num_experts else 1) / moe_ranks
 
 
-def _embedding_ranks(arch: ModelArch, tp: int, pp: int, wide: float) -> tuple[float, float]:
-    """(embedding, head) bytes on one GPU: the vocabulary padded per rank, a score head split by TP."""
+def _embedding_ranks(
+    arch: ModelArch, tp: int, pp: int, widths: tuple[float, float, float]
+) -> tuple[float, float]:
+    """(embedding, head) bytes on one GPU: the vocabulary padded per rank, a score head split by TP.
+    `widths`: bytes per parameter of the embedding, of the lm_head, and of a 16-bit-class parameter."""
+    embed_width, head_width, wide = widths
     padded_vocab = cdiv(arch.vocab_size, VOCAB_PAD * tp) * VOCAB_PAD  # rows per rank
     embed_rank = (
-        padded_vocab * arch.hidden_size * wide
-        + max(0, arch.embed_params - arch.vocab_size * arch.hidden_size) * wide
+        padded_vocab * arch.hidden_size * embed_width
+        + max(0, arch.embed_params - arch.vocab_size * arch.hidden_size) * embed_width
     )
     head_rank = (
-        padded_vocab * arch.hidden_size * wide
+        padded_vocab * arch.hidden_size * head_width
         if (arch.lm_head_params or pp > 1) and not arch.head_params
         else 0
     )
@@ -191,9 +217,11 @@ def _embedding_ranks(arch: ModelArch, tp: int, pp: int, wide: float) -> tuple[fl
     return embed_rank, head_rank
 
 
-def _arithmetic_source(arch: ModelArch, quant: Quant | None, wide: float, dtype: str | None) -> str:
+def _arithmetic_source(
+    arch: ModelArch, quant: Quant | None, wide: float, dtype: str | None, by_role: bool = False
+) -> str:
     what = (
-        f"{quant.scheme}, other weights {int(wide * 8)}-bit"
+        f"{quant.scheme}, {'norms and routers' if by_role else 'other weights'} {int(wide * 8)}-bit"
         if quant
         else f"{int(wide * 8)}-bit ({dtype or arch.dtype})"
     )

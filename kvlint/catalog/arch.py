@@ -53,6 +53,9 @@ class Quant:
     covers: frozenset[str] = frozenset({"attn", "mlp", "experts"})  # which linear groups it applies to
     kv_cache_dtype: str | None = None  # a KV-cache scheme the checkpoint carries (fp8)
     min_capability: int | None = None  # vLLM get_min_capability() of the method, e.g. 80 for sm80
+    # a GGUF file's llama.cpp file type and its default ggml type ("q4_k_m:q4_k"): each tensor role is
+    # priced at the type llama.cpp gives it (kvlint.catalog.gguf_roles); "" for every other format
+    ggml_file_type: str = ""
 
 
 @record(frozen=True)

@@ -11,7 +11,7 @@ Bits per weight of each ggml type: the block structs of ggml-org/llama.cpp@01243
 ggml/src/ggml-common.h (bytes per block x 8 / weights per block; e.g. block_q4_K 144 bytes per 256
 weights = 4.5, block_q8_0 34 bytes per 32 = 8.5). A llama.cpp file type with a size letter
 (Q4_K_M, Q3_K_L, IQ3_M ...) is a mix: most tensors of the named type, some (attn_v, ffn_down,
-output) raised to a larger one; kvlint prices the named type, a lower bound said in the scheme.
+output) raised to a larger one; kvlint prices each tensor role at its type (kvlint.catalog.gguf_roles).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from kvlint.catalog.arch import Quant
+from kvlint.catalog.gguf_roles import SOURCE as ROLES_SOURCE
 
 SOURCE = "ggml-org/llama.cpp@01243c58 ggml/src/ggml-common.h block sizes"
 
@@ -77,6 +78,19 @@ def split(name: str) -> tuple[str, str | None, str] | None:
     return core, stated, what
 
 
+def block_of(ggml_type: str) -> int:
+    """Weights per block of a ggml type (1 for an unquantized one)."""
+    return _BLOCKS[ggml_type][1] if ggml_type in _BLOCKS else 1
+
+
+def bits_of(ggml_type: str) -> float:
+    """Bits per weight of a ggml type, its block's scales included."""
+    if ggml_type in _UNQUANTIZED:
+        return float(_UNQUANTIZED[ggml_type])
+    size, per = _BLOCKS[ggml_type]
+    return size * 8 / per
+
+
 def quant(ggml_type: str) -> tuple[Quant | None, str]:
     """The weight format of a stated ggml type (None: 16-bit), and '' — or (None, why) when the type
     is not one kvlint can price."""
@@ -87,12 +101,9 @@ def quant(ggml_type: str) -> tuple[Quant | None, str]:
     main = _MIX_OF.get(t) or (m.group(1) if (m := _SIZE_LETTER.match(t)) else t)
     if main not in _BLOCKS:
         return None, f"GGUF type {ggml_type.upper()} is not in kvlint's table of ggml types ({SOURCE})"
-    size, per = _BLOCKS[main]
-    bits = size * 8 / per
-    mix = main != t
+    bits = bits_of(main)
     scheme = (
-        f"GGUF {ggml_type.upper()}: {main.upper()} blocks, {bits:g} bits per weight ({SOURCE})"
-        + ("; a mix: some tensors are stored at a larger type, so this is a lower bound" if mix else "")
-        + "; embeddings counted at 16 bits"
+        f"GGUF {ggml_type.upper()}: {main.upper()} blocks, {bits:g} bits per weight ({SOURCE}); each tensor "
+        f"role at the type llama.cpp's quantizer gives it ({ROLES_SOURCE})"
     )
-    return Quant("gguf", bits, scheme), ""
+    return Quant("gguf", bits, scheme, ggml_file_type=f"{t}:{main}"), ""
