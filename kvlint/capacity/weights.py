@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kvlint import engines
 from kvlint.capacity.kv import DTYPE_BYTES, cdiv, pp_partitions
-from kvlint.catalog.arch import ModelArch, Quant
+from kvlint.catalog.arch import LayerParams, ModelArch, Quant
 from kvlint.catalog.gguf_roles import Priced, price
 from kvlint.deployment import DEFAULT_ENGINE
 from kvlint.record import record
@@ -119,10 +119,18 @@ def weights(
     wide = weight_dtype_bytes(dtype, arch.dtype)  # bytes of a 16-bit-class parameter
     quant = effective_quant(arch, quantization, engine)
 
-    def linear_bytes(params: int, group: str) -> float:
-        if quant is not None and group in quant.covers:
-            return params * quant.bits / 8
-        return params * wide
+    group_bits = dict(quant.group_bits) if quant is not None else {}
+
+    def linear_bytes(params: int, group: str, layer: int = -1) -> float:
+        """One module group's bytes: at its scheme's bits where the checkpoint quantizes it, else 16-bit."""
+        if quant is None or group not in quant.covers or (group, layer) in quant.skip_layers:
+            return params * wide
+        return params * group_bits.get(group, quant.bits) / 8
+
+    def experts_bytes(lp: LayerParams, layer: int) -> float:
+        return linear_bytes(lp.experts - lp.shared, "experts", layer) + linear_bytes(
+            lp.shared, "shared", layer
+        )
 
     priced = _gguf_roles(arch, quant)
     embed_width = wide if priced is None else priced.embed / max(1, arch.embed_params)
@@ -149,8 +157,8 @@ def weights(
             if mxfp4 and lp.experts:
                 experts = _mxfp4_experts_per_gpu(arch, moe_ranks, wide)
             else:
-                experts = linear_bytes(lp.experts, "experts") * ep_share
-            total += (linear_bytes(lp.attn, "attn") + linear_bytes(lp.mlp, "mlp")) / tp + experts
+                experts = experts_bytes(lp, i) * ep_share
+            total += (linear_bytes(lp.attn, "attn", i) + linear_bytes(lp.mlp, "mlp", i)) / tp + experts
             total += lp.replicated * wide
         start += n
         if s == 0:
@@ -170,11 +178,7 @@ def weights(
         if priced is not None:
             whole += sum(priced.layers[i])
         else:
-            whole += (
-                linear_bytes(lp.attn, "attn")
-                + linear_bytes(lp.mlp, "mlp")
-                + linear_bytes(lp.experts, "experts")
-            )
+            whole += linear_bytes(lp.attn, "attn", i) + linear_bytes(lp.mlp, "mlp", i) + experts_bytes(lp, i)
         whole += lp.replicated * wide
     source = _arithmetic_source(arch, quant, wide, dtype, by_role=priced is not None)
     if arch.checkpoint_bytes and (quantization is None or arch.quant is not None):

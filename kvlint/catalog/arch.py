@@ -50,12 +50,19 @@ class Quant:
     method: str  # fp8, compressed-tensors, awq, gptq, mxfp4, bitsandbytes, modelopt, ...
     bits: float  # effective bits per quantized linear weight, scales and zero points included
     scheme: str  # human description, e.g. "int4 weights, group 128, fp16 scales"
-    covers: frozenset[str] = frozenset({"attn", "mlp", "experts"})  # which linear groups it applies to
+    # which linear groups it applies to: attention, dense MLP, routed experts, shared experts
+    covers: frozenset[str] = frozenset({"attn", "mlp", "experts", "shared"})
     kv_cache_dtype: str | None = None  # a KV-cache scheme the checkpoint carries (fp8)
     min_capability: int | None = None  # vLLM get_min_capability() of the method, e.g. 80 for sm80
     # a GGUF file's llama.cpp file type and its default ggml type ("q4_k_m:q4_k"): each tensor role is
     # priced at the type llama.cpp gives it (kvlint.catalog.gguf_roles); "" for every other format
     ggml_file_type: str = ""
+    # modules the config leaves in 16-bit in one layer only ((group, layer), kvlint.catalog.quant_modules),
+    # other schemes some groups get (group, bits), and patterns kvlint could not place (the weights are
+    # then open upward: those modules may be 16-bit)
+    skip_layers: frozenset[tuple[str, int]] = frozenset()
+    group_bits: tuple[tuple[str, float], ...] = ()
+    unplaced: tuple[str, ...] = ()
 
 
 @record(frozen=True)
@@ -64,6 +71,7 @@ class LayerParams:
     mlp: int  # dense MLP linear weights (TP-sharded, quantizable)
     experts: int  # routed + shared expert weights (TP- or EP-sharded, quantizable)
     replicated: int  # norms, router, biases: full copy on every TP rank, 16-bit
+    shared: int = 0  # the shared experts' part of `experts` (a checkpoint may keep them 16-bit)
 
 
 @record(frozen=True)

@@ -38,7 +38,7 @@ from typing import NamedTuple
 from kvlint.catalog import gguf
 from kvlint.catalog.arch import Quant
 
-_ALL = frozenset({"attn", "mlp", "experts"})
+_ALL = frozenset({"attn", "mlp", "experts", "shared"})
 
 
 class NameQuant(NamedTuple):

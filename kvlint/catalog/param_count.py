@@ -173,7 +173,7 @@ def _moe_layer(cfg: dict[str, Any], family: str, s: Shape, attn: int, norms: int
         router += s.experts
     elif family == "ernie4_5_moe":
         router += s.experts  # gate.e_score_correction_bias
-    return LayerParams(attn, 0, routed + shared, norms + router)
+    return LayerParams(attn, 0, routed + shared, norms + router, shared)
 
 
 def _dense_layer(cfg: dict[str, Any], family: str, s: Shape, attn: int, norms: int) -> LayerParams:

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from typing import Any
 
 from kvlint.catalog.arch import Quant
+from kvlint.catalog.quant_modules import ALL_GROUPS, skips, targeted
+from kvlint.record import replace
 
-_ALL = frozenset({"attn", "mlp", "experts"})
+_ALL = ALL_GROUPS
 
 
 def _quant_dict(cfg: dict[str, Any], hf_quant: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -21,19 +23,41 @@ def _quant_dict(cfg: dict[str, Any], hf_quant: dict[str, Any] | None) -> dict[st
         kv = (hf_quant.get("quantization") or {}).get("kv_cache_quant_algo")
         if algo:
             q = {"quant_method": "modelopt", "quant_algo": algo, "kv_cache_quant_algo": kv}
+            q["exclude_modules"] = (hf_quant.get("quantization") or {}).get("exclude_modules")
     return q if isinstance(q, dict) else None
 
 
-def _covers(q: dict[str, Any]) -> frozenset[str]:
-    """The linear groups the method quantizes: attention drops out when the skip list names it."""
-    skip = [
-        str(m) for m in (q.get("modules_to_not_convert") or q.get("ignore") or q.get("exclude_modules") or [])
-    ]
-    if any("self_attn" in m and "layers.0." not in m for m in skip) or any(
-        m.endswith("self_attn") for m in skip
-    ):
-        return _ALL - {"attn"}
-    return _ALL
+def _patterns(q: dict[str, Any]) -> list[str]:
+    """Every module pattern the config leaves unquantized (compressed-tensors ignore, modules_to_not_convert,
+    ModelOpt exclude_modules)."""
+    out: list[str] = []
+    for key in ("modules_to_not_convert", "ignore", "exclude_modules"):
+        value = q.get(key)
+        if isinstance(value, list):
+            out += [str(m) for m in value]
+    return out
+
+
+def _with_modules(quant: Quant, q: dict[str, Any]) -> Quant:
+    """The Quant with the config's unquantized modules taken out, group by group and layer by layer."""
+    left = skips(_patterns(q))
+    unplaced = quant.unplaced + left.unplaced
+    scheme = quant.scheme
+    if left.everywhere & quant.covers:
+        kept = ", ".join(sorted(left.everywhere & quant.covers))
+        scheme += f"; {kept} left 16-bit by the config"
+    if unplaced:
+        scheme += (
+            f"; {len(unplaced)} module pattern(s) kvlint cannot place ({unplaced[0]!r}...): priced as "
+            "quantized, so the weights may be higher"
+        )
+    return replace(
+        quant,
+        covers=quant.covers - left.everywhere,
+        skip_layers=left.by_layer,
+        unplaced=unplaced,
+        scheme=scheme,
+    )
 
 
 def _fp8(q: dict[str, Any], covers: frozenset[str]) -> Quant:
@@ -74,16 +98,42 @@ def _ct_group(body: dict[str, Any]) -> tuple[float, str] | None:
 
 
 def _compressed(q: dict[str, Any], covers: frozenset[str]) -> Quant:
+    """compressed-tensors: each config group's scheme on the module groups its targets reach."""
     bits, scheme = 8.0, "compressed-tensors"
     groups = q.get("config_groups") or {}
+    by_group: dict[str, float] = {}
+    schemes: list[str] = []
+    unplaced: list[str] = []
     for body in groups.values() if isinstance(groups, dict) else []:
         found = _ct_group(body)
-        if found is not None:
-            bits, scheme = found
-            break
+        if found is None:
+            continue
+        targets = (body or {}).get("targets")
+        reached = targeted([str(t) for t in targets]) if isinstance(targets, list) and targets else ALL_GROUPS
+        if reached is None:
+            unplaced += [f"targets {targets}"]
+            reached = ALL_GROUPS
+        for g in reached:
+            by_group.setdefault(g, found[0])
+        if not schemes:
+            bits = found[0]
+        schemes.append(found[1] if reached == ALL_GROUPS else f"{found[1]} on {', '.join(sorted(reached))}")
+    if schemes:
+        scheme = "; ".join(schemes)
     kv = q.get("kv_cache_scheme")
     kv_dtype = "fp8" if isinstance(kv, dict) and kv.get("num_bits") == 8 else None
-    return Quant("compressed-tensors", bits, scheme, covers, kv_dtype, 70)
+    group_bits = tuple(sorted((g, b) for g, b in by_group.items() if b != bits))
+    reach = frozenset(by_group) if by_group else covers
+    return Quant(
+        "compressed-tensors",
+        bits,
+        scheme,
+        covers & reach,
+        kv_dtype,
+        70,
+        group_bits=group_bits,
+        unplaced=tuple(unplaced),
+    )
 
 
 def _whole(q: dict[str, Any], keys: tuple[str, ...], default: int, lo: int, hi: int) -> int:
@@ -158,8 +208,7 @@ def read_quant(cfg: dict[str, Any], hf_quant: dict[str, Any] | None = None) -> Q
     if q is None:
         return None
     method = str(q.get("quant_method") or "").lower()
-    covers = _covers(q)
     reader = METHODS.get(method)
     if reader is not None:
-        return reader(q, covers)
-    return Quant(method or "unknown", 16.0, f"{method} (not modelled: counted as 16-bit)", covers, None, None)
+        return _with_modules(reader(q, _ALL), q)
+    return Quant(method or "unknown", 16.0, f"{method} (not modelled: counted as 16-bit)", _ALL, None, None)
