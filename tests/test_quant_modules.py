@@ -104,6 +104,10 @@ def test_must_not_match_parts_already_priced_at_16_bits(pattern):
 
 def test_a_pattern_kvlint_cannot_place_is_said_not_guessed():
     assert reach("transformer.h.0.foo") is None
+    # zai-org/GLM-5.2-FP8's modules_to_not_convert (catalog, aiconfigurator@efaa0e64) keeps each DSA indexer's
+    # weights projection in 16-bit: one part of the attention block, not the layer's whole attention
+    assert reach("model.layers.3.self_attn.indexers_proj") is None
+    assert reach("language_model.model.layers.3.self_attn.q_proj") == (frozenset({ATTN}), 3)
     assert skips(["transformer.h.0.foo", "lm_head"]).unplaced == ("transformer.h.0.foo",)
     cfg = copy.deepcopy(models.lookup("moonshotai/Kimi-K2.5")["config"])
     cfg["text_config"]["quantization_config"]["ignore"].append("transformer.h.0.foo")

@@ -61,6 +61,31 @@ _MODULE_END = re.compile(r"(?:mlp|feed_forward|ffn|block_sparse_moe|moe)(?:\\?\.
 _ROUTER_END = re.compile(r"(?:mlp|block_sparse_moe|moe)\\?\.gate(?:\$|$)|^gate$")
 
 
+# the attention projections kvlint prices as one attention group: a module name ending in another part of the
+# attention block (a DSA indexer's `indexers_proj`, a norm) names something kvlint does not price apart
+_ATTN_PARTS = frozenset(
+    {
+        "self_attn",
+        "attn",
+        "attention",
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "qkv_proj",
+        "q_a_proj",
+        "q_b_proj",
+        "kv_a_proj_with_mqa",
+        "kv_b_proj",
+        "query_key_value",
+        "dense",
+        "wqkv",
+        "wo",
+    }
+)
+_PLAIN = re.compile(r"^[\w.]+$")
+
+
 class Reach(NamedTuple):
     groups: frozenset[str]  # the groups the pattern names (empty: only parts priced at 16 bits anyway)
     layer: int | None  # the one layer it names, or None for every layer
@@ -79,6 +104,8 @@ def reach(pattern: str) -> Reach | None:
     if "expert" in p:
         return Reach(frozenset({EXPERTS}), layer)
     if any(w in p for w in _ATTN_WORDS):
+        if _PLAIN.match(p) and p.rsplit(".", 1)[-1] not in _ATTN_PARTS:
+            return None  # one part of the attention block (an indexer, a norm): not a whole group
         return Reach(frozenset({ATTN}), layer)
     if _MLP_PROJ.search(p):
         return Reach(frozenset({MLP}), layer)
