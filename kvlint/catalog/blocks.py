@@ -16,10 +16,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 
-def ConfigError(message: str) -> ValueError:  # noqa: N802  (hf_keys imports this module's compact_blocks)
-    from kvlint.catalog.hf_keys import ConfigError as Error
-
-    return Error(message)
+class BlockError(ValueError):
+    """A block config kvlint cannot read (hf_config reports it as a ConfigError: hf_keys imports this
+    module's compact_blocks, so this module cannot import hf_keys)."""
 
 
 class Block(NamedTuple):
@@ -62,7 +61,7 @@ def _attention(body: dict[str, Any], heads: int, i: int) -> tuple[str, int]:
         return "linear", 0
     group = body.get("n_heads_in_group")
     if not (isinstance(group, int) and not isinstance(group, bool) and group > 0 and heads % group == 0):
-        raise ConfigError(
+        raise BlockError(
             f"block_configs[{i}].attention.n_heads_in_group is {group!r}: expected a whole divisor of "
             f"num_attention_heads ({heads})"
         )
@@ -79,7 +78,7 @@ def _ffn(body: dict[str, Any], hidden: int, i: int) -> tuple[str, int]:
         return "mlp", ffn_intermediate(float(mult), hidden)
     if isinstance(size, int) and not isinstance(size, bool) and size > 0:
         return "mlp", size
-    raise ConfigError(f"block_configs[{i}].ffn states neither ffn_mult nor intermediate_size")
+    raise BlockError(f"block_configs[{i}].ffn states neither ffn_mult nor intermediate_size")
 
 
 def read_blocks(cfg: dict[str, Any], layers: int, hidden: int, heads: int) -> tuple[Block, ...] | None:
@@ -89,11 +88,11 @@ def read_blocks(cfg: dict[str, Any], layers: int, hidden: int, heads: int) -> tu
         return None
     if not isinstance(value, list) or len(value) != layers:
         size = len(value) if isinstance(value, list) else type(value).__name__
-        raise ConfigError(f"block_configs has {size} entries: expected one per layer ({layers})")
+        raise BlockError(f"block_configs has {size} entries: expected one per layer ({layers})")
     blocks = []
     for i, block in enumerate(value):
         if not isinstance(block, dict):
-            raise ConfigError(f"block_configs[{i}] is not an object")
+            raise BlockError(f"block_configs[{i}] is not an object")
         attn, ffn = block.get("attention"), block.get("ffn")
         attn, ffn = (attn if isinstance(attn, dict) else {}), (ffn if isinstance(ffn, dict) else {})
         kind, kv = _attention(attn, heads, i)
@@ -106,7 +105,7 @@ def uniform_kv_heads(blocks: tuple[Block, ...]) -> int | None:
     heads would need a KV size per layer, which kvlint's plan does not carry: refused, not guessed."""
     heads = {b.kv_heads for b in blocks if b.attention == "attention"}
     if len(heads) > 1:
-        raise ConfigError(
+        raise BlockError(
             f"kvlint cannot price this model yet: its attention layers have different KV heads "
             f"({', '.join(str(h) for h in sorted(heads))}) and kvlint sizes the KV cache with one count"
         )

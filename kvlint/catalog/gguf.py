@@ -19,9 +19,10 @@ from __future__ import annotations
 import re
 
 from kvlint.catalog.arch import Quant
-from kvlint.catalog.gguf_roles import SOURCE as ROLES_SOURCE
 
 SOURCE = "ggml-org/llama.cpp@01243c58 ggml/src/ggml-common.h block sizes"
+# where each tensor role's type comes from (kvlint.catalog.gguf_roles)
+ROLES_SOURCE = "ggml-org/llama.cpp@007dbbf3 src/llama-quant.cpp llama_tensor_get_type_impl"
 
 # ggml type -> (bytes per block, weights per block)
 _BLOCKS: dict[str, tuple[int, int]] = {

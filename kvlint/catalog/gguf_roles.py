@@ -24,8 +24,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.gguf import ROLES_SOURCE, bits_of, block_of
 
-SOURCE = "ggml-org/llama.cpp@007dbbf3 src/llama-quant.cpp llama_tensor_get_type_impl"
+SOURCE = ROLES_SOURCE
 
 _IQ_LOW = frozenset({"iq2_xxs", "iq2_xs", "iq3_xxs", "iq1_s", "iq2_s", "iq2_m", "iq1_m"})
 
@@ -107,8 +108,6 @@ def roles(
     ftype: str, default: str, *, layers: int, family: str, hidden: int, gqa: int, experts: int
 ) -> Roles:
     """Each role's ggml type for a file of type `ftype` (lower case) whose main type is `default`."""
-    from kvlint.catalog.gguf import block_of
-
     base = "q8_0" if ftype == "mxfp4" else default
     attn_v = tuple(_attn_v(ftype, base, i, layers, gqa, experts) for i in range(layers))
     down = tuple(_ffn_down(ftype, base, i, layers, family) for i in range(layers))
@@ -134,8 +133,6 @@ class Priced(NamedTuple):
 
 def price(arch: ModelArch, ftype: str, default: str) -> Priced:
     """Each role of `arch` at the type llama.cpp gives it in a file of type `ftype`."""
-    from kvlint.catalog.gguf import bits_of
-
     gqa = arch.query_heads // max(1, arch.kv_heads)
     r = roles(
         ftype,

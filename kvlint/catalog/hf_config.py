@@ -15,7 +15,7 @@ from typing import Any
 
 from kvlint.bounds import config_problem
 from kvlint.catalog.arch import CHUNKED, CROSS, NONE, LayerParams, ModelArch
-from kvlint.catalog.blocks import read_blocks, uniform_kv_heads
+from kvlint.catalog.blocks import BlockError, read_blocks, uniform_kv_heads
 from kvlint.catalog.conformer import implied_vision_block
 from kvlint.catalog.hf_keys import (
     KEEP_KEYS,
@@ -197,9 +197,12 @@ def parse_config(
         )
     window, kinds = window_and_kinds(cfg, family, layers)
     experts, top_k, dense_inter, moe_inter = mlp_sizes(cfg, family, h)
-    blocks = read_blocks(cfg, layers, h, nq)  # Nemotron-NAS: each layer its own attention and FFN
+    try:
+        blocks = read_blocks(cfg, layers, h, nq)  # Nemotron-NAS: each layer its own attention and FFN
+        nkv = (uniform_kv_heads(blocks) or nkv) if blocks else nkv
+    except BlockError as exc:
+        raise ConfigError(str(exc)) from None
     if blocks:
-        nkv = uniform_kv_heads(blocks) or nkv
         kinds = tuple(k if b.attention == "attention" else NONE for k, b in zip(kinds, blocks, strict=True))
         dense_inter = max(b.intermediate for b in blocks) or dense_inter  # the widest MLP sets the peak
     gated = family not in UNGATED
