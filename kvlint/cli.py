@@ -86,6 +86,11 @@ def main() -> None:
     is_flag=True,
     help="List the findings inline suppressions hid, and by what (the count is always reported).",
 )
+@click.option(
+    "--show-infos",
+    is_flag=True,
+    help="List every info in the text report (by default they are counted by reason in one block).",
+)
 @click.option("--exclude", multiple=True, help="Glob (gitignore style) of paths to skip; repeatable.")
 @click.option("--no-gitignore", is_flag=True, help="Do not skip files that .gitignore lists.")
 @click.option("--stdin-filename", help="Path to report for input read from stdin (-).")

@@ -36,6 +36,7 @@ DEFAULTS: dict[str, object] = {
     "hub": None,
     "no_inline_suppressions": False,
     "show_suppressed": False,
+    "show_infos": False,
     "exclude": (),
     "no_gitignore": False,
     "stdin_filename": None,

@@ -29,6 +29,14 @@ class IssueKind(Enum):
     """What an issue says, for a later stage that acts on it (never by matching its message text)."""
 
     GPU_NOT_STATED = "gpu-not-stated"  # resolve names no GPU type: kvlint/run/fleet.py checks on the fleet
+    # why a workload or a setting was not checked; the text report counts infos by it (report/infos.py)
+    ENGINE_NOT_MODELLED = "engine-not-modelled"  # Ollama, NIM, TensorRT-LLM, llama.cpp, a custom program
+    ACCELERATOR_NOT_MODELLED = "accelerator-not-modelled"  # TPU, Neuron, Gaudi, Ascend, CPU
+    OPTION_NOT_MODELLED = "option-not-modelled"  # an engine option whose memory the plan leaves out
+    DEFINED_ELSEWHERE = "defined-elsewhere"  # a template whose model or GPUs another object gives
+    NOT_READ_AS_WORKLOAD = (
+        "not-read-as-workload"  # GPUs or an engine command in a layout kvlint does not read
+    )
 
 
 @record(frozen=True)
@@ -116,6 +124,7 @@ class Finding:
     deployment: str | None = None
     fixes: tuple[Fix, ...] = field(default=(), compare=False)
     suppressed_by: str | None = field(default=None, compare=False)
+    kind: IssueKind | None = field(default=None, compare=False)  # the issue's kind (not in JSON or SARIF)
 
     def sort_key(self) -> tuple:
         return (self.where.file, self.where.line, self.where.column, self.rule, self.message)

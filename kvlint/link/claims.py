@@ -20,7 +20,7 @@ from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.pod.dra import ClaimRef
 from kvlint.extract.pod.gpu_sharing import NOT_MODELLED
-from kvlint.findings import Issue, Location, Severity
+from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.load.tree import Mapping, Scalar, Sequence
 from kvlint.record import field, record
 
@@ -145,7 +145,12 @@ def attach(d: Deployment, known: Known) -> None:
     said = any(i.code == NOT_CHECKABLE for i in d.issues)  # e.g. by extract/container.finish
     if d.accelerator in NOT_MODELLED and "unsupported" not in d.extra and not said:
         d.issues.append(
-            Issue(NOT_CHECKABLE, f"{d.label()}: {NOT_MODELLED[d.accelerator]}", refs.where or d.where)
+            Issue(
+                NOT_CHECKABLE,
+                f"{d.label()}: {NOT_MODELLED[d.accelerator]}",
+                refs.where or d.where,
+                kind=IssueKind.ACCELERATOR_NOT_MODELLED,
+            )
         )
     if candidates is None:
         return

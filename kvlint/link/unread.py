@@ -14,10 +14,11 @@ from kvlint.codes import NOT_CHECKABLE
 from kvlint.extract.pod import pods
 from kvlint.extract.pod.argv import scalar_where
 from kvlint.extract.registry import NODE_POOL_TEMPLATES, node_pool_reader
-from kvlint.findings import Issue
+from kvlint.findings import Issue, IssueKind
 from kvlint.link import unread_stacks
 from kvlint.load.compose import Document
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.record import replace
 
 MAX_NODES = 50_000
 ACCELERATORS = (*pods.GPU_RESOURCES, *pods.TPU_RESOURCES, *pods.NEURON_RESOURCES, *pods.GAUDI_RESOURCES)
@@ -52,7 +53,7 @@ def issues(documents: list[Document], path: str) -> list[Issue]:
             or unread_stacks.issue(root, path, _label(root))
         )
         if found is not None:
-            out.append(found)
+            out.append(replace(found, kind=IssueKind.NOT_READ_AS_WORKLOAD))
     return out
 
 

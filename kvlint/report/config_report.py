@@ -44,6 +44,7 @@ def render(s) -> str:
         ("max-file-size", f"{s.max_file_size:,}", src("max-file-size")),
         ("strict", str(s.strict).lower(), src("strict")),
         ("inline-suppressions", str(s.inline_suppressions).lower(), src("inline-suppressions")),
+        ("show-infos", str(s.show_infos).lower(), src("show-infos")),
         ("exclude", ", ".join(s.exclude) or "-", src("exclude")),
         ("respect-gitignore", str(s.respect_gitignore).lower(), src("respect-gitignore")),
         ("gpus", ", ".join(g["id"] for g in s.extra_gpus) or "-", src("gpus")),

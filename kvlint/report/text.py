@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kvlint.findings import Severity
-from kvlint.report import config_report, safe, suppressed
+from kvlint.report import config_report, infos, safe, suppressed
 
 _COLORS = {Severity.ERROR: "\x1b[1;31m", Severity.WARNING: "\x1b[1;33m", Severity.INFO: "\x1b[1;36m"}
 _DIM, _BOLD, _RESET = "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -60,7 +60,7 @@ def fixable(findings) -> str:
 def render(run, settings, color: bool = False) -> str:
     lines_by_file = {r.path: r.lines for r in run.files}
     out: list[str] = []
-    for f in run.findings:
+    for f in infos.listed(run.findings, settings):
         head = f"{f.where}: {_paint(f.severity.label, _COLORS[f.severity], color)} {_paint(f.rule, _BOLD, color)} {f.name}: {f.message}"
         out.append(head)
         for row in caret_lines(lines_by_file.get(f.where.file, {}), f):
@@ -76,6 +76,7 @@ def render(run, settings, color: bool = False) -> str:
             flag = "--fix" if applicable.applicability == "safe" else "--unsafe-fixes"
             out.append(f"    ({applicable.applicability} fix available: kvlint {flag})")
         out.append("")
+    out += infos.block(run.findings, settings)
     if suppressed.shown(settings):
         out += suppressed.lines(run) + ([""] if run.suppressed else [])
     out += [f"kvlint: note: {where}: {message}" for where, message in config_report.overrides(settings)]

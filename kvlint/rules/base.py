@@ -28,7 +28,7 @@ from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.catalog.how import shown as shown_how
 from kvlint.deployment import Deployment, InForce
-from kvlint.findings import Finding, Fix, Issue, Location, Severity
+from kvlint.findings import Finding, Fix, Issue, IssueKind, Location, Severity
 from kvlint.record import field, record
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ class _Finds:
         fix: str | None = None,
         severity: Severity | None = None,
         fixes: tuple[Fix, ...] | list[Fix] = (),
+        kind: IssueKind | None = None,
     ) -> Finding:
         d = self.deployment
         loc = where or (d.where if d is not None else Location(self.file, 1, 1))
@@ -92,6 +93,7 @@ class _Finds:
             fix=fix,
             deployment=d.label() if d is not None else None,
             fixes=tuple(fixes),
+            kind=kind,
         )
 
 
@@ -216,6 +218,9 @@ class Rule(Generic[C]):
     # what `--fix` may do with the rule's findings: "safe", "unsafe", "safe (…); unsafe (…)" or
     # "display-only" (the fix is advice the user applies; shown, never applied)
     fix_applicability: ClassVar[str] = "display-only"
+    # The text report counts the rule's infos instead of listing them (kvlint/report/infos.py): one line
+    # per kind of the issue behind them (None: any other), "what was not checked or assumed — what to do"
+    infos: ClassVar[dict[IssueKind | None, str]] = {}
 
     @classmethod
     def summary(cls) -> str:
@@ -235,7 +240,9 @@ class IssueRule(Rule[IssueContext]):
             if issue.code == self.id:
                 note = self.note(ctx)
                 details = (*issue.details, note) if note else issue.details
-                yield ctx.finding(self, issue.where, issue.message, details, issue.fix, issue.severity)
+                yield ctx.finding(
+                    self, issue.where, issue.message, details, issue.fix, issue.severity, kind=issue.kind
+                )
 
     def note(self, ctx: IssueContext) -> str:
         """A last detail line added to each finding (none by default)."""

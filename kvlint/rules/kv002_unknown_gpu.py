@@ -1,5 +1,5 @@
 from kvlint.codes import UNKNOWN_GPU
-from kvlint.findings import Severity
+from kvlint.findings import IssueKind, Severity
 from kvlint.rules.base import IssueContext, IssueRule, skipped_note
 
 
@@ -68,6 +68,12 @@ class UnknownGpu(IssueRule):
     id = UNKNOWN_GPU
     name = "unknown-gpu"
     severity = Severity.WARNING
+    infos = {
+        IssueKind.GPU_NOT_STATED: "workloads not checked for memory on their own GPU: the GPU type is not stated "
+        "(each is told the smallest usual cloud GPU it fits) — pass --gpu, or set gpu: or fleet: in .kvlint.yaml",
+        None: "workloads whose GPU kvlint could not settle (a fleet or a claim admitting several types, node "
+        "pools without GPUs) — name the card, or set fleet: in .kvlint.yaml",
+    }
 
     def note(self, ctx: IssueContext) -> str:
         """Which rules could not run on the deployment for want of this fact."""

@@ -1,5 +1,5 @@
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.findings import Severity
+from kvlint.findings import IssueKind, Severity
 from kvlint.rules.base import IssueRule
 
 
@@ -51,3 +51,17 @@ class NotCheckable(IssueRule):
     id = NOT_CHECKABLE
     name = "not-checkable"
     severity = Severity.INFO
+    infos = {
+        IssueKind.ENGINE_NOT_MODELLED: "workloads not checked: their engine or operator sizes memory in a way "
+        "kvlint does not model — nothing to fix",
+        IssueKind.ACCELERATOR_NOT_MODELLED: "workloads not checked: they run on TPUs, Neuron, Gaudi, NPUs or CPUs, "
+        "whose memory kvlint does not model — nothing to fix",
+        IssueKind.OPTION_NOT_MODELLED: "engine options whose memory the plan leaves out (its figures are for the "
+        "deployment without them) — keep headroom for them",
+        IssueKind.DEFINED_ELSEWHERE: "serving templates not checked: the model or the GPUs come from each object "
+        "that uses them — lint them together (same file or directory)",
+        IssueKind.NOT_READ_AS_WORKLOAD: "documents that request GPUs or name an engine in a layout kvlint does not "
+        "read as a serving workload — if one serves an LLM, lint its rendered manifest",
+        None: "workloads or parts not checked for another reason (a runtime, base model, template or program "
+        "kvlint cannot see) — each says what to lint with it (--show-infos)",
+    }

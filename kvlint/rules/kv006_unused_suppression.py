@@ -27,4 +27,5 @@ class UnusedSuppression(IssueRule):
     id = UNUSED_SUPPRESSION
     name = "unused-suppression"
     severity = Severity.INFO
+    infos = {None: "suppression comments or annotations that suppress nothing — remove them (`--fix` does)"}
     fix_applicability = "safe"

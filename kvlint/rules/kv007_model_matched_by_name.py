@@ -32,3 +32,7 @@ class ModelMatchedByName(IssueRule):
     id = MATCHED_BY_NAME
     name = "model-matched-by-name"
     severity = Severity.INFO
+    infos = {
+        None: "models taken from a catalogued model their name points to, not from their own config.json — "
+        "`kvlint models pull <id>`, or point `model` at a directory holding config.json"
+    }

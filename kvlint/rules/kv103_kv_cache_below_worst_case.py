@@ -53,6 +53,10 @@ class KvCacheBelowWorstCase(PlanRule):
     name = "kv-cache-below-worst-case"
     severity = Severity.WARNING
     fix_applicability = "unsafe"
+    infos = {
+        None: "workloads whose engine-default limits (not in the file) cannot all run at full length at once; "
+        "the engine queues the rest — state the concurrency you plan for"
+    }
 
     def check(self, ctx: PlanContext) -> Iterator[Finding]:
         p, d, s = ctx.plan, ctx.deployment, ctx.settings

@@ -49,6 +49,10 @@ class ParallelismGpuMismatch(DeploymentRule):
 
     id = "KV201"
     name = "parallelism-gpu-mismatch"
+    infos = {
+        None: "replicas whose parallelism leaves GPUs idle on a GPU count kvlint assumed (not the file's) — "
+        "check the count each names"
+    }
     severity = Severity.ERROR
 
     def check(self, ctx: DeploymentContext) -> Iterator[Finding]:

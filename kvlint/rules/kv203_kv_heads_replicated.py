@@ -40,6 +40,10 @@ class KvHeadsReplicated(SettingsRule):
     id = "KV203"
     name = "kv-heads-replicated"
     severity = Severity.INFO
+    infos = {
+        None: "tensor-parallel workloads whose KV cache per GPU does not shrink with TP (an MLA latent or KV heads "
+        "replicated on every rank) — for more KV capacity add replicas (data parallelism), not TP"
+    }
 
     def check(self, ctx: SettingsContext) -> Iterator[Finding]:
         arch, s, d = ctx.model, ctx.settings, ctx.deployment

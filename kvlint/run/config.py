@@ -11,6 +11,7 @@ One pydantic model validates it; a bad file is a located error (exit 2). Flags o
     gpu: H100                     # assumed where a workload does not say
     fleet: [L4, A100-80GB, H100]  # or: the cluster's GPU types; capacity is checked on each
     engine-version: "0.10.1"
+    show-infos: true              # the text report lists every info (else counts them by reason)
     headroom-margin: 0.1          # KV103 asks for 10 % spare
     fragmentation: 0.05
     gpus: [{id: h20, name: NVIDIA H20, memory: 95.0GiB, compute-capability: "9.0"}]
@@ -122,6 +123,7 @@ def _model():
         strict: bool | None = None
         hub: bool | None = None
         inline_suppressions: bool | None = None
+        show_infos: bool | None = None
         exclude: list[str] = []
         respect_gitignore: bool | None = None
         format: Literal["text", "concise", "json", "sarif", "github", "markdown"] | None = None
@@ -322,6 +324,8 @@ def _apply(cfg: dict[str, Any], stated: list[str], s: Settings, origin: str) -> 
         s.strict = cfg["strict"]
     if cfg["inline_suppressions"] is not None:
         s.inline_suppressions = cfg["inline_suppressions"]
+    if cfg["show_infos"] is not None:
+        s.show_infos = cfg["show_infos"]
     s.exclude = list(cfg["exclude"])
     if cfg["respect_gitignore"] is not None:
         s.respect_gitignore = cfg["respect_gitignore"]

@@ -59,6 +59,9 @@ def build_settings(opts: dict[str, Any]) -> tuple[Settings | None, str | None]:
         settings.sources["inline-suppressions"] = "--no-inline-suppressions"
     if opts.get("show_suppressed"):
         settings.show_suppressed = True
+    if opts.get("show_infos"):
+        settings.show_infos = True
+        settings.sources["show-infos"] = "--show-infos"
     if opts.get("exclude"):
         settings.exclude += list(opts["exclude"])
         settings.sources["exclude"] = "--exclude"

@@ -41,6 +41,7 @@ class Settings:
     strict: bool = False
     inline_suppressions: bool = True
     show_suppressed: bool = False  # list suppressed findings (the count is always reported)
+    show_infos: bool = False  # the text report lists infos one by one (else counts them by reason)
     exclude: list[str] = field(default_factory=list)
     respect_gitignore: bool = True
     sources: dict[str, str] = field(default_factory=dict)  # setting -> where its value came from

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, stated
 from kvlint.extract.pod.argv import Token, option_tokens, scalar_where
-from kvlint.findings import Issue
+from kvlint.findings import Issue, IssueKind
 from kvlint.load.tree import Mapping, Scalar, Sequence
 
 
@@ -112,6 +112,7 @@ def apply(d: Deployment, layout: Layout, root: Mapping, path: str) -> None:
                 f"{d.label()}: `resources` requests no GPU, so the {layout.name} renders a CPU vLLM "
                 "(its default; set resources.limits nvidia.com/gpu for a GPU); kvlint models GPU memory",
                 where,
+                kind=IssueKind.ACCELERATOR_NOT_MODELLED,
             )
         )
         d.extra["unsupported"] = stated("cpu", where)

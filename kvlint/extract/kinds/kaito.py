@@ -76,7 +76,9 @@ def workspace(ctx: ct.ObjectContext) -> list[Deployment]:
     if missing or why:
         ct.mark_unsupported(d, "kaito", pwhere)
         if missing or why != "parallelism":
-            d.issues[-1] = Issue(d.issues[-1].code, f"{d.label()}: {missing or why}", pwhere)
+            d.issues[-1] = Issue(
+                d.issues[-1].code, f"{d.label()}: {missing or why}", pwhere, kind=d.issues[-1].kind
+            )
         elif vllm_cfg is None or "tensor-parallel-size" not in vllm_cfg.keys:
             named = ctx.root.at("inference", "config")
             cm = (
@@ -84,8 +86,8 @@ def workspace(ctx: ct.ObjectContext) -> list[Deployment]:
                 if isinstance(named, Scalar) and named.value
                 else f"KAITO's default inference ConfigMap {DEFAULT_CONFIG}"
             )
-            code, msg = d.issues[-1].code, d.issues[-1].message
-            d.issues[-1] = Issue(code, msg + f"; its {cm} fixes no tensor-parallel-size", pwhere)
+            code, msg, kind = d.issues[-1].code, d.issues[-1].message, d.issues[-1].kind
+            d.issues[-1] = Issue(code, msg + f"; its {cm} fixes no tensor-parallel-size", pwhere, kind=kind)
         return [d]
     _read_config(d, vllm_cfg, cfg_file, decided or [])
     return [d]

@@ -32,7 +32,7 @@ from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import pods, synthetic
 from kvlint.extract.pod.argv import FileLines, Token, scalar_tokens, scalar_where
 from kvlint.extract.pod.workloads import pod_workloads
-from kvlint.findings import Issue
+from kvlint.findings import Issue, IssueKind
 from kvlint.load.nearby import Found, object_name
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import replace
@@ -120,6 +120,7 @@ def _own_file(d: Deployment, ctx: ct.ObjectContext, anchor: Node) -> None:
                 issue.details,
                 issue.fix,
                 issue.severity,
+                kind=issue.kind,
             )
 
 
@@ -371,6 +372,7 @@ def runtime(ctx: ct.ObjectContext) -> list[Deployment]:
                     f"{d.label()}: a serving runtime template; the model (storageUri, downloaded to /mnt/models) "
                     "and the GPUs come from each InferenceService that uses it",
                     d.where,
+                    kind=IssueKind.DEFINED_ELSEWHERE,
                 )
             )
             d.extra["unsupported"] = stated("runtime-template", d.where)

@@ -18,7 +18,7 @@ from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract.pod import adapters, pods
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod.argv import _split_script, read_env, scalar_tokens
-from kvlint.findings import Issue
+from kvlint.findings import Issue, IssueKind
 from kvlint.load.tree import Mapping, Scalar
 
 PRESET = "KServe base preset config-llm-template (kserve/kserve config/llmisvcconfig)"
@@ -85,7 +85,10 @@ def _role(ctx: ct.ObjectContext, spec: Mapping, role: str, body: Mapping) -> Dep
         d.accelerator = "cpu"
         d.issues.append(
             Issue(
-                NOT_CHECKABLE, f"{d.label()}: requests no GPU (a CPU vLLM); kvlint models GPU memory", where
+                NOT_CHECKABLE,
+                f"{d.label()}: requests no GPU (a CPU vLLM); kvlint models GPU memory",
+                where,
+                kind=IssueKind.ACCELERATOR_NOT_MODELLED,
             )
         )
         d.extra["unsupported"] = stated("cpu", where)

@@ -10,7 +10,7 @@ from kvlint.extract.charts import kubeai_keys as keys
 from kvlint.extract.pod import adapters, gpu_selectors
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod.argv import EnvVar, scalar_tokens
-from kvlint.findings import Issue, Location, Severity
+from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.load.tree import Mapping, Scalar
 
 
@@ -75,7 +75,14 @@ def _engine(
             )
     elif engine in _NOT_TEXT_GENERATION:
         d.engine = stated(engine, where, "KubeAI engine")
-        d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {_NOT_TEXT_GENERATION[engine]}", where))
+        d.issues.append(
+            Issue(
+                NOT_CHECKABLE,
+                f"{d.label()}: {_NOT_TEXT_GENERATION[engine]}",
+                where,
+                kind=IssueKind.ENGINE_NOT_MODELLED,
+            )
+        )
         d.extra["unsupported"] = stated(engine, where)
     elif engine == "ollama":
         d.engine = stated("ollama", where)
@@ -132,7 +139,12 @@ def _profile(d: Deployment, profile: Scalar, file: str) -> None:
         d.accelerator = "cpu" if text.startswith("cpu") else "tpu"
         if d.accelerator == "cpu" and "unsupported" not in d.extra:  # one KV004 per workload
             d.issues.append(
-                Issue(NOT_CHECKABLE, f"{d.label()}: runs on CPUs; kvlint models GPU memory", where)
+                Issue(
+                    NOT_CHECKABLE,
+                    f"{d.label()}: runs on CPUs; kvlint models GPU memory",
+                    where,
+                    kind=IssueKind.ACCELERATOR_NOT_MODELLED,
+                )
             )
             d.extra["unsupported"] = stated("cpu", where)
         return

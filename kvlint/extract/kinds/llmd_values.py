@@ -27,7 +27,7 @@ from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.charts import llmd_keys
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import synthetic as syn
-from kvlint.findings import Issue
+from kvlint.findings import Issue, IssueKind
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import record
 
@@ -246,7 +246,7 @@ def _not_a_gpu(d: Deployment, root: Mapping, role: str, accel: str, path: str) -
     where = (root.at("accelerator", "type") or root.keys[role]).where(path)
     d.accelerator = "cpu" if accel == "cpu" else "other"
     message = f"{d.label()}: runs on {NOT_GPU[accel]} (accelerator.type {accel}); kvlint models GPU memory"
-    d.issues.append(Issue(NOT_CHECKABLE, message, where))
+    d.issues.append(Issue(NOT_CHECKABLE, message, where, kind=IssueKind.ACCELERATOR_NOT_MODELLED))
     d.extra["unsupported"] = stated(accel, where)
 
 

@@ -25,7 +25,7 @@ from kvlint.deployment import Deployment, Value, stated
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import synthetic
 from kvlint.extract.pod.argv import EnvVar, FileLines
-from kvlint.findings import Issue
+from kvlint.findings import Issue, IssueKind
 from kvlint.load.nearby import Found, object_name
 from kvlint.load.tree import Mapping, Node, Scalar
 from kvlint.record import replace
@@ -62,6 +62,7 @@ def runtime(ctx: ct.ObjectContext) -> list[Deployment]:
                 f"{d.label()}: an OME serving runtime template; the model ($(MODEL_PATH), the base model's "
                 f"storage path) comes from each InferenceService that selects it ({SOURCE} components/base.go)",
                 d.where,
+                kind=IssueKind.DEFINED_ELSEWHERE,
             )
         )
         d.extra["unsupported"] = stated("runtime-template", d.where)
@@ -104,7 +105,14 @@ def isvc(ctx: ct.ObjectContext) -> list[Deployment]:
             d.model = model
         if base_why:
             d.issues = [i for i in d.issues if "MODEL_PATH" not in i.message]
-            d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {base_why}: not checked", ctx.where))
+            d.issues.append(
+                Issue(
+                    NOT_CHECKABLE,
+                    f"{d.label()}: {base_why}: not checked",
+                    ctx.where,
+                    kind=IssueKind.DEFINED_ELSEWHERE,
+                )
+            )
             d.extra["unsupported"] = stated("base-model", ctx.where)
         out.append(d)
     return out

@@ -11,7 +11,7 @@ from kvlint.extract.kinds import node_pools
 from kvlint.extract.pod import adapters, dra, gpu_selectors, gpu_sharing, pods
 from kvlint.extract.pod.argv import EnvVar, Token, container_commands, read_env, split_flag
 from kvlint.extract.pod.engine_args import UNSUPPORTED, Launch, find_launch
-from kvlint.findings import Issue, Location
+from kvlint.findings import Issue, IssueKind, Location
 from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Scalar
 from kvlint.record import field, record
@@ -192,7 +192,14 @@ def _custom_server(commands: list, container: Mapping, path: str) -> Launch | No
 
 
 def mark_unsupported(d: Deployment, engine: str, where: Location) -> None:
-    d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {UNSUPPORTED.get(engine, engine)}", where))
+    d.issues.append(
+        Issue(
+            NOT_CHECKABLE,
+            f"{d.label()}: {UNSUPPORTED.get(engine, engine)}",
+            where,
+            kind=IssueKind.ENGINE_NOT_MODELLED,
+        )
+    )
     d.extra["unsupported"] = stated(engine, where)
 
 
@@ -313,5 +320,10 @@ def finish(d: Deployment) -> None:
         d.accelerator = gpu_sharing.accelerator_of_image(str(d.image.value)) or "gpu"
     if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra:
         d.issues.append(
-            Issue(NOT_CHECKABLE, f"{d.label()}: {gpu_sharing.NOT_MODELLED[d.accelerator]}", d.where)
+            Issue(
+                NOT_CHECKABLE,
+                f"{d.label()}: {gpu_sharing.NOT_MODELLED[d.accelerator]}",
+                d.where,
+                kind=IssueKind.ACCELERATOR_NOT_MODELLED,
+            )
         )

@@ -22,7 +22,7 @@ from kvlint.engines.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED, Memor
 from kvlint.extract.pod.argv import EnvVar
 from kvlint.extract.pod.engine_args.apply import env_value
 from kvlint.extract.pod.engine_args.options import Parsed, json_value
-from kvlint.findings import Issue, Location, Severity
+from kvlint.findings import Issue, IssueKind, Location, Severity
 
 
 def report(
@@ -56,6 +56,7 @@ def report(
                 "out, so its capacity figures are for the deployment without it",
                 where,
                 severity=Severity.INFO,
+                kind=IssueKind.OPTION_NOT_MODELLED,
             )
         )
     if said:
