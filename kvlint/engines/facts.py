@@ -11,26 +11,31 @@ tables its engines read.
 from __future__ import annotations
 
 import json
+import os
 import re
 from functools import cache
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kvlint.record import record
 
-_ROOT = Path(__file__).parent
+if TYPE_CHECKING:  # pathlib (and urllib, ipaddress under it) only for the data-file listing
+    from pathlib import Path
+
+_ROOT = os.path.dirname(__file__)
 _RELEASE = re.compile(r"^(\d+(?:\.\d+)*)(?:\.post(\d+))?$")
 
 
 def data_files(engine: str) -> list[Path]:
     """The data files of engine package `engine` (kvlint/engines/<engine>/data/*.json)."""
-    return sorted((_ROOT / engine / "data").glob("*.json"))
+    from pathlib import Path
+
+    return sorted(Path(_ROOT, engine, "data").glob("*.json"))
 
 
 @cache
 def load(engine: str, table: str) -> dict[str, Any]:
     """kvlint/engines/<engine>/data/<table>.json, parsed once."""
-    with open(_ROOT / engine / "data" / f"{table}.json", encoding="utf-8") as fh:
+    with open(os.path.join(_ROOT, engine, "data", f"{table}.json"), encoding="utf-8") as fh:
         data: dict[str, Any] = json.load(fh)
     return data
 

@@ -150,7 +150,12 @@ def repository_pools(root: str) -> tuple[Pool, ...]:
     ]
     if not candidates:
         return ()
-    from kvlint.extract.registry import NODE_POOL_FILES, NODE_POOL_TEMPLATES, node_pool_reader
+    from kvlint.extract.registry import (
+        NODE_POOL_FILES,
+        NODE_POOL_TEMPLATES,
+        node_pool_file_reader,
+        node_pool_reader,
+    )
 
     objects: list[tuple[str, Mapping]] = []
     known: Known = {}
@@ -167,7 +172,7 @@ def repository_pools(root: str) -> tuple[Pool, ...]:
             continue
         for _kind, suffix, read in NODE_POOL_FILES:
             if rel.endswith(suffix):
-                pools.extend(read(data.decode("utf-8", "replace"), rel))
+                pools.extend(node_pool_file_reader(read)(data.decode("utf-8", "replace"), rel))
     for rel, obj in objects:
         reader = node_pool_reader(obj)
         if reader is not None:

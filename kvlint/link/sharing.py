@@ -18,6 +18,8 @@ u x total can fail inside its cap; kvlint does not read that cap.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kvlint.deployment import DEFAULT_ENGINE, Deployment, Value, inferred
 from kvlint.findings import Location
 from kvlint.load.compose import compose
@@ -71,15 +73,16 @@ def replicas(root: Mapping, file: str) -> list[Replicas]:
     return out
 
 
-def annotate(sharers: list[Sharer], configs: list[Replicas]) -> None:
-    """Put the shared-card arithmetic on each deployment whose fraction takes part in an overcommit."""
+def annotate(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]]) -> None:
+    """Put the shared-card arithmetic on each deployment whose fraction takes part in an overcommit.
+    The device plugin's configs are read (`read_configs`, the directory beside the file) only when
+    two or more pods share a card."""
     groups: dict[str, list[Sharer]] = {}
     for s in sharers:
         shared = s.deployment.extra.get("gpu_shared")
         if shared is not None and s.fraction is not None:
             key = str(shared.value) if str(shared.value).startswith("claim:") else s.card
             groups.setdefault(key, []).append(s)
-    cap = min((c.replicas for c in configs), default=None)
     for key, group in groups.items():
         claim = key.removeprefix("claim:") if key.startswith("claim:") else None
         pods: list[tuple[float, Deployment]] = []
@@ -89,6 +92,8 @@ def annotate(sharers: list[Sharer], configs: list[Replicas]) -> None:
             pods.extend([(s.fraction or 0.0, s.deployment)] * n)
         if len(pods) < 2:
             continue
+        configs = [] if claim else read_configs()
+        cap = min((c.replicas for c in configs), default=None)
         pods.sort(key=lambda p: -p[0])
         together = pods if claim else pods[: cap or len(pods)]
         total = sum(u for u, _ in together)

@@ -96,7 +96,7 @@ def lint_loaded(
     beside = link.read_beside(extracted, nearby)
     link.place_on_pools(extracted, real_path, loaded)
     deployments = [resolve(d, settings.defaults) for d in extracted]
-    sharing.annotate([_sharer(r) for r in deployments], beside.sharing)
+    sharing.annotate([_sharer(r) for r in deployments], beside.sharing)  # read when pods share a card
     findings, owners = _check(path, deployments, settings, rules)
     if not deployments:  # a GPU container or engine command kvlint could not read: said
         file_issues.extend(link.never_silent(loaded.documents, path, file_issues))

@@ -9,7 +9,6 @@ import contextlib
 from collections.abc import Callable
 
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract.kinds.production_stack import production_stack_entry
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import pods
 from kvlint.extract.pod.workloads import pod_workloads
@@ -132,4 +131,6 @@ def vllm_runtime(ctx: ct.ObjectContext) -> list[Deployment]:
     spec = ctx.root.map("spec")
     if spec is None:
         return []
+    from kvlint.extract.kinds.production_stack import production_stack_entry  # its chart layouts: only here
+
     return production_stack_entry(ctx, spec, ctx.name)

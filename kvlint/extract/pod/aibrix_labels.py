@@ -10,8 +10,6 @@ gpu_optimizer/app.py) reads `model.aibrix.ai/min_replicas` from the Deployment. 
 
 from __future__ import annotations
 
-from difflib import get_close_matches
-
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.findings import Issue, Severity
 from kvlint.load.tree import Mapping, Node, Sequence
@@ -64,6 +62,8 @@ def _unknown(labels: Mapping | None, path: str) -> list[Issue]:
     for key, _ in labels.items():
         if not key.startswith(PREFIX) or key in KNOWN:
             continue
+        from difflib import get_close_matches  # only for a label AIBrix does not read
+
         close = get_close_matches(key, sorted(KNOWN), n=1, cutoff=0.8)
         out.append(
             Issue(

@@ -1,0 +1,223 @@
+"""A one-file run (how pre-commit calls the hook) does the work its file needs and no more, counted
+rather than timed (benchmarks/speed.py times it): the files and directories it opens, and the modules
+it imports, each recorded in a fresh interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+
+# Runs kvlint's entry point with an audit hook that records every file opened and every directory
+# listed; writes them and the imported modules as JSON to the file named by argv[1].
+PROBE = r"""
+import json, os, sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # as the console script: no import from cwd
+out, args = sys.argv[1], sys.argv[2:]
+seen = []
+def hook(event, a):
+    if event == "open" and isinstance(a[0], str):
+        seen.append(("open", os.path.abspath(a[0])))
+    elif event in ("os.listdir", "os.scandir"):
+        seen.append(("list", os.path.abspath(a[0] if isinstance(a[0], str) else ".")))
+sys.addaudithook(hook)
+sys.argv = ["kvlint", *args]
+from kvlint.entry import main
+try:
+    main()
+except SystemExit:
+    pass
+with open(out, "w") as fh:
+    json.dump({"seen": seen, "modules": sorted(sys.modules)}, fh)
+"""
+
+# A vLLM Deployment as the corpus holds hundreds: catalogued model, GPU by node selector, a Secret
+# for the Hub token (kvlint reads no Secret), a Service beside it in the same file.
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm-gemma
+spec:
+  replicas: 1
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      containers:
+        - name: inference-server
+          image: vllm/vllm-openai:v0.10.0
+          command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+          args: ["--model=google/gemma-7b-it", "--tensor-parallel-size=2", "--max-model-len=4096"]
+          env:
+            - name: HUGGING_FACE_HUB_TOKEN
+              valueFrom: {secretKeyRef: {name: hf-secret, key: hf_api_token}}
+          resources:
+            limits: {nvidia.com/gpu: 2}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: llm-service
+spec:
+  selector: {app: gemma-server}
+  ports: [{port: 8000}]
+"""
+
+SHARING_CONFIG = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: time-slicing-config
+data:
+  any: |-
+    version: v1
+    sharing:
+      timeSlicing:
+        resources:
+          - name: nvidia.com/gpu
+            replicas: 4
+"""
+
+RUNTIME = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata:
+  name: vllm-runtime
+spec:
+  supportedModelFormats: [{name: huggingface}]
+  containers:
+    - name: kserve-container
+      image: vllm/vllm-openai:v0.10.1
+      args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct"]
+"""
+
+
+def _probe(cwd: Path, *args: str) -> tuple[list[tuple[str, str]], set[str]]:
+    out = cwd.parent / f"{cwd.name}-probe.json"
+    subprocess.run(
+        [sys.executable, "-c", PROBE, str(out), *args],
+        cwd=cwd,
+        env={**os.environ, "KVLINT_NO_CACHE": "1"},
+        capture_output=True,
+        check=False,
+    )
+    data = json.loads(out.read_text())
+    return [tuple(s) for s in data["seen"]], set(data["modules"])
+
+
+def _touched(seen: list[tuple[str, str]], where: Path) -> set[str]:
+    """What the run opened or listed inside `where`, as `open NAME` / `list NAME`."""
+    top = str(where.resolve())
+    return {f"{kind} {os.path.relpath(p, top)}" for kind, p in seen if p == top or p.startswith(top + os.sep)}
+
+
+def _beside(tmp_path: Path, workload: str) -> Path:
+    """A directory holding `deploy.yaml` and, beside it, a device-plugin sharing config and a
+    KServe runtime: objects a workload may refer to."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "deploy.yaml").write_text(workload)
+    (repo / "sharing.yaml").write_text(SHARING_CONFIG)
+    (repo / "runtime.yaml").write_text(RUNTIME)
+    return repo
+
+
+def test_a_workload_that_names_nothing_beside_it_reads_no_other_file(tmp_path):
+    repo = _beside(tmp_path, DEPLOYMENT)
+    seen, _ = _probe(repo, "--isolated", "deploy.yaml")
+    assert _touched(seen, repo) == {"open deploy.yaml"}
+
+
+def test_pods_sharing_a_card_read_the_sharing_config_beside_them(tmp_path):
+    """The control: two time-sliced pods on one card need the device plugin's config, so the
+    directory is listed and the ConfigMap read."""
+    repo = _beside(tmp_path, (FIXTURES / "KV208" / "bad-time-sliced-pair.yaml").read_text())
+    seen, _ = _probe(repo, "--isolated", "deploy.yaml")
+    touched = _touched(seen, repo)
+    assert {"open deploy.yaml", "list .", "open sharing.yaml"} <= touched
+
+
+def test_an_inference_service_without_its_runtime_reads_the_runtime_beside_it(tmp_path):
+    isvc = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: qwen
+spec:
+  predictor:
+    model:
+      modelFormat: {name: huggingface}
+      runtime: vllm-runtime
+      storageUri: hf://Qwen/Qwen2.5-1.5B-Instruct
+      resources:
+        limits: {nvidia.com/gpu: 1}
+"""
+    repo = _beside(tmp_path, isvc)
+    seen, _ = _probe(repo, "--isolated", "deploy.yaml")
+    assert {"list .", "open runtime.yaml"} <= _touched(seen, repo)
+
+
+def test_a_one_file_run_imports_only_what_its_file_needs(tmp_path):
+    """A vLLM Deployment: no pydantic (no configuration to validate), no Hub client, no RE2 (no DRA
+    selector), no HCL reader, no report format but text, no other input kind's reader, and of the
+    other engines only what recognising a launch asks (their launch words)."""
+    repo = _beside(tmp_path, DEPLOYMENT)
+    _, mods = _probe(repo, "deploy.yaml")
+    assert "kvlint.run.lint" in mods and "kvlint.extract.kinds.kubernetes" in mods
+    for absent in (
+        "pydantic",
+        "huggingface_hub",
+        "re2",
+        "hcl2",
+        "click",
+        "kvlint.report.json_report",
+        "kvlint.report.sarif",
+        "kvlint.report.markdown",
+        "kvlint.report.github",
+        "kvlint.report.rdjson",
+        "kvlint.report.concise",
+        "kvlint.extract.kinds.helm_values",
+        "kvlint.extract.kinds.compose",
+        "kvlint.extract.kinds.kserve",
+        "kvlint.extract.kinds.ray",
+        "kvlint.extract.kinds.production_stack",
+        "kvlint.extract.charts.chart_layouts",
+        "kvlint.engines.sglang.options",
+        "kvlint.engines.sglang.plan",
+        "kvlint.engines.tgi.options",
+        "kvlint.engines.tgi.plan",
+        "dataclasses",  # the chart layouts' records
+        "difflib",  # did-you-mean suggestions, for a misspelt key only
+        "pathlib",
+    ):
+        assert absent not in mods, absent
+
+
+def test_a_helm_values_file_loads_its_reader_on_demand(tmp_path):
+    """The readers the one-file run leaves out still load when a file needs them."""
+    repo = tmp_path / "chart"
+    repo.mkdir()
+    (repo / "values.yaml").write_text("servingEngineSpec:\n  modelSpec: []\n")
+    _, mods = _probe(repo, "--isolated", "values.yaml")
+    assert "kvlint.extract.kinds.helm_values" in mods
+
+
+def test_every_reader_the_registry_names_exists():
+    from kvlint.extract import registry
+
+    refs = [
+        *registry.KUBERNETES_KINDS.values(),
+        *registry.GROUP_KINDS.values(),
+        *(r for _n, claims, read in registry.DOCUMENT_KINDS for r in (claims, read)),
+        *(r for _n, claims, check in registry.DOCUMENT_CHECKS for r in (claims, check)),
+        *registry.NODE_POOL_KINDS.values(),
+        *(read for _n, _suffix, read in registry.NODE_POOL_FILES),
+    ]
+    for ref in refs:
+        assert callable(registry.load(ref)), ref
