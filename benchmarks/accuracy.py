@@ -112,7 +112,7 @@ def _pct(x: float) -> str:
 
 
 def md_stats(errors: list[float], evaluated: int) -> str:
-    """README's cell: median / p90 / max %, '(n = k)' when fewer than the evaluated cases have it."""
+    """docs/accuracy.md's cell: median / p90 / max %, '(n = k)' when fewer than the evaluated cases have it."""
     if not errors:
         return "—"
     a = sorted(abs(e) for e in errors)
@@ -239,7 +239,7 @@ def run_engine(engine: str, path: Path, args, rules, vllm_fit: set[str]) -> None
 
 
 def print_markdown(engine: str, cases: list[dict], unscorable: list[dict], rules, vllm_fit: set[str]) -> None:
-    """README's accuracy table rows for one engine (README.md "How close to the engine")."""
+    """The accuracy table's rows for one engine (docs/accuracy.md, checked by tests/test_docs.py)."""
     spec = ENGINES[engine]
     plain = [c for c in cases if not is_named(c)]
     for split in ("fit", "scored"):
@@ -266,7 +266,7 @@ def main() -> int:
     ap.add_argument("--sglang", type=Path, default=DATA / "sglang_startup_logs.yaml")
     ap.add_argument("--tgi", type=Path, default=DATA / "tgi_startup_logs.yaml")
     ap.add_argument("--cases", action="store_true", help="print every case")
-    ap.add_argument("--markdown", action="store_true", help="print README's accuracy table instead")
+    ap.add_argument("--markdown", action="store_true", help="print docs/accuracy.md's table instead")
     args = ap.parse_args()
     splits = load_yaml(DATA / "vllm_splits.yaml")
     vllm_fit = set(splits.get("fit_sources") or [])

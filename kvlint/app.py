@@ -191,7 +191,9 @@ def color_wanted(flag: bool | None, stream) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
-def list_rules(fmt: str) -> str:
+def list_rules(fmt: str, link_base: str = "rules/") -> str:
+    """The rule index; Markdown links each code to its page under `link_base` (docs/rules.md is this
+    table with `../rules/`)."""
     from kvlint.rules import all_rules
 
     rules = all_rules()
@@ -218,7 +220,7 @@ def list_rules(fmt: str) -> str:
     if fmt == "markdown":
         rows = ["| code | name | severity | what it checks | fix |", "|---|---|---|---|---|"]
         rows += [
-            f"| [{r.id}](rules/{r.id}.md) | {r.name} | {r.severity.label} | {r.summary()} | {r.fix_applicability} |"
+            f"| [{r.id}]({link_base}{r.id}.md) | {r.name} | {r.severity.label} | {r.summary()} | {r.fix_applicability} |"
             for r in rules
         ]
         return "\n".join(rows) + "\n"

@@ -1,4 +1,4 @@
-"""The GitHub Action (action.yml) and the README's workflows: valid against SchemaStore's schemas
+"""The GitHub Action (action.yml) and the workflows README.md and docs/ci.md publish: valid against SchemaStore's schemas
 (check-jsonschema's vendored copies), clean under zizmor's audit, and the Action's script really
 runs kvlint with its inputs."""
 
@@ -26,16 +26,18 @@ def _tool(name: str) -> str:
     return path
 
 
-def _readme_workflows() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
+def _workflows(*pages: str) -> list[str]:
+    """The workflows README.md and docs/ci.md publish (or those of the pages named)."""
+    blocks = []
+    for page in pages or ("README.md", "docs/ci.md"):
+        text = (ROOT / page).read_text(encoding="utf-8")
+        blocks += re.findall(r"```yaml\n(.*?)```", text, flags=re.S)
     return [b for b in blocks if b.startswith("name:") and "\njobs:" in b]
 
 
-def test_readme_has_the_action_and_reviewdog_workflows():
-    flows = _readme_workflows()
-    assert any("uses: kvlint/kvlint@" in f for f in flows)
-    assert any("--format rdjson" in f and "reviewdog -f=rdjson" in f for f in flows)
+def test_readme_has_the_action_workflow_and_ci_page_the_reviewdog_one():
+    assert any("uses: kvlint/kvlint@" in f for f in _workflows("README.md"))
+    assert any("--format rdjson" in f and "reviewdog -f=rdjson" in f for f in _workflows("docs/ci.md"))
 
 
 def test_action_and_workflows_match_schemastore_schemas(tmp_path):
@@ -44,7 +46,7 @@ def test_action_and_workflows_match_schemastore_schemas(tmp_path):
         [tool, "--builtin-schema", "vendor.github-actions", str(ACTION)], capture_output=True, text=True
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    for i, flow in enumerate(_readme_workflows()):
+    for i, flow in enumerate(_workflows()):
         path = tmp_path / f"flow{i}.yml"
         path.write_text(flow)
         done = subprocess.run(
@@ -57,7 +59,7 @@ def test_zizmor_finds_nothing_in_the_action_and_the_workflows(tmp_path):
     tool = _tool("zizmor")
     flows = tmp_path / ".github" / "workflows"
     flows.mkdir(parents=True)
-    for i, flow in enumerate(_readme_workflows()):
+    for i, flow in enumerate(_workflows()):
         (flows / f"flow{i}.yml").write_text(flow)
     shutil.copyfile(ACTION, tmp_path / "action.yml")
     # The README adopts kvlint by its release tag (a team pins a SHA of its own choosing); every

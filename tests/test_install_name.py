@@ -45,9 +45,22 @@ def _requirement_names(args: str) -> list[str]:
 
 
 def _published_texts() -> dict[str, str]:
-    paths = [ROOT / "README.md", ROOT / "action.yml", *sorted((ROOT / "docs").rglob("*.md"))]
+    paths = [ROOT / "README.md", ROOT / "action.yml", ROOT / ".pre-commit-hooks.yaml", *_doc_pages()]
     paths += sorted((ROOT / "kvlint").rglob("*.py"))
     return {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in paths if p.is_file()}
+
+
+def _doc_pages() -> list:
+    """Every page of docs/ and every rule page."""
+    return [*sorted((ROOT / "docs").rglob("*.md")), *sorted((ROOT / "rules").glob("*.md"))]
+
+
+def test_the_scan_reads_every_docs_page_and_finds_their_install_lines():
+    texts = _published_texts()
+    docs = [p for p in _doc_pages() if p.parent.name == "docs"]
+    assert docs and all(str(p.relative_to(ROOT)) in texts for p in docs)
+    in_docs = [m for where, t in texts.items() if where.startswith("docs") for m in INSTALL.finditer(t)]
+    assert any(DIST in _requirement_names(m.group(1)) for m in in_docs)
 
 
 def test_the_distribution_is_not_the_pypi_name_kvlint():

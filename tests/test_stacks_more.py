@@ -472,7 +472,7 @@ def test_a_gpu_quantity_written_as_a_list_or_map_is_a_located_kv005(tmp_path, qu
 
 
 def test_llmaz_stock_backend_is_named_as_a_default():
-    """README: with no BackendRuntime in the file or beside it, llmaz's stock one is used, "named as a
+    """docs/inputs.md: with no BackendRuntime in the file or beside it, llmaz's stock one is used, "named as a
     default" - the engine it runs is reported among the defaults (JSON `defaults.engine`), not as stated."""
     (r,) = run(LLMAZ / "good-playground-sglang.yaml").deployments
     engine = r.deployment.engine

@@ -1,6 +1,6 @@
 """Derived model ids: an uncatalogued id resolved to a catalogued base by rules the user can see.
 
-The rules, in the order they apply (README "Models kvlint derives by name" repeats them):
+The rules, in the order they apply (docs/models.md repeats them):
 
 1. Quantization suffix. One trailing marker naming a weight format is taken off the name and its
    format replaces the base's: FP8, FP8-dynamic, FP8-static, FP8-block, FP8-KV (FP8 weights and an

@@ -1,4 +1,4 @@
-"""`--format json`: the documented schema, version 1 (see README "JSON output")."""
+"""`--format json`: the documented schema, version 1 (docs/output-formats.md, "JSON")."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from kvlint.rules.fixes import UNSAFE, display, set_setting
 from kvlint.units import gib, tokens
 
 # How far the plan may be off where kvlint had to assume, measured on the calibration logs
-# (benchmarks/accuracy.py, README "How close to the engine"): replaying every vLLM log as if it had no
+# (benchmarks/accuracy.py, docs/accuracy.md): replaying every vLLM log as if it had no
 # image tag puts the KV pool within 5.2 % (p90); a model matched by name has its weights priced from
 # the name, 4 % low on the one calibration case it could be checked on (v-079, 11.63 vs 12.11 GiB).
 ASSUMED_VERSION_POOL_ERROR = 0.052
