@@ -18,6 +18,7 @@ from kvlint.catalog.declared import arch_from_declared
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.codes import MATCHED_BY_NAME, NOT_CHECKABLE, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, InForce, Value, default, inferred
+from kvlint.engines import flag_sets
 from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.record import field, record, replace
 
@@ -350,7 +351,8 @@ def engine_settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, in_forc
 
 def with_gpu(d: Deployment, name: str, note: str) -> Deployment:
     """A copy of an extracted deployment placed on one GPU type (engine defaults are filled per copy)."""
-    return replace(d, gpu=inferred(name, note), extra=dict(d.extra), issues=[], unreadable=list(d.unreadable))
+    extra = flag_sets.without(d.extra)  # the flags written are judged once, on the deployment itself
+    return replace(d, gpu=inferred(name, note), extra=extra, issues=[], unreadable=list(d.unreadable))
 
 
 def _llamacpp_kv(d: Deployment) -> Issue:
@@ -366,6 +368,7 @@ def _llamacpp_kv(d: Deployment) -> Issue:
 def resolve(d: Deployment, defaults: Defaults) -> Resolved:
     r = Resolved(d, in_force=InForce(d.engine, d.engine_version, d.gpu, d.max_context))
     r.issues.extend(d.issues)
+    r.issues.extend(flag_sets.issues(d, engine_in_force(d, defaults, r.in_force).engine_version))
     if "llamacpp_reason" in d.extra:
         r.issues.append(_llamacpp_kv(d))
     if d.accelerator != "gpu" or "unsupported" in d.extra:

@@ -101,14 +101,20 @@ def test_f5_f24_engine_arguments_out_of_range_are_located_kv005(args, accepted):
     start = cpu_seconds()
     r = lint(k8s(args))
     assert cpu_seconds() - start < 2
-    kv005 = [f for f in r.findings if f.rule == "KV005"]
+    kv005 = _value_findings(r)
     assert kv005, rules_of(r)
-    assert accepted in kv005[0].message
+    assert any(accepted in f.message for f in kv005), [f.message for f in kv005]
     assert "kvlint accepts" in kv005[0].message or "cannot read" in kv005[0].message
     assert kv005[0].where.line == 12
     assert len(kv005[0].message) < 300  # a 4,200-digit value is not echoed whole
     # nothing is computed from a value kvlint refused: no capacity verdict from it
     assert not {"KV101", "KV102", "KV103", "KV201"} & set(rules_of(r)), rules_of(r)
+
+
+def _value_findings(r) -> list:
+    """The KV005s about a value; a flag the pinned release lacks (--kv-cache-memory-bytes is 0.10.2's, the
+    pods here run v0.10.1) is tests/test_flag_sets.py's."""
+    return [f for f in r.findings if f.rule == "KV005" and "has no option" not in f.message]
 
 
 def _engine_pod(engine: str, args: list[str]) -> str:
@@ -148,7 +154,7 @@ def test_extreme_values_of_every_numeric_engine_option_are_located_with_the_rang
     target = {"vllm": vllm.MAPPING, "sglang": sglang.MAPPING, "tgi": tgi.MAPPING}[engine][option][0]
     r = lint(_engine_pod(engine, [f"{option}={value}"]))
     assert not any("internal error" in f.message for f in r.findings)
-    mine = [f for f in r.findings if f.rule == "KV005" and f.where.line == 12]
+    mine = [f for f in _value_findings(r) if f.where.line == 12]
     assert mine, [(f.rule, f.message) for f in r.findings]
     assert FIELDS[target].describe() in mine[0].message, mine[0].message
     assert len(mine[0].message) < 300

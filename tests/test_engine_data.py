@@ -128,7 +128,35 @@ def _card_problems(doc: dict) -> list[str]:
     return out
 
 
+def _flag_set_problems(doc: dict) -> list[str]:
+    """A flag-set table (kvlint/engines/flag_sets.py): the releases read in order, the files read in each,
+    and each flag's runs of consecutive releases, each run between releases read."""
+    out: list[str] = []
+    releases = doc.get("releases")
+    if not isinstance(releases, list) or not releases:
+        return ["`releases` must list the releases read"]
+    try:
+        keys = [facts.release(r) for r in releases]
+    except ValueError as exc:
+        return [str(exc)]
+    if keys != sorted(set(keys)):
+        out.append("`releases` out of order or repeated")
+    read = doc.get("read") or {}
+    out += [f"release {r}: {p}" for r in releases if (p := _citation(read.get(r)))]
+    for flag, runs in (doc.get("flags") or {}).items():
+        for run in runs if isinstance(runs, list) and runs else [None]:
+            ends = str(run).split("..")
+            if (
+                run is None
+                or not all(e in releases for e in ends)
+                or (len(ends) == 2 and releases.index(ends[0]) >= releases.index(ends[1]))
+            ):
+                out.append(f"flag {flag}: run {run!r} is not between releases read")
+    return out
+
+
 SCHEMAS = {
+    "flag_sets": _flag_set_problems,
     "releases": _release_problems,
     "options": _option_problems,
     "memory_options": _memory_problems,

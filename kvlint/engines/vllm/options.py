@@ -7,9 +7,10 @@ import os
 from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
+from kvlint.engines import flag_sets
 from kvlint.engines.vllm import memory_options as memory_table
 from kvlint.extract.pod import adapters
-from kvlint.extract.pod.argv import EnvVar, Token
+from kvlint.extract.pod.argv import EnvVar, Token, split_flag
 from kvlint.extract.pod.engine_args import memory_options
 from kvlint.extract.pod.engine_args.apply import apply, env_value, override_model, report_unknown
 from kvlint.extract.pod.engine_args.options import json_value, load_table
@@ -115,11 +116,10 @@ def read(
         ("--hf-overrides",),
         {"--rope-scaling": "rope_scaling", "--rope-theta": "rope_theta"},
     )
-    message, fix = unknown or (
-        "vLLM has no option {name} (as of the versions kvlint knows); vLLM exits with 'unrecognized arguments'",
-        "remove it, or check the spelling against `vllm serve --help`",
-    )
-    report_unknown(d, parsed, message, fix=fix)
+    if unknown is not None:
+        report_unknown(d, parsed, unknown[0], fix=unknown[1])
+    elif strict:  # judged against the release in force when it is known (kvlint/engines/flag_sets.py)
+        flag_sets.record_flags(d, "vllm", written(parsed))
     _capture_sizes(d, parsed, tokens)
     _compilation(d, parsed)
     _eplb(d, parsed)
@@ -145,6 +145,17 @@ def read(
             )
             continue
         d.extra[name] = stated(tok.text, tok.where)
+
+
+def written(parsed) -> list[flag_sets.Written]:
+    """The flags a command line writes, in order: those the option table knows and those it does not."""
+    out = [
+        flag_sets.Written(split_flag(flag)[0], True, flag.where)
+        for name, (flag, _, _) in parsed.values.items()
+        if "." not in name
+    ]
+    out += [flag_sets.Written(split_flag(tok)[0], False, tok.where) for tok in parsed.unknown]
+    return sorted(out, key=lambda w: (w.where.line, w.where.column) if w.where is not None else (0, 0))
 
 
 # read with `bool(int(os.environ[...]))` in every release kvlint knows (vllm/envs.py, 0.6.3 .. 0.33.0) when the

@@ -1,0 +1,199 @@
+"""Read an engine release's command-line flag set from its released Python sources.
+
+    python benchmarks/engine_flags.py vllm ROOT kvlint/engines/vllm/data/flag_sets.json
+
+ROOT holds one folder per release, `vllm-0.10.1/`: the release's wheel from PyPI unzipped (python files only; the engine is not installed or imported). The
+flags are read with `ast`, never by running the engine:
+
+- every `add_argument("--flag", "-f", ...)` of the parsers `vllm serve` builds: vllm/engine/arg_utils.py
+  (EngineArgs, AsyncEngineArgs), vllm/entrypoints/{openai,common}/cli_args.py (make_arg_parser, FrontendArgs)
+  and the `serve` sub-command (vllm/entrypoints/cli/serve.py; vllm/scripts.py before 0.8);
+- the flags `FrontendArgs.add_cli_args` makes from its dataclass fields (`f"--{key.replace('_', '-')}"` over
+  `get_kwargs(cls)`, 0.10 on): one per annotated field of the class and its bases in that file.
+
+Rewrites the table's `releases` (every release read, oldest first), `read` (the files read in each) and
+`flags` (each flag -> the runs of consecutive releases read that have it, "0.6.0..0.9.2"); the other keys
+of the file (engine, table, about) are kept.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sys
+
+SGLANG_FILES = ("sglang/srt/server_args.py",)
+
+
+def _option_strings(call: ast.Call) -> list[str]:
+    names = []
+    for arg in call.args:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value.startswith("-"):
+            names.append(arg.value)
+        else:
+            break
+    return names
+
+
+def _receiver(call: ast.Call) -> str:
+    func = call.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        return func.value.id
+    return ""
+
+
+def _generated(call: ast.Call) -> bool:
+    """`add_argument(f"--{key.replace('_', '-')}", **value)`: one flag per dataclass field."""
+    return any(isinstance(a, ast.JoinedStr) for a in call.args)
+
+
+def _fields(tree: ast.Module, name: str, seen: set[str] | None = None) -> list[str]:
+    """The annotated fields of class `name` and of its bases defined in the same module."""
+    seen = seen if seen is not None else set()
+    if name in seen:
+        return []
+    seen.add(name)
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    cls = classes.get(name)
+    if cls is None:
+        return []
+    out: list[str] = []
+    for base in cls.bases:
+        if isinstance(base, ast.Name):
+            out += _fields(tree, base.id, seen)
+    for node in cls.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if "ClassVar" in ast.unparse(node.annotation) or node.target.id.startswith("_"):
+                continue
+            out.append(node.target.id)
+    return out
+
+
+def _generating_classes(tree: ast.Module) -> list[str]:
+    """Classes whose add_cli_args makes flags from their fields (FrontendArgs, 0.10 on), and those that
+    inherit that method in the same module."""
+    direct = []
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+        if any(isinstance(c, ast.Call) and _generated(c) for c in ast.walk(cls)):
+            direct.append(cls.name)
+    return direct
+
+
+def _used_generators(tree: ast.Module, generating: list[str]) -> list[str]:
+    """The classes whose `X.add_cli_args(parser)` make_arg_parser calls (FrontendArgs, not its base)."""
+    used = []
+    for call in (c for c in ast.walk(tree) if isinstance(c, ast.Call)):
+        f = call.func
+        if isinstance(f, ast.Attribute) and f.attr == "add_cli_args" and isinstance(f.value, ast.Name):
+            used.append(f.value.id)
+    return [u for u in used if u in generating or any(g in _bases(tree, u) for g in generating)]
+
+
+def _bases(tree: ast.Module, name: str) -> list[str]:
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    out: list[str] = []
+    todo = [name]
+    while todo:
+        cls = classes.get(todo.pop())
+        if cls is None:
+            continue
+        for b in cls.bases:
+            if isinstance(b, ast.Name):
+                out.append(b.id)
+                todo.append(b.id)
+    return out
+
+
+def _parse(root: str, rel: str) -> ast.Module | None:
+    path = os.path.join(root, rel)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as fh:
+        return ast.parse(fh.read())
+
+
+def _vllm_files(root: str) -> list[str]:
+    """arg_utils.py, the serve sub-command and the module its `make_arg_parser` comes from (it moved:
+    entrypoints/openai/cli_args.py, entrypoints/launchers/cli_args.py, entrypoints/common/cli_args.py)."""
+    files = ["vllm/engine/arg_utils.py"]
+    for serve in ("vllm/entrypoints/cli/serve.py", "vllm/scripts.py"):
+        tree = _parse(root, serve)
+        if tree is None:
+            continue
+        files.append(serve)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and any(a.name == "make_arg_parser" for a in node.names):
+                files.append(node.module.replace(".", "/") + ".py")  # type: ignore[union-attr]
+        break
+    return files
+
+
+def flags_of(root: str, files: list[str]) -> tuple[set[str], list[str]]:
+    found: set[str] = set()
+    read: list[str] = []
+    for rel in files:
+        tree = _parse(root, rel)
+        if tree is None:
+            continue
+        read.append(rel)
+        for call in (c for c in ast.walk(tree) if isinstance(c, ast.Call)):
+            if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):
+                continue
+            if rel == "vllm/scripts.py" and _receiver(call) != "serve_parser":
+                continue  # the `vllm` command's own options and its other sub-commands
+            found.update(_option_strings(call))
+        generating = _generating_classes(tree)
+        for cls in _used_generators(tree, generating):
+            found.update("--" + f.replace("_", "-") for f in _fields(tree, cls))
+    return found, read
+
+
+def table(engine: str, root: str) -> dict:
+    """The engine's flag table over every release unzipped under `root` (`<engine>-<release>/`): each flag
+    with the runs of consecutive releases read that have it."""
+    releases = sorted(
+        (d[len(engine) + 1 :] for d in os.listdir(root) if d.startswith(engine + "-")), key=_key
+    )
+    sets: dict[str, set[str]] = {}
+    read: dict[str, str] = {}
+    for release in releases:
+        where = os.path.join(root, f"{engine}-{release}")
+        flags, used = flags_of(where, _vllm_files(where) if engine == "vllm" else list(SGLANG_FILES))
+        if not flags:
+            continue
+        sets[release] = flags
+        read[release] = " ".join(f"{engine}=={release}:{f}" for f in used)
+    order = list(sets)
+    spans: dict[str, list[str]] = {}
+    for flag in sorted(set().union(*sets.values())):
+        runs: list[list[str]] = []
+        for i, release in enumerate(order):
+            if flag not in sets[release]:
+                continue
+            if runs and order.index(runs[-1][-1]) == i - 1:
+                runs[-1][-1] = release
+            else:
+                runs.append([release, release])
+        spans[flag] = [a if a == b else f"{a}..{b}" for a, b in runs]
+    return {"releases": order, "read": read, "flags": spans}
+
+
+def main(argv: list[str]) -> int:
+    engine, root, out = argv
+    with open(out, encoding="utf-8") as fh:
+        doc = json.load(fh)
+    doc.update(table(engine, root))
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=1)
+        fh.write("\n")
+    return 0
+
+
+def _key(release: str) -> tuple[int, ...]:
+    """'0.8.5.post1' -> (0, 8, 5, 1): releases in PyPI's order."""
+    return tuple(int(p) for p in release.replace(".post", ".").split(".") if p.isdigit())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,230 @@
+"""The flags each release of an engine's command line has, and what a flag written for a release is to it.
+
+An engine's `data/flag_sets.json` lists every release read (its wheel from PyPI, python files read with
+`ast` by benchmarks/engine_flags.py) and, for each flag, the runs of consecutive releases that have it.
+A flag the release in force does not have makes the engine's argparse exit at start-up ("error:
+unrecognized arguments"): an error where the release is pinned (the engine's own image's tag, or the
+release the configuration states) and kvlint read that release; a warning naming the assumption where it
+is not (no tag, `latest`, a pre-release, a release not read, an image built by someone else, whose build
+may add options).
+
+argparse also takes an unambiguous prefix of a long option (`allow_abbrev`, on in every release read: vLLM's
+FlexibleArgumentParser never turns it off), and vLLM's parser adds `--no-x` (BooleanOptionalAction) and, in 0.33, `--disable-x` for `--enable-x`
+(EnableDisableAction, vllm==0.33.0:vllm/utils/argparse_utils.py:119); a flag that may be one of those is never an error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from functools import cache
+
+from kvlint.bounds import FINDINGS_PER_RULE_MAX, show
+from kvlint.codes import UNPARSED_SETTING
+from kvlint.deployment import Deployment, Value, stated
+from kvlint.engines import display, facts
+from kvlint.findings import Issue, Location, Severity
+from kvlint.record import record
+
+KEY = "flags_written"  # Deployment.extra: the flags a command line writes, judged at resolve
+OFFICIAL_IMAGES = {"vllm": ("vllm/vllm-openai",)}  # the engine's own images, built from its release
+_REMOVE = "remove it, or check the spelling against `vllm serve --help` of the release in force"
+_TAG = re.compile(r"^v?(\d+(?:\.\d+)*(?:\.post\d+)?)(?![\w.])")
+
+
+@record(frozen=True)
+class Written:
+    """One flag of a command line: its name as written (without `=value`), whether the engine's option
+    table (every release kvlint knows) has it, and where it is."""
+
+    name: str
+    known: bool
+    where: Location | None
+
+
+@record(frozen=True)
+class FlagTable:
+    releases: tuple[str, ...]  # oldest first
+    read: dict[str, str]  # release -> the files read
+    spans: dict[str, tuple[str, ...]]  # flag -> runs "0.6.0..0.9.2"
+    sets: dict[str, frozenset[str]]  # release -> its flags
+
+    def first_last(self) -> str:
+        return f"{self.releases[0]} to {self.releases[-1]}"
+
+
+@cache
+def table(engine: str) -> FlagTable | None:
+    """The engine's flag table, or None where kvlint has read no release's flags."""
+    if not any(p.stem == "flag_sets" for p in facts.data_files(engine)):
+        return None
+    doc = facts.load(engine, "flag_sets")
+    order = tuple(doc["releases"])
+    sets: dict[str, set[str]] = {r: set() for r in order}
+    for flag, runs in doc["flags"].items():
+        for run in runs:
+            a, _, b = run.partition("..")
+            lo, hi = order.index(a), order.index(b or a)
+            for r in order[lo : hi + 1]:
+                sets[r].add(flag)
+    return FlagTable(
+        order,
+        dict(doc["read"]),
+        {k: tuple(v) for k, v in doc["flags"].items()},
+        {r: frozenset(s) for r, s in sets.items()},
+    )
+
+
+def record_flags(d: Deployment, engine: str, written: list[Written]) -> None:
+    """Keeps the flags one command line writes on the deployment (judged when the release is known)."""
+    before = d.extra.get(KEY)
+    flags = (*(before.value[1] if before is not None else ()), *written)
+    d.extra[KEY] = stated((engine, flags), d.where)
+
+
+def without(extra: dict) -> dict:
+    """A copy of a deployment's `extra` for a copy of it (one per GPU type tried): the flags are judged
+    once, on the deployment itself, as its other extract-time issues are."""
+    return {k: v for k, v in extra.items() if k != KEY}
+
+
+def _accepted(name: str, flags: frozenset[str]) -> bool:
+    """Whether a release with `flags` may take `name`: the flag, its generated inverse (`--no-x`;
+    `--disable-x` / `--enable-x` from vLLM 0.33's EnableDisableAction), or a prefix of one (allow_abbrev)."""
+    if name in flags or not name.startswith("--"):
+        return True  # single-dash spellings (-tp, -O3) are left to the option table
+    stem = name[2:]
+    for prefix in ("no-", "enable-", "disable-"):
+        if stem.startswith(prefix):
+            rest = stem[len(prefix) :]
+            if any(f[2:].endswith(rest) for f in flags):
+                return True
+    return any(f.startswith(name) for f in flags)
+
+
+def _candidates(t: FlagTable, text: str) -> list[str]:
+    """The releases read that a version text may name: '0.9.0' -> 0.9.0 and 0.9.0.1; '0.10' -> 0.10.x."""
+    return [r for r in t.releases if r == text or r.startswith(text + ".")]
+
+
+@record(frozen=True)
+class Pin:
+    """The release in force as far as the flags go: the releases it may be, and why it is (not) certain."""
+
+    releases: tuple[str, ...]
+    certain: bool
+    why: str  # what pins it, or the assumption made
+
+
+def pin(d: Deployment, t: FlagTable, engine: str, version: Value | None) -> Pin:
+    image = str(d.image.value) if d.image is not None else ""
+    repo, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "")
+    if version is None:
+        return Pin((), False, "no release is pinned (image tag latest or none, no --engine-version)")
+    text = str(version.value).strip().lstrip("v")
+    from_tag = version.origin == "inferred" and "image tag" in version.note
+    whole = _TAG.match(tag) if from_tag else None
+    if whole is not None and whole.group(1) in t.releases:
+        text = whole.group(1)  # the tag's own release (v0.9.0.1, v0.8.5.post1), not its first three numbers
+    releases = (text,) if text in t.releases else tuple(_candidates(t, text))
+    if not releases:
+        return Pin((), False, f"kvlint has not read the flags of {display(engine)} {text}")
+    if from_tag and whole is None:
+        return Pin(
+            releases,
+            False,
+            f"the image tag {show(tag, 40)} names no release exactly (a pre-release or a build)",
+        )
+    own = any(repo == o or repo.endswith("/" + o) for o in OFFICIAL_IMAGES.get(engine, ()))
+    if image and not own:
+        return Pin(
+            releases, False, f"the image {show(image, 60)} is not the engine's own: its build may add options"
+        )
+    return Pin(
+        releases, True, f"the image tag {tag} pins it" if from_tag else f"{version.note or 'stated'}: {text}"
+    )
+
+
+def _spans(t: FlagTable, name: str) -> str:
+    runs = t.spans.get(name)
+    return ", ".join(r.replace("..", " to ") for r in runs) if runs else ""
+
+
+def _did_you_mean(name: str, flags: frozenset[str] | set[str]) -> str | None:
+    close = difflib.get_close_matches(name, sorted(f for f in flags if f.startswith("--")), n=1, cutoff=0.7)
+    return close[0] if close else None
+
+
+def issues(d: Deployment, version: Value | None) -> list[Issue]:
+    """KV005s for the flags the release in force does not have: errors where the release is pinned and
+    read, warnings that name the assumption otherwise."""
+    hit = d.extra.get(KEY)
+    if hit is None:
+        return []
+    engine, written = hit.value
+    t = table(engine)
+    if t is None:
+        return []
+    p = pin(d, t, engine, version)
+    label = display(engine)
+    out: list[Issue] = []
+    seen: set[str] = set()
+    for w in written:
+        name = _normal(w.name)
+        if name in seen:
+            continue
+        seen.add(name)
+        issue = _judge(d, t, p, w, name, label)
+        if issue is not None:
+            out.append(issue)
+    if len(out) > FINDINGS_PER_RULE_MAX:
+        more = len(out) - FINDINGS_PER_RULE_MAX
+        out = out[:FINDINGS_PER_RULE_MAX] + [
+            Issue(
+                UNPARSED_SETTING, f"{more:,} more options the engine does not have, not listed", out[-1].where
+            )
+        ]
+    return out
+
+
+def _normal(name: str) -> str:
+    """The name the engine's parser looks up: underscores as dashes up to a JSON key (`--x.key`)."""
+    if not name.startswith("--"):
+        return name
+    head = name.split(".", 1)[0]
+    return head.replace("_", "-")
+
+
+def _judge(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: str) -> Issue | None:
+    where = w.where or d.where
+    said = show(name, 80)
+    if p.certain:
+        flags = set().union(*(t.sets[r] for r in p.releases))
+        if _accepted(name, frozenset(flags)):
+            return None
+        release = p.releases[0] if len(p.releases) == 1 else f"{p.releases[0]} to {p.releases[-1]}"
+        other = _spans(t, name)
+        guess = None if other else _did_you_mean(name, flags)
+        return Issue(
+            UNPARSED_SETTING,
+            f"{label} {release} has no option {said}"
+            + (f" ({label} {other} have it)" if other else "")
+            + f": its argparse exits at start-up with 'error: unrecognized arguments: {said}' ({p.why})",
+            where,
+            details=(f"the flags of {label} {p.releases[0]}, read in {t.read[p.releases[0]]}",),
+            fix=f"did you mean {guess}?" if guess else _REMOVE,
+            severity=Severity.ERROR,
+        )
+    if w.known:
+        return None  # an option of some release kvlint knows: with no release pinned, nothing is certain
+    every = set().union(*t.sets.values())
+    if _accepted(name, frozenset(every)):
+        return None
+    guess = _did_you_mean(name, every)
+    return Issue(
+        UNPARSED_SETTING,
+        f"{label} has no option {said} in the releases kvlint read ({t.first_last()}); {p.why}: vLLM exits with"
+        " 'unrecognized arguments' unless the release in force or a plugin adds it",
+        where,
+        fix=f"did you mean {guess}?" if guess else _REMOVE,
+    )

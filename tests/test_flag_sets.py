@@ -1,0 +1,127 @@
+"""A flag the release in force does not have is an error where the release is pinned and its flag set read,
+a warning that names the assumption where it is not; a flag the release's argparse takes (a prefix, a
+`--no-x`) is never an error. Held on real files: the corpus pins vLLM releases on hundreds of flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, SHARED, lint, shared, shared_params
+
+from kvlint.engines import facts, flag_sets
+from kvlint.findings import Severity
+
+SCOUT = "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-llama__vllm__vllm-llama4-scout-17b-16e.yaml"
+
+
+def _scout(tag: str = "v0.10.0", edit: tuple[str, str] | None = None) -> str:
+    """GKE's Llama 4 Scout sample (kubernetes-engine-samples, ai-ml/llm-serving-llama/vllm), as published on
+    docker.io/vllm/vllm-openai:v0.10.0 with `--swap-space=16` (line 50); the tag and one flag re-written."""
+    text = shared("corpus", "manifests2", SCOUT).read_text(encoding="utf-8")
+    text = text.replace("vllm/vllm-openai:v0.10.0", f"vllm/vllm-openai:{tag}")
+    return text.replace(*edit) if edit else text
+
+
+def _flag_findings(result):
+    return [f for f in result.findings if f.rule == "KV005" and "has no option" in f.message]
+
+
+def test_the_table_reads_every_release_in_order_up_to_the_release_table_s_newest():
+    t = flag_sets.table("vllm")
+    assert t is not None
+    keys = [facts.release(r) for r in t.releases]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
+    assert t.releases[-1] == facts.load("vllm", "releases")["newest_read"]
+    assert all(r in t.read and f"vllm=={r}:vllm/engine/arg_utils.py" in t.read[r] for r in t.releases)
+    # a flag every release has, and one each end of the range lacks
+    assert all("--max-num-seqs" in t.sets[r] for r in t.releases)
+    assert "--swap-space" in t.sets[t.releases[0]] and "--swap-space" not in t.sets[t.releases[-1]]
+
+
+def test_the_published_file_on_its_own_release_has_no_flag_finding():
+    assert _flag_findings(lint(_scout(), SCOUT)) == []
+
+
+def test_a_flag_the_pinned_release_dropped_is_an_error_at_the_flag():
+    """--swap-space is in vLLM 0.6 to 0.17 (CacheConfig.swap_space); the same file on v0.20.1 does not start."""
+    found = _flag_findings(lint(_scout("v0.20.1"), SCOUT))
+    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 50)]
+    assert "vLLM 0.20.1 has no option --swap-space" in found[0].message
+    assert "unrecognized arguments: --swap-space" in found[0].message
+    assert "0.17.1 have it" in found[0].message
+    assert "vllm==0.20.1:vllm/engine/arg_utils.py" in found[0].details[0]
+
+
+def test_a_typo_is_an_error_with_a_did_you_mean():
+    found = _flag_findings(lint(_scout(edit=("--disable-log-stats", "--disable-log-stat-logging")), SCOUT))
+    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 54)]
+    assert found[0].fix == "did you mean --disable-log-stats?"
+
+
+def test_a_prefix_argparse_takes_and_a_generated_inverse_are_not_errors():
+    """argparse allow_abbrev: `--disable-log-stat` is `--disable-log-stats`; `--no-enable-prefix-caching` is
+    BooleanOptionalAction's inverse (vllm==0.10.0:vllm/engine/arg_utils.py)."""
+    text = _scout(edit=("--disable-log-stats", "--disable-log-stat"))
+    text = text.replace(
+        "- --tensor-parallel-size=8", "- --tensor-parallel-size=8\n        - --no-enable-prefix-caching"
+    )
+    assert _flag_findings(lint(text, SCOUT)) == []
+
+
+@pytest.mark.parametrize(
+    ("tag", "why"),
+    [
+        ("latest", "no release is pinned"),
+        ("v0.10.1rc1", "names no release exactly"),
+        ("v0.5.4", "kvlint has not read the flags of vLLM 0.5.4"),
+    ],
+)
+def test_an_unpinned_release_is_a_warning_that_names_the_assumption(tag, why):
+    found = _flag_findings(lint(_scout(tag, ("--disable-log-stats", "--disable-log-stat-logging")), SCOUT))
+    assert [f.severity for f in found] == [Severity.WARNING]
+    assert why in found[0].message and found[0].fix == "did you mean --disable-log-stats?"
+
+
+def test_a_flag_only_an_other_release_has_is_not_flagged_when_no_release_is_pinned():
+    assert _flag_findings(lint(_scout("latest"), SCOUT)) == []
+
+
+def test_an_image_built_by_someone_else_is_a_warning():
+    text = _scout(edit=("--disable-log-stats", "--disable-log-stat-logging")).replace(
+        "docker.io/vllm/vllm-openai:v0.10.0", "registry.example.com/team/vllm-openai-custom:v0.10.0"
+    )
+    found = _flag_findings(lint(text, SCOUT))
+    assert [f.severity for f in found] == [Severity.WARNING]
+    assert "is not the engine's own" in found[0].message
+
+
+def test_the_configured_engine_version_pins_the_release():
+    found = _flag_findings(lint(_scout("latest"), SCOUT, **_engine_version("0.20.1")))
+    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 50)]
+
+
+def _engine_version(version: str) -> dict:
+    from kvlint.run.settings import Settings
+
+    s = Settings()
+    s.defaults.engine_version = version
+    return {"defaults": s.defaults}
+
+
+CORPUS = [
+    p
+    for folder in ("manifests", "manifests2")
+    if SHARED.joinpath("corpus", folder).exists()
+    for p in sorted(SHARED.joinpath("corpus", folder).iterdir())
+    if p.suffix in (".yaml", ".yml")
+]
+
+
+@pytest.mark.parametrize(
+    "path", shared_params("corpus", [*CORPUS, *sorted(FIXTURES.rglob("*.yaml"))], ids=lambda p: p.name)
+)
+def test_no_flag_of_a_real_file_on_its_pinned_release_is_an_error(path: Path):
+    """Every corpus and fixture file: the flags written for the release its image pins are that release's."""
+    result = lint(path.read_text(encoding="utf-8", errors="replace"), str(path))
+    assert [f.message for f in _flag_findings(result) if f.severity == Severity.ERROR] == []
