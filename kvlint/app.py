@@ -238,6 +238,33 @@ def explain_rule(name: str) -> tuple[str, bool]:
     return page_text(rule), True
 
 
+def run_upgrade(paths: tuple[str, ...], to: str | None, fmt: str, opts: dict) -> int:
+    """`kvlint upgrade`: the discovered files walked from each deployment's release to `to`."""
+    from kvlint.run.flags import build_settings
+    from kvlint.run.lint import RunResult
+    from kvlint.upgrade.command import bad_to, walk_paths
+
+    settings, error = build_settings(opts)
+    problem = error if settings is None else bad_to(to)
+    if settings is None or problem:
+        say(f"kvlint: {plain(problem or '')}")
+        return 2
+    refused = _refused(paths, None)
+    if refused is not None:
+        return refused
+    run = RunResult()
+    shown = _discover(run, paths, settings)
+    errors = list(run.errors)
+    text, code = walk_paths(shown, settings, to, fmt, errors)
+    for err in errors + run.notes:
+        say(f"kvlint: {plain(err)}")
+    failed = write(text, sys.stdout)
+    if failed:
+        say(f"kvlint: {plain(failed)}")
+        return OUTPUT_FAILED
+    return code
+
+
 def run_plan(model: str, gpus: list[str], fmt: str, opts: dict) -> tuple[str, int]:
     from kvlint.planner import plan_command
 

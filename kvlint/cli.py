@@ -257,6 +257,32 @@ def plan(model, gpu, fleet, fmt, **opts) -> None:
     sys.exit(code)
 
 
+@main.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--to", help="The newest release to walk to (default: the newest kvlint has read).")
+@click.option(
+    "--engine-version", help="Release to start from where no image tag says (default: the newest read)."
+)
+@click.option("--gpu", help="GPU to assume where a workload does not say (e.g. H100, L4).")
+@click.option(
+    "--engine",
+    type=click.Choice(list(engines.names())),
+    help="Engine to assume where a workload does not say.",
+)
+@click.option("-f", "--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Configuration file.")
+@click.option("--isolated", is_flag=True, help="Ignore every configuration file.")
+def upgrade(paths, to, fmt, **opts) -> None:
+    """What each later engine release does to each deployment: the releases where the verdict
+    changes or the KV pool moves by more than 5 %, with the release-table rows that changed.
+
+    Exit 1 when a later release turns a passing deployment into an error.
+    """
+    from kvlint.app import run_upgrade
+
+    sys.exit(run_upgrade(paths, to, fmt, opts))
+
+
 @main.command("config")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False))
 @click.option("--isolated", is_flag=True)

@@ -33,6 +33,9 @@ class Defaults:
     fleet_source: str = ""
     engine: str | None = None
     engine_version: str | None = None
+    # (engine, release) that replaces the release a workload of that engine states or defaults to: the
+    # release `kvlint upgrade` evaluates it under (kvlint/upgrade/walk.py); `check` never sets it
+    release: tuple[str, str] | None = None
     hub: bool = False  # --hub / `hub: true`: fetch a model no local source knows from the Hub
 
 
@@ -338,7 +341,10 @@ def engine_in_force(d: Deployment, defaults: Defaults, in_force: InForce) -> InF
         engine = default(
             defaults.engine or engines.DEFAULT, f"kvlint default engine ({engines.display(engines.DEFAULT)})"
         )
-    if version is None and defaults.engine_version:
+    if defaults.release is not None and str(engine.value) == defaults.release[0]:
+        was = f"; the workload's is {version.value}" if version is not None else ""
+        version = inferred(defaults.release[1], f"release {defaults.release[1]} (kvlint upgrade{was})")
+    elif version is None and defaults.engine_version:
         version = inferred(defaults.engine_version, "engine version from the configuration")
     return replace(in_force, engine=engine, engine_version=version)
 

@@ -1,0 +1,306 @@
+"""`kvlint upgrade`: each deployment walked over the releases kvlint has read, its verdict under each the
+one `kvlint check` gives under that release (the invariant across fixtures x releases), the first release
+that changes it for vLLM, SGLang and TGI, the release-table rows it cites, and the report pinned."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FIXTURES, ROOT
+
+from kvlint import engines
+from kvlint.cli import main
+from kvlint.entry import COMMANDS
+from kvlint.run.discover import SUFFIXES
+from kvlint.run.flags import build_settings
+from kvlint.run.lint import lint_text
+from kvlint.upgrade import releases
+from kvlint.upgrade.deployments import walk_file
+from kvlint.upgrade.rows import changed
+from kvlint.upgrade.walk import lint_at, state
+
+DATA = ROOT / "tests" / "data" / "upgrade"
+VLLM = DATA / "vllm-cuda-graphs.yaml"  # hand-written: fits at 0.11.0, CUDA graphs from 0.20.0 do not
+SGLANG = FIXTURES / "KV103" / "bad-sglang-l4-64-requests.yaml"  # SGLang v0.4.6.post1
+TGI = FIXTURES / "KV102" / "good-tgi-8b-l4-8k.yaml"  # TGI 3.0.1
+OLDEST_START = "0.10.1"  # --engine-version for the workloads no image pins, so they walk too
+UPDATE = bool(os.environ.get("KVLINT_UPDATE_SNAPSHOTS"))
+
+
+def _settings(**opts):
+    settings, error = build_settings({"isolated": True, **opts})
+    assert settings is not None, error
+    return settings
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _first_change(walk):
+    prev = walk.first
+    for step in walk.steps:
+        if step.state.verdict != prev.verdict:
+            return prev, step
+        prev = step.state
+    return None
+
+
+# --- the invariant: the walk's verdict at R is `kvlint check`'s under R ------------------------------
+
+
+def _bumped(text: str, old: str, new: str) -> str:
+    """The file with release `old` (as its image tag or spec states it, `v` or not) replaced by `new`."""
+    return re.sub(rf"(?<![\w.])(v?){re.escape(old)}(?![\w]|\.\d|\.post)", rf"\g<1>{new}", text)
+
+
+def _checked(path: Path, display: str, engine: str, release: str, starts) -> list[tuple | None]:
+    """`kvlint check` under `release` for the file's `engine` workloads: `--engine-version R` where no
+    image pins a release, the file with its pinned release bumped to R where one does (None for a
+    workload whose release is pinned in another file: a runtime beside it)."""
+    text = path.read_text(encoding="utf-8")
+    pinned = {s.release for e, s in starts if e == engine and s.how != "--engine-version"}
+    for old in pinned:
+        text = _bumped(text, old, release)
+    result = lint_text(text.encode(), display, _settings(engine_version=release), str(path.parent), str(path))
+    out: list[tuple | None] = []
+    for i, r in enumerate(result.deployments):
+        version = r.in_force.engine_version
+        out.append(
+            _summary(state(result, i, release)) if version is not None and version.value == release else None
+        )
+    return out
+
+
+def _summary(s) -> tuple:
+    return s.worst, s.codes, s.kv_tokens
+
+
+FIXTURE_FILES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in SUFFIXES)
+
+
+def _compare(paths, pick) -> tuple[int, set[str]]:
+    """For each file, each release `pick(engine, start)` names: the state `kvlint upgrade` takes under it
+    (walk.lint_at, the run its walk makes) is `kvlint check`'s."""
+    settings = _settings(engine_version=OLDEST_START)
+    compared, engines_seen = 0, set()
+    for path in paths:
+        display = _rel(path)
+        base = lint_at(str(path), display, settings, None, None)
+        if isinstance(base, str):
+            continue
+        starts = [
+            (r.in_force.engine_name if r.in_force.engine else "", _start(r, settings))
+            for r in base.deployments
+        ]
+        for engine in {e for e, _ in starts if releases.has_table(e)}:
+            wanted = {x for e, st in starts if e == engine for x in pick(engine, st)}
+            for release in wanted:
+                checked = _checked(path, display, engine, release, starts)
+                walked = lint_at(str(path), display, settings, engine, release)
+                for i, (e, st) in enumerate(starts):
+                    if e == engine and release in pick(engine, st) and checked[i] is not None:
+                        assert _summary(state(walked, i, release)) == checked[i], (display, i, release)
+                        compared += 1
+                        engines_seen.add(engine)
+    return compared, engines_seen
+
+
+def _start(r, settings):
+    stated = r.deployment.engine_version
+    return releases.start(
+        r.in_force.engine_name,
+        str(stated.value) if stated else None,
+        stated.note if stated else "",
+        settings.defaults.engine_version,
+    )
+
+
+def test_walked_releases_give_checks_verdict_on_the_engine_examples():
+    """The three engine examples, every release their walks read."""
+    compared, seen = _compare([VLLM, SGLANG, TGI], lambda e, st: releases.later(e, st.release, None))
+    assert seen == set(engines.names()) and compared >= 30
+
+
+def test_the_newest_release_gives_checks_verdict_on_every_fixture():
+    """Every fixture with a workload of a modelled engine, under the newest release its walk reads (the
+    slow test below takes every release)."""
+    compared, seen = _compare(FIXTURE_FILES, lambda e, st: releases.later(e, st.release, None)[-1:])
+    assert seen == set(engines.names()) and compared > 100
+
+
+@pytest.mark.slow
+def test_every_walked_release_gives_checks_verdict_on_every_fixture():
+    """Every fixture x every release its walk reads (a run of minutes: under the slow marker)."""
+    compared, seen = _compare(FIXTURE_FILES, lambda e, st: releases.later(e, st.release, None))
+    assert seen == set(engines.names()) and compared > 1000
+
+
+def test_the_walk_reports_the_states_its_runs_give():
+    """walk_file's states are walk.lint_at's, release by release (what the tests above compare)."""
+    settings = _settings()
+    [w] = walk_file(str(VLLM), _rel(VLLM), settings, None).walks
+    for release, got in zip(w.walked, w.states, strict=True):
+        assert got == state(lint_at(str(VLLM), _rel(VLLM), settings, "vllm", release), 0, release)
+
+
+# --- the first release that changes the verdict, per engine ------------------------------------------
+
+
+def test_vllm_cuda_graph_memory_turns_a_fitting_deployment_into_kv102():
+    [w] = walk_file(str(VLLM), _rel(VLLM), _settings(), None).walks
+    assert (w.start.release, w.first.worst) == ("0.11.0", None)
+    before, step = _first_change(w)
+    assert step.state.release == "0.20.0" and step.state.codes == ("KV102",) and w.breaks
+    rows = {r.key: r for r in step.rows}
+    assert rows["cudagraph_memory"].after == "estimated"
+    assert rows["cudagraph_memory"].source.startswith("vllm==0.20.0:vllm/envs.py:1724")
+    assert ("CUDA graphs" in dict(step.state.terms)) and ("CUDA graphs" not in dict(before.terms))
+    # kvlint check agrees: the image bumped to the release before passes, to 0.20.0 fails
+    text = VLLM.read_text(encoding="utf-8")
+    for release, codes in (("0.18.0", ()), ("0.20.0", ("KV102",))):
+        result = lint_text(_bumped(text, "0.11.0", release).encode(), "f.yaml", _settings())
+        assert result.deployments[0].in_force.engine_version.value == release
+        assert state(result, 0, release).codes == codes
+
+
+def test_sglang_fixture_first_changes_at_0_5_20():
+    [w] = walk_file(str(SGLANG), _rel(SGLANG), _settings(), None).walks
+    assert w.start.release == "0.4.6.post1" and w.first.codes == ("KV103",)
+    _, step = _first_change(w)
+    assert step.state.release == "0.5.20" and step.state.worst.label == "error" and w.breaks
+    assert {"small_graph_bs", "small_chunked"} <= {r.key for r in step.rows}
+    assert all(r.source.startswith("sglang==0.5.20:") for r in step.rows if r.since == "0.5.20")
+
+
+def test_tgi_fixture_first_changes_at_3_1_with_the_wiggle_room():
+    [w] = walk_file(str(TGI), _rel(TGI), _settings(), None).walks
+    assert w.start.release == "3.0.1" and w.first.worst is None
+    _, step = _first_change(w)
+    assert step.state.release == "3.1.0" and step.state.codes == ("KV103",) and not w.breaks
+    wiggle = {r.key: r for r in step.rows}["wiggle_room"]
+    assert wiggle.source.startswith("huggingface/text-generation-inference@v3.1.0:")
+
+
+def test_a_workload_no_release_names_starts_at_kvlints_assumption_and_says_so():
+    path = FIXTURES / "KV102" / "good-llama-8b-l4-16k.yaml"
+    walks = walk_file(str(path), _rel(path), _settings(), None).walks
+    w = walks[0]
+    assert w.start.assumed and w.start.release == releases.newest("vllm") and w.walked == ()
+    assert "kvlint assumes vLLM" in w.start.how
+
+
+def test_to_stops_the_walk():
+    [w] = walk_file(str(VLLM), _rel(VLLM), _settings(), "0.18.0").walks
+    assert w.walked[-1] == "0.18.0" and not w.steps and not w.breaks
+
+
+def test_rows_are_those_whose_value_changes_between_the_two_releases():
+    keys = {r.key for r in changed("vllm", "0.19.0", "0.20.0")}
+    assert {"gpu_memory_utilization", "cudagraph_memory"} <= keys
+    assert changed("vllm", "0.20.0", "0.20.0") == ()
+    assert "read_at" not in {r.key for r in changed("sglang", "0.4.4", "0.5.23")}
+
+
+def test_each_engine_walks_the_releases_its_table_names():
+    for name in engines.names():
+        known = releases.known(name)
+        assert known[-1] == releases.newest(name)
+        assert [releases.order(name, r) for r in known] == sorted(releases.order(name, r) for r in known)
+
+
+def test_no_tgi_release_between_two_rows_plans_differently():
+    """TGI's table names every release its modelled accounting changes at: a release between two rows
+    plans every TGI fixture as the older row's release does."""
+    known = releases.known("tgi")
+    tgi = [p for p in FIXTURE_FILES if "tgi" in p.read_text(encoding="utf-8").lower()]
+    settings = _settings()
+    checked = 0
+    for a, b in zip(known, known[1:], strict=False):
+        x, y, z = (releases.order("tgi", a) or (0, 0, 0))[:3]
+        between = [
+            t
+            for t in (f"{x}.{y}.{z + 1}", f"{x}.{y + 1}.0")
+            if releases.order("tgi", t) < releases.order("tgi", b)
+        ]
+        for path in tgi:
+            walks = walk_file(str(path), _rel(path), settings, None).walks
+            if not any(w.engine == "tgi" and w.first is not None for w in walks):
+                continue
+            base = lint_at(str(path), _rel(path), settings, "tgi", a)
+            for t in between:
+                other = lint_at(str(path), _rel(path), settings, "tgi", t)
+                for i, r in enumerate(base.deployments):
+                    if r.in_force.engine_name == "tgi":
+                        assert state(base, i, a).verdict + (state(base, i, a).kv_tokens,) == state(
+                            other, i, t
+                        ).verdict + (state(other, i, t).kv_tokens,), (path, a, t)
+                        checked += 1
+    assert checked > 50
+
+
+# --- the command ---------------------------------------------------------------------------------------
+
+
+def _run(*args):
+    return CliRunner().invoke(main, ["upgrade", "--isolated", *args])
+
+
+def test_exit_1_when_a_later_release_breaks_a_passing_deployment():
+    assert _run(_rel(VLLM)).exit_code == 1
+    assert _run(_rel(TGI)).exit_code == 0  # fits -> a warning: not an error
+    assert _run("--to", "0.18.0", _rel(VLLM)).exit_code == 0
+
+
+def test_bad_input_is_a_located_diagnostic_and_exit_2():
+    result = _run(_rel(FIXTURES / "KV001" / "bad-syntax.yaml"))
+    assert result.exit_code == 2
+    assert re.search(r"fixtures/KV001/bad-syntax.yaml:\d+:\d+: KV001 YAML syntax error", result.stderr)
+    assert "Traceback" not in result.output + result.stderr
+    missing = _run("no-such-file.yaml")
+    assert missing.exit_code == 2 and "no-such-file.yaml" in missing.stderr
+    bad = _run("--to", "newest", _rel(VLLM))
+    assert bad.exit_code == 2 and "--to 'newest' is not a release" in bad.stderr
+
+
+def test_json_says_what_the_text_says():
+    doc = json.loads(_run("--format", "json", _rel(VLLM)).stdout)
+    [d] = doc["deployments"]
+    assert d["start"] == {
+        "release": "0.11.0",
+        "how": "from the image tag vllm/vllm-openai:v0.11.0",
+        "assumed": False,
+    }
+    [change] = d["changes"]
+    assert change["release"] == "0.20.0" and change["verdict"]["codes"] == ["KV102"] and d["breaks"]
+    assert "cudagraph_memory" in {r["key"] for r in change["rows"]}
+
+
+def test_upgrade_is_a_command():
+    assert "upgrade" in COMMANDS
+    assert "upgrade" in CliRunner().invoke(main, ["--help"]).stdout
+
+
+# --- the report, pinned ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_report_snapshot(fmt):
+    args = ["--format", fmt, _rel(VLLM), _rel(SGLANG), _rel(TGI)]
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = _run(*args)
+    finally:
+        os.chdir(cwd)
+    got = f"exit {result.exit_code}\n{result.stdout}"
+    snap = DATA / f"report.{fmt}.snap"
+    if UPDATE:
+        snap.write_text(got, encoding="utf-8")
+    assert snap.exists(), "run KVLINT_UPDATE_SNAPSHOTS=1 python -m pytest tests/test_upgrade.py"
+    assert got == snap.read_text(encoding="utf-8")
