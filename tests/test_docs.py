@@ -272,3 +272,33 @@ def test_inputs_page_names_every_reader_in_the_registry():
         *(name for name, _, _ in registry.NODE_POOL_FILES),
     }
     assert readers - named == set()
+
+
+BLOCK = re.compile(r"^(?P<fence>```+)(?P<lang>[a-z]*)\n(?P<body>.*?)^(?P=fence)$", flags=re.M | re.S)
+
+
+def unmarked_outputs(text: str) -> list[str]:
+    """Fenced console/text blocks that show output (a line that is not a `$ ` command) without a marker."""
+    marked = {m.start("fence") for m in EXAMPLE.finditer(text)}
+    bad = []
+    for m in BLOCK.finditer(text):
+        if m.group("lang") not in ("console", "text", "") or m.start() in marked:
+            continue
+        if any(line and not line.startswith("$ ") for line in m.group("body").splitlines()):
+            bad.append(m.group("body").splitlines()[0])
+    return bad
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_rel)
+def test_every_quoted_output_is_a_marked_example(page):
+    assert not unmarked_outputs(page.read_text(encoding="utf-8"))
+
+
+def test_the_marker_check_sees_an_unmarked_output():
+    text = (
+        "```console\n$ kvlint deploy/   # a command alone is fine\n```\n"
+        "<!-- kvlint-example: kvlint x.yaml -->\n```console\n$ kvlint x.yaml\nout\n```\n"
+        "```yaml\nkey: value\n```\n"
+        "```text\nkvlint: 1 finding\n```\n"
+    )
+    assert unmarked_outputs(text) == ["kvlint: 1 finding"]
