@@ -121,16 +121,49 @@ class Deployment:
         return f"{self.kind}/{self.name}" if self.name else self.kind
 
 
+# The settings an engine's `settings()` fills with its own default when the file leaves them out
+# (kvlint/engines/filling.py); `InForce` carries each as the engine runs it.
+FILLED = (
+    "tensor_parallel",
+    "pipeline_parallel",
+    "max_context",
+    "max_sequences",
+    "max_batched_tokens",
+    "gpu_memory_utilization",
+    "block_size",
+    "kv_cache_dtype",
+)
+
+
 @record(frozen=True)
 class InForce:
     """What resolve settles that the file may leave out: the engine and its release, the GPU as named
-    (stated, or the configuration's default) and the context length the engine runs with (the plan's,
-    when the engine caps it). Carried beside the deployment (kvlint/resolve.py), never written onto it."""
+    (stated, or the configuration's default), and each setting the engine runs with: stated, or the
+    engine's default for its release (origin "default", the note naming it). `max_context` is the plan's
+    when the engine caps it. `options`: the engine's own options in force (the file's, kvlint's fields
+    carried onto them, the defaults it fills), by the engine's name. `said`: what putting kvlint's fields
+    in force found (a field the engine has no setting for). Carried beside the deployment
+    (kvlint/resolve.py), never written onto it."""
 
     engine: Value[str] | None = None
     engine_version: Value[str] | None = None
     gpu: Value[str] | None = None
     max_context: Value[int] | None = None
+    tensor_parallel: Value[int] | None = None
+    pipeline_parallel: Value[int] | None = None
+    max_sequences: Value[int] | None = None
+    max_batched_tokens: Value[int] | None = None
+    gpu_memory_utilization: Value[float] | None = None
+    block_size: Value[int] | None = None
+    kv_cache_dtype: Value[str] | None = None
+    options: dict[str, Value[Any]] = field(default_factory=dict)
+    said: tuple[Issue, ...] = ()
+
+    @classmethod
+    def stated(cls, d: Deployment) -> InForce:
+        """The deployment's own values, before resolve settles the rest."""
+        filled = {name: getattr(d, name) for name in FILLED}
+        return cls(d.engine, d.engine_version, d.gpu, options=dict(d.extra), **filled)
 
     @property
     def engine_name(self) -> str:

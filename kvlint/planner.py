@@ -48,27 +48,29 @@ def plan_command(model: str, gpus: list[str], fmt: str, opts: dict[str, Any]) ->
 def _plan_one(model: str, gpu: str, opts: dict[str, Any]) -> PlanReport | str:
     """The plan on one GPU type, or the reason it cannot be made."""
     where = Location("<plan>", 1, 1)
-    d = Deployment(file="<plan>", where=where, kind="plan", name=model)
-    d.model = stated(model, where)
-    d.gpu = stated(gpu, where)
-    d.engine = stated(opts.get("engine") or engines.DEFAULT, where)
+    said: dict[str, Any] = {
+        "model": stated(model, where),
+        "gpu": stated(gpu, where),
+        "engine": stated(opts.get("engine") or engines.DEFAULT, where),
+    }
     try:
         if opts.get("engine_version"):
-            d.engine_version = stated(opts["engine_version"], where)
+            said["engine_version"] = stated(opts["engine_version"], where)
         if opts.get("context"):
-            d.max_context = stated(parse_count(opts["context"]).value, where)
+            said["max_context"] = stated(parse_count(opts["context"]).value, where)
         if opts.get("sequences"):
-            d.max_sequences = stated(parse_count(opts["sequences"]).value, where)
+            said["max_sequences"] = stated(parse_count(opts["sequences"]).value, where)
         if opts.get("gpus"):
-            d.tensor_parallel = stated(int(opts["gpus"]), where)
+            said["tensor_parallel"] = stated(int(opts["gpus"]), where)
         if opts.get("utilization"):
-            d.gpu_memory_utilization = stated(float(opts["utilization"]), where)
+            said["gpu_memory_utilization"] = stated(float(opts["utilization"]), where)
         if opts.get("kv_cache_dtype"):
-            d.kv_cache_dtype = stated(opts["kv_cache_dtype"], where)
+            said["kv_cache_dtype"] = stated(opts["kv_cache_dtype"], where)
         if opts.get("quantization"):
-            d.quantization = stated(opts["quantization"], where)
+            said["quantization"] = stated(opts["quantization"], where)
     except ValueError as exc:
         return str(exc)
+    d = Deployment(file="<plan>", where=where, kind="plan", name=model, **said)
     r = resolve(d, Defaults())
     # an unknown GPU or model, or a model kvlint knows but cannot price (another kind, a GGUF repository)
     problems = [i for i in r.issues if i.code in (UNKNOWN_GPU, UNKNOWN_MODEL, NOT_CHECKABLE)]
@@ -77,6 +79,7 @@ def _plan_one(model: str, gpu: str, opts: dict[str, Any]) -> PlanReport | str:
     arch, s, p, g = r.model, r.settings, r.plan, r.gpu
     if arch is None or s is None or g is None:
         return "cannot plan"
+    filled = s.in_force or r.in_force  # the engine's defaults, as its settings named them
     return PlanReport(
         arch,
         g,
@@ -88,9 +91,9 @@ def _plan_one(model: str, gpu: str, opts: dict[str, Any]) -> PlanReport | str:
         defaults={
             k: v.note
             for k, v in (
-                ("max_context", d.max_context),
-                ("max_sequences", d.max_sequences),
-                ("gpu_memory_utilization", d.gpu_memory_utilization),
+                ("max_context", filled.max_context),
+                ("max_sequences", filled.max_sequences),
+                ("gpu_memory_utilization", filled.gpu_memory_utilization),
             )
             if v is not None and v.origin == "default"
         },

@@ -49,10 +49,7 @@ class Resolved:
     plan: Plan | None = None
     issues: list[Issue] = field(default_factory=list)
     unknown: set[str] = field(default_factory=set)  # "model", "gpu", "gpu-memory", "engine"
-    in_force: InForce = field(default_factory=InForce)  # engine, release, GPU name, context in force
-    # the deployment as extracted, before defaults were filled, when it states no GPU: kvlint/run/fleet.py
-    # re-resolves it on each fleet (or common) GPU type
-    pristine: Deployment | None = field(default=None, compare=False)
+    in_force: InForce = field(default_factory=InForce)  # engine, release, GPU name, settings in force
 
 
 def _loc(d: Deployment, *values: Value | None) -> Location:
@@ -62,9 +59,9 @@ def _loc(d: Deployment, *values: Value | None) -> Location:
     return d.where
 
 
-def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
+def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults, on: Value[str] | None) -> None:
     candidates = d.extra.get("gpu_candidates")
-    gpu = d.gpu
+    gpu = on or d.gpu
     if gpu is None and defaults.gpu and candidates is None:
         gpu = inferred(defaults.gpu, defaults.gpu_source or "GPU from --gpu / configuration default")
         r.in_force = replace(r.in_force, gpu=gpu)
@@ -89,7 +86,7 @@ def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults) -> None:
         return
     name = str(gpu.value)
     spec = gpu_catalog.lookup(name)
-    if spec is None and any(i.code == UNKNOWN_GPU for i in d.issues):
+    if spec is None and on is None and any(i.code == UNKNOWN_GPU for i in d.issues):
         r.unknown.add("gpu")  # the extractor already said why (a MIG profile the card does not have)
         return
     if spec is None:
@@ -350,15 +347,10 @@ def engine_in_force(d: Deployment, defaults: Defaults, in_force: InForce) -> InF
 
 
 def engine_settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, in_force: InForce) -> EngineSettings:
-    """Fill every unstated engine setting with the engine's default, for the engine in force."""
+    """Every engine setting in force for the engine in force: stated, else the engine's default (named in
+    the settings' `in_force`; the deployment is not written)."""
     version_text = str(in_force.engine_version.value) if in_force.engine_version else None
     return engines.get(in_force.engine_name).settings(d, arch, gpu, version_text)
-
-
-def with_gpu(d: Deployment, name: str, note: str) -> Deployment:
-    """A copy of an extracted deployment placed on one GPU type (engine defaults are filled per copy)."""
-    extra = flag_sets.without(d.extra)  # the flags written are judged once, on the deployment itself
-    return replace(d, gpu=inferred(name, note), extra=extra, issues=[], unreadable=list(d.unreadable))
 
 
 def _llamacpp_kv(d: Deployment) -> Issue:
@@ -371,10 +363,14 @@ def _llamacpp_kv(d: Deployment) -> Issue:
     return Issue(NOT_CHECKABLE, f"{d.label()}: {reason.value}{kv}: not checked", reason.where or d.where)
 
 
-def resolve(d: Deployment, defaults: Defaults) -> Resolved:
-    r = Resolved(d, in_force=InForce(d.engine, d.engine_version, d.gpu, d.max_context))
-    r.issues.extend(d.issues)
-    r.issues.extend(flag_sets.issues(d, engine_in_force(d, defaults, r.in_force).engine_version))
+def resolve(d: Deployment, defaults: Defaults, on: Value[str] | None = None) -> Resolved:
+    """The deployment's model, GPU, settings in force and plan; `d` is only read. `on`: a GPU to place it
+    on instead of the one it names (kvlint/run/fleet.py re-resolves a deployment that names none on each
+    fleet type); the extraction's issues are then the first resolve's, not repeated."""
+    r = Resolved(d, in_force=replace(InForce.stated(d), gpu=on or d.gpu))
+    if on is None:
+        r.issues.extend(d.issues)
+        r.issues.extend(flag_sets.issues(d, engine_in_force(d, defaults, r.in_force).engine_version))
     if "llamacpp_reason" in d.extra:
         r.issues.append(_llamacpp_kv(d))
     if d.accelerator != "gpu" or "unsupported" in d.extra:
@@ -382,18 +378,19 @@ def resolve(d: Deployment, defaults: Defaults) -> Resolved:
         if unmodelled is not None:
             r.issues = [i for i in r.issues if not any(i is u for u in unmodelled.value)]
         return r  # the extractor said what it cannot check (KV004)
-    if d.gpu is None and (not defaults.gpu or "gpu_candidates" in d.extra):
-        r.pristine = replace(d, extra=dict(d.extra))
-    _resolve_gpu(d, r, defaults)
+    _resolve_gpu(d, r, defaults, on)
     _resolve_model(d, r, defaults.hub)
     if r.model is None:
         return r
-    known = len(d.issues)
     try:
         r.in_force = engine_in_force(d, defaults, r.in_force)
         r.settings = engine_settings(d, r.model, r.gpu, r.in_force)
-        r.in_force = replace(r.in_force, max_context=d.max_context)  # the engine's default, when unstated
-        r.issues.extend(d.issues[known:])  # what the engine's settings found (a field it has no setting for)
+        if r.settings.in_force is not None:  # the settings in force, defaults named; the engine and GPU kept
+            filled = r.settings.in_force
+            r.in_force = replace(
+                filled, engine=r.in_force.engine, engine_version=r.in_force.engine_version, gpu=r.in_force.gpu
+            )
+            r.issues.extend(filled.said)  # what the engine's settings found (a field it has no setting for)
     except ValueError as exc:
         where = getattr(exc, "where", None) or d.where
         r.issues.append(Issue(UNPARSED_SETTING, f"engine settings could not be read: {exc}", where))

@@ -162,11 +162,11 @@ def test_production_stack_pipeline_parallel_is_rendered_only_with_ray():
     )
     found = kv005(lint(plain, "values.yaml"))
     assert len(found) == 1 and "only for a raySpec entry" in found[0][1]
-    assert lint(plain, "values.yaml").deployments[0].deployment.pipeline_parallel.value == 1  # vLLM default
+    assert lint(plain, "values.yaml").deployments[0].in_force.pipeline_parallel.value == 1  # vLLM default
     ray = plain.replace("    requestGPU: 1\n", "    requestGPU: 1\n    raySpec:\n      enabled: true\n")
     result = lint(ray, "values.yaml")
     assert kv005(result) == []
-    assert result.deployments[0].deployment.pipeline_parallel.value == 2
+    assert result.deployments[0].in_force.pipeline_parallel.value == 2
 
 
 # --- NVIDIA NIM nim-llm chart ------------------------------------------------------------------

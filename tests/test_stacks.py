@@ -290,7 +290,9 @@ def test_llmisvc_reads_vllm_additional_args_parallelism_and_the_preset_shm():
     assert d.max_context.where.line == 23  # inside the VLLM_ADDITIONAL_ARGS string
     assert d.has_shm and d.shm_size.origin == "default" and "config-llm-template" in d.shm_size.note
     p = found["qwen3-8b-pd/prefill"]
-    assert p.tensor_parallel.origin == "default" and p.gpus_per_pod.value == 1 and p.max_sequences.value == 2
+    in_force = next(r.in_force for r in result.deployments if r.deployment is p)
+    assert p.tensor_parallel is None and in_force.tensor_parallel.origin == "default"  # vLLM's, beside it
+    assert p.gpus_per_pod.value == 1 and p.max_sequences.value == 2
     assert result.findings == [], [f.message for f in result.findings]
 
 

@@ -413,7 +413,7 @@ def test_kserve_workerspec_size_that_is_not_a_whole_number_from_1_is_a_located_r
     line = 1 + isvc.splitlines().index("      tensorParallelSize: 2")
     bad = [f for f in result.findings if "workerSpec.tensorParallelSize" in f.message]
     if said is None:  # null is left out: the runtime's size, else KServe's default 1
-        assert not bad and result.deployments[0].deployment.tensor_parallel.value == 1
+        assert not bad and result.deployments[0].in_force.tensor_parallel.value == 1
         return
     assert len(bad) == 1 and said in bad[0].message, [f.message for f in result.findings]
     assert (bad[0].rule, bad[0].where.file, bad[0].where.line) == ("KV005", str(tmp_path / "isvc.yaml"), line)

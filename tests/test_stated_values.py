@@ -21,7 +21,7 @@ import pytest
 from conftest import gpu_pod, lint
 
 from kvlint import engines
-from kvlint.deployment import Value
+from kvlint.deployment import FILLED, Value
 from kvlint.engines import native
 from kvlint.engines.memory_entry import MODELLED
 from kvlint.extract.kinds.spec import ServingSpec
@@ -129,8 +129,10 @@ def _no_default_label(lines: list[str], names: set[str]) -> None:
 
 def _engine_value(res, engine: str, field: str) -> Value | None:
     e = native.entry(engine, field)
-    d = res.deployment
-    return d.extra.get(e.key) if isinstance(e, native.Extra) else getattr(d, field)
+    f = res.in_force  # the settings in force: stated, carried onto the engine's own option, or its default
+    if isinstance(e, native.Extra):
+        return f.options.get(e.key)
+    return getattr(f, field) if field in FILLED else getattr(res.deployment, field)
 
 
 def test_every_setting_field_has_a_case():

@@ -36,16 +36,16 @@ spec:
 
 def test_v2_4_0_launcher_fixes_the_limits_and_v2_4_1_leaves_them_to_the_warm_up():
     old = _resolved("2.4.0")
-    d = old.deployment
-    assert (d.max_context.value, d.extra["max_input_tokens"].value) == (4096, 4095)
-    assert d.extra["max_batch_prefill_tokens"].value == 4095 + 50
+    d = old.in_force
+    assert (d.max_context.value, d.options["max_input_tokens"].value) == (4096, 4095)
+    assert d.options["max_batch_prefill_tokens"].value == 4095 + 50
     assert "v2.0-v2.4.0" in d.max_context.note
     new = _resolved("2.4.1")
-    d = new.deployment
+    d = new.in_force
     # prefill 4096.min(max_position_embeddings); PREFILL_CHUNKING defaults to "0" in v2.4.1, so the
     # server sets max_total_tokens to the warm-up prompt's 4,096 tokens and max_input_tokens to 4,095
-    assert d.extra["max_batch_prefill_tokens"].value == 4096
-    assert new.plan.max_model_len == 4096 and d.extra["max_input_tokens"].value == 4095
+    assert d.options["max_batch_prefill_tokens"].value == 4096
+    assert new.plan.max_model_len == 4096 and d.options["max_input_tokens"].value == 4095
     assert "sum(batch.cache_lengths)" in d.max_context.note and "PREFILL_CHUNKING=0" in d.max_context.note
 
 
@@ -76,7 +76,7 @@ def test_unchunked_attention_gives_the_warm_up_prompt_as_the_context():
     max_total_tokens is then the warm-up's prompt tokens, not the KV cache."""
     env = "    env: [{name: ATTENTION, value: paged}]\n"
     r = _resolved("3.3.5", env=env)
-    assert r.plan.max_model_len == r.deployment.extra["max_batch_prefill_tokens"].value < r.plan.kv_tokens
+    assert r.plan.max_model_len == r.in_force.options["max_batch_prefill_tokens"].value < r.plan.kv_tokens
     assert "ATTENTION=paged does not chunk prefills" in r.in_force.max_context.note
 
 
@@ -84,7 +84,7 @@ def test_vlms_stop_chunking_by_release():
     """vlm_causal_lm.py passes support_chunking=False for every VLM up to v3.2; from v3.3
     models/__init__.py does so only for Gemma 3, Mllama, Qwen2-VL and Qwen2.5-VL."""
     gemma = _resolved("3.3.5", model_id="google/gemma-3-27b-it")
-    assert gemma.plan.max_model_len == gemma.deployment.extra["max_batch_prefill_tokens"].value == 8000
+    assert gemma.plan.max_model_len == gemma.in_force.options["max_batch_prefill_tokens"].value == 8000
     qwen_vl = model("Qwen/Qwen2.5-VL-7B-Instruct").arch
     assert vlm_prefill_default(qwen_vl, (3, 1, 0)) == 4096
     assert vlm_prefill_default(qwen_vl, (3, 1, 1)) == 10_000
@@ -100,11 +100,11 @@ def test_max_batch_size_sets_the_v2_prefill_default():
     r = _resolved(
         "2.2.0", args=("--max-batch-size", "4", "--max-input-tokens", "1000", "--max-total-tokens", "2000")
     )
-    assert r.deployment.extra["max_batch_prefill_tokens"].value == 4000
+    assert r.in_force.options["max_batch_prefill_tokens"].value == 4000
     r = _resolved(
         "3.3.5", args=("--max-batch-size", "4", "--max-input-tokens", "1000", "--max-total-tokens", "2000")
     )
-    assert r.deployment.extra["max_batch_prefill_tokens"].value != 4000
+    assert r.in_force.options["max_batch_prefill_tokens"].value != 4000
 
 
 def test_a_prequantized_method_on_an_unquantized_checkpoint_is_a_located_kv005():
@@ -150,7 +150,7 @@ def test_speculation_turns_prefill_chunking_off():
     """models/model.py (v2.4-v3.3): `if speculate != 0 and support_chunking:` "Prefill chunking does not
     support speculation yet", so max_total_tokens left unset becomes the warm-up prompt's tokens."""
     r = _resolved("3.3.5", args=("--speculate", "2"))
-    assert r.plan.max_model_len == r.deployment.extra["max_batch_prefill_tokens"].value
+    assert r.plan.max_model_len == r.in_force.options["max_batch_prefill_tokens"].value
     assert "--speculate 2" in r.in_force.max_context.note
     plain = _resolved("3.3.5")
     assert plain.plan.max_model_len == 131072
@@ -174,9 +174,9 @@ spec:
       limits: {nvidia.com/gpu: 4}
 """
     (r,) = lint(text.replace("ARGS", "")).deployments
-    assert r.deployment.tensor_parallel.value == 2 and r.deployment.tensor_parallel.where.line == 10
+    assert r.in_force.tensor_parallel.value == 2 and r.in_force.tensor_parallel.where.line == 10
     (one,) = lint(text.replace("ARGS", ", '--sharded', 'false'")).deployments
-    assert one.deployment.tensor_parallel.value == 1
+    assert one.in_force.tensor_parallel.value == 1
 
 
 def test_a_shard_count_from_the_gpus_seen_is_bounded_like_a_stated_tp():

@@ -237,7 +237,7 @@ def test_num_shard_unset_shards_over_the_pods_gpus(extra, shards):
     assert "--num-shard=4\n" in manifest and 'nvidia.com/gpu: "4"' in manifest
     text = manifest.replace("            - --num-shard=4\n", extra)
     (r,) = lint_text(text.encode(), "tgi.yaml", Settings()).deployments
-    tp = r.deployment.tensor_parallel
+    tp = r.in_force.tensor_parallel
     assert (tp.value, tp.origin) == (shards, "default")
     assert r.settings.tp == shards
 

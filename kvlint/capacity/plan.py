@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from kvlint.record import field, record
 
 if TYPE_CHECKING:
-    from kvlint.deployment import Value
+    from kvlint.deployment import InForce, Value
 
 
 @record(frozen=True)
@@ -38,6 +38,9 @@ class EngineSettings:
     expert_parallel: bool = False  # vLLM --enable-expert-parallel: MoE layers hold whole experts per rank
     utilization_default: str = ""  # ' (vLLM default)' when the deployment left the fraction to the engine
     extra: dict = field(default_factory=dict)
+    # the settings in force with their origins (stated, or the engine's default), as `settings()` filled
+    # them beside the deployment (kvlint/engines/filling.py); resolve keeps them in `Resolved.in_force`
+    in_force: InForce | None = field(default=None, compare=False)
 
 
 @record(frozen=True)

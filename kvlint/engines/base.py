@@ -15,7 +15,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Protocol
 
-from kvlint.deployment import Deployment, Value
+from kvlint.deployment import Deployment, InForce, Value
 from kvlint.engines.memory_entry import MemoryOption
 from kvlint.findings import Location
 from kvlint.record import record
@@ -172,8 +172,9 @@ class Engine(Protocol):
     def indexer_keys(self, arch: Any, plan: Any) -> bool:
         """The plan's KV cache also holds a sparse-attention indexer's keys (DeepSeek DSA)."""
 
-    def parallelism_refusal(self, d: Deployment) -> Refusal | None:
-        """A parallel layout the engine refuses at start-up before it counts GPUs (TGI --sharded with one shard)."""
+    def parallelism_refusal(self, d: Deployment, in_force: InForce) -> Refusal | None:
+        """A parallel layout the engine refuses at start-up before it counts GPUs (TGI --sharded with one
+        shard), with the settings in force (`in_force`: stated, or the engine's defaults)."""
 
     def replica_dp(self, d: Deployment, dp: int) -> int:
         """The data-parallel factor of a replica's GPU count (SGLang's DP attention: 1, it splits TP)."""

@@ -5,7 +5,8 @@ reader writes an engine's own option either onto that field (SGLang --context-le
 where the engine's option has its own meaning, under the engine's name in `extra` (SGLang
 --mem-fraction-static -> extra["mem_fraction_static"]). A value stated in kvlint's field reaches the
 engine's setting here, once, keeping its origin and location: every engine's `settings()` calls `carry`
-before it fills a default, so only a setting nobody stated is named as the engine's default.
+on its settings in force (engines/filling.py) before it fills a default, so only a setting nobody stated
+is named as the engine's default.
 
 Per engine, each field is one of
 - `SAME`: the engine reads the field itself;
@@ -22,7 +23,8 @@ from typing import Any
 
 from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.deployment import Deployment, Value
+from kvlint.deployment import Value
+from kvlint.engines.filling import Filling
 from kvlint.findings import Issue, Severity
 from kvlint.record import record
 
@@ -53,25 +55,27 @@ def fields(engine: str) -> dict[str, Entry]:
     return engines.get(engine).native_fields if engines.known(engine) else {}
 
 
-def carry(d: Deployment, engine: str) -> None:
-    """Put each value stated in one of kvlint's fields where the engine reads it (the engine's own option,
-    when also stated, wins: it is what the engine parses); say when the engine has no such setting."""
+def carry(f: Filling, engine: str) -> None:
+    """Put each value stated in one of kvlint's fields where the engine reads it, among the options in force
+    (the engine's own option, when also stated, wins: it is what the engine parses); say when the engine
+    has no such setting."""
+    d = f.d
     for name, e in fields(engine).items():
         v: Value | None = getattr(d, name)
         if v is None or v.origin == "default":
             continue
-        if isinstance(e, Extra) and e.key not in d.extra:
-            d.extra[e.key] = Value(not v.value if e.invert else v.value, v.origin, v.where, v.note)
+        if isinstance(e, Extra) and e.key not in f.options:
+            f.options[e.key] = Value(not v.value if e.invert else v.value, v.origin, v.where, v.note)
         elif isinstance(e, Absent) and v.value != e.matches:
-            said = Issue(
-                NOT_CHECKABLE,
-                f"{engines.display(engine)} has no {name} setting: {e.reason}; "
-                f"kvlint's plan does not apply {name} {_shown(v.value)}",
-                v.where or d.where,
-                severity=Severity.INFO,
+            f.said.append(
+                Issue(
+                    NOT_CHECKABLE,
+                    f"{engines.display(engine)} has no {name} setting: {e.reason}; "
+                    f"kvlint's plan does not apply {name} {_shown(v.value)}",
+                    v.where or d.where,
+                    severity=Severity.INFO,
+                )
             )
-            if said not in d.issues:  # settings() filled again on the same deployment
-                d.issues.append(said)
 
 
 def _shown(value: Any) -> str:

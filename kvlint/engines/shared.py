@@ -10,7 +10,7 @@ from functools import cached_property
 from importlib import import_module
 from typing import Any
 
-from kvlint.deployment import Deployment, Value
+from kvlint.deployment import Deployment, InForce, Value
 from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Refusal, Startup
 
 
@@ -139,7 +139,7 @@ class EngineBase:
     def indexer_keys(self, arch: Any, plan: Any) -> bool:
         return False
 
-    def parallelism_refusal(self, d: Deployment) -> Refusal | None:
+    def parallelism_refusal(self, d: Deployment, in_force: InForce) -> Refusal | None:
         return None
 
     def replica_dp(self, d: Deployment, dp: int) -> int:

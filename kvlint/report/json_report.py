@@ -49,12 +49,12 @@ def deployment_dict(r) -> dict:
         "model_resolution": r.model_how or None,  # how the model was found (catalog/how.py)
         "gpu": r.gpu.id if r.gpu else _value(f.gpu),
         "gpus": _value(d.gpus) if d.gpus else (r.settings.tp * r.settings.pp if r.settings else None),
-        "tensor_parallel": _value(d.tensor_parallel),
-        "pipeline_parallel": _value(d.pipeline_parallel),
+        "tensor_parallel": _value(f.tensor_parallel),
+        "pipeline_parallel": _value(f.pipeline_parallel),
         "max_context": _value(f.max_context),
-        "max_sequences": _value(d.max_sequences),
-        "gpu_memory_utilization": r.settings.utilization if r.settings else _value(d.gpu_memory_utilization),
-        "kv_cache_dtype": _value(d.kv_cache_dtype),
+        "max_sequences": _value(f.max_sequences),
+        "gpu_memory_utilization": r.settings.utilization if r.settings else _value(f.gpu_memory_utilization),
+        "kv_cache_dtype": _value(f.kv_cache_dtype),
         # LoRA adapters served on the model (kvlint/extract/pod/adapters.py): name and reference
         "adapters": [
             {"name": n or None, "ref": ref} for n, ref in _value(d.extra.get("lora_adapters")) or []
@@ -63,12 +63,12 @@ def deployment_dict(r) -> dict:
             k: {"value": v.value, "note": v.note}
             for k, v in (
                 ("max_context", f.max_context),
-                ("max_sequences", d.max_sequences),
-                ("max_batched_tokens", d.max_batched_tokens),
-                ("gpu_memory_utilization", d.gpu_memory_utilization),
-                ("tensor_parallel", d.tensor_parallel),
-                ("block_size", d.block_size),
-                ("kv_cache_dtype", d.kv_cache_dtype),
+                ("max_sequences", f.max_sequences),
+                ("max_batched_tokens", f.max_batched_tokens),
+                ("gpu_memory_utilization", f.gpu_memory_utilization),
+                ("tensor_parallel", f.tensor_parallel),
+                ("block_size", f.block_size),
+                ("kv_cache_dtype", f.kv_cache_dtype),
                 ("engine", f.engine),
             )
             if v is not None and v.origin != "stated"

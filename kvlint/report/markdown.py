@@ -72,7 +72,7 @@ def render(run, settings, color: bool = False) -> str:
                         d.model.value if d.model else "?",
                         f"{gpu} × {gpus}",
                         f"{f.max_context.value:,}" if f.max_context else "?",
-                        f"{d.max_sequences.value:,}" if d.max_sequences else "?",
+                        f"{f.max_sequences.value:,}" if f.max_sequences else "?",
                         f"{p.kv_tokens:,}" if p else "—",
                         f"{p.max_concurrency:.2f}" if p else "—",
                         _verdict(r, findings),

@@ -67,7 +67,7 @@ class WeightsExceedMemory(PlanRule):
                 fixes.append(
                     f"fp8 weights ({spec_key(d, 'quantization', s.engine)} fp8: {gib(q.weights_per_gpu)} per GPU)"
                 )
-        where = where_of(d, d.tensor_parallel, d.gpus, ctx.in_force.gpu, d.model)
+        where = where_of(d, ctx.in_force.tensor_parallel, d.gpus, ctx.in_force.gpu, d.model)
         yield ctx.finding(
             self,
             where,

@@ -129,7 +129,7 @@ class KvCacheBelowMaxContext(PlanRule):
                     set_setting(
                         d,
                         ctx.in_force.engine_name,
-                        d.kv_cache_dtype,
+                        ctx.in_force.kv_cache_dtype,
                         "kv_cache_dtype",
                         "fp8",
                         f"set {kv_key} fp8",

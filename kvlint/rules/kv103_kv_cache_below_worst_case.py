@@ -66,7 +66,9 @@ class KvCacheBelowWorstCase(PlanRule):
         if seqs <= 0:
             return
         configured = [
-            v for v in (d.max_sequences, ctx.in_force.max_context) if v is not None and v.origin != "default"
+            v
+            for v in (ctx.in_force.max_sequences, ctx.in_force.max_context)
+            if v is not None and v.origin != "default"
         ]
         frag = ctx.thresholds.fragmentation
         if d.fragmentation is not None:
@@ -81,11 +83,11 @@ class KvCacheBelowWorstCase(PlanRule):
             return
         need = seqs * p.request_bytes
         seq_key = spec_key(d, "max_sequences", s.engine)
-        where = where_of(d, d.max_sequences, ctx.in_force.max_context)
+        where = where_of(d, ctx.in_force.max_sequences, ctx.in_force.max_context)
         allowance = f" after {frag:.0%} fragmentation" if frag else ""
         admit = max(1, max_concurrent(usable, p.request_units, 1)) if p.request_units else 1
         message = (
-            f"{shown(d.max_sequences)} sequences of {shown(ctx.in_force.max_context)} tokens need {gib(need)} of KV cache per GPU "
+            f"{shown(ctx.in_force.max_sequences)} sequences of {shown(ctx.in_force.max_context)} tokens need {gib(need)} of KV cache per GPU "
             f"but the pool holds {gib(p.kv_pool)}: only {real:.2f} run at full length at once{allowance}; "
             f"{seqs:,} sequences get {tokens(p.context_at_max_seqs)} tokens each"
         )
@@ -111,7 +113,7 @@ class KvCacheBelowWorstCase(PlanRule):
                 set_setting(
                     d,
                     ctx.in_force.engine_name,
-                    d.max_sequences,
+                    ctx.in_force.max_sequences,
                     "max_sequences",
                     admit,
                     f"set {seq_key} {admit}",

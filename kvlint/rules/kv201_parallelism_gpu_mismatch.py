@@ -60,7 +60,7 @@ class ParallelismGpuMismatch(DeploymentRule):
         if not engines.known(ctx.in_force.engine_name):
             return
         engine = engines.get(ctx.in_force.engine_name)
-        refused = engine.parallelism_refusal(d)
+        refused = engine.parallelism_refusal(d, ctx.in_force)
         if refused is not None:
             yield ctx.finding(self, where_of(d, *refused.at), refused.says, fix=refused.fix)
             return
@@ -72,8 +72,8 @@ class ParallelismGpuMismatch(DeploymentRule):
             return
         if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
             return  # a parallel size kvlint could not read (KV005 says which): no guess at idle GPUs
-        tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
-        pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
+        tp = int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1
+        pp = int(ctx.in_force.pipeline_parallel.value) if ctx.in_force.pipeline_parallel else 1
         dp = int(d.data_parallel.value) if d.data_parallel else 1
         dp = engine.replica_dp(d, dp)
         world = tp * pp * dp
@@ -92,7 +92,9 @@ class ParallelismGpuMismatch(DeploymentRule):
             )
             yield ctx.finding(
                 self,
-                where_of(d, d.tensor_parallel, d.pipeline_parallel, d.data_parallel, d.gpus),
+                where_of(
+                    d, ctx.in_force.tensor_parallel, ctx.in_force.pipeline_parallel, d.data_parallel, d.gpus
+                ),
                 f"{parts} = {world} GPUs, but one replica gets {gpus}: {engine.display} cannot start "
                 f'("World size ({world}) is larger than the number of available GPUs ({have})"){why}',
                 fix=f"request {world} GPUs per replica, or set {spec_key(d, 'tensor_parallel', ctx.in_force.engine_name)} to fit {have}",
@@ -104,7 +106,7 @@ class ParallelismGpuMismatch(DeploymentRule):
             written = d.gpus.origin == "stated" or (per_pod and (d.pods is None or d.pods.origin == "stated"))
             yield ctx.finding(
                 self,
-                where_of(d, d.gpus, d.tensor_parallel),
+                where_of(d, d.gpus, ctx.in_force.tensor_parallel),
                 f"one replica gets {gpus} but {parts} uses {world}: {have - world} GPU{'s' if have - world != 1 else ''} sit idle"
                 + ("" if written else "; that GPU count is kvlint's assumption, not the file's"),
                 fix=f"request {world} GPUs, or raise {spec_key(d, 'tensor_parallel', ctx.in_force.engine_name)} to use all {have}",

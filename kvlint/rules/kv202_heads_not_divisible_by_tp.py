@@ -48,7 +48,7 @@ class HeadsNotDivisibleByTp(SettingsRule):
         tp = s.tp
         if tp <= 1:
             return
-        where = where_of(d, d.tensor_parallel)
+        where = where_of(d, ctx.in_force.tensor_parallel)
         tgi = (
             engines.known(ctx.in_force.engine_name)
             and engines.get(ctx.in_force.engine_name).kv_heads is KvHeadSharding.SHARDED

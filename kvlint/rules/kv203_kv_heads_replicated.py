@@ -49,7 +49,7 @@ class KvHeadsReplicated(SettingsRule):
         arch, s, d = ctx.model, ctx.settings, ctx.deployment
         if s.tp <= 1:
             return
-        where = where_of(d, d.tensor_parallel)
+        where = where_of(d, ctx.in_force.tensor_parallel)
         if arch.mla:
             yield ctx.finding(
                 self,

@@ -67,7 +67,7 @@ class BatchLimitsInconsistent(DeploymentRule):
             yield from self._tgi(ctx, d)
 
     def _vllm(self, ctx, d):
-        b, s, m = d.max_batched_tokens, d.max_sequences, ctx.in_force.max_context
+        b, s, m = ctx.in_force.max_batched_tokens, ctx.in_force.max_sequences, ctx.in_force.max_context
         if b is None or b.origin == "default":
             return
         if s is not None and s.origin != "default" and int(b.value) < int(s.value):
@@ -102,8 +102,11 @@ class BatchLimitsInconsistent(DeploymentRule):
         known"): `max_input_tokens > max_batch_prefill_tokens && !support_chunking` is refused; the
         values are the ones in force (stated, or the release's defaults), chunking as the server decides
         it (engines/tgi/defaults.py prefill_chunking)."""
-        chunking = d.extra.get("prefill_chunking_resolved")
-        eff_inp, eff_prefill = d.extra.get("max_input_tokens"), d.extra.get("max_batch_prefill_tokens")
+        chunking = ctx.in_force.options.get("prefill_chunking_resolved")
+        eff_inp, eff_prefill = (
+            ctx.in_force.options.get("max_input_tokens"),
+            ctx.in_force.options.get("max_batch_prefill_tokens"),
+        )
         if chunking is None or chunking.value is not False or eff_inp is None or eff_prefill is None:
             return
         if int(eff_inp.value) <= int(eff_prefill.value) or (
@@ -127,8 +130,8 @@ class BatchLimitsInconsistent(DeploymentRule):
             if ctx.in_force.max_context is not None and ctx.in_force.max_context.origin != "default"
             else None
         )
-        inp = _stated(d.extra.get("max_input_tokens"))
-        prefill = _stated(d.extra.get("max_batch_prefill_tokens"))
+        inp = _stated(ctx.in_force.options.get("max_input_tokens"))
+        prefill = _stated(ctx.in_force.options.get("max_batch_prefill_tokens"))
         if inp is not None and total is not None and int(inp.value) >= int(total.value):
             yield ctx.finding(
                 self,
@@ -176,7 +179,7 @@ class BatchLimitsInconsistent(DeploymentRule):
     def _default_input(self, ctx, d, total):
         """v1 and v2.0-v2.4.0 launchers default max_input_tokens on their own (1024; max_position_embeddings
         capped at 4096, minus 1) and validate it against the stated max_total_tokens (tgi/defaults.py)."""
-        default_inp = d.extra.get("max_input_tokens")
+        default_inp = ctx.in_force.options.get("max_input_tokens")
         if default_inp is None or int(default_inp.value) < int(total.value):
             return
         yield ctx.finding(
@@ -190,7 +193,7 @@ class BatchLimitsInconsistent(DeploymentRule):
 
     def _batch_total(self, ctx, d, limits):
         """Each stated limit must fit the batch total the router works with."""
-        batch_total = d.extra.get("max_batch_total_tokens")
+        batch_total = ctx.in_force.options.get("max_batch_total_tokens")
         if batch_total is None:
             return
         for name, v in limits:

@@ -46,8 +46,8 @@ class ShmTooSmall(DeploymentRule):
         if d.has_shm is None or d.accelerator != "gpu":
             return
         per_pod = int(d.gpus_per_pod.value) if d.gpus_per_pod else 1
-        tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
-        pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
+        tp = int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1
+        pp = int(ctx.in_force.pipeline_parallel.value) if ctx.in_force.pipeline_parallel else 1
         pods = int(d.pods.value) if d.pods else 1
         # one GPU per pod with TP/PP across pods: ranks talk over the network, not /dev/shm
         local = per_pod > 1 or (d.gpus_per_pod is None and pods <= 1 and tp * pp > 1)

@@ -64,7 +64,7 @@ class UtilizationOutOfRange(DeploymentRule):
     def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
         for attr, flag in _FRACTIONS:
-            v = getattr(d, attr, None) if attr == "gpu_memory_utilization" else d.extra.get(attr)
+            v = getattr(d, attr, None) if attr == "gpu_memory_utilization" else ctx.in_force.options.get(attr)
             if v is None or v.origin == "default" or not isinstance(v.value, (int, float)):
                 continue
             u = float(v.value)

@@ -42,8 +42,8 @@ class ParallelAcrossMigSlices(GpuRule):
         d, gpu = ctx.deployment, ctx.gpu
         if not gpu.mig_profile or not engines.known(ctx.in_force.engine_name):
             return
-        tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
-        pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1
+        tp = int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1
+        pp = int(ctx.in_force.pipeline_parallel.value) if ctx.in_force.pipeline_parallel else 1
         slices = int(d.gpus.value) if d.gpus is not None else 1
         if tp * pp <= 1 and slices <= 1:
             return
@@ -56,7 +56,9 @@ class ParallelAcrossMigSlices(GpuRule):
             )
         yield ctx.finding(
             self,
-            where_of(d, d.tensor_parallel, d.pipeline_parallel, d.gpus, ctx.in_force.gpu),
+            where_of(
+                d, ctx.in_force.tensor_parallel, ctx.in_force.pipeline_parallel, d.gpus, ctx.in_force.gpu
+            ),
             f"{' and '.join(what)} on MIG {gpu.mig_profile} slices of {_parent_name(gpu.parent)}: "
             f"{engines.display(ctx.in_force.engine_name)} cannot spread a model over MIG slices (one MIG device per "
             "CUDA process, no peer-to-peer between slices)",

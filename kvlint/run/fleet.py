@@ -1,7 +1,7 @@
 """A deployment that names no GPU: check it on the cluster's fleet, or on the usual cloud cards.
 
 With `fleet: [L4, A100-80GB, H100]` in the configuration, every capacity rule runs once per type
-(the deployment re-resolved on that card, engine defaults filled for it) and the findings are
+(the deployment as extracted re-resolved on that card, engine defaults filled for it) and the findings are
 merged: a finding that holds on every type keeps its severity; one that holds on some types only
 says on which, and an error there becomes a warning (the pod may land on a type where it fits).
 KV002 (info) says on which types the deployment fits and on which it does not.
@@ -19,8 +19,9 @@ from kvlint import engines
 from kvlint.catalog import gpus as catalog
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.codes import UNPARSED_SETTING
+from kvlint.deployment import inferred
 from kvlint.findings import Finding, Issue, IssueKind, Severity
-from kvlint.resolve import Resolved, resolve, with_gpu
+from kvlint.resolve import Resolved, resolve
 from kvlint.units import gib
 
 RunRules = Callable[..., list[Finding]]
@@ -31,7 +32,7 @@ CAPACITY_NEEDS = ("gpu", "plan")
 def findings(path: str, r: Resolved, settings, rules, run_rules: RunRules) -> list[Finding]:
     """The rules' findings for one resolved deployment, fleet-aware."""
     base = _not_stated(r)
-    if base is None or r.pristine is None or r.model is None:
+    if base is None or r.in_force.gpu is not None or r.model is None:
         return run_rules(path, r, settings, rules)
     candidates = r.deployment.extra.get("gpu_candidates")
     if candidates is not None:  # a DRA selector that admits several types: each is checked
@@ -53,8 +54,7 @@ def _not_stated(r: Resolved) -> Issue | None:
 def _sub(r: Resolved, name: str, note: str, defaults) -> Resolved:
     from kvlint.record import replace
 
-    assert r.pristine is not None
-    return resolve(with_gpu(r.pristine, name, note), replace(defaults, fleet=(), gpu=None))
+    return resolve(r.deployment, replace(defaults, fleet=(), gpu=None), on=inferred(name, note))
 
 
 def _fits(sub: Resolved) -> bool | None:

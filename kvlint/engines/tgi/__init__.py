@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.deployment import Deployment, Value
+from kvlint.deployment import Deployment, InForce, Value
 from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Refusal, Startup
 from kvlint.engines.native import Absent, Extra
 from kvlint.engines.shared import EngineBase
@@ -82,9 +82,9 @@ class TGI(EngineBase):
 
         return LongSequence(Startup.REFUSES, tgi_router_refusal(version_text, int(max_context.value)))
 
-    def parallelism_refusal(self, d: Deployment) -> Refusal | None:
+    def parallelism_refusal(self, d: Deployment, in_force: InForce) -> Refusal | None:
         """launcher/src/main.rs find_num_shards: --sharded true needs 2+ shards."""
-        sharded, tp = d.extra.get("sharded"), d.tensor_parallel
+        sharded, tp = d.extra.get("sharded"), in_force.tensor_parallel
         if sharded is None or sharded.value is not True or not tp or tp.value > 1:
             return None
         return Refusal(

@@ -28,6 +28,7 @@ from __future__ import annotations
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines.base import SettingRefused
+from kvlint.engines.filling import Filling
 from kvlint.engines.tgi.launcher import launcher_defaults, resolve_attention, v2_positions
 
 AUTO_FROM = (2, 4, 1)  # the release whose launcher leaves max_input/max_total_tokens to the warm-up
@@ -57,20 +58,23 @@ def prefill_chunking(
     return True, ""
 
 
-def fill(d, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | None, fraction: float) -> str:
-    """Name every unset request-size limit with the release's default on the deployment; returns the
+def fill(
+    f: Filling, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | None, fraction: float
+) -> str:
+    """Name every unset request-size limit with the release's default in the settings in force; returns the
     attention backend (and its note) the server runs, which decides the block size."""
     from kvlint.deployment import default
 
-    shards = int(d.tensor_parallel.value)
-    said = d.extra.get("attention")
+    assert f.tensor_parallel is not None  # settings() fills it first
+    shards = int(f.tensor_parallel.value)
+    said = f.options.get("attention")
     attention, attention_note = resolve_attention(
         version, arch, gpu, (said.value, said.note) if said is not None else None
     )
-    d.extra["attention_resolved"] = default(attention, attention_note)
-    _prefix_caching(d, version, attention)
-    if "max_batch_prefill_tokens" not in d.extra:
-        stated_input = d.extra["max_input_tokens"].value if "max_input_tokens" in d.extra else None
+    f.options["attention_resolved"] = default(attention, attention_note)
+    _prefix_caching(f, version, attention)
+    if "max_batch_prefill_tokens" not in f.options:
+        stated_input = f.options["max_input_tokens"].value if "max_input_tokens" in f.options else None
         if auto_limits(version) and version is not None and version < (3, 0):
             value, note = (
                 min(4096, arch.max_positions),
@@ -78,7 +82,7 @@ def fill(d, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | Non
             )
         else:
             value, note = launcher_defaults(arch, gpu, version, shards, fraction, stated_input)
-        batch = d.extra.get("max_batch_size")
+        batch = f.options.get("max_batch_size")
         if batch is not None and version is not None and (2, 0) <= version < AUTO_FROM:
             # v2.0-v2.4.0: `max_batch_size * max_input_tokens` when --max-batch-size is given
             max_input = stated_input or v2_positions(arch) - 1
@@ -86,25 +90,25 @@ def fill(d, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | Non
                 int(batch.value) * max_input,
                 "TGI v2 default max_batch_prefill_tokens = max_batch_size x max_input_tokens",
             )
-        d.extra["max_batch_prefill_tokens"] = default(value, note)
+        f.options["max_batch_prefill_tokens"] = default(value, note)
     if version is not None and version < (2, 0):
         _fixed(
-            d, (2048, "TGI v1 default max_total_tokens 2048"), (1024, "TGI v1 default max_input_length 1024")
+            f, (2048, "TGI v1 default max_total_tokens 2048"), (1024, "TGI v1 default max_input_length 1024")
         )
         return attention
     if version is None or version >= (2, 4):
         # the v2.4+ router refuses max_input_tokens above the prefill budget when prefills are not chunked
-        env = d.extra.get("prefill_chunking")
-        spec = d.extra.get("speculate")
+        env = f.options.get("prefill_chunking")
+        spec = f.options.get("speculate")
         speculate = spec.value if spec is not None and isinstance(spec.value, int) else 0
         chunking, why = prefill_chunking(
             version, arch, attention, env.value if env is not None else None, speculate
         )
-        d.extra["prefill_chunking_resolved"] = default(chunking, why)
+        f.options["prefill_chunking_resolved"] = default(chunking, why)
     if not auto_limits(version):
         n = v2_positions(arch)
         _fixed(
-            d,
+            f,
             (
                 n,
                 "TGI v2.0-v2.4.0 default max_total_tokens = max_position_embeddings, capped at 4096 by the launcher",
@@ -112,45 +116,50 @@ def fill(d, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | Non
             (n - 1, "TGI v2.0-v2.4.0 default max_input_tokens = max_position_embeddings - 1, capped at 4095"),
         )
         return attention
-    if d.max_context is None:
-        chunking, why = d.extra["prefill_chunking_resolved"].value, d.extra["prefill_chunking_resolved"].note
-        d.extra["max_total_tokens_default"] = default(True, "max_total_tokens unset: TGI's warm-up picks it")
+    if f.max_context is None:
+        chunking, why = (
+            f.options["prefill_chunking_resolved"].value,
+            f.options["prefill_chunking_resolved"].note,
+        )
+        f.options["max_total_tokens_default"] = default(
+            True, "max_total_tokens unset: TGI's warm-up picks it"
+        )
         if not chunking:
-            prefill = int(d.extra["max_batch_prefill_tokens"].value)
-            d.max_context = default(
+            prefill = int(f.options["max_batch_prefill_tokens"].value)
+            f.max_context = default(
                 prefill,
                 "TGI default max_total_tokens = the warm-up batch's prompt tokens (sum(batch.cache_lengths),"
                 f" flash_causal_lm.py warmup: no prefill chunking, {why})",
             )
-            d.extra["max_total_rule"] = default("prefill", why)
+            f.options["max_total_rule"] = default("prefill", why)
         elif version is not None and version < (3, 0, 2):
-            d.max_context = default(
+            f.max_context = default(
                 arch.max_positions,
                 "TGI v2.4.1-v3.0.1 default max_total_tokens = the KV cache's tokens (num_blocks x BLOCK_SIZE;"
                 " v3.0 also the tokenizer's model_max_length, not read)",
             )
-            d.extra["max_total_rule"] = default("kv", "not capped at max_position_embeddings before v3.0.2")
+            f.options["max_total_rule"] = default("kv", "not capped at max_position_embeddings before v3.0.2")
         else:
-            d.max_context = default(
+            f.max_context = default(
                 arch.max_positions,
                 "TGI default max_total_tokens = min(what the KV cache holds, max_position_embeddings; the"
                 " tokenizer's model_max_length, not read)",
             )
-    if "max_input_tokens" not in d.extra:
-        d.extra["max_input_tokens"] = default(
-            int(d.max_context.value) - 1, "TGI default max_input_tokens = max_total_tokens - 1"
+    if "max_input_tokens" not in f.options:
+        f.options["max_input_tokens"] = default(
+            int(f.max_context.value) - 1, "TGI default max_input_tokens = max_total_tokens - 1"
         )
-        d.extra["max_input_unset"] = default(
+        f.options["max_input_unset"] = default(
             True, "the router's warm-up sends the whole prefill as one prompt"
         )
     return attention
 
 
-def _prefix_caching(d, version: tuple[int, ...] | None, attention: str) -> None:
+def _prefix_caching(f, version: tuple[int, ...] | None, attention: str) -> None:
     """models/globals.py (v2.3+): `if PREFIX_CACHING and ATTENTION not in {"flashinfer", "flashdecoding"}`
     (v3.1+ also "flashdecoding-ipex") `raise RuntimeError("Prefix caching is only supported with
     flashinfer")`; the variable is USE_PREFIX_CACHING in v2.3.x, PREFIX_CACHING from v2.4.0."""
-    said = d.extra.get("prefix_caching")
+    said = f.options.get("prefix_caching")
     if said is None or version is not None and version < (2, 3):
         return
     name = "USE_PREFIX_CACHING" if version is not None and version < (2, 4) else "PREFIX_CACHING"
@@ -167,10 +176,10 @@ def _prefix_caching(d, version: tuple[int, ...] | None, attention: str) -> None:
         )
 
 
-def _fixed(d, total: tuple[int, str], max_input: tuple[int, str]) -> None:
+def _fixed(f: Filling, total: tuple[int, str], max_input: tuple[int, str]) -> None:
     from kvlint.deployment import default
 
-    if d.max_context is None:
-        d.max_context = default(*total)
-    if "max_input_tokens" not in d.extra:
-        d.extra["max_input_tokens"] = default(*max_input)
+    if f.max_context is None:
+        f.max_context = default(*total)
+    if "max_input_tokens" not in f.options:
+        f.options["max_input_tokens"] = default(*max_input)

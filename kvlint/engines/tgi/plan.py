@@ -31,6 +31,7 @@ from kvlint.catalog.arch import ModelArch, Quant
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines import native
 from kvlint.engines.base import WARMUP_FAILS, SettingRefused
+from kvlint.engines.filling import Filling
 from kvlint.engines.tgi import defaults as tgi_defaults
 from kvlint.engines.tgi import vlm as tgi_vlm
 from kvlint.engines.tgi.launcher import BLOCK_SIZES, default_shards
@@ -68,23 +69,26 @@ def block_size(version: tuple[int, ...] | None, attention: str | None) -> int:
 
 
 def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
+    """EngineSettings for TGI; every default applied is named in its `in_force`."""
     from kvlint.deployment import default
 
     version = parse_version(version_text)
-    native.carry(d, "tgi")
+    f = Filling.of(d)
+    native.carry(f, "tgi")
     _prequantized(d, arch)
-    if d.tensor_parallel is None:
-        d.tensor_parallel = default_shards(d)
-    shards = int(d.tensor_parallel.value)
-    if "cuda_memory_fraction" not in d.extra:
-        d.extra["cuda_memory_fraction"] = default(1.0, "TGI default CUDA_MEMORY_FRACTION 1.0")
-    fraction = float(d.extra["cuda_memory_fraction"].value)
-    attention = tgi_defaults.fill(d, arch, gpu, version, fraction)
-    if d.max_sequences is None:
-        d.max_sequences = default(128, "TGI default max_concurrent_requests 128")
-    extra = {k: v.value for k, v in d.extra.items()}
+    if f.tensor_parallel is None:
+        f.tensor_parallel = default_shards(d)
+    shards = int(f.tensor_parallel.value)
+    if "cuda_memory_fraction" not in f.options:
+        f.options["cuda_memory_fraction"] = default(1.0, "TGI default CUDA_MEMORY_FRACTION 1.0")
+    fraction = float(f.options["cuda_memory_fraction"].value)
+    attention = tgi_defaults.fill(f, arch, gpu, version, fraction)
+    if f.max_sequences is None:
+        f.max_sequences = default(128, "TGI default max_concurrent_requests 128")
+    extra = {k: v.value for k, v in f.options.items()}
     extra["version_known"] = version is not None and version[:2] <= NEWEST_MODELLED  # newer: said in the plan
-    extra["attention"], extra["attention_note"] = attention, d.extra["attention_resolved"].note
+    extra["attention"], extra["attention_note"] = attention, f.options["attention_resolved"].note
+    assert f.max_context is not None
     return EngineSettings(
         engine="tgi",
         version=version_text,
@@ -92,19 +96,20 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         tp=shards,
         pp=1,
         dp=1,
-        max_model_len=int(d.max_context.value),
-        max_num_seqs=int(d.max_sequences.value),
-        max_batched_tokens=int(d.extra["max_batch_prefill_tokens"].value),
+        max_model_len=int(f.max_context.value),
+        max_num_seqs=int(f.max_sequences.value),
+        max_batched_tokens=int(f.options["max_batch_prefill_tokens"].value),
         dtype=str(d.dtype.value) if d.dtype else None,
         quantization=str(d.quantization.value) if d.quantization else None,
-        kv_cache_dtype=str(d.kv_cache_dtype.value) if d.kv_cache_dtype else "auto",
+        kv_cache_dtype=str(f.kv_cache_dtype.value) if f.kv_cache_dtype else "auto",
         utilization=fraction,
-        utilization_default=default_label(d.extra["cuda_memory_fraction"], "TGI"),
+        utilization_default=default_label(f.options["cuda_memory_fraction"], "TGI"),
         block_size=block_size(version, attention),
         enforce_eager=False,
         hybrid_kv_cache_manager=False,
         chunked_prefill=version is None or version >= (3, 0),
         extra=extra,
+        in_force=f.in_force(),
     )
 
 

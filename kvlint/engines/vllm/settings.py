@@ -1,12 +1,15 @@
 """vLLM's settings: what the deployment states, completed with vLLM's defaults by release
-(vllm_versions.py reads the release table); every default applied is written back on the deployment, named."""
+(vllm/versions.py reads the release table); every default applied is named, in the settings in force
+(engines/filling.py), never on the deployment."""
 
 from __future__ import annotations
 
 from kvlint.capacity.plan import EngineSettings, default_label
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.deployment import default
 from kvlint.engines.base import SettingRefused
+from kvlint.engines.filling import Filling
 from kvlint.engines.vllm.versions import (
     capped_seqs,
     chunked_local_hybrid,
@@ -26,7 +29,7 @@ from kvlint.engines.vllm.versions import (
 
 
 def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
-    """EngineSettings for vLLM; every default applied is written back on the deployment, named."""
+    """EngineSettings for vLLM; every default applied is named in its `in_force`."""
     version = parse_version(version_text)
     use_v1 = d.extra.get("VLLM_USE_V1")
     gen = generation(version, str(use_v1.value) if use_v1 else None, encoder_decoder=arch.cross_layers > 0)
@@ -39,45 +42,41 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
             f" ({lookup('max_model_len_auto', (0, 14, 0)).source})",
             auto.where,
         )
-    _default_shape(d, arch, vname)
-    _default_batching(d, gpu, version, gen, arch)
-    _default_cache(d, version, arch, gpu)
-    return _engine_settings(d, arch, gpu, version, version_text, gen)
+    f = Filling.of(d)
+    _default_shape(f, arch, vname)
+    _default_batching(f, gpu, version, gen, arch)
+    _default_cache(f, version, arch, gpu)
+    return _engine_settings(f, arch, gpu, version, version_text, gen)
 
 
-def _default_shape(d, arch: ModelArch, vname: str) -> None:
+def _default_shape(f: Filling, arch: ModelArch, vname: str) -> None:
     """Parallelism and max_model_len, when the deployment leaves them out."""
-    from kvlint.deployment import default
-
-    if d.tensor_parallel is None:
-        d.tensor_parallel = default(1, f"{vname} default tensor_parallel_size 1")
-    if d.pipeline_parallel is None:
-        d.pipeline_parallel = default(1, f"{vname} default pipeline_parallel_size 1")
-    if d.max_context is None:
-        d.max_context = default(
+    if f.tensor_parallel is None:
+        f.tensor_parallel = default(1, f"{vname} default tensor_parallel_size 1")
+    if f.pipeline_parallel is None:
+        f.pipeline_parallel = default(1, f"{vname} default pipeline_parallel_size 1")
+    if f.max_context is None:
+        f.max_context = default(
             arch.max_positions, f"max_model_len derived from the model config ({arch.max_positions_note})"
         )
 
 
 def _default_batching(
-    d, gpu: GpuSpec | None, version: tuple[int, ...] | None, gen: str, arch: ModelArch
+    f: Filling, gpu: GpuSpec | None, version: tuple[int, ...] | None, gen: str, arch: ModelArch
 ) -> None:
     """max_num_seqs and max_num_batched_tokens, when the deployment leaves them out."""
-    from kvlint.deployment import default
-
-    seqs, batched, note = default_batching(gpu, version, gen, int(d.max_context.value))
+    d = f.d
+    assert f.max_context is not None
+    context = int(f.max_context.value)
+    seqs, batched, note = default_batching(gpu, version, gen, context)
     stated_chunked = None if d.chunked_prefill is None else bool(d.chunked_prefill.value)
     extra = {k: v.value for k, v in d.extra.items()}
-    chunk = (
-        v0_long_context_chunk(version, arch, int(d.max_context.value), extra, stated_chunked)
-        if gen == "V0"
-        else 0
-    )
+    chunk = v0_long_context_chunk(version, arch, context, extra, stated_chunked) if gen == "V0" else 0
     mode = d.extra.get("performance_mode")
     if gen == "V1" and mode is not None and throughput_mode(version, mode.value):
         seqs, batched = 2 * seqs, 2 * batched
         note += f"; doubled by --performance-mode throughput ({describe('performance_mode', version)})"
-    if d.max_batched_tokens is None:
+    if f.max_batched_tokens is None:
         tok_note = note
         if chunk:
             batched, tok_note = (
@@ -89,42 +88,36 @@ def _default_batching(
             )
         if gen == "V1" and _chunked_off(d, version, gen):
             rule = lookup("chunked_off_tokens", version).value
-            batched = (
-                int(d.max_context.value)
-                if rule == "max_model_len"
-                else max(batched, int(d.max_context.value))
-            )
+            batched = context if rule == "max_model_len" else max(batched, context)
             tok_note = (
                 f"vLLM default with chunked prefill off: {rule} ({cite('chunked_off_tokens', version)})"
             )
-        d.max_batched_tokens = default(batched, tok_note)
-    if d.max_sequences is None:
-        cap = int(d.max_batched_tokens.value)
+        f.max_batched_tokens = default(batched, tok_note)
+    if f.max_sequences is None:
+        cap = int(f.max_batched_tokens.value)
         if gen == "V1" and capped_seqs(version) and cap < seqs:
             seqs, note = (
                 cap,
                 f"vLLM default max_num_seqs capped at max_num_batched_tokens {cap:,} ({describe('seqs_capped_by_tokens', version)})",
             )
-        d.max_sequences = default(seqs, note)
+        f.max_sequences = default(seqs, note)
 
 
-def _default_cache(d, version: tuple[int, ...] | None, arch: ModelArch, gpu: GpuSpec | None) -> None:
+def _default_cache(f: Filling, version: tuple[int, ...] | None, arch: ModelArch, gpu: GpuSpec | None) -> None:
     """gpu_memory_utilization, block_size and kv_cache_dtype, when the deployment leaves them out (an MLA
     model's block size is its default attention backend's on the GPU)."""
-    from kvlint.deployment import default
-
-    if d.gpu_memory_utilization is None:
+    if f.gpu_memory_utilization is None:
         util, note = default_utilization(version)
-        d.gpu_memory_utilization = default(util, note)
-    if d.block_size is None and arch.mla:
-        d.block_size = default(*mla_block_size(version, gpu, arch.mla_dims[0] if arch.mla_dims else None))
-    if d.block_size is None:
+        f.gpu_memory_utilization = default(util, note)
+    if f.block_size is None and arch.mla:
+        f.block_size = default(*mla_block_size(version, gpu, arch.mla_dims[0] if arch.mla_dims else None))
+    if f.block_size is None:
         size = int(lookup("block_size", version).value)  # type: ignore[call-overload]
-        d.block_size = default(
+        f.block_size = default(
             size, f"vLLM default block_size {size} on CUDA ({cite('block_size', version)})"
         )
-    if d.kv_cache_dtype is None:
-        d.kv_cache_dtype = default("auto", "vLLM default kv_cache_dtype auto (the model's dtype)")
+    if f.kv_cache_dtype is None:
+        f.kv_cache_dtype = default("auto", "vLLM default kv_cache_dtype auto (the model's dtype)")
 
 
 _EXTRA_KEYS = (
@@ -163,13 +156,16 @@ def _hybrid_default(d, arch: ModelArch, version: tuple[int, ...] | None, gen: st
 
 
 def _engine_settings(
-    d,
+    f: Filling,
     arch: ModelArch,
     gpu: GpuSpec | None,
     version: tuple[int, ...] | None,
     version_text: str | None,
     gen: str,
 ) -> EngineSettings:
+    d = f.d
+    assert f.tensor_parallel and f.pipeline_parallel and f.max_context and f.max_sequences
+    assert f.max_batched_tokens and f.kv_cache_dtype and f.gpu_memory_utilization and f.block_size
     stated = d.hybrid_kv_cache_manager
     hybrid = stated.value if stated else _hybrid_default(d, arch, version, gen)
     graphs_env = d.extra.get("VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS")
@@ -178,19 +174,19 @@ def _engine_settings(
         engine="vllm",
         version=version_text,
         generation=gen,
-        tp=int(d.tensor_parallel.value),
-        pp=int(d.pipeline_parallel.value),
+        tp=int(f.tensor_parallel.value),
+        pp=int(f.pipeline_parallel.value),
         dp=int(d.data_parallel.value) if d.data_parallel else 1,
         expert_parallel=bool(d.expert_parallel and d.expert_parallel.value),
-        max_model_len=int(d.max_context.value),
-        max_num_seqs=int(d.max_sequences.value),
-        max_batched_tokens=int(d.max_batched_tokens.value),
+        max_model_len=int(f.max_context.value),
+        max_num_seqs=int(f.max_sequences.value),
+        max_batched_tokens=int(f.max_batched_tokens.value),
         dtype=str(d.dtype.value) if d.dtype else None,
         quantization=str(d.quantization.value) if d.quantization else None,
-        kv_cache_dtype=str(d.kv_cache_dtype.value),
-        utilization=float(d.gpu_memory_utilization.value),
-        utilization_default=default_label(d.gpu_memory_utilization, "vLLM"),
-        block_size=int(d.block_size.value),
+        kv_cache_dtype=str(f.kv_cache_dtype.value),
+        utilization=float(f.gpu_memory_utilization.value),
+        utilization_default=default_label(f.gpu_memory_utilization, "vLLM"),
+        block_size=int(f.block_size.value),
         enforce_eager=eager,
         hybrid_kv_cache_manager=bool(hybrid)
         and not (d.disable_sliding_window and d.disable_sliding_window.value),
@@ -199,6 +195,7 @@ def _engine_settings(
         subtract_cuda_graphs=subtracts_cuda_graphs(version, gpu, graphs_env.value if graphs_env else None)
         and gen == "V1",
         extra={k: v.value for k, v in d.extra.items() if k in _EXTRA_KEYS},
+        in_force=f.in_force(),
     )
 
 
