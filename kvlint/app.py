@@ -252,6 +252,9 @@ def run_upgrade(paths: tuple[str, ...], to: str | None, fmt: str, opts: dict) ->
     refused = _refused(paths, None)
     if refused is not None:
         return refused
+    if "-" in paths:
+        say("kvlint: upgrade reads files and directories, not stdin (-)")
+        return 2
     run = RunResult()
     shown = _discover(run, paths, settings)
     errors = list(run.errors)

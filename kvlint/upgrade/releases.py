@@ -1,12 +1,18 @@
-"""The releases `kvlint upgrade` walks: those an engine's release table (kvlint/engines/<engine>/data/
-releases.json, kvlint/engines/facts.py) names, from the one a workload runs to the newest read.
+"""The releases `kvlint upgrade` walks: those kvlint has read for an engine, from its release table
+(kvlint/engines/<engine>/data/releases.json, kvlint/engines/facts.py), from the one a workload runs to the
+newest read.
 
-A table row's `since` is a release at which one of the engine's modelled defaults or accounting rules
-changes, so these are the releases at which kvlint's verdict can change; `newest_read` closes the walk.
-Releases are ordered as the engine reads a version (`Engine.release`: TGI's `3.0` is its newest 3.0 patch).
+A table names them three ways: each row's `since` (a release at which a modelled default or rule
+changes), `newest_read`, and the releases it was read at: vLLM's `read` ("0.5.0-0.5.3, …, every X.Y.0 from
+0.8.0 to 0.33.0, …"), SGLang's `read_at` rows ("v0.5.20, v0.5.21"). The engines' code also compares
+releases the table has no row for (vLLM's sampler warm-up from 0.11.1): walking every release read puts
+such a change at the first release read that has it. Releases are ordered as the engine reads a version
+(`Engine.release`: TGI's `3.0` is its newest 3.0 patch).
 """
 
 from __future__ import annotations
+
+import re
 
 from kvlint import engines
 from kvlint.engines import facts
@@ -37,12 +43,47 @@ def order(engine: str, text: str) -> tuple[int, ...] | None:
     return engines.get(engine).release(text)
 
 
+_RELEASE = r"\d+(?:\.\d+)+(?:\.post\d+)?"
+_EVERY = re.compile(rf"every X\.Y\.0 from ({_RELEASE}) to ({_RELEASE})(?: \([^)]*\))?")
+_ITEM = re.compile(rf"({_RELEASE})(?:-({_RELEASE}))?")
+
+
+def _span(first: str, last: str) -> list[str]:
+    """ "0.5.0-0.5.3" -> 0.5.0 … 0.5.3; "0.8.2-0.8.5.post1" -> 0.8.2 … 0.8.5, 0.8.5.post1."""
+    a, b = first.split("."), last.split(".post")[0].split(".")
+    if a[:-1] != b[:-1] or not a[-1].isdigit() or not b[-1].isdigit():
+        return [first, last]
+    out = [".".join([*a[:-1], str(n)]) for n in range(int(a[-1]), int(b[-1]) + 1)]
+    return out + ([last] if ".post" in last else [])
+
+
+def read_list(text: str) -> list[str]:
+    """The releases a table's `read` text lists."""
+    out: list[str] = []
+    for m in _EVERY.finditer(text):
+        a, b = m.group(1).split("."), m.group(2).split(".")
+        out += [f"{a[0]}.{minor}.0" for minor in range(int(a[1]), int(b[1]) + 1)] if a[0] == b[0] else []
+    for m in _ITEM.finditer(_EVERY.sub("", text)):
+        out += _span(m.group(1), m.group(2)) if m.group(2) else [m.group(1)]
+    return out
+
+
+def _named(engine: str) -> list[str]:
+    """Every release the table names: rows' `since`, the releases read, the newest read."""
+    doc = facts.load(engine, "releases")
+    texts = [str(r["since"]) for r in doc["rows"]]
+    texts += read_list(str(doc.get("read", "")))
+    texts += [
+        t.lstrip("v") for r in doc["rows"] if r["key"] == "read_at" for t in str(r["value"]).split(", ")
+    ]
+    return [*texts, str(doc["newest_read"])]
+
+
 def known(engine: str) -> tuple[str, ...]:
-    """Every release the table names (each row's `since`, and the newest read), oldest first, once each."""
+    """Every release the table names, oldest first, once each (as the engine orders them)."""
     if not has_table(engine):
         return ()
-    texts = [str(r["since"]) for r in facts.load(engine, "releases")["rows"]]
-    texts.append(str(newest(engine)))
+    texts = _named(engine)
     seen: dict[tuple[int, ...], str] = {}
     for text in texts:
         key = order(engine, text)
@@ -70,7 +111,7 @@ def start(engine: str, stated: str | None, how: str, flag: str | None) -> Start:
     """Where the walk begins: the release the workload states (its image), else --engine-version, else
     kvlint's default assumption, named."""
     if stated is not None:
-        return Start(stated, how or "as stated")
+        return Start(stated, how or "stated in the file")
     if flag:
         return Start(flag, "--engine-version")
     name = engines.display(engine)
@@ -80,4 +121,4 @@ def start(engine: str, stated: str | None, how: str, flag: str | None) -> Start:
     return Start(top, f"no release stated: kvlint assumes {name} {top}, the newest it has read", assumed=True)
 
 
-__all__ = ["Start", "has_table", "known", "later", "newest", "order", "start"]
+__all__ = ["Start", "has_table", "known", "later", "newest", "order", "read_list", "start"]

@@ -6,6 +6,7 @@ import json
 
 from kvlint import engines
 from kvlint.units import GIB, gib
+from kvlint.upgrade import releases
 from kvlint.upgrade.deployments import Step, Walk
 from kvlint.upgrade.walk import State
 
@@ -106,7 +107,7 @@ def _text_walk(w: Walk) -> list[str]:
     out.append(
         f"  {len(w.walked)} later release(s) read, up to {last}"
         if w.walked
-        else "  no later release kvlint has read"
+        else f"  no later release kvlint has read (the newest: {releases.newest(w.engine) or 'none'})"
     )
     return out
 
