@@ -1,20 +1,25 @@
-"""Speed of kvlint against yamllint and a bare ruamel.yaml parse (a script, not a test).
+"""Speed of kvlint, paired with yamllint in one run (a script, not a test).
 
-    python benchmarks/speed.py [--corpus ../shared/corpus/manifests] [--runs 15] [--scale 100,1000,10000]
+    python benchmarks/speed.py [--corpus DIR ...] [--runs 11] [--set-runs 11]
 
-Every timing is a fresh process, as pre-commit and CI start one. Measured:
+Every figure is a fresh process, as pre-commit and CI start one, timed from outside with its peak
+memory (the largest single process's max RSS). Commands that are compared run as interleaved pairs
+(A B, then B A, ...), so a change in the machine's load hits both alike; each row gives the median
+of its runs, and each ratio is the median of the pairs' ratios. Measured:
 
-(a) one typical corpus file, as a pre-commit hook runs it: `kvlint FILE` (no configuration, and
-    with a `.kvlint.yaml` beside it) against `yamllint FILE`, interleaved, median of --runs;
-(b) the whole corpus and the corpus replicated to ~1,000 documents: `kvlint DIR` against
-    `yamllint DIR`, and against the floor (c): a process that imports ruamel.yaml and
-    round-trip-parses the same files (YAML(typ="rt").load_all), which any ruamel-based linter
-    must at least do; the C-backed safe parse kvlint uses is shown too;
-(d) scale: 100, 1,000 and 10,000 documents — wall time, time per document and peak memory
-    (max RSS of the process), serial and with --jobs.
+(a) one file, as a pre-commit hook runs: `kvlint FILE` against `yamllint FILE` on the corpus file
+    of median size, with no configuration and with a `.kvlint.yaml` beside it. Target: kvlint at
+    or under yamllint's wall time.
+(b) `--jobs 2` against `--jobs 1` on the corpus (the folders given, linted in one run). Target:
+    `--jobs 2` faster.
+(c) the corpus copied round-robin to 300 files, and to 1,000 documents: kvlint against yamllint.
 
-kvlint's bytecode is compiled first (pip does this on install; an editable checkout run with
-PYTHONDONTWRITEBYTECODE=1 would otherwise recompile every module on every start).
+yamllint comes with the bench extra (`pip install -e '.[bench]'`); without it the script says so and
+measures kvlint alone. kvlint's bytecode (and yamllint's) is compiled first, as pip does on install:
+an editable checkout run with PYTHONDONTWRITEBYTECODE=1 would otherwise compile every module on
+every start. The machine's load average is printed at the start and the end: on a shared machine,
+quote figures taken when it is low. Exit status: 0 every target met, 1 a target missed, 2 a target
+could not be measured (yamllint missing, or no corpus).
 """
 
 from __future__ import annotations
@@ -29,28 +34,15 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "manifests"
+SHARED = Path(os.environ.get("KVLINT_SHARED", ROOT.parent / "shared"))
+DEFAULT_CORPUS = [SHARED / "corpus" / "manifests", SHARED / "corpus" / "manifests2"]
+CONFIG = "fail-on: warning\nignore: [KV004]\ngpu: H100\n"  # a typical project configuration
 
-FLOOR = """
-import sys
-from ruamel.yaml import YAML
-y = YAML(typ=sys.argv[1], pure=False)
-docs = 0
-for path in sys.argv[2:]:
-    with open(path, "rb") as fh:
-        text = fh.read().decode("utf-8", "replace")
-    try:
-        docs += sum(1 for _ in (y.load_all(text) if sys.argv[1] == "rt" else y.compose_all(text)))
-    except Exception:
-        pass
-print(docs)
-"""
-
-
-# A small launcher times the command and reads its peak memory: a child forked straight from this
-# process would inherit this process's resident pages into its own high-water mark.
+# A small launcher runs the command and reports its wall time, CPU time and peak memory: a command
+# forked straight from this process would carry this process's resident pages into its own
+# high-water mark (Linux keeps the larger of the two across exec).
 LAUNCH = """
-import os, resource, sys, time
+import os, sys, time
 out, cmd = sys.argv[1], sys.argv[2:]
 start = time.perf_counter()
 pid = os.fork()
@@ -62,35 +54,57 @@ if pid == 0:
         os.execv(cmd[0], cmd)
     finally:
         os._exit(127)
-_, status = os.waitpid(pid, 0)
+_, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 with open(out, "w") as fh:
-    fh.write(f"{wall} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+    fh.write(f"{wall} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
 """
 
 
-def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int]:
-    """(wall seconds, peak RSS in KiB of the largest process) of one fresh process."""
+class Sample:
+    def __init__(self, wall: float, cpu: float, peak_kib: int) -> None:
+        self.wall, self.cpu, self.peak_kib = wall, cpu, peak_kib
+
+
+def run(cmd: list[str], cwd: Path, env: dict[str, str]) -> Sample:
+    """One fresh process: wall and CPU seconds, and the peak RSS of its largest process (workers
+    included: they are reaped before it exits)."""
     with tempfile.NamedTemporaryFile("r", suffix=".txt") as result:
         subprocess.run([sys.executable, "-S", "-c", LAUNCH, result.name, *cmd], cwd=cwd, env=env, check=True)
-        wall, peak, code = result.read().split()
+        wall, cpu, peak, code = result.read().split()
     if int(code) not in (0, 1):
-        raise SystemExit(f"{' '.join(cmd[:4])}… exited {code}")
-    return float(wall), int(peak)
+        raise SystemExit(f"{' '.join(cmd)} exited {code} in {cwd}")
+    return Sample(float(wall), float(cpu), int(peak))
 
 
-def median_of(cmds: dict, cwd: Path, env, runs: int) -> dict[str, tuple[float, int]]:
-    """Interleaved runs (a, b, a, b, …) so drift in machine load hits every command alike. A
-    command is a list, or a (list, directory) pair to run it somewhere other than `cwd`."""
-    samples: dict[str, list[float]] = {k: [] for k in cmds}
-    rss: dict[str, int] = dict.fromkeys(cmds, 0)
-    for _ in range(runs):
-        for name, cmd in cmds.items():
-            argv, where = cmd if isinstance(cmd, tuple) else (cmd, cwd)
-            wall, peak = run(argv, where, env)
-            samples[name].append(wall)
-            rss[name] = max(rss[name], peak)
-    return {k: (statistics.median(v), rss[k]) for k, v in samples.items()}
+class Series:
+    """The runs of one command."""
+
+    def __init__(self, label: str, cmd: list[str], cwd: Path) -> None:
+        self.label, self.cmd, self.cwd = label, cmd, cwd
+        self.samples: list[Sample] = []
+
+    def wall(self) -> float:
+        return statistics.median(s.wall for s in self.samples)
+
+    def cpu(self) -> float:
+        return statistics.median(s.cpu for s in self.samples)
+
+    def peak_mib(self) -> float:
+        return max(s.peak_kib for s in self.samples) / 1024
+
+    def ratio(self, other: Series, what: str = "wall") -> float:
+        """The median over the pairs of this run's figure over the other's."""
+        return statistics.median(
+            getattr(a, what) / getattr(b, what) for a, b in zip(self.samples, other.samples, strict=True)
+        )
+
+
+def interleaved(series: list[Series], runs: int, env: dict[str, str]) -> None:
+    """`runs` rounds over the commands, each round in the reverse order of the one before."""
+    for i in range(runs):
+        for s in series if i % 2 == 0 else reversed(series):
+            s.samples.append(run(s.cmd, s.cwd, env))
 
 
 def tool(name: str) -> list[str] | None:
@@ -101,19 +115,55 @@ def tool(name: str) -> list[str] | None:
     return [found] if found else None
 
 
+def version(cmd: list[str]) -> str:
+    out = subprocess.run([*cmd, "--version"], capture_output=True, text=True).stdout.strip()
+    return out.split()[-1] if out else "?"
+
+
+def compile_bytecode(env: dict[str, str], packages: list[str]) -> None:
+    """Compile each importable package's modules, as pip does on install."""
+    import importlib.util
+
+    clean = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    for name in packages:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for where in spec.submodule_search_locations:
+            subprocess.run(
+                [sys.executable, "-m", "compileall", "-q", where],
+                env=clean,
+                check=False,
+                stdout=subprocess.DEVNULL,
+            )
+
+
 def count_documents(path: Path) -> int:
     from kvlint.load import load_bytes
 
     return max(1, sum(1 for d in load_bytes(path.read_bytes(), str(path), 1 << 30).documents if d.root))
 
 
-def replicate(files: list[tuple[Path, int]], target_docs: int, into: Path) -> tuple[int, int]:
-    """Copy the corpus round-robin into `into` until it holds at least target_docs documents."""
+def yaml_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def copy_corpus(folders: list[Path], into: Path) -> None:
+    """The corpus folders side by side under `into`, as they are (each file keeps its neighbours)."""
+    for folder in folders:
+        shutil.copytree(folder, into / folder.name)
+
+
+def replicate(
+    files: list[tuple[Path, int]], into: Path, max_files: int = 0, min_docs: int = 0
+) -> tuple[int, int]:
+    """Copy the corpus files round-robin into `into` (a sub-folder per round) until it holds
+    `max_files` files, or at least `min_docs` documents; (files, documents)."""
     into.mkdir(parents=True)
     docs = n = 0
-    while docs < target_docs:
+    while (max_files and n < max_files) or (min_docs and docs < min_docs):
         src, count = files[n % len(files)]
-        sub = into / f"copy{n // len(files):03d}"
+        sub = into / f"copy{n // len(files):02d}"
         sub.mkdir(exist_ok=True)
         shutil.copyfile(src, sub / src.name)
         docs += count
@@ -121,156 +171,147 @@ def replicate(files: list[tuple[Path, int]], target_docs: int, into: Path) -> tu
     return n, docs
 
 
-def compile_bytecode(env: dict[str, str]) -> None:
-    import kvlint
-
-    package = Path(kvlint.__file__).parent
-    clean = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(package)],
-        env=clean,
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+def load_average() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
-def ms(seconds: float) -> str:
-    return f"{seconds * 1000:8.0f} ms"
+def row(s: Series, against: Series | None = None) -> str:
+    text = f"    {s.label:<34}{s.wall() * 1000:8.0f} ms{s.cpu() * 1000:8.0f} ms{s.peak_mib():9.1f} MiB"
+    if against is not None:
+        text += f"{s.ratio(against):9.2f}{s.ratio(against, 'cpu'):7.2f}"
+    return text
 
 
-def verdict(ok: bool) -> str:
-    return "meets target" if ok else "MISSES target"
+HEADER = f"    {'':<34}{'wall':>11}{'cpu':>11}{'peak RSS':>13}"
 
 
-def main() -> None:
+def verdict(name: str, ok: bool | None) -> str:
+    return f"    target: {name}: " + ("met" if ok else "MISSED" if ok is not None else "NOT MEASURED")
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    ap.add_argument("--runs", type=int, default=15, help="runs per one-file timing (median)")
-    ap.add_argument("--set-runs", type=int, default=3, help="runs per whole-set timing (median)")
-    ap.add_argument("--scale", default="100,1000,10000", help="document counts for the scale table")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--jobs for the parallel column")
+    ap.add_argument("--corpus", type=Path, nargs="+", default=DEFAULT_CORPUS, help="corpus folders")
+    ap.add_argument("--runs", type=int, default=15, help="pairs for the one-file figures (median)")
+    ap.add_argument("--set-runs", type=int, default=11, help="pairs for the whole-set figures (median)")
     args = ap.parse_args()
-    if not args.corpus.is_dir():
-        raise SystemExit(f"no corpus at {args.corpus} (pass --corpus DIR)")
+    folders = [c for c in args.corpus if c.is_dir()]
+    if not folders:
+        print(f"no corpus at {', '.join(map(str, args.corpus))} (pass --corpus DIR ...)")
+        return 2
 
     env = dict(os.environ)
     env.pop("KVLINT_NO_CACHE", None)
-    kvlint = [sys.executable, "-m", "kvlint"] if tool("kvlint") is None else tool("kvlint")
+    kvlint = tool("kvlint") or [sys.executable, "-m", "kvlint"]
     yamllint = tool("yamllint")
-    compile_bytecode(env)
+    compile_bytecode(env, ["kvlint", "yamllint", "yaml", "pathspec", "ruamel"])
+    results: dict[str, bool | None] = {}
 
     import ruamel.yaml
 
     work = Path(tempfile.mkdtemp(prefix="kvlint-speed-"))
     env["KVLINT_CACHE_DIR"] = str(work / "cache")
     try:
-        files = sorted(p for p in args.corpus.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-        counted = [(p, count_documents(p)) for p in files]
         corpus = work / "corpus"
-        corpus.mkdir()
-        for p in files:
-            shutil.copyfile(p, corpus / p.name)
+        copy_corpus(folders, corpus)
+        files = yaml_files(corpus)
+        counted = [(p, count_documents(p)) for p in files]
         corpus_docs = sum(c for _, c in counted)
+        corpus_bytes = sum(p.stat().st_size for p in files)
         print(
-            f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, ruamel.yaml "
-            f"{ruamel.yaml.__version__}, yamllint {'absent' if not yamllint else _version(yamllint)}"
+            f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, ruamel.yaml {ruamel.yaml.__version__}"
         )
-        print(f"corpus: {len(files)} files, {corpus_docs} documents ({args.corpus})\n")
+        print(f"load average at start: {load_average()}")
+        print(f"yamllint: {version(yamllint) if yamllint else 'MISSING'}")
+        if not yamllint:
+            print(
+                "    yamllint is not installed: the yamllint pairings are skipped and their targets not judged.\n"
+                "    Install it with: pip install -e '.[bench]'   (or: pip install yamllint)"
+            )
+        print(
+            f"corpus: {len(files)} files, {corpus_bytes:,} bytes, {corpus_docs:,} documents "
+            f"({', '.join(f.name for f in folders)})\n"
+        )
 
         # (a) one typical file, as pre-commit runs a hook
-        by_size = sorted(files, key=lambda p: p.stat().st_size)
+        first = yaml_files(corpus / folders[0].name)
+        by_size = sorted(first, key=lambda p: (p.stat().st_size, p.name))
         typical = by_size[len(by_size) // 2]
-        one = work / "one"
-        one.mkdir()
-        shutil.copyfile(typical, one / "deploy.yaml")
-        configured = work / "configured"
-        configured.mkdir()
-        shutil.copyfile(typical, configured / "deploy.yaml")
-        (configured / ".kvlint.yaml").write_text("fail-on: warning\nignore: [KV004]\ngpu: H100\n")
-        run([*kvlint, "deploy.yaml"], configured, env)  # first run validates and caches the config
-        cmds = {"kvlint": [*kvlint, "deploy.yaml"]}
-        if yamllint:
-            cmds["yamllint"] = [*yamllint, "deploy.yaml"]
-        floor_py = [sys.executable, "-c", "pass"]
-        cmds["python -c pass"] = floor_py
-        cmds["kvlint (.kvlint.yaml)"] = ([*kvlint, "deploy.yaml"], configured)
-        res = median_of(cmds, one, env, args.runs)
-        res_cfg = {"kvlint (.kvlint.yaml)": res.pop("kvlint (.kvlint.yaml)")}
+        one, configured = work / "one", work / "configured"
+        for where in (one, configured):
+            where.mkdir()
+            shutil.copyfile(typical, where / "deploy.yaml")
+        (configured / ".kvlint.yaml").write_text(CONFIG)
+        run([*kvlint, "deploy.yaml"], configured, env)  # the first run validates and caches the config
+        a = [
+            Series("kvlint FILE", [*kvlint, "deploy.yaml"], one),
+            Series("kvlint FILE (.kvlint.yaml beside)", [*kvlint, "deploy.yaml"], configured),
+        ]
+        floor = Series("python -c pass (the floor)", [sys.executable, "-c", "pass"], one)
+        yl = Series("yamllint FILE", [*yamllint, "deploy.yaml"], one) if yamllint else None
+        interleaved([*a, *([yl] if yl else []), floor], args.runs, env)
         print(
-            f"(a) one file, fresh process each, median of {args.runs}: {typical.name} "
-            f"({typical.stat().st_size:,} bytes)"
+            f"(a) one file, as a pre-commit hook runs: {typical.name} ({typical.stat().st_size:,} bytes), "
+            f"{args.runs} rounds"
         )
-        for name, (t, peak) in {**res, **res_cfg}.items():
-            print(f"    {name:<24}{ms(t)}   peak {peak / 1024:5.1f} MiB")
-        if yamllint:
-            ratio = res["kvlint"][0] / res["yamllint"][0]
-            ratio_cfg = res_cfg["kvlint (.kvlint.yaml)"][0] / res["yamllint"][0]
-            print(
-                f"    kvlint / yamllint = {ratio:.2f} (with a config: {ratio_cfg:.2f}); target <= 1.00: "
-                f"{verdict(ratio <= 1.0)}"
-            )
-        print()
+        print(HEADER + ("   / yamllint: wall  cpu" if yl else ""))
+        for s in a:
+            print(row(s, yl))
+        for s in [yl, floor]:
+            if s is not None:
+                print(row(s))
+        ok = (max(s.ratio(yl) for s in a) <= 1.0) if yl else None
+        results["one file: kvlint <= 1.0x yamllint (wall)"] = ok
+        print(verdict("one file, kvlint <= 1.00x yamllint's wall time (both rows)", ok) + "\n")
 
-        # (b) + (c) whole sets
-        targets = sorted({int(x) for x in args.scale.split(",") if x.strip()})
-        sets: dict[int, tuple[Path, int, int]] = {}
-        for target in targets:
-            n_files, docs = replicate(counted, target, work / f"docs{target}")
-            sets[target] = (work / f"docs{target}", n_files, docs)
-        print(
-            f"(b) whole sets, one process each, median of {args.set_runs}; (c) the floor: ruamel.yaml parse"
-        )
-        header = f"    {'set':<22}{'kvlint':>11}{'yamllint':>11}{'rt parse':>11}{'C parse':>11}  ratios"
-        print(header)
-        whole = [("corpus", corpus, len(files), corpus_docs)]
-        if 1000 in sets:
-            whole.append(("corpus x ~1,000 docs", *sets[1000]))
-        for label, folder, _n_files, docs in whole:
-            paths = sorted(str(p) for p in folder.rglob("*.y*ml"))
-            cmds = {"kvlint": [*kvlint, "."]}
-            if yamllint:
-                cmds["yamllint"] = [*yamllint, "."]
-            cmds["rt"] = [sys.executable, "-c", FLOOR, "rt", *paths]
-            cmds["safe"] = [sys.executable, "-c", FLOOR, "safe", *paths]
-            r = median_of(cmds, folder, env, args.set_runs)
-            kv, rt, safe = r["kvlint"][0], r["rt"][0], r["safe"][0]
-            yl = r["yamllint"][0] if yamllint else float("nan")
-            print(
-                f"    {label + f' ({docs})':<22}{ms(kv)}{ms(yl)}{ms(rt)}{ms(safe)}  "
-                f"yamllint/kvlint {yl / kv:.1f}x (target >= 2: {verdict(yl / kv >= 2)}); "
-                f"kvlint/rt-parse {kv / rt:.2f} (target <= 1.5: {verdict(kv / rt <= 1.5)})"
-            )
-            print(f"    {'':<22}throughput: kvlint {docs / kv:,.0f} docs/s, yamllint {docs / yl:,.0f} docs/s")
-        print()
+        # (b) --jobs 2 against --jobs 1 on the corpus
+        b = [
+            Series("kvlint --jobs 1 (the default)", [*kvlint, "--jobs", "1", "."], corpus),
+            Series("kvlint --jobs 2", [*kvlint, "--jobs", "2", "."], corpus),
+        ]
+        interleaved(b, args.set_runs, env)
+        print(f"(b) --jobs on the corpus ({len(files)} files, {corpus_bytes:,} bytes), {args.set_runs} pairs")
+        print(HEADER + "   / --jobs 1: wall  cpu")
+        print(row(b[0]))
+        print(row(b[1], b[0]))
+        ok = b[1].ratio(b[0]) < 1.0
+        results["--jobs 2 faster than --jobs 1"] = ok
+        print(verdict("--jobs 2 faster than --jobs 1 (wall)", ok) + "\n")
 
-        # (d) scale
-        print(f"(d) scale: kvlint on N documents (serial, and --jobs {args.jobs})")
-        print(
-            f"    {'documents':>10}{'files':>8}{'wall':>11}{'per doc':>10}{'peak RSS':>11}"
-            f"{'--jobs':>11}{'per doc':>10}{'peak RSS':>11}"
-        )
-        for target in targets:
-            folder, n_files, docs = sets[target]
-            runs = 1 if docs > 5000 else args.set_runs
-            r = median_of(
-                {"serial": [*kvlint, "."], "jobs": [*kvlint, "--jobs", str(args.jobs), "."]},
-                folder,
-                env,
-                runs,
-            )
-            (s_t, s_rss), (j_t, j_rss) = r["serial"], r["jobs"]
-            print(
-                f"    {docs:>10,}{n_files:>8,}{ms(s_t)}{s_t / docs * 1000:8.2f}ms{s_rss / 1024:8.1f}MiB"
-                f"{ms(j_t)}{j_t / docs * 1000:8.2f}ms{j_rss / 1024:8.1f}MiB"
-            )
+        # (c) 300 files and 1,000 documents against yamllint
+        sets = []
+        n, docs = replicate(counted, work / "files300", max_files=300)
+        sets.append((f"300 files ({docs:,} docs)", work / "files300"))
+        n, docs = replicate(counted, work / "docs1000", min_docs=1000)
+        sets.append((f"{docs:,} docs ({n} files)", work / "docs1000"))
+        print(f"(c) sets, kvlint against yamllint, {args.set_runs} pairs")
+        print(HEADER + ("   / yamllint: wall  cpu" if yl else ""))
+        for label, folder in sets:
+            kv = Series(f"kvlint, {label}", [*kvlint, "."], folder)
+            kv2 = Series("  the same, kvlint --jobs 2", [*kvlint, "--jobs", "2", "."], folder)
+            y = Series("  the same, yamllint", [*yamllint, "."], folder) if yamllint else None
+            interleaved([kv, kv2, *([y] if y else [])], args.set_runs, env)
+            print(row(kv, y))
+            print(row(kv2, y))
+            if y is not None:
+                print(row(y))
+        print(f"\nload average at end: {load_average()}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-def _version(cmd: list[str]) -> str:
-    out = subprocess.run([*cmd, "--version"], capture_output=True, text=True).stdout.strip()
-    return out.split()[-1] if out else "?"
+    print(
+        "targets: "
+        + "; ".join(
+            f"{k}: {'met' if v else 'MISSED' if v is not None else 'not measured'}"
+            for k, v in results.items()
+        )
+    )
+    if any(v is None for v in results.values()):
+        return 2
+    return 0 if all(results.values()) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -37,7 +37,7 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         done = _fix_files(shown, settings, opts, run.errors)
         if done is not None:
             return done
-    _lint_files(run, shown, settings, int(opts.get("jobs") or 1), keep=fmt in ("json", "markdown"))
+    _lint_files(run, shown, settings, _jobs(opts), keep=fmt in ("json", "markdown"))
     text = render(
         fmt,
         run,
@@ -45,6 +45,12 @@ def run_check(paths: tuple[str, ...], fmt: str | None, output: str | None, opts:
         color=fmt == "text" and not output and color_wanted(opts.get("color"), report_stream),
     )
     return _deliver(run, settings, text, output, report_stream, bool(opts.get("exit_zero")))
+
+
+def _jobs(opts: dict) -> int:
+    """--jobs as given: 0 is "one per CPU" (run/workers.py), not "unset"."""
+    jobs = opts.get("jobs")
+    return 1 if jobs is None else int(jobs)
 
 
 def _refused(paths: tuple[str, ...], output: str | None) -> int | None:

@@ -134,6 +134,16 @@ def _shipped_catalog_after_each_test():
     Settings().register_catalog()
 
 
+@pytest.fixture
+def force_workers(monkeypatch):
+    """`--jobs N` starts its N workers however small the run (run/workers.plan keeps a small run in
+    one process, and never starts more workers than CPUs): for tests of what workers are given."""
+    from kvlint.run import workers
+
+    monkeypatch.setattr(workers, "MIN_SHARE", 1)
+    monkeypatch.setattr(workers, "_cpus", lambda: 4)
+
+
 def cpu_seconds() -> float:
     """CPU seconds used so far by this process and its finished children. The time limits of the
     tests (issue 10: no input of <= 1 MB over 2 s) are on the work kvlint does; wall-clock time on

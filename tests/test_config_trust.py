@@ -201,7 +201,7 @@ def test_inputs_the_schema_refuses_are_left_to_pydantic(data):
 # ---- F27 --------------------------------------------------------------------------------------
 
 
-def test_f27_a_config_edited_during_a_jobs_run_changes_nothing(project, monkeypatch):
+def test_f27_a_config_edited_during_a_jobs_run_changes_nothing(project, monkeypatch, force_workers):
     """The review's race made deterministic: the configuration is broken after the main process
     read it and before the workers start (discovery runs in between)."""
     (project / ".kvlint.yaml").write_text(

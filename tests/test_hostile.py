@@ -241,7 +241,7 @@ def test_jobs_gives_byte_identical_output(tmp_path, monkeypatch):
     assert auto.stdout == run("--format", "text", "fixtures").stdout
 
 
-def test_jobs_workers_see_gpus_declared_in_the_config(tmp_path, monkeypatch):
+def test_jobs_workers_see_gpus_declared_in_the_config(tmp_path, monkeypatch, force_workers):
     (tmp_path / ".kvlint.yaml").write_text("gpus: [{id: acme-x1, name: ACME X1, memory: 8GiB}]\n")
     spec = "kind: ServingSpec\nmodel: meta-llama/Llama-3.1-8B-Instruct\ngpu: acme-x1\nmax_context: 4096\n"
     for i in range(40):

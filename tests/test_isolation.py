@@ -48,8 +48,8 @@ def _files(tmp_path, n_good: int) -> list[str]:
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "markdown", "concise"])
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_internal_error_is_a_kv001_for_that_file_only(tmp_path, exploding_rule, fmt, jobs):
-    n = 2 if jobs == "1" else 40  # --jobs starts workers only for 16+ files each
+def test_internal_error_is_a_kv001_for_that_file_only(tmp_path, exploding_rule, fmt, jobs, force_workers):
+    n = 2 if jobs == "1" else 40  # with force_workers, 40 files go to the pool (warm files, then chunks)
     files = _files(tmp_path, n)
     out = tmp_path / f"report.{fmt}"
     r = CliRunner().invoke(

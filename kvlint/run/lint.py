@@ -12,7 +12,7 @@ from kvlint.deployment import Deployment
 from kvlint.extract import extract_document
 from kvlint.fileio import NotRegular, TooLarge, base_dir, read_regular
 from kvlint.findings import Finding, Issue, Location, Severity
-from kvlint.link import pools, sharing
+from kvlint.link import sharing
 from kvlint.load import LoadedFile, load_bytes, load_oversized
 from kvlint.load.nearby import Nearby
 from kvlint.record import field, record
@@ -142,7 +142,11 @@ def _check(
     owners: list[Resolved | None] = []
     capacity = {rule.id for rule in rules if any(n in fleet.CAPACITY_NEEDS for n in rule.needs.facts)}
     for r in deployments:
-        found = pools.cite(r, fleet.findings(path, r, settings, rules, check_deployment), capacity)
+        found = fleet.findings(path, r, settings, rules, check_deployment)
+        if "node_pools" in r.deployment.extra:  # placed by its node pools: the findings name them
+            from kvlint.link import pools
+
+            found = pools.cite(r, found, capacity)
         findings.extend(found)
         owners.extend([r] * len(found))
     return findings, owners

@@ -4,9 +4,14 @@ Each file is independent, so the pool maps files to FileResults and the run keep
 order: the report is byte-identical whatever --jobs is. Workers are given the settings the main
 process already validated (the configuration is read once: a file edited during the run cannot
 make the workers disagree with the main process, security review F27), and register the extra
-GPUs and models those settings carry, so they reach the workers under any start method. Small
-runs stay in one process: starting workers costs more than linting a few files (see
-benchmarks/speed.py).
+GPUs and models those settings carry, so they reach the workers under any start method.
+
+How many workers, and how the files are dealt to them, follows from the work (`plan`): never more
+workers than CPUs this process may use, and no worker for less than a share of MIN_SHARE bytes of
+work (a file counts its size plus FILE_COST, the cost of linting an empty file in bytes of text),
+so small runs stay in one process. The main process lints the first files itself before the pool
+starts: the modules, catalogs and tables those files need are loaded once and each forked worker
+inherits them, instead of every worker loading them again. Figures: benchmarks/speed.py.
 """
 
 from __future__ import annotations
@@ -14,19 +19,45 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from kvlint.record import record
 from kvlint.run.lint import FileResult, read_and_lint
 from kvlint.run.settings import Settings
 
-MIN_FILES_PER_WORKER = 16  # below this a worker's start-up outweighs its share of the work
+# Work is counted in bytes of text. Linting a file costs about what 4 KiB of YAML costs beyond its
+# own bytes (the resolve, plan and rules of its workloads); a worker is worth starting for about
+# 100 ms of work on the development machine (a forked, warm worker starts in a few ms, and the
+# results it sends back cost the main process time too).
+FILE_COST = 4 * 1024
+MIN_SHARE = 256 * 1024
+CHUNKS_PER_WORKER = (
+    4  # files dealt in this many batches a worker: big enough to send, small enough to balance
+)
+WARM_FILES = 4  # linted by the main process before the pool forks
 
 _settings: Settings | None = None
 _keep_deployments = True
 
 
-def effective_jobs(jobs: int, n_files: int) -> int:
-    """`--jobs 0` means one per CPU; never more workers than MIN_FILES_PER_WORKER-sized shares."""
-    wanted = jobs if jobs > 0 else _cpus()
-    return max(1, min(wanted, n_files // MIN_FILES_PER_WORKER))
+@record(frozen=True)
+class Plan:
+    workers: int  # 1: everything in this process
+    chunk: int = 1  # files a worker takes at a time
+    warm: int = 0  # the first files, linted in this process before the pool starts
+
+
+def plan(jobs: int, sizes: list[int], cpus: int | None = None) -> Plan:
+    """The worker count and chunking for files of these sizes: `jobs` is the most workers asked
+    for (0: one per CPU), `cpus` the processors this process may use."""
+    cpus = cpus if cpus is not None else _cpus()
+    wanted = min(jobs if jobs > 0 else cpus, cpus)
+    work = sum(sizes) + FILE_COST * len(sizes)
+    workers = max(1, min(wanted, work // MIN_SHARE, len(sizes)))
+    if workers <= 1:
+        return Plan(1)
+    warm = min(WARM_FILES, len(sizes) // 2)
+    rest = len(sizes) - warm
+    chunk = max(1, min(64, -(-rest // (workers * CHUNKS_PER_WORKER))))
+    return Plan(workers, chunk, warm)
 
 
 def _cpus() -> int:
@@ -36,22 +67,37 @@ def _cpus() -> int:
     return os.cpu_count() or 1
 
 
+def _sizes(files: list[tuple[str, str]]) -> list[int]:
+    out = []
+    for path, _shown in files:
+        try:
+            out.append(os.stat(path).st_size)
+        except OSError:
+            out.append(0)  # reported when it is read
+    return out
+
+
 def lint_files(
     files: list[tuple[str, str]], settings: Settings, jobs: int, keep_deployments: bool
 ) -> Iterator[FileResult | str]:
     """(path, display) pairs -> a FileResult, or the reason a file could not be read, in order."""
-    workers = effective_jobs(jobs, len(files))
-    if workers <= 1:
-        for path, shown in files:
-            yield _compact(read_and_lint(path, settings, shown), keep_deployments)
+    how = plan(jobs, _sizes(files)) if jobs != 1 and len(files) > 1 else Plan(1)
+    serial = len(files) if how.workers <= 1 else how.warm
+    for path, shown in files[:serial]:
+        yield _compact(read_and_lint(path, settings, shown), keep_deployments)
+    if serial == len(files):
         return
+    import gc
     import multiprocessing
 
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else methods[0])
-    chunk = max(1, min(64, len(files) // (workers * 8)))
-    with context.Pool(workers, initializer=_init, initargs=(settings, keep_deployments)) as pool:
-        yield from pool.imap(_lint_one, files, chunksize=chunk)
+    gc.freeze()  # what the main process holds stays shared with the forked workers (no copy on collect)
+    try:
+        with context.Pool(how.workers, initializer=_init, initargs=(settings, keep_deployments)) as pool:
+            yield from pool.imap(_lint_one, files[serial:], chunksize=how.chunk)
+    finally:
+        gc.unfreeze()
 
 
 def _compact(result: FileResult | str, keep_deployments: bool) -> FileResult | str:
