@@ -32,6 +32,11 @@ def data_files(engine: str) -> list[Path]:
     return sorted(Path(_ROOT, engine, "data").glob("*.json"))
 
 
+def has_table(engine: str, table: str) -> bool:
+    """kvlint/engines/<engine>/data/<table>.json exists (a stat: no listing, no pathlib)."""
+    return os.path.isfile(os.path.join(_ROOT, engine, "data", f"{table}.json"))
+
+
 @cache
 def load(engine: str, table: str) -> dict[str, Any]:
     """kvlint/engines/<engine>/data/<table>.json, parsed once."""
@@ -82,4 +87,4 @@ def in_force(rows: tuple[Change, ...], key: str, version: tuple[int, ...] | None
     return found
 
 
-__all__ = ["Change", "changes", "data_files", "in_force", "load", "release"]
+__all__ = ["Change", "changes", "data_files", "has_table", "in_force", "load", "release"]

@@ -15,7 +15,6 @@ FlexibleArgumentParser never turns it off), and vLLM's parser adds `--no-x` (Boo
 
 from __future__ import annotations
 
-import difflib
 import re
 from functools import cache
 
@@ -56,7 +55,7 @@ class FlagTable:
 @cache
 def table(engine: str) -> FlagTable | None:
     """The engine's flag table, or None where kvlint has read no release's flags."""
-    if not any(p.stem == "flag_sets" for p in facts.data_files(engine)):
+    if not facts.has_table(engine, "flag_sets"):
         return None
     doc = facts.load(engine, "flag_sets")
     order = tuple(doc["releases"])
@@ -151,6 +150,8 @@ def _spans(t: FlagTable, name: str) -> str:
 
 
 def _did_you_mean(name: str, flags: frozenset[str] | set[str]) -> str | None:
+    import difflib  # only for a flag the release does not have
+
     close = difflib.get_close_matches(name, sorted(f for f in flags if f.startswith("--")), n=1, cutoff=0.7)
     return close[0] if close else None
 
