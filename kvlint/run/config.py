@@ -83,6 +83,10 @@ def _model():
 
     from pydantic import BaseModel, ConfigDict, Field
 
+    from kvlint import engines
+
+    engine_name = Literal[engines.names()]  # the engines the registry lists (kvlint/engines/__init__.py)
+
     def kebab(name: str) -> str:
         return name.replace("_", "-")
 
@@ -114,7 +118,7 @@ def _model():
         fail_on: Literal["error", "warning", "info"] | None = None
         gpu: str | None = None
         fleet: list[str] = []
-        engine: Literal["vllm", "sglang", "tgi"] | None = None
+        engine: engine_name | None = None
         engine_version: str | None = None
         headroom_margin: float | None = Field(default=None, ge=0, le=10)
         fragmentation: float | None = Field(default=None, ge=0, lt=1)
