@@ -37,6 +37,7 @@ class IssueKind(Enum):
     NOT_READ_AS_WORKLOAD = (
         "not-read-as-workload"  # GPUs or an engine command in a layout kvlint does not read
     )
+    YAML_SYNTAX = "yaml-syntax"  # the YAML parser's error: load/compose.py gives the file a second look
 
 
 @record(frozen=True)
@@ -110,6 +111,9 @@ class Issue:
     # deployed simply lacks the setting, so checks of the deployed configuration are no guess
     stack_ignores: bool = False
     kind: IssueKind | None = None
+    # the variables the value uses that the container does not set ($(MODEL_PATH)): an input kind that
+    # sets one itself (OME's MODEL_PATH, extract/kinds/ome.py) drops the issue about it
+    unset: tuple[str, ...] = ()
 
 
 @record

@@ -86,6 +86,12 @@ class Plan:
     pool_units: int = 0
     request_units: int = 0
 
+    # typed verdicts a rule reads (never by matching a note's text): the engine's start-up warm-up does not
+    # fit, in its words ('' when it does; TGI), and the KV cache also holds a sparse-attention indexer's
+    # keys (DeepSeek DSA; vLLM)
+    warmup_fails: str = ""
+    indexer_keys: bool = False
+
     @property
     def weights_limit(self) -> int:
         """The memory the weights must fit in: vLLM and SGLang load under their cap; TGI loads into the

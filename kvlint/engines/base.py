@@ -20,7 +20,8 @@ from kvlint.engines.memory_entry import MemoryOption
 from kvlint.findings import Location
 from kvlint.record import record
 
-# Plan note prefix an engine writes when its start-up warm-up cannot fit (TGI); KV102 reads it.
+# How an engine's words begin when its start-up warm-up cannot fit (TGI's `Plan.warmup_fails`, which
+# KV102 reports as its message).
 WARMUP_FAILS = "the warm-up does not fit"
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from kvlint.bounds import DOCUMENTS_MAX, NODES_PER_DOCUMENT_MAX
 from kvlint.codes import INVALID_INPUT
-from kvlint.findings import Issue, Location
+from kvlint.findings import Issue, IssueKind, Location
 from kvlint.load.build import MAX_DEPTH, Builder, TooBig, TooDeep
 from kvlint.load.tree import TAG_PREFIX, Node, Scalar
 from kvlint.record import record
@@ -112,16 +112,18 @@ def _located_error(exc, path: str, text: str, in_bytes: bool = False) -> Issue:
         at = len(text.encode("utf-8", "surrogatepass")[:at].decode("utf-8", "ignore"))
     if mark is None and isinstance(at, int) and 0 <= at <= len(text):
         line, column = position(text, at)
-        return Issue(INVALID_INPUT, message, Location(path, line, column), fix=fix)
+        return Issue(
+            INVALID_INPUT, message, Location(path, line, column), fix=fix, kind=IssueKind.YAML_SYNTAX
+        )
     if mark is None:
-        return Issue(INVALID_INPUT, message, Location(path, 1, 1), fix=fix)
+        return Issue(INVALID_INPUT, message, Location(path, 1, 1), fix=fix, kind=IssueKind.YAML_SYNTAX)
     lines = LINE_BREAK.split(text)
     line, column = mark.line + 1, mark.column + 1
     if line > len(lines):  # the parser's mark sits after the last character
         line, column = len(lines), len(lines[-1]) + 1
         message += " (at the end of the file)"
     column = min(column, len(lines[line - 1]) + 1)
-    return Issue(INVALID_INPUT, message, Location(path, line, column), fix=fix)
+    return Issue(INVALID_INPUT, message, Location(path, line, column), fix=fix, kind=IssueKind.YAML_SYNTAX)
 
 
 # The pure-Python parser is 10-30 times slower than libyaml (about 18 us an event): its second look
@@ -145,14 +147,14 @@ def compose(text: str, path: str) -> tuple[list[Document], list[Issue]]:
     if _YAML is None:
         _YAML = _yaml()
     docs, issues = _compose_with(_YAML, text, path)
-    if any(i.message.startswith("YAML syntax error") for i in issues):
+    if any(i.kind is IssueKind.YAML_SYNTAX for i in issues):
         if _PURE is None:
             _PURE = _pure_yaml()
         try:
             docs2, issues2 = _compose_with(_PURE, text, path, SECOND_LOOK_EVENTS)
         except _OverBudget:
             return docs, issues
-        if not any(i.message.startswith("YAML syntax error") for i in issues2):
+        if not any(i.kind is IssueKind.YAML_SYNTAX for i in issues2):
             return docs2, issues2
     return docs, issues
 

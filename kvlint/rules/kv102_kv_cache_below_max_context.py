@@ -5,7 +5,7 @@ from kvlint.capacity.course import fits
 from kvlint.capacity.plan import Plan
 from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.catalog.how import MATCHED_BY_NAME
-from kvlint.engines.base import WARMUP_FAILS, LongSequence, Startup
+from kvlint.engines.base import LongSequence, Startup
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import shown, spec_key, where_of
@@ -141,9 +141,8 @@ class KvCacheBelowMaxContext(PlanRule):
             tp_key = spec_key(d, "tensor_parallel", s.engine)
             fixes.append(f"{tp_key} {found[0]}")
             edits.append(display(f"{tp_key} {found[0]} on {found[0]} GPUs per replica"))
-        warmup = next((n for n in p.notes if n.startswith(WARMUP_FAILS)), None)
-        if warmup:
-            message = warmup
+        if p.warmup_fails:
+            message = p.warmup_fails
         elif p.kv_pool <= 0:
             message = (
                 f"no memory is left for the KV cache: {gib(p.budget)} usable - "

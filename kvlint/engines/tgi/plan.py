@@ -358,11 +358,12 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             f"  on the allocator's edge: between {tokens(kv_tokens)} and {tokens(high)} tokens (the lower shown)"
         )
     if warmup_fails:
-        p.notes.append(
+        p.warmup_fails = (
             f"{WARMUP_FAILS}: weights {gib(w.per_gpu_max)} + the warm-up batch's KV blocks {gib(warm_kv)} +"
             f" {phase(logits, masks, scores, acts)} {gib(max(prefill, logits))} exceed"
             f" {gib(limit)}; TGI stops with 'Not enough memory to handle {s.max_batched_tokens} prefill tokens'"
         )
+        p.notes.append(p.warmup_fails)
     p.notes.extend(_setting_notes(s))
     return p
 

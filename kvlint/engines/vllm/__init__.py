@@ -60,7 +60,7 @@ class VLLM(EngineBase):
         return LongSequence(Startup.REFUSES)  # the KV-cache check at start-up (kv_cache_utils)
 
     def indexer_keys(self, arch: Any, plan: Any) -> bool:
-        return any("lightning indexer" in n for n in plan.notes)
+        return bool(plan.indexer_keys)
 
 
 ENGINE = VLLM()

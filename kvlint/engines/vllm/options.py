@@ -97,6 +97,7 @@ def read(
                     UNPARSED_SETTING,
                     f"vLLM: model {first.text} uses an unset variable; the model is unknown",
                     first.where or d.where,
+                    unset=tuple(first.unresolved),
                 )
             )
             d.unreadable.append("model")

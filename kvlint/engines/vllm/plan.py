@@ -234,6 +234,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     vnote = unknown_version_note(s.version)  # no version: the newest rows of the table, said so
     notes = (_sliding_note(arch, hybrid), state_note, cross_note(arch, hybrid), dsa and dsa.note, vnote)
     p.notes.extend(n for n in notes if n)
+    p.indexer_keys = dsa is not None
     p.lines = plan_lines(p, arch, s, kv_bytes, dsa) + override_note(s, from_memory[p.stage])
     lora_note = lora.note(s.extra)
     if lora_note:

@@ -55,7 +55,7 @@ def runtime(ctx: ct.ObjectContext) -> list[Deployment]:
         d = _component(ctx, spec, comp, None, label, {"MODEL_PATH": EnvVar(None, None)})
         if d is None:
             continue
-        d.issues = [i for i in d.issues if i.code != NOT_CHECKABLE and "MODEL_PATH" not in i.message]
+        d.issues = [i for i in d.issues if i.code != NOT_CHECKABLE and "MODEL_PATH" not in i.unset]
         d.issues.append(
             Issue(
                 NOT_CHECKABLE,
@@ -104,7 +104,7 @@ def isvc(ctx: ct.ObjectContext) -> list[Deployment]:
         if model is not None and (d.model is None or str(d.model.value) == env["MODEL_PATH"].value):
             d.model = model
         if base_why:
-            d.issues = [i for i in d.issues if "MODEL_PATH" not in i.message]
+            d.issues = [i for i in d.issues if "MODEL_PATH" not in i.unset]
             d.issues.append(
                 Issue(
                     NOT_CHECKABLE,

@@ -106,6 +106,7 @@ def apply(
                         "which the container does not set; its value is unknown",
                         where,
                         fix="set the variable in the container's env, or write the value",
+                        unset=tuple(value.unresolved),
                     )
                 )
             continue
