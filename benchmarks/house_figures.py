@@ -23,8 +23,16 @@ from pathlib import Path
 ENGINES = {"vllm", "sglang", "tgi"}
 ENGINE_DIRS = ("kvlint/engines/", "kvlint/capacity/engines/", "kvlint/extract/pod/engine_args/")
 EXTRACT_DIRS = ("kvlint/extract/", "kvlint/load/")
-# Inside an engine package, the modules that read a launch (extract-time writes, like extract's own)
-ENGINE_READERS = ("options.py", "launch.py", "backends.py", "llamacpp.py", "memory_options.py")
+# Inside an engine package, the modules that read a launch (extract-time writes, like extract's own;
+# flag_sets.py records the flags an options reader met)
+ENGINE_READERS = (
+    "options.py",
+    "launch.py",
+    "backends.py",
+    "llamacpp.py",
+    "memory_options.py",
+    "flag_sets.py",
+)
 
 
 def _modules(root: Path) -> dict[str, ast.Module]:

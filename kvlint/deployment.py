@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Generic, Literal, TypeVar
 
 from kvlint.findings import Issue, Location
-from kvlint.record import field, record
+from kvlint.record import FrozenRecordError, field, record
 
 T = TypeVar("T")
 Origin = Literal["stated", "default", "inferred"]
@@ -44,6 +44,23 @@ def inferred(value: T, note: str, where: Location | None = None) -> Value[T]:
     return Value(value, "inferred", where, note)
 
 
+class FrozenDict(dict):
+    """A dict that refuses every write: a frozen deployment's `extra` and its other tables."""
+
+    def _refuse(self, *_args: Any, **_kwargs: Any) -> Any:
+        raise FrozenRecordError("the deployment is frozen after extract: its tables are read only")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse  # type: ignore[assignment]
+    pop = popitem = setdefault = update = clear = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> Any:
+        return (FrozenDict, (dict(self),))  # pickles (worker processes) without calling __setitem__
+
+
+_TABLES = ("extra", "architecture", "budget", "suffixes", "ignores")
+_LISTS = ("memory_quantities", "issues", "unreadable")
+
+
 # The engine a deployment that names none is accounted for as (kvlint.engines.DEFAULT; the registry there
 # lists the engines kvlint models).
 DEFAULT_ENGINE = "vllm"
@@ -51,7 +68,11 @@ DEFAULT_ENGINE = "vllm"
 
 @record
 class Deployment:
-    """One model replica's serving configuration, as far as the input states it."""
+    """One model replica's serving configuration, as far as the input states it.
+
+    Extract (and the link stage's passes over the documents beside it) build it; `freeze()` then makes
+    every later write raise (`FrozenRecordError`): resolve, rules and reports read it, and what they
+    settle lives beside it (`InForce`, kvlint/resolve.py `Resolved`)."""
 
     file: str
     where: Location  # the workload (or spec document) itself
@@ -112,6 +133,24 @@ class Deployment:
     ignores: dict[str, tuple[str, Location]] = field(default_factory=dict)  # kvlint.io/ignore annotation
     issues: list[Issue] = field(default_factory=list)  # KV002-KV005 material found while extracting
     unreadable: list[str] = field(default_factory=list)  # fields whose stated value could not be read
+    frozen: bool = field(default=False, compare=False)  # set by freeze(): no write after extract
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if self.frozen:
+            raise FrozenRecordError(f"the deployment is frozen after extract: cannot assign {name!r}")
+        object.__setattr__(self, name, value)
+
+    def freeze(self) -> Deployment:
+        """No write after this: the fields refuse assignment, the tables and lists every change (also on a
+        record `replace()` derived from a frozen one, whose new tables it freezes)."""
+        for name in _TABLES:
+            table = getattr(self, name)
+            if type(table) is not FrozenDict:
+                object.__setattr__(self, name, FrozenDict(table))
+        for name in _LISTS:
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "frozen", True)
+        return self
 
     @property
     def engine_name(self) -> str:
@@ -158,6 +197,8 @@ class InForce:
     kv_cache_dtype: Value[str] | None = None
     options: dict[str, Value[Any]] = field(default_factory=dict)
     said: tuple[Issue, ...] = ()
+    # the memory fractions of the pods that may share one card, summed, when they reach 1 (link/sharing.py)
+    gpu_sharing: Value[float] | None = None
 
     @classmethod
     def stated(cls, d: Deployment) -> InForce:

@@ -70,7 +70,7 @@ def _plan_one(model: str, gpu: str, opts: dict[str, Any]) -> PlanReport | str:
             said["quantization"] = stated(opts["quantization"], where)
     except ValueError as exc:
         return str(exc)
-    d = Deployment(file="<plan>", where=where, kind="plan", name=model, **said)
+    d = Deployment(file="<plan>", where=where, kind="plan", name=model, **said).freeze()
     r = resolve(d, Defaults())
     # an unknown GPU or model, or a model kvlint knows but cannot price (another kind, a GGUF repository)
     problems = [i for i in r.issues if i.code in (UNKNOWN_GPU, UNKNOWN_MODEL, NOT_CHECKABLE)]

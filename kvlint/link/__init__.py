@@ -22,20 +22,20 @@ READ_OR_SAID = (
 )  # the file already says what it could not read
 
 
-def read_beside(extracted: list[Deployment], nearby: Nearby) -> Beside:
-    """The objects the workloads refer to, read from the file and its directory; each DRA claim a
-    workload names is attached to it (its GPUs, or a KV002 saying the claim was not found)."""
+def read_beside(extracted: list[Deployment], nearby: Nearby) -> tuple[list[Deployment], Beside]:
+    """The objects the workloads refer to, read from the file and its directory, and the workloads with
+    each DRA claim they name attached (its GPUs, or a KV002 saying the claim was not found): new
+    records, the extracted ones are not written."""
     if not extracted:
-        return Beside()
+        return extracted, Beside()
     claims = any("dra_refs" in d.extra for d in extracted)  # a container names a DRA claim
     found = Beside.of(nearby, claims)
-    if claims:
-        from kvlint.link import claims as dra
+    if not claims:
+        return extracted, found
+    from kvlint.link import claims as dra
 
-        known = found.dra if found.dra is not None else dra.Known()
-        for d in extracted:
-            dra.attach(d, known)
-    return found
+    known = found.dra if found.dra is not None else dra.Known()
+    return [dra.attach(d, known) for d in extracted], found
 
 
 def never_silent(documents: list[Document], path: str, issues: list[Issue]) -> list[Issue]:
@@ -48,13 +48,14 @@ def never_silent(documents: list[Document], path: str, issues: list[Issue]) -> l
     return net.issues(documents, path)
 
 
-def place_on_pools(extracted: list[Deployment], real_path: str | None, loaded: LoadedFile) -> None:
-    """A workload that states no GPU gets the one the node pools it can land on give: the pools the
-    file defines, then those of its repository's cluster definition (pools.py)."""
+def place_on_pools(
+    extracted: list[Deployment], real_path: str | None, loaded: LoadedFile
+) -> list[Deployment]:
+    """The workloads, each that states no GPU given the one the node pools it can land on give: the
+    pools the file defines, then those of its repository's cluster definition (pools.py)."""
     if not any(d.gpu is None for d in extracted):
-        return
+        return extracted
     from kvlint.link import pools
 
     cluster = pools.pools_for(real_path, loaded.path, loaded.documents)
-    for d in extracted:
-        pools.attach(d, cluster)
+    return [pools.attach(d, cluster) for d in extracted]

@@ -3,7 +3,7 @@ the GPU device plugin's time-slicing / MPS replicas, from the file and the YAML 
 directory (load/nearby.py finds them).
 
 The directory is read only when something needs it: the DRA objects when a workload names a claim,
-the device-plugin ConfigMaps only when two or more pods share one card (sharing.annotate asks), so
+the device-plugin ConfigMaps only when two or more pods share one card (sharing.overcommits asks), so
 a one-file run on a workload that names nothing beside it reads no other file."""
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ each (kvlint/run/fleet.py), as for a fleet.
 
 from __future__ import annotations
 
+from typing import Any
+
 from kvlint.catalog import dra_devices
 from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
@@ -22,7 +24,7 @@ from kvlint.extract.pod.dra import ClaimRef
 from kvlint.extract.pod.gpu_sharing import NOT_MODELLED
 from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.load.tree import Mapping, Scalar, Sequence
-from kvlint.record import field, record
+from kvlint.record import field, record, replace
 
 KINDS = ("ResourceClaim", "ResourceClaimTemplate", "DeviceClass")
 GPU_CLASSES = {
@@ -103,18 +105,22 @@ def _one(name: str, node: Mapping, path: str) -> Request:
     )
 
 
-def attach(d: Deployment, known: Known) -> None:
-    """Read the claims the deployment's container uses: GPU type (or candidates) and count."""
-    refs = d.extra.pop("dra_refs", None)
+def attach(d: Deployment, known: Known) -> Deployment:
+    """The deployment with the claims its container uses read: GPU type (or candidates) and count. A new
+    record: `d`, as extracted, is not written."""
+    refs = d.extra.get("dra_refs")
     if refs is None:
-        return
+        return d
+    extra = {k: v for k, v in d.extra.items() if k != "dra_refs"}
+    issues = list(d.issues)
+    accelerator = d.accelerator
     total, candidates, notes = 0, None, []
     for ref in refs.value:
         found = known.objects.get((ref.kind, ref.target))
-        if found is None and (d.gpus_per_pod is not None or d.accelerator != "gpu"):
+        if found is None and (d.gpus_per_pod is not None or accelerator != "gpu"):
             continue  # the pod has its devices from resources: an unseen claim may be a NIC (EFA, RDMA)
         if found is None:
-            d.issues.append(
+            issues.append(
                 Issue(
                     UNKNOWN_GPU,
                     f"{ref.kind} {ref.target!r} (claim {ref.name!r}) is not in this file or its directory: "
@@ -127,7 +133,7 @@ def attach(d: Deployment, known: Known) -> None:
             continue
         claim, claim_path = found
         if ref.kind == "ResourceClaim":  # one claim object: every pod that names it gets the same devices
-            d.extra["gpu_shared"] = stated(
+            extra["gpu_shared"] = stated(
                 f"claim:{ref.target}",
                 ref.where,
                 f"ResourceClaim {ref.target!r}, shared by every pod that names it",
@@ -135,30 +141,32 @@ def attach(d: Deployment, known: Known) -> None:
         for alternatives in _requests(claim, claim_path):
             if ref.request and not any(a.name.split("/")[0] == ref.request for a in alternatives):
                 continue
-            got = _request_gpus(d, alternatives, known, ref)
+            got, accelerator = _request_gpus(alternatives, known, ref, issues, accelerator)
             if got is None:
                 continue
             ids, count, note = got
             total += count
             candidates = ids if candidates is None else [i for i in candidates if i in ids]
             notes.append(note)
-    said = any(i.code == NOT_CHECKABLE for i in d.issues)  # e.g. by extract/container.finish
-    if d.accelerator in NOT_MODELLED and "unsupported" not in d.extra and not said:
-        d.issues.append(
+    said = any(i.code == NOT_CHECKABLE for i in issues)  # e.g. by extract/container.finish
+    if accelerator in NOT_MODELLED and "unsupported" not in extra and not said:
+        issues.append(
             Issue(
                 NOT_CHECKABLE,
-                f"{d.label()}: {NOT_MODELLED[d.accelerator]}",
+                f"{d.label()}: {NOT_MODELLED[accelerator]}",
                 refs.where or d.where,
                 kind=IssueKind.ACCELERATOR_NOT_MODELLED,
             )
         )
-    if candidates is None:
-        return
-    _place(d, candidates, total, "; ".join(notes), refs.where)
+    placed = {} if candidates is None else _place(d, candidates, total, "; ".join(notes), refs.where, extra)
+    return replace(d, extra=extra, issues=issues, accelerator=accelerator, **placed).freeze()
 
 
-def _request_gpus(d: Deployment, alternatives: list[Request], known: Known, ref: ClaimRef):
-    """(admitted GPU ids, count, note) of one request, or None when it asks for no GPU."""
+def _request_gpus(
+    alternatives: list[Request], known: Known, ref: ClaimRef, issues: list[Issue], accelerator: str
+) -> tuple[tuple[list[str], int, str] | None, str]:
+    """((admitted GPU ids, count, note) of one request, or None when it asks for no GPU; the accelerator
+    its device class names), saying in `issues` what kvlint cannot tell."""
     ids: list[str] = []
     counts: set[int] = set()
     parts: list[str] = []
@@ -166,9 +174,9 @@ def _request_gpus(d: Deployment, alternatives: list[Request], known: Known, ref:
         cls_sels, vendor_kind = _device_class(req.device_class, known)
         if vendor_kind is None:
             if req.device_class in OTHER_ACCELERATORS:
-                d.accelerator = OTHER_ACCELERATORS[req.device_class]
+                accelerator = OTHER_ACCELERATORS[req.device_class]
             elif cls_sels is None and "gpu" in req.device_class:
-                d.issues.append(
+                issues.append(
                     Issue(
                         UNKNOWN_GPU,
                         f"device class {req.device_class!r} (claim {ref.target!r}) is not a GPU class kvlint "
@@ -181,7 +189,7 @@ def _request_gpus(d: Deployment, alternatives: list[Request], known: Known, ref:
             continue
         admitted, unread = _admitted(vendor_kind, [*(cls_sels or []), *req.selectors])
         if req.mode == "All":
-            d.issues.append(
+            issues.append(
                 Issue(
                     NOT_CHECKABLE,
                     f"claim {ref.target!r} request {req.name!r}: allocationMode All takes every matching "
@@ -198,7 +206,7 @@ def _request_gpus(d: Deployment, alternatives: list[Request], known: Known, ref:
             what += f" (not read: {'; '.join(unread)})"
         parts.append(what)
         if not admitted:
-            d.issues.append(
+            issues.append(
                 Issue(
                     UNKNOWN_GPU,
                     f"no GPU kvlint knows matches claim {ref.target!r} request {req.name!r} ({what}): "
@@ -209,9 +217,9 @@ def _request_gpus(d: Deployment, alternatives: list[Request], known: Known, ref:
                 )
             )
     if not parts:
-        return None
+        return None, accelerator
     count = min(counts) if counts else 0
-    return ids, count, f"DRA claim {ref.target!r}: " + " or ".join(parts)
+    return (ids, count, f"DRA claim {ref.target!r}: " + " or ".join(parts)), accelerator
 
 
 def _device_class(name: str, known: Known) -> tuple[list[str] | None, tuple[str, str] | None]:
@@ -256,7 +264,11 @@ def _admitted(vendor_kind: tuple[str, str], selectors: list[str]) -> tuple[list[
     return sure, unread
 
 
-def _place(d: Deployment, candidates: list[str], count: int, note: str, where: Location | None) -> None:
+def _place(
+    d: Deployment, candidates: list[str], count: int, note: str, where: Location | None, extra: dict
+) -> dict[str, Any]:
+    """The GPU fields the claims give (the candidates go to `extra` when there are several)."""
+    out: dict[str, Any] = {}
     if d.gpu is not None:  # a node label named the card too: keep the candidates on that card
         from kvlint.catalog import gpus as catalog
 
@@ -265,13 +277,14 @@ def _place(d: Deployment, candidates: list[str], count: int, note: str, where: L
             same = [c for c in candidates if c == card.id or c.split(":")[0] == card.id]
             candidates = same or candidates
     if count and d.gpus_per_pod is None:
-        d.gpus_per_pod = stated(count, where, "DRA claim")
+        out["gpus_per_pod"] = stated(count, where, "DRA claim")
         pods = int(d.pods.value) if d.pods is not None else 1
         if d.gpus is None:  # extract's finish() ran before the claims were known
             how = f"{count} per pod (DRA claim) x {pods} pods" if pods > 1 else "DRA claim"
-            d.gpus = stated(count, where, how) if pods == 1 else inferred(count * pods, how, where)
+            out["gpus"] = stated(count, where, how) if pods == 1 else inferred(count * pods, how, where)
     if len(candidates) == 1:
-        d.gpu = inferred(candidates[0], note, where)
+        out["gpu"] = inferred(candidates[0], note, where)
     elif candidates:
-        d.gpu = None
-        d.extra["gpu_candidates"] = inferred(tuple(candidates), note, where)
+        out["gpu"] = None
+        extra["gpu_candidates"] = inferred(tuple(candidates), note, where)
+    return out

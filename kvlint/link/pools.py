@@ -29,6 +29,7 @@ from kvlint.fileio import read_regular
 from kvlint.load import load_bytes
 from kvlint.load.compose import Document
 from kvlint.load.tree import Mapping, Scalar
+from kvlint.record import replace
 
 if TYPE_CHECKING:  # the readers (extract/registry) load only when a file names a node-pool kind
     from kvlint.extract.kinds.node_pool_kinds import Known
@@ -265,21 +266,23 @@ def lands_on(d: Deployment, pools: tuple[Pool, ...]) -> list[Pool]:
     return out
 
 
-def attach(d: Deployment, levels: tuple[tuple[Pool, ...], ...]) -> None:
+def attach(d: Deployment, levels: tuple[tuple[Pool, ...], ...]) -> Deployment:
     """Place a workload that states no GPU on the GPU its pools give (see the module docstring): the
-    nearest level with a GPU pool it lands on, else the nearest with any pool it lands on."""
+    nearest level with a GPU pool it lands on, else the nearest with any pool it lands on. A new record:
+    `d`, as extracted, is not written."""
     if not levels or d.gpu is not None or d.accelerator != "gpu" or "gpu_candidates" in d.extra:
-        return
+        return d
     wants_gpu = d.gpus_per_pod is None or int(d.gpus_per_pod.value or 0) > 0
     matched, gpu_pools = _landing(d, levels, wants_gpu)
+    extra = dict(d.extra)
     if matched:
-        d.extra["node_pools"] = inferred(tuple(gpu_pools or matched), "node pools it can land on")
+        extra["node_pools"] = inferred(tuple(gpu_pools or matched), "node pools it can land on")
     if matched and wants_gpu and not gpu_pools:
         names = ", ".join(p.label() for p in matched)
-        d.extra["pools_without_gpu"] = inferred(names, "node pools whose node types carry no GPU")
+        extra["pools_without_gpu"] = inferred(names, "node pools whose node types carry no GPU")
     known = [p for p in gpu_pools if p.gpus]
-    if known:
-        _place(d, known)
+    gpu = _place(known, extra) if known else None
+    return replace(d, extra=extra, gpu=gpu).freeze()
 
 
 def _landing(d: Deployment, levels: tuple[tuple[Pool, ...], ...], wants_gpu: bool) -> tuple[list, list]:
@@ -292,8 +295,8 @@ def _landing(d: Deployment, levels: tuple[tuple[Pool, ...], ...], wants_gpu: boo
     return matched, gpu_pools
 
 
-def _place(d: Deployment, known: list[Pool]) -> None:
-    """One GPU type among the pools: that GPU; several: the candidates, checked like a fleet."""
+def _place(known: list[Pool], extra: dict) -> Value[str] | None:
+    """One GPU type among the pools: that GPU; several: the candidates (in `extra`), checked like a fleet."""
     types: dict[str, list[Pool]] = {}
     for pool in known:
         for gid, _n in pool.gpus:
@@ -302,19 +305,19 @@ def _place(d: Deployment, known: list[Pool]) -> None:
     if len(types) == 1:
         gid = next(iter(types))
         names = ", ".join(p.label() for p in types[gid])
-        d.gpu = inferred(
+        return inferred(
             gid, f"from the node pool{'s' if len(types[gid]) > 1 else ''} it can land on: {names}"
         )
-        return
     note = (
         f"the node pool{'s' if len(known) > 1 else ''} it can land on ("
         + ", ".join(p.label() for p in known)
         + ")"
     )
-    d.extra["gpu_candidates"] = Value(tuple(types), "inferred", None, note)
-    d.extra["gpu_candidates_fix"] = inferred(
+    extra["gpu_candidates"] = Value(tuple(types), "inferred", None, note)
+    extra["gpu_candidates_fix"] = inferred(
         "select one pool (a nodeSelector on its label), or name the GPU", "node pools"
     )
+    return None
 
 
 def cite(r, found: list, capacity_rules: set[str]) -> list:

@@ -8,7 +8,7 @@ fraction that leaves room for the others: vLLM V1 refuses to start when less tha
 `gpu_memory_utilization` x total is free ("Free memory on device … is less than desired GPU memory
 utilization"). Up to N pods can land on one card (N unknown: every shared-GPU pod of the file), and
 the scheduler may put the most demanding ones together, so the fractions of the N largest must add
-up to less than 1. The sum is written on each deployment that takes part (extra `gpu_sharing`);
+up to less than 1. The sum is kept for each deployment that takes part (`InForce.gpu_sharing`);
 KV208 reports it at the fraction's value. MPS is summed the same way; the sum below 1 is necessary
 there, not sufficient: an MPS client may also be capped (CUDA_MPS_PINNED_DEVICE_MEM_LIMIT) while
 cudaMemGetInfo still reports the whole card as total (find_string 'CUDA_MPS_PINNED_DEVICE_MEM_LIMIT'
@@ -73,10 +73,12 @@ def replicas(root: Mapping, file: str) -> list[Replicas]:
     return out
 
 
-def annotate(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]]) -> None:
-    """Put the shared-card arithmetic on each deployment whose fraction takes part in an overcommit.
-    The device plugin's configs are read (`read_configs`, the directory beside the file) only when
-    two or more pods share a card."""
+def overcommits(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]]) -> dict[int, Value[float]]:
+    """The shared-card arithmetic for each deployment whose fraction takes part in an overcommit, by the
+    deployment's id (the run keeps it in the settings in force, `InForce.gpu_sharing`). The device
+    plugin's configs are read (`read_configs`, the directory beside the file) only when two or more
+    pods share a card."""
+    out: dict[int, Value[float]] = {}
     groups: dict[str, list[Sharer]] = {}
     for s in sharers:
         shared = s.deployment.extra.get("gpu_shared")
@@ -112,7 +114,8 @@ def annotate(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]]) 
             f"{len(together)} pods on one shared GPU take {terms} = {total:.2f} of its memory (>= 1); {how}"
         )
         for d in {id(d): d for _u, d in together}.values():
-            d.extra["gpu_sharing"] = inferred(total, text, _where(d))
+            out[id(d)] = inferred(total, text, _where(d))
+    return out
 
 
 def _name(d: Deployment, engine: str) -> str:

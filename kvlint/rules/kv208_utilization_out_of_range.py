@@ -86,7 +86,7 @@ class UtilizationOutOfRange(DeploymentRule):
                     severity=Severity.WARNING,
                     fixes=[replace_text(v, "0.95", f"lower {flag} to 0.95", UNSAFE)],
                 )
-        shared = d.extra.get("gpu_sharing")
+        shared = ctx.in_force.gpu_sharing
         if shared is not None:
             yield ctx.finding(
                 self,

@@ -15,7 +15,7 @@ from kvlint.findings import Finding, Issue, Location, Severity
 from kvlint.link import sharing
 from kvlint.load import LoadedFile, load_bytes, load_oversized
 from kvlint.load.nearby import Nearby
-from kvlint.record import field, record
+from kvlint.record import field, record, replace
 from kvlint.resolve import Resolved, resolve
 from kvlint.rules.base import IssueContext, Need, Rule, contexts
 from kvlint.run import fleet
@@ -93,10 +93,10 @@ def lint_loaded(
     # objects other documents define (a KServe runtime): this file's, then its directory's when on disk
     nearby = Nearby(path, real_path, loaded.documents, settings.max_file_size)
     extracted, file_issues = _extract(loaded, base_dir, nearby)
-    beside = link.read_beside(extracted, nearby)
-    link.place_on_pools(extracted, real_path, loaded)
+    extracted, beside = link.read_beside(extracted, nearby)
+    extracted = link.place_on_pools(extracted, real_path, loaded)
     deployments = [resolve(d, settings.defaults) for d in extracted]
-    sharing.annotate([_sharer(r) for r in deployments], beside.sharing)  # read when pods share a card
+    _shared_cards(deployments, beside.sharing)  # the configs beside are read when pods share a card
     findings, owners = _check(path, deployments, settings, rules)
     if not deployments:  # a GPU container or engine command kvlint could not read: said
         file_issues.extend(link.never_silent(loaded.documents, path, file_issues))
@@ -118,7 +118,7 @@ def _extract(loaded: LoadedFile, base_dir: str, nearby: Nearby) -> tuple[list[De
             break
         deployments, issues = extract_document(doc, path, base_dir, loaded.source.lines, nearby)
         file_issues.extend(issues)
-        extracted.extend(deployments)
+        extracted.extend(d.freeze() for d in deployments)  # what the file says: read only from here
     return extracted, file_issues
 
 
@@ -131,6 +131,15 @@ def _sharer(r: Resolved) -> sharing.Sharer:
         v = r.deployment.gpu_memory_utilization
         fraction = float(v.value) if v is not None and isinstance(v.value, (int, float)) else None
     return sharing.Sharer(r.deployment, r.gpu.id if r.gpu else "", fraction, r.in_force.engine_name)
+
+
+def _shared_cards(deployments: list[Resolved], configs: Callable[[], list[sharing.Replicas]]) -> None:
+    """The memory fractions of the workloads that share one card, summed, on each that takes part."""
+    summed = sharing.overcommits([_sharer(r) for r in deployments], configs)
+    for r in deployments:
+        total = summed.get(id(r.deployment))
+        if total is not None:
+            r.in_force = replace(r.in_force, gpu_sharing=total)
 
 
 def _check(
