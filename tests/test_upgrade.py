@@ -159,6 +159,8 @@ def test_vllm_cuda_graph_memory_turns_a_fitting_deployment_into_kv102():
     before, step = _first_change(w)
     assert step.state.release == "0.20.0" and step.state.codes == ("KV102",) and w.breaks
     rows = {r.key: r for r in step.rows}
+    assert step.before == "0.19.1"  # the release read before: what 0.20.0 itself brings is two rows
+    assert {r.key for r in step.rows_here} == {"gpu_memory_utilization", "cudagraph_memory"}
     assert rows["cudagraph_memory"].after == "estimated"
     assert rows["cudagraph_memory"].source.startswith("vllm==0.20.0:vllm/envs.py:1724")
     assert ("CUDA graphs" in dict(step.state.terms)) and ("CUDA graphs" not in dict(before.terms))

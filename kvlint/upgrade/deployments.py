@@ -25,7 +25,17 @@ class Step:
     state: State
     since: str  # the release it is compared with (the start, or the release reported before)
     pool_change: float | None  # relative change of the KV pool in tokens; None: no pool on one side
-    rows: tuple[RowChange, ...]
+    rows: tuple[RowChange, ...]  # every row changed since `since`
+    before: str = ""  # the release read just before this one (`since`, or a later one not reported)
+
+    @property
+    def rows_here(self) -> tuple[RowChange, ...]:
+        """The rows that changed from `before` to this release: what the step itself brings."""
+        return tuple(r for r in self.rows if r.after_release(self.before))
+
+    @property
+    def rows_earlier(self) -> tuple[RowChange, ...]:
+        return tuple(r for r in self.rows if not r.after_release(self.before))
 
 
 @record
@@ -70,12 +80,13 @@ def _reported(prev: State, cur: State) -> bool:
 
 def _steps(engine: str, first: State, states: list[State]) -> list[Step]:
     out: list[Step] = []
-    prev = first
+    prev, walked = first, first.release
     for cur in states:
         if _reported(prev, cur):
             rows = changed(engine, prev.release, cur.release)
-            out.append(Step(cur, prev.release, _moved(prev.kv_tokens, cur.kv_tokens), rows))
+            out.append(Step(cur, prev.release, _moved(prev.kv_tokens, cur.kv_tokens), rows, walked))
             prev = cur
+        walked = cur.release
     return out
 
 

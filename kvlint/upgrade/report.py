@@ -8,6 +8,7 @@ from kvlint import engines
 from kvlint.units import GIB, gib
 from kvlint.upgrade import releases
 from kvlint.upgrade.deployments import Step, Walk
+from kvlint.upgrade.rows import RowChange
 from kvlint.upgrade.walk import State
 
 
@@ -62,7 +63,7 @@ def summary(w: Walk) -> str:
         if step.state.verdict != prev.verdict:
             keys = (
                 ", ".join(moves(prev, step.state))
-                or ", ".join(r.key for r in step.rows)
+                or ", ".join(r.key for r in step.rows_here or step.rows)
                 or "no release-table row changed"
             )
             first = _new(step, prev)[:1]
@@ -77,6 +78,27 @@ def summary(w: Walk) -> str:
     return head + "; no later release changes it"
 
 
+def _row(r: RowChange) -> str:
+    return f"      {r.key}: {r.before} -> {r.after} (since {r.since}; {r.source})"
+
+
+def _rows_text(step: Step) -> list[str]:
+    """The rows this release brings (from the release read before it), then those of the releases
+    between it and the one printed before."""
+    here, earlier = step.rows_here, step.rows_earlier
+    out = [
+        f"    release-table rows changed from {step.before} to {step.state.release}:"
+        if here
+        else f"    no release-table row changed from {step.before} to {step.state.release}"
+        + ("" if earlier else " (the change is in kvlint's engine code for it)")
+    ]
+    out += [_row(r) for r in here]
+    if earlier:
+        out.append(f"    and from {step.since} to {step.before}:")
+        out += [_row(r) for r in earlier]
+    return out
+
+
 def _text_walk(w: Walk) -> list[str]:
     out = [f"{w.file}:{w.line}: {w.label} ({engines.display(w.engine) if w.engine else 'no engine'})"]
     if w.first is None:
@@ -89,12 +111,7 @@ def _text_walk(w: Walk) -> list[str]:
         moved = moves(prev, step.state)
         if moved:
             out.append(f"    memory per GPU since {step.since}: {', '.join(moved)}")
-        out.append(
-            f"    release-table rows changed since {step.since}:"
-            if step.rows
-            else f"    no release-table row changed since {step.since} (the change is in kvlint's engine code)"
-        )
-        out += [f"      {r.key}: {r.before} -> {r.after} (since {r.since}; {r.source})" for r in step.rows]
+        out += _rows_text(step)
         if step.state.verdict != prev.verdict:
             for f in _new(step, prev):
                 out.append(f"    {f.rule} {f.severity.label}: {f.message}")
@@ -159,6 +176,7 @@ def _walk_dict(w: Walk) -> dict:
             {
                 "release": s.state.release,
                 "compared_with": s.since,
+                "previous_release_read": s.before,
                 "kv_pool_change": round(s.pool_change, 4) if s.pool_change is not None else None,
                 "memory_moves": moves(before, s.state),
                 "verdict": _state(s.state),
@@ -170,6 +188,7 @@ def _walk_dict(w: Walk) -> dict:
                         "after": r.after,
                         "since": r.since,
                         "source": r.source,
+                        "at_this_release": r.after_release(s.before),
                     }
                     for r in s.rows
                 ],

@@ -21,6 +21,12 @@ class RowChange:
     after: object
     since: str  # the release the newer row starts at
     source: str  # where the newer row was read
+    engine: str = ""
+
+    def after_release(self, release: str) -> bool:
+        """The newer row starts after `release`."""
+        a, b = order(self.engine, self.since), order(self.engine, release)
+        return a is not None and b is not None and a > b
 
 
 def _in_force(rows: list[dict], key: str, version: tuple[int, ...], engine: str) -> dict:
@@ -36,7 +42,8 @@ def _in_force(rows: list[dict], key: str, version: tuple[int, ...], engine: str)
 
 
 def changed(engine: str, old: str, new: str) -> tuple[RowChange, ...]:
-    """The rows in force at `new` that were not at `old`, in the table's key order."""
+    """The rows in force at `new` that were not at `old`, by the release they start at (the table's key
+    order within one)."""
     a, b = order(engine, old), order(engine, new)
     if not has_table(engine) or a is None or b is None:
         return ()
@@ -54,9 +61,12 @@ def changed(engine: str, old: str, new: str) -> tuple[RowChange, ...]:
                     after["value"],
                     after["since"],
                     after["source"],
+                    engine,
                 )
             )
-    return tuple(out)
+    return tuple(
+        sorted(out, key=lambda r: order(engine, r.since) or ())
+    )  # stable: key order within a release
 
 
 __all__ = ["RowChange", "changed"]
