@@ -126,22 +126,21 @@ def _on_sigint(_signum: int, _frame: object) -> None:
     raise _Interrupted
 
 
-# The cyclic garbage collector's first generation is collected every GC_FIRST_GENERATION
-# allocations net (CPython's default is 700): starting up allocates tens of thousands of objects
-# that live as long as the process (modules, classes, catalog tables), and collecting them 40-odd
-# times cost about 5 % of a one-file run's CPU (benchmarks/speed.py). Garbage cycles are still
-# collected, less often.
-GC_FIRST_GENERATION = 20_000
+# The cyclic garbage collector is paused while the command starts: start-up builds tens of
+# thousands of objects that live as long as the process (modules, classes, catalog tables), and
+# collecting them again and again cost about 5 % of a one-file run's CPU (benchmarks/speed.py).
+# The linter resumes it, with those objects frozen out of every later collection, once the first
+# file is linted (kvlint/run/lint.py _guarded); a command that lints nothing ends first.
 
 
 def interruptible(run: Callable[[], None]) -> None:
     """Run a command; Ctrl-C ends it with one line on stderr and exit 130 (security review S21),
     in a single process, with -j (workers ignore SIGINT; the pool is ended) and with --fix."""
-    import contextlib
     import gc
-    import signal
 
-    gc.set_threshold(GC_FIRST_GENERATION, *gc.get_threshold()[1:])
+    gc.disable()  # before anything is imported (see above)
+    import contextlib
+    import signal
 
     with contextlib.suppress(ValueError):  # not the main thread (an embedding program): its handling stays
         signal.signal(signal.SIGINT, _on_sigint)

@@ -48,6 +48,18 @@ def test_usable_budget_and_its_range():
             usable_budget(8 * GIB, bad)
 
 
+def test_usable_budget_is_exact_in_the_fraction_as_written():
+    """The fraction is read as its decimal text (0.1 is 1/10, not the float nearest it) and the
+    product truncated toward zero, as exact rational arithmetic gives it."""
+    from fractions import Fraction
+
+    assert usable_budget(10, 0.1) == 9  # 10 x 0.9 = 9 exactly; the float product is 8.999999999999998
+    assert usable_budget(-10, 0.15) == -8  # -8.5 truncated toward zero
+    for budget in (0, 1, 7, 999_999_937, 80 * GIB, -3 * GIB - 1):
+        for frac in (0.0, 0.05, 0.1, 0.123456789, 1e-05, 0.999999, 1 / 3):
+            assert usable_budget(budget, frac) == int(Fraction(budget) * (1 - Fraction(str(frac))))
+
+
 def test_fits_and_longest_context():
     assert fits(8 * GIB, [4096] * 16, 128 * KIB)
     assert not fits(8 * GIB, [4096] * 17, 128 * KIB)

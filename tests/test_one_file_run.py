@@ -16,24 +16,28 @@ FIXTURES = ROOT / "fixtures"
 # Runs kvlint's entry point with an audit hook that records every file opened and every directory
 # listed; writes them and the imported modules as JSON to the file named by argv[1].
 PROBE = r"""
-import json, os, sys
+import gc, json, os, sys
 sys.path[:] = [p for p in sys.path if p not in ("", ".")]  # as the console script: no import from cwd
 out, args = sys.argv[1], sys.argv[2:]
 seen = []
+collections = [0]  # garbage collections started so far
+gc.callbacks.append(lambda phase, info: collections.__setitem__(0, collections[0] + (phase == "start")))
 def hook(event, a):
     if event == "open" and isinstance(a[0], str):
         seen.append(("open", os.path.abspath(a[0])))
+        seen.append(("collections", f"{collections[0]} {gc.isenabled()}"))
     elif event in ("os.listdir", "os.scandir"):
         seen.append(("list", os.path.abspath(a[0] if isinstance(a[0], str) else ".")))
 sys.addaudithook(hook)
 sys.argv = ["kvlint", *args]
 from kvlint.entry import main
+collections[0] = 0  # counted from the command's start
 try:
     main()
 except SystemExit:
     pass
 with open(out, "w") as fh:
-    json.dump({"seen": seen, "modules": sorted(sys.modules)}, fh)
+    json.dump({"seen": seen, "modules": sorted(sys.modules), "frozen": gc.get_freeze_count()}, fh)
 """
 
 # A vLLM Deployment as the corpus holds hundreds: catalogued model, GPU by node selector, a Secret
@@ -99,6 +103,11 @@ spec:
 
 
 def _probe(cwd: Path, *args: str) -> tuple[list[tuple[str, str]], set[str]]:
+    seen, modules, _frozen = _probe_all(cwd, *args)
+    return seen, modules
+
+
+def _probe_all(cwd: Path, *args: str) -> tuple[list[tuple[str, str]], set[str], int]:
     out = cwd.parent / f"{cwd.name}-probe.json"
     subprocess.run(
         [sys.executable, "-c", PROBE, str(out), *args],
@@ -108,13 +117,26 @@ def _probe(cwd: Path, *args: str) -> tuple[list[tuple[str, str]], set[str]]:
         check=False,
     )
     data = json.loads(out.read_text())
-    return [tuple(s) for s in data["seen"]], set(data["modules"])
+    return [tuple(s) for s in data["seen"]], set(data["modules"]), data["frozen"]
+
+
+def _collector_when_opened(seen: list[tuple[str, str]], name: str) -> tuple[int, bool]:
+    """(garbage collections started so far, whether the collector was on) when `name` was opened."""
+    for (kind, path), (_, state) in zip(seen, seen[1:], strict=False):
+        if kind == "open" and os.path.basename(path) == name:
+            count, enabled = state.split()
+            return int(count), enabled == "True"
+    raise AssertionError(f"{name} was not opened")
 
 
 def _touched(seen: list[tuple[str, str]], where: Path) -> set[str]:
     """What the run opened or listed inside `where`, as `open NAME` / `list NAME`."""
     top = str(where.resolve())
-    return {f"{kind} {os.path.relpath(p, top)}" for kind, p in seen if p == top or p.startswith(top + os.sep)}
+    return {
+        f"{kind} {os.path.relpath(p, top)}"
+        for kind, p in seen
+        if kind != "collections" and (p == top or p.startswith(top + os.sep))
+    }
 
 
 def _beside(tmp_path: Path, workload: str) -> Path:
@@ -197,6 +219,16 @@ def test_a_one_file_run_imports_only_what_its_file_needs(tmp_path):
         "pathlib",
     ):
         assert absent not in mods, absent
+
+
+def test_start_up_runs_no_garbage_collection(tmp_path):
+    """The collector is paused until the first file is linted (kvlint/entry.py): the objects start-up
+    builds live as long as the process, and collecting them dozens of times was 5 % of the run."""
+    repo = _beside(tmp_path, DEPLOYMENT)
+    seen, _, frozen = _probe_all(repo, "deploy.yaml")
+    assert _collector_when_opened(seen, "deploy.yaml") == (0, False)
+    # after the file the collector runs again, what start-up built frozen out of its collections
+    assert frozen > 10_000
 
 
 def test_a_helm_values_file_loads_its_reader_on_demand(tmp_path):

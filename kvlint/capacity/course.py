@@ -19,7 +19,7 @@ eight scenarios can be reproduced and compared with the engine-exact plan.
 
 from __future__ import annotations
 
-from fractions import Fraction
+from decimal import Decimal
 
 from kvlint.record import record
 
@@ -42,7 +42,11 @@ def kv_budget(total_bytes: int, weight_bytes: int, reserved_bytes: int) -> int:
 def usable_budget(budget: int, fragmentation: float) -> int:
     if not 0 <= fragmentation < 1:
         raise ValueError(f"fragmentation must be in [0, 1), got {fragmentation}")
-    return int(Fraction(budget) * (1 - Fraction(str(fragmentation))))
+    # budget x (1 - fragmentation) in exact arithmetic, truncated toward zero, the fraction read as
+    # its decimal text ("0.05" is 1/20, not the float nearest it)
+    num, den = Decimal(str(fragmentation)).as_integer_ratio()
+    kept = budget * (den - num)
+    return kept // den if kept >= 0 else -(-kept // den)
 
 
 def max_concurrent(budget: int, seq_tokens: int, per_token: int) -> int:

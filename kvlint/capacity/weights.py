@@ -8,12 +8,16 @@ PP each stage holds its own layers, the embedding on the first and lm_head on th
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvlint import engines
 from kvlint.capacity.kv import DTYPE_BYTES, cdiv, pp_partitions
 from kvlint.catalog.arch import LayerParams, ModelArch, Quant
-from kvlint.catalog.gguf_roles import Priced, price
 from kvlint.deployment import DEFAULT_ENGINE
 from kvlint.record import record
+
+if TYPE_CHECKING:  # the GGUF tensor roles load for a GGUF file type only
+    from kvlint.catalog.gguf_roles import Priced
 
 VOCAB_PAD = 64
 ONLINE_QUANT = {
@@ -90,6 +94,8 @@ def _gguf_roles(arch: ModelArch, quant: Quant | None) -> Priced | None:
     """A GGUF file type's tensors by role (kvlint.catalog.gguf_roles); None for every other format."""
     if quant is None or not quant.ggml_file_type or len(arch.layer_params) != arch.layers:
         return None
+    from kvlint.catalog.gguf_roles import price
+
     ftype, _, default = quant.ggml_file_type.partition(":")
     return price(arch, ftype, default)
 

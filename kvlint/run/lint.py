@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -219,6 +220,17 @@ def _guarded(display: str, lint: Callable[[], FileResult]) -> FileResult:
         return lint()
     except Exception as exc:  # noqa: BLE001 - isolation is the point; the error is reported, not hidden
         return internal_error(display, exc)
+    finally:
+        _resume_collector()
+
+
+def _resume_collector() -> None:
+    """After a file: a garbage collector the command paused for its start-up (kvlint/entry.py) runs
+    again, and what start-up and that file built (modules, catalogs, tables: they live as long as
+    the process) is frozen out of its later collections, and stays shared with forked workers."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 def internal_error(path: str, exc: BaseException) -> FileResult:
