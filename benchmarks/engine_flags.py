@@ -1,15 +1,21 @@
 """Read an engine release's command-line flag set from its released Python sources.
 
     python benchmarks/engine_flags.py vllm ROOT kvlint/engines/vllm/data/flag_sets.json
+    python benchmarks/engine_flags.py sglang ROOT kvlint/engines/sglang/data/flag_sets.json
 
-ROOT holds one folder per release, `vllm-0.10.1/`: the release's wheel from PyPI unzipped (python files only; the engine is not installed or imported). The
-flags are read with `ast`, never by running the engine:
+ROOT holds one folder per release, `vllm-0.10.1/`, `sglang-0.5.9/`: the release's wheel from PyPI unzipped
+(python files only; the engine is not installed or imported). The flags are read with `ast`, never by
+running the engine:
 
-- every `add_argument("--flag", "-f", ...)` of the parsers `vllm serve` builds: vllm/engine/arg_utils.py
-  (EngineArgs, AsyncEngineArgs), vllm/entrypoints/{openai,common}/cli_args.py (make_arg_parser, FrontendArgs)
-  and the `serve` sub-command (vllm/entrypoints/cli/serve.py; vllm/scripts.py before 0.8);
-- the flags `FrontendArgs.add_cli_args` makes from its dataclass fields (`f"--{key.replace('_', '-')}"` over
-  `get_kwargs(cls)`, 0.10 on): one per annotated field of the class and its bases in that file.
+- vLLM: every `add_argument("--flag", "-f", ...)` of the parsers `vllm serve` builds: vllm/engine/arg_utils.py
+  (EngineArgs, AsyncEngineArgs), the module make_arg_parser is imported from (entrypoints/openai/cli_args.py,
+  entrypoints/launchers/cli_args.py, entrypoints/common/cli_args.py) and the `serve` sub-command
+  (vllm/entrypoints/cli/serve.py; vllm/scripts.py before 0.8), and the flags `FrontendArgs.add_cli_args`
+  makes from its dataclass fields (`f"--{key.replace('_', '-')}"` over `get_kwargs(cls)`, 0.10 on): one per
+  annotated field of the class and its bases in that module;
+- SGLang: the add_argument calls of ServerArgs.add_cli_args in sglang/srt/server_args.py (the parser
+  prepare_server_args builds); a release whose add_cli_args calls add_cli_args_from_dataclass (0.5.14 on)
+  is left out.
 
 Rewrites the table's `releases` (every release read, oldest first), `read` (the files read in each) and
 `flags` (each flag -> the runs of consecutive releases read that have it, "0.6.0..0.9.2"); the other keys
@@ -129,6 +135,21 @@ def _vllm_files(root: str) -> list[str]:
     return files
 
 
+def _server_args(tree: ast.Module) -> ast.AST:
+    """SGLang's ServerArgs.add_cli_args: the parser launch_server builds (prepare_server_args)."""
+    for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ServerArgs"):
+        for fn in cls.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name == "add_cli_args":
+                return fn
+    raise SystemExit("ServerArgs.add_cli_args not found")
+
+
+def _from_dataclass(root: str) -> bool:
+    """SGLang's server_args.py calls add_cli_args_from_dataclass (0.5.14 on)."""
+    tree = _parse(root, SGLANG_FILES[0])
+    return tree is not None and "add_cli_args_from_dataclass" in ast.unparse(tree)
+
+
 def flags_of(root: str, files: list[str]) -> tuple[set[str], list[str]]:
     found: set[str] = set()
     read: list[str] = []
@@ -137,7 +158,8 @@ def flags_of(root: str, files: list[str]) -> tuple[set[str], list[str]]:
         if tree is None:
             continue
         read.append(rel)
-        for call in (c for c in ast.walk(tree) if isinstance(c, ast.Call)):
+        scope = _server_args(tree) if rel == SGLANG_FILES[0] else tree
+        for call in (c for c in ast.walk(scope) if isinstance(c, ast.Call)):
             if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):
                 continue
             if rel == "vllm/scripts.py" and _receiver(call) != "serve_parser":
@@ -159,6 +181,8 @@ def table(engine: str, root: str) -> dict:
     read: dict[str, str] = {}
     for release in releases:
         where = os.path.join(root, f"{engine}-{release}")
+        if engine == "sglang" and _from_dataclass(where):
+            continue  # 0.5.14 on: flags made from dataclass fields in sglang/srt/arg_groups/, not read here
         flags, used = flags_of(where, _vllm_files(where) if engine == "vllm" else list(SGLANG_FILES))
         if not flags:
             continue

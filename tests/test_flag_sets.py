@@ -4,6 +4,7 @@ a warning that names the assumption where it is not; a flag the release's argpar
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,70 @@ def test_no_flag_of_a_real_file_on_its_pinned_release_is_an_error(path: Path):
     """Every corpus and fixture file: the flags written for the release its image pins are that release's."""
     result = lint(path.read_text(encoding="utf-8", errors="replace"), str(path))
     assert [f.message for f in _flag_findings(result) if f.severity == Severity.ERROR] == []
+
+
+OME_GPT_OSS = "sgl-project__ome__config__runtimes__srt__gpt-oss-120b-rt.yaml"
+
+
+def _ome(tag: str = "v0.5.5.post3-cu129-amd64", edit: tuple[str, str] | None = None) -> str:
+    """OME's gpt-oss-120b runtime (sgl-project/ome config/runtimes/srt), as published on
+    lmsysorg/sglang:v0.5.5.post3-cu129-amd64 with `--tp 2` (a prefix of --tp-size) and `--grpc-mode`
+    (line 88); the tag and one flag re-written."""
+    text = shared("corpus", "manifests2", OME_GPT_OSS).read_text(encoding="utf-8")
+    text = text.replace("lmsysorg/sglang:v0.5.5.post3-cu129-amd64", f"lmsysorg/sglang:{tag}")
+    return text.replace(*edit) if edit else text
+
+
+def test_sglang_on_its_pinned_release_takes_a_prefix():
+    assert _flag_findings(lint(_ome(), OME_GPT_OSS)) == []
+
+
+def test_sglang_flag_newer_than_the_pinned_release_is_an_error():
+    """--grpc-mode is in SGLang 0.5.3.post2 on (sglang==0.5.3.post2:sglang/srt/server_args.py)."""
+    found = _flag_findings(lint(_ome("v0.4.6.post1-cu124"), OME_GPT_OSS))
+    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 88)]
+    assert "SGLang 0.4.6.post1 has no option --grpc-mode" in found[0].message
+    assert "vllm" not in found[0].fix
+
+
+def test_sglang_does_not_read_underscores_as_dashes():
+    """A plain argparse.ArgumentParser (prepare_server_args): `--context_length` is no option of SGLang."""
+    found = _flag_findings(lint(_ome(edit=("- --context-length", "- --context_length")), OME_GPT_OSS))
+    assert [(f.severity, f.fix) for f in found] == [(Severity.ERROR, "did you mean --context-length?")]
+
+
+def test_a_sglang_release_kvlint_has_not_read_is_a_warning():
+    """0.5.14 on builds its flags from dataclass fields (sglang/srt/arg_groups/): not read."""
+    found = _flag_findings(lint(_ome("v0.5.20", ("- --grpc-mode", "- --grpc-mdoe")), OME_GPT_OSS))
+    assert [f.severity for f in found] == [Severity.WARNING]
+    assert "kvlint has not read the flags of SGLang 0.5.20" in found[0].message
+
+
+def test_a_word_for_an_int_flag_is_an_error_on_any_release():
+    """vLLM's argparse reads --tensor-parallel-size with int() in every release read."""
+    found = [
+        f
+        for f in lint(
+            _scout("latest", ("--tensor-parallel-size=8", "--tensor-parallel-size=8.0")), SCOUT
+        ).findings
+        if f.rule == "KV005"
+    ]
+    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 56)]
+    assert "invalid ... value: '8.0'" in found[0].message
+
+
+def test_none_for_an_optional_int_flag_is_not_an_error():
+    """optional_type(int) takes "None" (vllm==0.10.1:vllm/engine/arg_utils.py): kvlint's own warning stays."""
+    text = _scout(
+        edit=("- --tensor-parallel-size=8", "- --tensor-parallel-size=8\n        - --max-num-seqs=None")
+    )
+    found = [f for f in lint(text, SCOUT).findings if f.rule == "KV005"]
+    assert found and all(f.severity == Severity.WARNING for f in found)
+
+
+def test_ray_engine_kwargs_are_not_read_as_argparse_words():
+    """Ray Serve passes engine_kwargs to AsyncEngineArgs: 2.0 for max_num_seqs is no argparse word."""
+    text = (FIXTURES / "stacks" / "ray-serve" / "good-llm-config.yaml").read_text(encoding="utf-8")
+    assert "max_num_seqs:" in text
+    text = re.sub(r"max_num_seqs: *\d+", "max_num_seqs: 2.0", text)
+    assert not [f for f in lint(text).findings if f.severity == Severity.ERROR]

@@ -139,6 +139,7 @@ class Engine(Protocol):
         positional_model: bool = True,
         strict: bool = True,
         unknown: tuple[str, str] | None = None,
+        argv: bool = True,
     ) -> None:
         """The engine's command-line options, as another input kind hands them over (a chart's args, a
         KubeAI Model's args, a Ray Serve engine_kwargs)."""

@@ -8,9 +8,11 @@ release the configuration states) and kvlint read that release; a warning naming
 is not (no tag, `latest`, a pre-release, a release not read, an image built by someone else, whose build
 may add options).
 
-argparse also takes an unambiguous prefix of a long option (`allow_abbrev`, on in every release read: vLLM's
-FlexibleArgumentParser never turns it off), and vLLM's parser adds `--no-x` (BooleanOptionalAction) and, in 0.33, `--disable-x` for `--enable-x`
-(EnableDisableAction, vllm==0.33.0:vllm/utils/argparse_utils.py:119); a flag that may be one of those is never an error.
+vLLM (0.6.0 to 0.33.0) and SGLang (0.4.0 to 0.5.13.post1) have tables. argparse takes an unambiguous prefix
+of a long option (`allow_abbrev`: on in every release read; vLLM's FlexibleArgumentParser and SGLang's plain
+ArgumentParser never turn it off); vLLM's parser rewrites `_` to `-` in option names (SGLang's does not) and
+adds `--no-x` (BooleanOptionalAction) and, in 0.33, `--disable-x` for `--enable-x` (EnableDisableAction,
+vllm==0.33.0:vllm/utils/argparse_utils.py:119). A flag that may be one of those is never an error.
 """
 
 from __future__ import annotations
@@ -22,12 +24,16 @@ from kvlint.bounds import FINDINGS_PER_RULE_MAX, show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.engines import display, facts
+from kvlint.extract.pod.argv import split_flag
+from kvlint.extract.pod.engine_args.options import Parsed
 from kvlint.findings import Issue, Location, Severity
 from kvlint.record import record
 
 KEY = "flags_written"  # Deployment.extra: the flags a command line writes, judged at resolve
-OFFICIAL_IMAGES = {"vllm": ("vllm/vllm-openai",)}  # the engine's own images, built from its release
-_REMOVE = "remove it, or check the spelling against `vllm serve --help` of the release in force"
+OFFICIAL_IMAGES = {
+    "vllm": ("vllm/vllm-openai",),
+    "sglang": ("lmsysorg/sglang",),
+}  # the engine's own images, built from its release
 _TAG = re.compile(r"^v?(\d+(?:\.\d+)*(?:\.post\d+)?)(?![\w.])")
 
 
@@ -47,6 +53,10 @@ class FlagTable:
     read: dict[str, str]  # release -> the files read
     spans: dict[str, tuple[str, ...]]  # flag -> runs "0.6.0..0.9.2"
     sets: dict[str, frozenset[str]]  # release -> its flags
+    underscores: (
+        bool  # the parser reads `--max_model_len` as `--max-model-len` (vLLM's FlexibleArgumentParser)
+    )
+    help: str  # the command that lists a release's flags
 
     def first_last(self) -> str:
         return f"{self.releases[0]} to {self.releases[-1]}"
@@ -71,7 +81,20 @@ def table(engine: str) -> FlagTable | None:
         dict(doc["read"]),
         {k: tuple(v) for k, v in doc["flags"].items()},
         {r: frozenset(s) for r, s in sets.items()},
+        bool(doc.get("underscores")),
+        doc["help"],
     )
+
+
+def written(parsed: Parsed) -> list[Written]:
+    """The flags a command line writes: those the engine's option table knows and those it does not."""
+    out = [
+        Written(split_flag(flag)[0], True, flag.where)
+        for name, (flag, _, _) in parsed.values.items()
+        if "." not in name
+    ]
+    out += [Written(split_flag(tok)[0], False, tok.where) for tok in parsed.unknown]
+    return out
 
 
 def record_flags(d: Deployment, engine: str, written: list[Written]) -> None:
@@ -171,7 +194,7 @@ def issues(d: Deployment, version: Value | None) -> list[Issue]:
     out: list[Issue] = []
     seen: set[str] = set()
     for w in written:
-        name = _normal(w.name)
+        name = _normal(w.name, t.underscores)
         if name in seen:
             continue
         seen.add(name)
@@ -188,12 +211,13 @@ def issues(d: Deployment, version: Value | None) -> list[Issue]:
     return out
 
 
-def _normal(name: str) -> str:
-    """The name the engine's parser looks up: underscores as dashes up to a JSON key (`--x.key`)."""
+def _normal(name: str, underscores: bool) -> str:
+    """The name the engine's parser looks up: up to a JSON key (`--x.key`), underscores as dashes where the
+    parser rewrites them."""
     if not name.startswith("--"):
         return name
-    head = name.split(".", 1)[0]
-    return head.replace("_", "-")
+    head = name.split(".", 1)[0] if underscores else name
+    return head.replace("_", "-") if underscores else head
 
 
 def _judge(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: str) -> Issue | None:
@@ -213,7 +237,7 @@ def _judge(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: st
             + f": its argparse exits at start-up with 'error: unrecognized arguments: {said}' ({p.why})",
             where,
             details=(f"the flags of {label} {p.releases[0]}, read in {t.read[p.releases[0]]}",),
-            fix=f"did you mean {guess}?" if guess else _REMOVE,
+            fix=f"did you mean {guess}?" if guess else f"remove it, or check the spelling against `{t.help}`",
             severity=Severity.ERROR,
         )
     if w.known:
@@ -224,8 +248,8 @@ def _judge(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: st
     guess = _did_you_mean(name, every)
     return Issue(
         UNPARSED_SETTING,
-        f"{label} has no option {said} in the releases kvlint read ({t.first_last()}); {p.why}: vLLM exits with"
+        f"{label} has no option {said} in the releases kvlint read ({t.first_last()}); {p.why}: {label} exits with"
         " 'unrecognized arguments' unless the release in force or a plugin adds it",
         where,
-        fix=f"did you mean {guess}?" if guess else _REMOVE,
+        fix=f"did you mean {guess}?" if guess else f"remove it, or check the spelling against `{t.help}`",
     )

@@ -99,6 +99,7 @@ class EngineBase:
         positional_model: bool = True,
         strict: bool = True,
         unknown: tuple[str, str] | None = None,
+        argv: bool = True,
     ) -> None:
         import_module(self.reader).read(d, tokens, env, strict=strict)
 

@@ -7,11 +7,12 @@ import os
 from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment
+from kvlint.engines import flag_sets
 from kvlint.engines.sglang import memory_options as memory_table
 from kvlint.extract.pod import adapters
 from kvlint.extract.pod.argv import EnvVar, Token
 from kvlint.extract.pod.engine_args import memory_options
-from kvlint.extract.pod.engine_args.apply import apply, override_model, report_unknown
+from kvlint.extract.pod.engine_args.apply import apply, override_model
 from kvlint.extract.pod.engine_args.options import load_table
 from kvlint.findings import Issue
 
@@ -85,12 +86,8 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
     override_model(d, parsed, "SGLang", ("--json-model-override-args",), {})
     memory_options.report(d, parsed, memory_table.table(), "SGLang")
     _graph_backends(d)
-    report_unknown(
-        d,
-        parsed,
-        "SGLang has no option {name} (as of the versions kvlint knows)",
-        fix="check the spelling against `python -m sglang.launch_server --help`",
-    )
+    if strict:  # judged against the release in force when it is known (kvlint/engines/flag_sets.py)
+        flag_sets.record_flags(d, "sglang", flag_sets.written(parsed))
 
 
 # --cuda-graph-backend-{prefill,decode} (v0.5.14 on): argparse `choices=Backend.ALL`, compared as written

@@ -68,6 +68,7 @@ class TGI(EngineBase):
         positional_model: bool = True,
         strict: bool = True,
         unknown: tuple[str, str] | None = None,
+        argv: bool = True,
     ) -> None:
         from kvlint.engines.tgi import options
 

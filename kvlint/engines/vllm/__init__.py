@@ -51,10 +51,13 @@ class VLLM(EngineBase):
         positional_model: bool = True,
         strict: bool = True,
         unknown: tuple[str, str] | None = None,
+        argv: bool = True,
     ) -> None:
         from kvlint.engines.vllm import options
 
-        options.read(d, tokens, env, positional_model=positional_model, strict=strict, unknown=unknown)
+        options.read(
+            d, tokens, env, positional_model=positional_model, strict=strict, unknown=unknown, argv=argv
+        )
 
     def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
         return LongSequence(Startup.REFUSES)  # the KV-cache check at start-up (kv_cache_utils)

@@ -10,7 +10,7 @@ from kvlint.deployment import Deployment, stated
 from kvlint.engines import flag_sets
 from kvlint.engines.vllm import memory_options as memory_table
 from kvlint.extract.pod import adapters
-from kvlint.extract.pod.argv import EnvVar, Token, split_flag
+from kvlint.extract.pod.argv import EnvVar, Token
 from kvlint.extract.pod.engine_args import memory_options
 from kvlint.extract.pod.engine_args.apply import apply, env_value, override_model, report_unknown
 from kvlint.extract.pod.engine_args.options import json_value, load_table
@@ -82,9 +82,11 @@ def read(
     positional_model: bool = True,
     strict: bool = True,
     unknown: tuple[str, str] | None = None,
+    argv: bool = True,
 ) -> None:
     """`strict=False` under a launcher with options of its own (Dynamo): unknown options are its.
-    `unknown`: (message, fix) for an option neither has, under a launcher that ignores them."""
+    `unknown`: (message, fix) for an option neither has, under a launcher that ignores them.
+    `argv=False`: the options are keyword arguments (Ray Serve's engine_kwargs), not read by vLLM's argparse."""
     table = load_table(OPTIONS, "vllm")
     parsed = table.parse(tokens)
     if not strict:
@@ -107,7 +109,7 @@ def read(
     if max_len and max_len[1] is not None and max_len[1].text.strip().lower() in ("auto", "-1"):
         d.extra["max_model_len_auto"] = stated(True, max_len[1].where)
         del parsed.values["--max-model-len"]
-    apply(d, parsed, MAPPING, "vLLM", NEEDED)
+    apply(d, parsed, MAPPING, "vLLM", NEEDED, refuses=_argparse_type if argv else None)
     adapters.record(d, adapters.vllm_lora_modules(tokens))
     # vLLM's --rope-scaling / --rope-theta (older releases) are hf_overrides of one key each
     override_model(
@@ -117,10 +119,15 @@ def read(
         ("--hf-overrides",),
         {"--rope-scaling": "rope_scaling", "--rope-theta": "rope_theta"},
     )
-    if unknown is not None:
-        report_unknown(d, parsed, unknown[0], fix=unknown[1])
+    if unknown is not None or not argv:  # a launcher that ignores them; keyword arguments (no argparse)
+        message, fix = unknown or (
+            "vLLM has no option {name} (as of the versions kvlint knows); vLLM's AsyncEngineArgs refuses an"
+            " unknown keyword (TypeError)",
+            "remove it, or check the spelling against `vllm serve --help`",
+        )
+        report_unknown(d, parsed, message, fix=fix)
     elif strict:  # judged against the release in force when it is known (kvlint/engines/flag_sets.py)
-        flag_sets.record_flags(d, "vllm", written(parsed))
+        flag_sets.record_flags(d, "vllm", flag_sets.written(parsed))
     _capture_sizes(d, parsed, tokens)
     _compilation(d, parsed)
     _eplb(d, parsed)
@@ -148,20 +155,25 @@ def read(
         d.extra[name] = stated(tok.text, tok.where)
 
 
-def written(parsed) -> list[flag_sets.Written]:
-    """The flags a command line writes, in order: those the option table knows and those it does not."""
-    out = [
-        flag_sets.Written(split_flag(flag)[0], True, flag.where)
-        for name, (flag, _, _) in parsed.values.items()
-        if "." not in name
-    ]
-    out += [flag_sets.Written(split_flag(tok)[0], False, tok.where) for tok in parsed.unknown]
-    return sorted(out, key=lambda w: (w.where.line, w.where.column) if w.where is not None else (0, 0))
-
-
 # read with `bool(int(os.environ[...]))` in every release kvlint knows (vllm/envs.py, 0.6.3 .. 0.33.0) when the
 # CUDA sampler starts (v1/sample/ops/topk_topp_sampler.py), so a value int() refuses stops the engine
 INT_ENV = frozenset({"VLLM_USE_FLASHINFER_SAMPLER"})
+
+
+def _argparse_type(option: str, kind: str, value: Token) -> str | None:
+    """What vLLM's argparse says of a number kvlint cannot read: the options MAPPING reads as int or float are
+    typed so in every release read (add_argument type=int/float, vllm==0.6.0:vllm/engine/arg_utils.py; from
+    0.8 the config fields' int/float annotations, which get_kwargs turns into type=int/float:
+    vllm==0.10.1:vllm/config.py, vllm==0.33.0:vllm/config/*.py). "None" is left out: optional fields take it."""
+    text = value.text.strip()
+    if kind not in ("int", "float") or value.note or text in ("", "None"):
+        return None
+    said = show(value.text, 60)
+    return (
+        f"{option} {said!r} is not {'an int' if kind == 'int' else 'a number'}: vLLM's argparse reads it with"
+        f" {kind}() in every release kvlint read and exits at start-up"
+        f" ('error: argument {option}: invalid ... value: {said!r}')"
+    )
 
 
 def _int_text(text: str) -> bool:

@@ -192,7 +192,7 @@ def _application(ctx: ct.ObjectContext, app: Mapping, gpu_pods: tuple[Deployment
                     Token(str(node.value), scalar_where(node, path)),
                 ]
 
-        engines.get("vllm").read_options(d, tokens, {}, positional_model=False)
+        engines.get("vllm").read_options(d, tokens, {}, positional_model=False, argv=False)
         _copy_gpus(d, gpu_pods)
         out.append(d)
     return out
@@ -289,7 +289,7 @@ def llm_config_deployment(
         if isinstance(n, Scalar) and n.value is not None:
             env[key] = EnvVar(str(n.value), n.where(path))
     engines.get("vllm").read_options(
-        d, engine_kwargs_tokens(cfg.map("engine_kwargs"), path), env, positional_model=False
+        d, engine_kwargs_tokens(cfg.map("engine_kwargs"), path), env, positional_model=False, argv=False
     )
     adapters.record(d, adapters.ray_lora_config(cfg, path))
     replicas = cfg.at("deployment_config", "num_replicas")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kvlint.bounds import FIELDS as BOUNDS
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, show
 from kvlint.codes import UNPARSED_SETTING
@@ -9,7 +11,7 @@ from kvlint.deployment import Deployment, Value, stated
 from kvlint.extract.pod.argv import OVERSIZE, Token
 from kvlint.extract.pod.engine_args.options import Parsed, truthy
 from kvlint.fileio import json_value
-from kvlint.findings import Issue
+from kvlint.findings import Issue, Severity
 from kvlint.record import fields
 from kvlint.units import parse_count, parse_size
 
@@ -59,9 +61,12 @@ def apply(
     mapping: dict[str, tuple[str, str]],
     engine_label: str,
     needed: set[str],
+    refuses: Callable[[str, str, Token], str | None] | None = None,
 ) -> None:
     """mapping: canonical option -> (target field, kind). `needed` names options whose value kvlint
-    needs; problems on those become KV005 issues (others are the engine's business)."""
+    needs; problems on those become KV005 issues (others are the engine's business). `refuses(option,
+    kind, value)`: the engine's own parser message for a value kvlint cannot read and the engine's parser
+    rejects at start-up (an error), or None (kvlint's own warning)."""
     for tok, message in parsed.problems:
         d.issues.append(Issue(UNPARSED_SETTING, f"{engine_label}: {message}", tok.where or d.where))
     for option, (target, kind) in mapping.items():
@@ -114,12 +119,18 @@ def apply(
             converted, suffix = CONVERT[kind](value.text.strip())
         except (ValueError, ArithmeticError):
             accepted = BOUNDS.get(target)
+            said = refuses(option, kind, value) if refuses is not None else None
             d.issues.append(
                 Issue(
                     UNPARSED_SETTING,
-                    f"{engine_label}: cannot read {option} {show(value.text, 60)!r}"
+                    (
+                        f"{engine_label}: {said}"
+                        if said
+                        else f"{engine_label}: cannot read {option} {show(value.text, 60)!r}"
+                    )
                     + (f"; kvlint accepts {accepted.describe()}" if accepted is not None else ""),
                     where,
+                    severity=Severity.ERROR if said else None,
                 )
             )
             if option in needed:
