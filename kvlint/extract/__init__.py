@@ -8,12 +8,44 @@ from kvlint.load.compose import Document
 from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping
 
+# the top-level keys of kvlint's ServingSpec (extract/kinds/spec.py ServingSpec.model_fields, which
+# tests/test_spec_kind.py holds this to), kept here so that telling a spec needs no pydantic import
+SPEC_KEYS = frozenset(
+    [
+        "apiVersion",
+        "kind",
+        "name",
+        "engine",
+        "engine_version",
+        "model",
+        "gpu",
+        "gpus",
+        "tensor_parallel",
+        "pipeline_parallel",
+        "data_parallel",
+        "max_context",
+        "max_sequences",
+        "max_batched_tokens",
+        "dtype",
+        "quantization",
+        "kv_cache_dtype",
+        "gpu_memory_utilization",
+        "block_size",
+        "enforce_eager",
+        "hybrid_kv_cache_manager",
+        "architecture",
+        "budget",
+    ]
+)
+
 
 def is_spec(root: Mapping) -> bool:
-    """kvlint's own ServingSpec: `kind: ServingSpec`, or top-level `model` and `gpu` outside Kubernetes."""
-    return root.value("kind") == "ServingSpec" or (
-        "model" in root and "gpu" in root and "apiVersion" not in root
-    )
+    """kvlint's own ServingSpec: `kind: ServingSpec`; without a kind, a document of `model`, `gpu` and only
+    spec keys. Another file with top-level `model:` and `gpu:` (a chart's values.yaml beside its
+    `image:`, `service:`, `resources:`) is not one: its keys are the chart's, not kvlint's."""
+    if "kind" in root:
+        return root.value("kind") == "ServingSpec"
+    return "model" in root and "gpu" in root and all(k in SPEC_KEYS for k in root.values)
 
 
 def extract_document(

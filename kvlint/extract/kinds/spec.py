@@ -1,6 +1,6 @@
 """kvlint's own serving spec: a few lines of YAML naming the model, the GPU and the limits.
 
-    kind: ServingSpec            # optional when `model` and `gpu` are both present
+    kind: ServingSpec            # optional when every top-level key is one of these
     name: llama-8b-on-l4
     model: meta-llama/Llama-3.1-8B-Instruct   # catalog id, or a path to config.json / its directory
     gpu: L4
