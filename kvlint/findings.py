@@ -29,6 +29,7 @@ class IssueKind(Enum):
     """What an issue says, for a later stage that acts on it (never by matching its message text)."""
 
     GPU_NOT_STATED = "gpu-not-stated"  # resolve names no GPU type: kvlint/run/fleet.py checks on the fleet
+    MODEL_NOT_STATED = "model-not-stated"  # the workload names no model: nothing the author wrote is wrong
     # why a workload or a setting was not checked; the text report counts infos by it (report/infos.py)
     ENGINE_NOT_MODELLED = "engine-not-modelled"  # Ollama, NIM, TensorRT-LLM, llama.cpp, a custom program
     ACCELERATOR_NOT_MODELLED = "accelerator-not-modelled"  # TPU, Neuron, Gaudi, Ascend, CPU

@@ -162,11 +162,13 @@ def _not_stated(d: Deployment, candidates: Value | None) -> Issue:
             severity=Severity.INFO,
             kind=IssueKind.GPU_NOT_STATED,
         )
+    # an info: the cluster picks the GPU (run/fleet.py says where it fits, or warns when it fits on no usual card)
     return Issue(
         UNKNOWN_GPU,
         "GPU type is not stated",
         d.where,
         fix="select the GPU with a node label, or pass --gpu NAME",
+        severity=Severity.INFO,
         kind=IssueKind.GPU_NOT_STATED,
     )
 
@@ -199,8 +201,9 @@ def _model_not_stated(d: Deployment, r: Resolved) -> None:
     r.unknown.add("model")
     if "model" in d.unreadable or any(i.code == UNKNOWN_MODEL for i in d.issues):
         return  # stated but unreadable (KV005 says where), or the reader already said it is missing
+    fix, kind = "name the model (--model / model:)", IssueKind.MODEL_NOT_STATED  # nothing written is wrong
     r.issues.append(
-        Issue(UNKNOWN_MODEL, "model is not stated", d.where, fix="name the model (--model / model:)")
+        Issue(UNKNOWN_MODEL, "model is not stated", d.where, fix=fix, severity=Severity.INFO, kind=kind)
     )
 
 

@@ -6,6 +6,7 @@ the value the fix said, and each fix counted once)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -153,8 +154,11 @@ def test_s22_a_fix_applied_in_several_rounds_counts_once(tmp_path):
     work = tmp_path / "d.yaml"
     work.write_text(S06A)
     result = _kvlint("--unsafe-fixes", "--show-fixes", str(work))
-    shown = [line for line in result.output.splitlines() if line.startswith("  ") and " KV" in line]
-    assert len(shown) == len(set(shown))  # was: the same KV102 fix listed 6 times, "fixed 6 findings"
+    # the --show-fixes list (`  path:line: KVnnn message`), not a remaining finding's detail lines
+    shown = [line for line in result.output.splitlines() if re.match(r"^  \S+:\d+: KV\d{3} ", line)]
+    assert shown and len(shown) == len(
+        set(shown)
+    )  # was: the same KV102 fix listed 6 times, "fixed 6 findings"
     assert f"fixed {len(shown)} finding" in result.output
 
 

@@ -164,6 +164,10 @@ class Engine(Protocol):
     def plan(self, arch: Any, gpu: Any, s: Any) -> Any:
         """The Plan: the KV pool the engine allocates on one GPU, and what it is made of."""
 
+    def request_units(self, arch: Any, gpu: Any, s: Any, tokens: int) -> int:
+        """What one request of `tokens` tokens takes of the pool, in the plan's unit of allocation
+        (Plan.request_units for a request of that length rather than of max_model_len)."""
+
     def release(self, version_text: str | None) -> tuple[int, ...] | None:
         """The release a version text names, as numbers to compare; None when unreadable."""
 

@@ -131,6 +131,12 @@ class EngineBase:
     def plan(self, arch: Any, gpu: Any, s: Any) -> Any:
         return _load(self.plan_of)(arch, gpu, s)
 
+    def request_units(self, arch: Any, gpu: Any, s: Any, tokens: int) -> int:
+        """The plan's own count for a request of `tokens` (its sliding windows, blocks and encoder tokens)."""
+        from kvlint.record import replace
+
+        return int(self.plan(arch, gpu, replace(s, max_model_len=tokens)).request_units)
+
     def release(self, version_text: str | None) -> tuple[int, ...] | None:
         return _load(self.release_of)(version_text)
 

@@ -41,6 +41,7 @@ def render(s) -> str:
         ("headroom-margin", f"{s.thresholds.kv103_margin:g}", src("headroom-margin")),
         ("fragmentation", f"{s.thresholds.fragmentation:g}", src("fragmentation")),
         ("declared-tolerance", f"{s.thresholds.declared_tolerance:g}", src("declared-tolerance")),
+        ("expected-tokens", f"{s.thresholds.expected_tokens:,}", src("expected-tokens")),
         ("max-file-size", f"{s.max_file_size:,}", src("max-file-size")),
         ("strict", str(s.strict).lower(), src("strict")),
         ("inline-suppressions", str(s.inline_suppressions).lower(), src("inline-suppressions")),

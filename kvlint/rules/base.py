@@ -40,6 +40,10 @@ class Thresholds:
     kv103_margin: float = 0.0  # extra headroom KV103 asks for (0.1 = warn below 110 % of the need)
     fragmentation: float = 0.0  # share of the pool assumed lost to fragmentation in KV103
     declared_tolerance: float = 0.05  # KV303: relative difference that counts as a mismatch
+    # KV103: tokens (prompt + output) of a typical request, for the concurrency beside the worst case. The
+    # default is the request NVIDIA's sizing tool assumes when none is given: 4,000 input + 1,000 output
+    # tokens (ai-dynamo/aiconfigurator src/aiconfigurator/cli/main.py:407-408 @095f58a5, --isl/--osl)
+    expected_tokens: int = 5000
 
 
 class Need(Enum):

@@ -49,7 +49,10 @@ class UnknownGpu(IssueRule):
       the deployment fits at its GPU count (L4, A10G, L40S, A100-40GB, A100-80GB, H100, H200, B200:
       `common_cloud_gpus` in the GPU catalog), and an error when its weights exceed what even the
       largest of them gives the engine at that count. A deployment whose weights load on the largest
-      but whose KV cache holds no full-length request anywhere is a warning.
+      but whose KV cache holds no full-length request anywhere is a warning. When kvlint cannot plan
+      it at all (the model unknown, or a weight placement it would have to guess) "GPU type is not
+      stated" is an info: nothing the author wrote is wrong, and the text report counts these
+      workloads once per run with what to do.
 
     ## Why is this bad?
     Every capacity check needs the memory the engine sees on the card. Without it kvlint would
@@ -70,7 +73,8 @@ class UnknownGpu(IssueRule):
     severity = Severity.WARNING
     infos = {
         IssueKind.GPU_NOT_STATED: "workloads not checked for memory on their own GPU: the GPU type is not stated "
-        "(each is told the smallest usual cloud GPU it fits) — pass --gpu, or set gpu: or fleet: in .kvlint.yaml",
+        "(each one kvlint could plan is told the smallest usual cloud GPU it fits) — pass --gpu, or set gpu: or "
+        "fleet: in .kvlint.yaml",
         None: "workloads whose GPU kvlint could not settle (a fleet or a claim admitting several types, node "
         "pools without GPUs) — name the card, or set fleet: in .kvlint.yaml",
     }

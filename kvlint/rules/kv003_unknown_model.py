@@ -1,5 +1,5 @@
 from kvlint.codes import UNKNOWN_MODEL
-from kvlint.findings import Severity
+from kvlint.findings import IssueKind, Severity
 from kvlint.rules.base import IssueContext, IssueRule, skipped_note
 
 
@@ -10,7 +10,10 @@ class UnknownModel(IssueRule):
     Reports a model reference kvlint cannot resolve: not in the shipped catalog, not a local
     `config.json` (or its directory) relative to the file, and not in the local Hugging Face
     cache (`HF_HUB_CACHE`, `HF_HOME/hub`, `~/.cache/huggingface/hub`). kvlint never downloads.
-    The message names the checks that were skipped.
+    The message names the checks that were skipped. A workload (or chart values) that names no
+    model at all is an info: nothing the author wrote is wrong, and the text report counts such
+    workloads once per run with what to do; a model it names and kvlint cannot resolve is a warning
+    at that name (a placeholder, a typo, or a model kvlint does not know yet).
 
     ## Why is this bad?
     Layers, KV heads, head size and parameter count decide every number kvlint computes.
@@ -28,6 +31,10 @@ class UnknownModel(IssueRule):
     id = UNKNOWN_MODEL
     name = "unknown-model"
     severity = Severity.WARNING
+    infos = {
+        IssueKind.MODEL_NOT_STATED: "workloads not checked for memory: the model is not stated — name it "
+        "(--model / model:), or lint it with the object that sets it",
+    }
 
     def note(self, ctx: IssueContext) -> str:
         """Which rules could not run on the deployment for want of this fact."""

@@ -1,10 +1,11 @@
 from collections.abc import Iterator
 
+from kvlint import engines
 from kvlint.capacity.course import fits, max_concurrent, usable_budget
 from kvlint.findings import Finding, Severity
+from kvlint.record import record
 from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import shown, spec_key, where_of
-from kvlint.rules.fixes import UNSAFE, set_setting
 from kvlint.units import gib, tokens
 
 
@@ -17,6 +18,14 @@ class KvCacheBelowWorstCase(PlanRule):
     with the pool the engine allocates, and gives the real concurrency at `max_context` and the
     longest context every one of `max_sequences` sequences can have. A `fragmentation` allowance
     and a headroom margin from the configuration can make the test stricter.
+
+    The worst case is the point, but few services fill every sequence to full length, so the
+    message also gives how many requests of a typical length fit at once: `expected-tokens`
+    (prompt + output) from the configuration, default 5,000 — the request NVIDIA's sizing tool
+    assumes when none is given, 4,000 input + 1,000 output tokens (ai-dynamo/aiconfigurator
+    `src/aiconfigurator/cli/main.py:407-408`, `--isl`/`--osl`). It is counted as the engine
+    allocates a request of that length (vLLM blocks and sliding windows, SGLang and TGI token
+    slots), in the same pool. A context no longer than `expected-tokens` is its own typical request.
 
     It warns when the author stated `max_sequences` or `max_context` (the other may be the engine
     default, named in the message). When both are engine defaults the same figures are an info: the
@@ -34,16 +43,17 @@ class KvCacheBelowWorstCase(PlanRule):
     ## Example
     `max_sequences: 64` with `max_context: 32768` for Llama-3.1-8B on one L4.
 
-    Use instead: `max_sequences` equal to the concurrency the message reports, a shorter context,
-    fp8 KV cache, or more GPUs.
+    Use instead: `max_sequences` at the concurrency of typical requests, a shorter context, fp8 KV
+    cache, or more GPUs.
 
     ## How to fix
-    Set `max_sequences` (`--max-num-seqs`) to the concurrency kvlint reports, so the engine
-    admits no more than it can hold, or make room (shorter context, fp8 KV, more GPUs).
+    It is a trade-off, and the fix states both ends: `max_sequences` (`--max-num-seqs`) at what
+    runs at full length guarantees every admitted request its context but serves only that many at
+    once; at what fits at the typical length it keeps throughput, and the engine queues or preempts
+    when long requests coincide. Or make room (shorter context, fp8 KV, more GPUs).
 
-    `--unsafe-fixes` lowers the concurrency limit to what runs at full length at once (in place, or
-    as a new flag when the engine's default was in force): the least disruptive change, since every
-    admitted request keeps its full context; it is unsafe because fewer requests run at once.
+    The fix is shown, never applied (`--unsafe-fixes` leaves it alone): which end to take depends on
+    the traffic, which the file does not say.
 
     ## Suppress
     `# kvlint: disable=KV103 -- reason` on the max_sequences line, or `kvlint.io/ignore: "KV103=reason"`.
@@ -52,10 +62,11 @@ class KvCacheBelowWorstCase(PlanRule):
     id = "KV103"
     name = "kv-cache-below-worst-case"
     severity = Severity.WARNING
-    fix_applicability = "unsafe"
+    fix_applicability = "display-only"  # a trade-off the user chooses: no edit is applied
     infos = {
         None: "workloads whose engine-default limits (not in the file) cannot all run at full length at once; "
-        "the engine queues the rest — state the concurrency you plan for"
+        "the engine queues the rest — state the concurrency you plan for (each names what fits at a typical "
+        "request length and at full length)"
     }
 
     def check(self, ctx: PlanContext) -> Iterator[Finding]:
@@ -86,11 +97,16 @@ class KvCacheBelowWorstCase(PlanRule):
         where = where_of(d, ctx.in_force.max_sequences, ctx.in_force.max_context)
         allowance = f" after {frag:.0%} fragmentation" if frag else ""
         admit = max(1, max_concurrent(usable, p.request_units, 1)) if p.request_units else 1
+        typical = _typical(ctx, usable, admit)
         message = (
             f"{shown(ctx.in_force.max_sequences)} sequences of {shown(ctx.in_force.max_context)} tokens need {gib(need)} of KV cache per GPU "
             f"but the pool holds {gib(p.kv_pool)}: only {real:.2f} run at full length at once{allowance}; "
             f"{seqs:,} sequences get {tokens(p.context_at_max_seqs)} tokens each"
         )
+        if typical.tokens < p.max_model_len:
+            message += f"; at a typical request of {tokens(typical.tokens)} tokens (expected-tokens) " + (
+                f"all {seqs:,} fit" if typical.fit >= seqs else f"{typical.fit:,} fit"
+            )
         if not configured:
             # Both limits are the engine's own defaults: the engine queues what does not fit by design.
             # The worst case is worth knowing, not a warning about something the author wrote.
@@ -99,7 +115,7 @@ class KvCacheBelowWorstCase(PlanRule):
                 where,
                 message + " (both limits are engine defaults; the engine queues the rest)",
                 details=p.lines,
-                fix=f"state the concurrency you plan for: {seq_key} {admit}",
+                fix=f"state the concurrency you plan for: {_trade_off(seq_key, seqs, admit, typical)}",
                 severity=Severity.INFO,
             )
             return
@@ -108,16 +124,40 @@ class KvCacheBelowWorstCase(PlanRule):
             where,
             message,
             details=p.lines,
-            fix=f"set {seq_key} {admit} to admit only what fits, or shorten the context, use fp8 KV cache, or add GPUs",
-            fixes=[
-                set_setting(
-                    d,
-                    ctx.in_force.engine_name,
-                    ctx.in_force.max_sequences,
-                    "max_sequences",
-                    admit,
-                    f"set {seq_key} {admit}",
-                    UNSAFE,
-                )
-            ],
+            fix=f"a trade-off: {_trade_off(seq_key, seqs, admit, typical)}; or make room: shorten the context, "
+            "use fp8 KV cache, or add GPUs",
         )
+
+
+@record(frozen=True)
+class Typical:
+    tokens: int  # a typical request's length: expected-tokens, at most the context
+    fit: int  # requests of that length the pool holds at once
+
+
+def _typical(ctx: PlanContext, usable: int, admit: int) -> Typical:
+    """How many requests of the expected length (capped at the context) the usable pool holds, counted as the
+    engine allocates them (its blocks, sliding windows, token slots: Engine.request_units)."""
+    p = ctx.plan
+    n = min(ctx.thresholds.expected_tokens, p.max_model_len)
+    if n >= p.max_model_len:
+        return Typical(p.max_model_len, admit)
+    units = engines.get(ctx.settings.engine).request_units(ctx.model, ctx.gpu, ctx.settings, n)
+    return Typical(n, max(1, max_concurrent(usable, units, 1)) if units > 0 else admit)
+
+
+def _trade_off(seq_key: str, seqs: int, admit: int, typical: Typical) -> str:
+    """Both ends of the choice, never the full-length cut alone: a service of short requests keeps its
+    concurrency; one of long requests caps it."""
+    full = f"{seq_key} {admit} holds every admitted request at full length, but only {admit:,} at once"
+    if typical.fit >= seqs:
+        return (
+            f"{seqs:,} run at once while requests stay near {tokens(typical.tokens)} tokens, and the engine queues "
+            f"or preempts when long ones coincide; {full}"
+        )
+    if typical.fit > admit:
+        return (
+            f"{seq_key} {typical.fit} holds that many requests of {tokens(typical.tokens)} tokens, and the engine "
+            f"queues or preempts when long ones coincide; {full}"
+        )
+    return f"{seq_key} {admit} admits only what fits (the context is no longer than expected-tokens, a typical request)"

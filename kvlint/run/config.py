@@ -14,6 +14,7 @@ One pydantic model validates it; a bad file is a located error (exit 2). Flags o
     show-infos: true              # the text report lists every info (else counts them by reason)
     headroom-margin: 0.1          # KV103 asks for 10 % spare
     fragmentation: 0.05
+    expected-tokens: 5000         # KV103: a typical request (prompt + output), beside the worst case
     gpus: [{id: h20, name: NVIDIA H20, memory: 95.0GiB, compute-capability: "9.0"}]
     models: [{id: acme/llama-ft, config: {...config.json keys...}}]
 """
@@ -123,6 +124,7 @@ def _model():
         headroom_margin: float | None = Field(default=None, ge=0, le=10)
         fragmentation: float | None = Field(default=None, ge=0, lt=1)
         declared_tolerance: float | None = Field(default=None, gt=0, lt=1)
+        expected_tokens: int | None = Field(default=None, gt=0, le=100_000_000)
         max_file_size: int | None = Field(default=None, gt=0)
         strict: bool | None = None
         hub: bool | None = None
@@ -322,6 +324,8 @@ def _apply(cfg: dict[str, Any], stated: list[str], s: Settings, origin: str) -> 
         s.thresholds.fragmentation = cfg["fragmentation"]
     if cfg["declared_tolerance"] is not None:
         s.thresholds.declared_tolerance = cfg["declared_tolerance"]
+    if cfg["expected_tokens"] is not None:
+        s.thresholds.expected_tokens = cfg["expected_tokens"]
     if cfg["max_file_size"]:
         s.max_file_size = cfg["max_file_size"]
     if cfg["strict"] is not None:

@@ -140,6 +140,7 @@ def _common_fit(r: Resolved, base: Issue, defaults) -> None:
             f"per GPU) exceed what even a {largest.name} gives the engine ({gib(big_plan.weights_limit)}); spread over "
             f"all {count} (tensor or expert parallelism) they would fit",
             fix="check the tensor / expert parallelism, or name the GPU",
+            severity=Severity.WARNING,  # the parallelism the file states: the author's to check
         )
     elif big_plan.weights_per_gpu > big_plan.weights_limit:
         r.issues[idx] = replace(
@@ -157,6 +158,7 @@ def _common_fit(r: Resolved, base: Issue, defaults) -> None:
             message=f"{NOT_STATED}: at {count} the weights load on a {largest.name}, but not one request of "
             f"{big_plan.max_model_len:,} tokens fits its KV cache (nor on any smaller usual cloud GPU)",
             fix="name the GPU (--gpu or a node label), shorten the context, or use more GPUs",
+            severity=Severity.WARNING,  # the context the file asks for fits no usual card
         )
 
 

@@ -100,6 +100,12 @@ class TGI(EngineBase):
 
         return BNB8 if name == "bitsandbytes" else None  # layers/bnb.py Linear8bitLt
 
+    def request_units(self, arch: Any, gpu: Any, s: Any, tokens: int) -> int:
+        """Token slots: the router allocates a request's input plus max_new_tokens (plus speculate - 1) when it
+        admits it (huggingface/text-generation-inference backends/v3/src/queue.rs next_batch @v3.3.4), whatever
+        max_total_tokens (a limit, by default the whole pool: plan.py _max_total) allows."""
+        return tokens
+
     def backend_kv(self, d: Deployment, arch: Any) -> str | None:
         """The llama.cpp backend's KV cache on the GPU(s) (llamacpp_kv.py)."""
         from kvlint.engines.tgi.llamacpp import kv_settings

@@ -23,7 +23,7 @@ from kvlint.extract.kinds.kubeai import kubeai_spec
 from kvlint.extract.kinds.production_stack import PS_CONFIG, production_stack_entry
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod.argv import option_tokens
-from kvlint.findings import Issue, Location
+from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
 # The engine whose options these charts' own keys set (production-stack vllmConfig, the chart LAYOUTS).
@@ -155,7 +155,7 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
         chart_layouts.apply(d, layout, root, path)
     d.issues.extend(chart_layouts.unread_keys(root, path))
     if d.model is None and "model" not in root:
-        d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
+        d.issues.append(_model_not_stated(d))
     return d
 
 
@@ -244,7 +244,7 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     if replicas is not None and isinstance(replicas.value, int):
         d.extra["replicas"] = stated(replicas.value, replicas.where(path), "replicas")
     if d.model is None and "model" not in root:
-        d.issues.append(Issue(UNKNOWN_MODEL, "model is not stated in these values", d.where))
+        d.issues.append(_model_not_stated(d))
     return d
 
 
@@ -344,3 +344,15 @@ def _shown(value: object) -> str:
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
     return f"{show(value, 40)!r} (a string)" if isinstance(value, str) else show(value, 40)
+
+
+def _model_not_stated(d: Deployment) -> Issue:
+    """Values that name no model: the chart's own default or the install decides; not checked, and nothing
+    written is wrong (an info)."""
+    return Issue(
+        UNKNOWN_MODEL,
+        "model is not stated in these values",
+        d.where,
+        severity=Severity.INFO,
+        kind=IssueKind.MODEL_NOT_STATED,
+    )
