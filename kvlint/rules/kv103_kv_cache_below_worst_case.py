@@ -124,8 +124,9 @@ class KvCacheBelowWorstCase(PlanRule):
             where,
             message,
             details=p.lines,
-            fix=f"a trade-off: {_trade_off(seq_key, seqs, admit, typical)}; or make room: shorten the context, "
-            "use fp8 KV cache, or add GPUs",
+            fix=f"{'a trade-off: ' if typical.tokens < p.max_model_len else ''}"
+            f"{_trade_off(seq_key, seqs, admit, typical)}; or make room: shorten the context, use fp8 KV cache, "
+            "or add GPUs",
         )
 
 
