@@ -133,6 +133,16 @@ class Deployment:
     ignores: dict[str, tuple[str, Location]] = field(default_factory=dict)  # kvlint.io/ignore annotation
     issues: list[Issue] = field(default_factory=list)  # KV002-KV005 material found while extracting
     unreadable: list[str] = field(default_factory=list)  # fields whose stated value could not be read
+
+    # the DRA claims a container names (extract/pod/dra.py; kvlint/link/claims.py reads them), and what the
+    # link stage derives from the objects beside: several GPU types a claim or the node pools admit (every
+    # capacity rule runs on each, kvlint/run/fleet.py) and how to narrow them, the node pools the workload
+    # can land on (extract.kinds.node_pools.Pool), and those of them whose node types carry no GPU
+    dra_refs: Value[tuple[Any, ...]] | None = None
+    gpu_candidates: Value[tuple[str, ...]] | None = None
+    gpu_candidates_fix: Value[str] | None = None
+    node_pools: Value[tuple[Any, ...]] | None = None
+    pools_without_gpu: Value[str] | None = None
     frozen: bool = field(default=False, compare=False)  # set by freeze(): no write after extract
 
     def __setattr__(self, name: str, value: Any) -> None:

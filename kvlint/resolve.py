@@ -60,7 +60,7 @@ def _loc(d: Deployment, *values: Value | None) -> Location:
 
 
 def _resolve_gpu(d: Deployment, r: Resolved, defaults: Defaults, on: Value[str] | None) -> None:
-    candidates = d.extra.get("gpu_candidates")
+    candidates = d.gpu_candidates
     gpu = on or d.gpu
     if gpu is None and defaults.gpu and candidates is None:
         gpu = inferred(defaults.gpu, defaults.gpu_source or "GPU from --gpu / configuration default")
@@ -132,14 +132,14 @@ def _not_stated(d: Deployment, candidates: Value | None) -> Issue:
         return Issue(
             UNKNOWN_GPU,
             f"GPU type is not stated: {candidates.note} "
-            f"{'give' if 'node_pools' in d.extra else 'admits'} {len(candidates.value)} types",
+            f"{'give' if d.node_pools is not None else 'admits'} {len(candidates.value)} types",
             candidates.where or d.where,
-            fix=str(fix.value)
-            if (fix := d.extra.get("gpu_candidates_fix")) is not None
+            fix=str(d.gpu_candidates_fix.value)
+            if d.gpu_candidates_fix is not None
             else "narrow the claim's selector to the card it runs on (productName)",
             kind=IssueKind.GPU_NOT_STATED,
         )
-    bare = d.extra.get("pools_without_gpu")
+    bare = d.pools_without_gpu
     if bare is not None:
         return Issue(
             UNKNOWN_GPU,

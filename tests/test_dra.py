@@ -111,7 +111,7 @@ def test_v1beta1_claim_in_a_sibling_file_and_a_missing_claim(tmp_path):
     claim = V1BETA1.format(name="big", cls="gpu.nvidia.com", count=1, cel=cel)
     r = run(tmp_path, {"claims.yaml": claim, "deploy.yaml": pod("big", "resourceClaimName")})
     (d,) = r.deployments
-    cands = d.deployment.extra["gpu_candidates"].value
+    cands = d.deployment.gpu_candidates.value
     assert "h200" in cands and "b200" in cands and "h100-sxm" not in cands
     (info,) = [f for f in r.findings if f.rule == "KV002"]
     assert "admits" in info.message and "fits on" in info.message and info.severity.name == "INFO"
@@ -127,7 +127,7 @@ def test_mig_through_dra_and_a_product_name_no_card_has(tmp_path):
         {"deploy.yaml": V1.format(name="c", cls="mig.nvidia.com", count=1, cel=cel) + "---\n" + pod()},
     )
     (d,) = r.deployments
-    assert set(d.deployment.extra["gpu_candidates"].value) == {
+    assert set(d.deployment.gpu_candidates.value) == {
         "a100-40gb-sxm:1g.10gb",
         "a100-40gb-pcie:1g.10gb",
         "a100-80gb-sxm:1g.10gb",
@@ -151,7 +151,7 @@ def test_amd_class_by_gfx_version(tmp_path):
         tmp_path, {"deploy.yaml": V1.format(name="c", cls="gpu.amd.com", count=1, cel=cel) + "---\n" + pod()}
     )
     (d,) = r.deployments
-    assert set(d.deployment.extra["gpu_candidates"].value) == {"mi300x", "mi325x"}  # both CDNA3
+    assert set(d.deployment.gpu_candidates.value) == {"mi300x", "mi325x"}  # both CDNA3
     cel = 'device.attributes["gpu.amd.com"].targetGfxVersion == "gfx950"'
     r = run(
         tmp_path, {"deploy.yaml": V1.format(name="c", cls="gpu.amd.com", count=1, cel=cel) + "---\n" + pod()}

@@ -28,7 +28,7 @@ def read_beside(extracted: list[Deployment], nearby: Nearby) -> tuple[list[Deplo
     records, the extracted ones are not written."""
     if not extracted:
         return extracted, Beside()
-    claims = any("dra_refs" in d.extra for d in extracted)  # a container names a DRA claim
+    claims = any(d.dra_refs is not None for d in extracted)  # a container names a DRA claim
     found = Beside.of(nearby, claims)
     if not claims:
         return extracted, found

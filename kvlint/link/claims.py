@@ -108,10 +108,10 @@ def _one(name: str, node: Mapping, path: str) -> Request:
 def attach(d: Deployment, known: Known) -> Deployment:
     """The deployment with the claims its container uses read: GPU type (or candidates) and count. A new
     record: `d`, as extracted, is not written."""
-    refs = d.extra.get("dra_refs")
+    refs = d.dra_refs
     if refs is None:
         return d
-    extra = {k: v for k, v in d.extra.items() if k != "dra_refs"}
+    extra = dict(d.extra)
     issues = list(d.issues)
     accelerator = d.accelerator
     total, candidates, notes = 0, None, []
@@ -158,8 +158,8 @@ def attach(d: Deployment, known: Known) -> Deployment:
                 kind=IssueKind.ACCELERATOR_NOT_MODELLED,
             )
         )
-    placed = {} if candidates is None else _place(d, candidates, total, "; ".join(notes), refs.where, extra)
-    return replace(d, extra=extra, issues=issues, accelerator=accelerator, **placed).freeze()
+    placed = {} if candidates is None else _place(d, candidates, total, "; ".join(notes), refs.where)
+    return replace(d, extra=extra, issues=issues, accelerator=accelerator, dra_refs=None, **placed).freeze()
 
 
 def _request_gpus(
@@ -265,9 +265,9 @@ def _admitted(vendor_kind: tuple[str, str], selectors: list[str]) -> tuple[list[
 
 
 def _place(
-    d: Deployment, candidates: list[str], count: int, note: str, where: Location | None, extra: dict
+    d: Deployment, candidates: list[str], count: int, note: str, where: Location | None
 ) -> dict[str, Any]:
-    """The GPU fields the claims give (the candidates go to `extra` when there are several)."""
+    """The GPU fields the claims give: the GPU, or the candidates when there are several."""
     out: dict[str, Any] = {}
     if d.gpu is not None:  # a node label named the card too: keep the candidates on that card
         from kvlint.catalog import gpus as catalog
@@ -286,5 +286,5 @@ def _place(
         out["gpu"] = inferred(candidates[0], note, where)
     elif candidates:
         out["gpu"] = None
-        extra["gpu_candidates"] = inferred(tuple(candidates), note, where)
+        out["gpu_candidates"] = inferred(tuple(candidates), note, where)
     return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvlint.catalog import gpus as catalog
 from kvlint.deployment import Deployment, Value, inferred
@@ -270,19 +270,20 @@ def attach(d: Deployment, levels: tuple[tuple[Pool, ...], ...]) -> Deployment:
     """Place a workload that states no GPU on the GPU its pools give (see the module docstring): the
     nearest level with a GPU pool it lands on, else the nearest with any pool it lands on. A new record:
     `d`, as extracted, is not written."""
-    if not levels or d.gpu is not None or d.accelerator != "gpu" or "gpu_candidates" in d.extra:
+    if not levels or d.gpu is not None or d.accelerator != "gpu" or d.gpu_candidates is not None:
         return d
     wants_gpu = d.gpus_per_pod is None or int(d.gpus_per_pod.value or 0) > 0
     matched, gpu_pools = _landing(d, levels, wants_gpu)
-    extra = dict(d.extra)
+    placed: dict[str, Any] = {}
     if matched:
-        extra["node_pools"] = inferred(tuple(gpu_pools or matched), "node pools it can land on")
+        placed["node_pools"] = inferred(tuple(gpu_pools or matched), "node pools it can land on")
     if matched and wants_gpu and not gpu_pools:
         names = ", ".join(p.label() for p in matched)
-        extra["pools_without_gpu"] = inferred(names, "node pools whose node types carry no GPU")
+        placed["pools_without_gpu"] = inferred(names, "node pools whose node types carry no GPU")
     known = [p for p in gpu_pools if p.gpus]
-    gpu = _place(known, extra) if known else None
-    return replace(d, extra=extra, gpu=gpu).freeze()
+    if known:
+        placed.update(_place(known))
+    return replace(d, **placed).freeze()
 
 
 def _landing(d: Deployment, levels: tuple[tuple[Pool, ...], ...], wants_gpu: bool) -> tuple[list, list]:
@@ -295,8 +296,8 @@ def _landing(d: Deployment, levels: tuple[tuple[Pool, ...], ...], wants_gpu: boo
     return matched, gpu_pools
 
 
-def _place(known: list[Pool], extra: dict) -> Value[str] | None:
-    """One GPU type among the pools: that GPU; several: the candidates (in `extra`), checked like a fleet."""
+def _place(known: list[Pool]) -> dict[str, Any]:
+    """One GPU type among the pools: that GPU; several: the candidates, checked like a fleet."""
     types: dict[str, list[Pool]] = {}
     for pool in known:
         for gid, _n in pool.gpus:
@@ -305,30 +306,26 @@ def _place(known: list[Pool], extra: dict) -> Value[str] | None:
     if len(types) == 1:
         gid = next(iter(types))
         names = ", ".join(p.label() for p in types[gid])
-        return inferred(
-            gid, f"from the node pool{'s' if len(types[gid]) > 1 else ''} it can land on: {names}"
-        )
+        note = f"from the node pool{'s' if len(types[gid]) > 1 else ''} it can land on: {names}"
+        return {"gpu": inferred(gid, note)}
     note = (
         f"the node pool{'s' if len(known) > 1 else ''} it can land on ("
         + ", ".join(p.label() for p in known)
         + ")"
     )
-    extra["gpu_candidates"] = Value(tuple(types), "inferred", None, note)
-    extra["gpu_candidates_fix"] = inferred(
-        "select one pool (a nodeSelector on its label), or name the GPU", "node pools"
-    )
-    return None
+    fix = inferred("select one pool (a nodeSelector on its label), or name the GPU", "node pools")
+    return {"gpu_candidates": Value(tuple(types), "inferred", None, note), "gpu_candidates_fix": fix}
 
 
 def cite(r, found: list, capacity_rules: set[str]) -> list:
     """The capacity findings of a workload placed by its node pools name the pool definitions used."""
     d = r.deployment
-    if "node_pools" not in d.extra:
+    if d.node_pools is None:
         return found
-    if d.gpu is not None and d.gpu.origin == "inferred" and d.gpu.note.startswith("from the node pool"):
+    if d.gpu is not None:  # attach() placed it: it gives pools only to a workload that names no GPU
         line = f"GPU {d.gpu.note}"
-    elif "gpu_candidates" in d.extra:
-        line = f"GPUs of {d.extra['gpu_candidates'].note}"
+    elif d.gpu_candidates is not None:
+        line = f"GPUs of {d.gpu_candidates.note}"
     else:
         return found
     from kvlint.record import replace

@@ -43,7 +43,7 @@ class GpusExceedPoolNode(DeploymentRule):
 
     def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        found = d.extra.get("node_pools")
+        found = d.node_pools
         if found is None or d.gpus_per_pod is None or d.gpus_per_pod.origin != "stated":
             return
         want = int(d.gpus_per_pod.value or 0)

@@ -42,7 +42,7 @@ class GroupExceedsPool(DeploymentRule):
 
     def check(self, ctx: DeploymentContext) -> Iterator[Finding]:
         d = ctx.deployment
-        found = d.extra.get("node_pools")
+        found = d.node_pools
         if found is None or d.pods is None or d.gpus_per_pod is None:
             return
         pods, per_pod = int(d.pods.value or 1), int(d.gpus_per_pod.value or 0)

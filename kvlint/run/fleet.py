@@ -34,7 +34,7 @@ def findings(path: str, r: Resolved, settings, rules, run_rules: RunRules) -> li
     base = _not_stated(r)
     if base is None or r.in_force.gpu is not None or r.model is None:
         return run_rules(path, r, settings, rules)
-    candidates = r.deployment.extra.get("gpu_candidates")
+    candidates = r.deployment.gpu_candidates
     if candidates is not None:  # a DRA selector that admits several types: each is checked
         return _on_fleet(path, r, base, settings, rules, run_rules, tuple(candidates.value), candidates.note)
     if settings.defaults.fleet:
@@ -174,8 +174,8 @@ def _on_fleet(
 ) -> list[Finding]:
     from kvlint.record import replace
 
-    claim = "gpu_candidates" in r.deployment.extra
-    pooled = "node_pools" in r.deployment.extra  # the candidates are the GPUs of the pools it lands on
+    claim = r.deployment.gpu_candidates is not None
+    pooled = r.deployment.node_pools is not None  # the candidates are the GPUs of the pools it lands on
     general = [rule for rule in rules if not any(n in CAPACITY_NEEDS for n in rule.needs.facts)]
     capacity = [rule for rule in rules if any(n in CAPACITY_NEEDS for n in rule.needs.facts)]
     per_type: list[tuple[str, Resolved, list[Finding]]] = []

@@ -153,7 +153,7 @@ def _check(
     capacity = {rule.id for rule in rules if any(n in fleet.CAPACITY_NEEDS for n in rule.needs.facts)}
     for r in deployments:
         found = fleet.findings(path, r, settings, rules, check_deployment)
-        if "node_pools" in r.deployment.extra:  # placed by its node pools: the findings name them
+        if r.deployment.node_pools is not None:  # placed by its node pools: the findings name them
             from kvlint.link import pools
 
             found = pools.cite(r, found, capacity)

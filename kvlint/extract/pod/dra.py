@@ -51,7 +51,7 @@ def read_refs(d: Deployment, root: Mapping, pod: Mapping, container: Mapping, pa
                     ClaimRef(str(use.value("name")), kind, str(node.value), str(req or ""), node.where(path))
                 )
     if refs:
-        d.extra["dra_refs"] = stated(tuple(refs), refs[0].where, "DRA resource claims")
+        d.dra_refs = stated(tuple(refs), refs[0].where, "DRA resource claims")
         replicas = root.at("spec", "replicas")
         if isinstance(replicas, Scalar) and isinstance(replicas.value, int) and replicas.value > 0:
             d.extra.setdefault("pod_replicas", stated(replicas.value, replicas.where(path), "spec.replicas"))
