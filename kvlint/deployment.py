@@ -205,6 +205,9 @@ class InForce:
     gpu_memory_utilization: Value[float] | None = None
     block_size: Value[int] | None = None
     kv_cache_dtype: Value[str] | None = None
+    prefill_chunking: Value[bool] | None = (
+        None  # whether the server chunks prefills (TGI v2.4+), note: why not
+    )
     options: dict[str, Value[Any]] = field(default_factory=dict)
     said: tuple[Issue, ...] = ()
     # the memory fractions of the pods that may share one card, summed, when they reach 1 (link/sharing.py)

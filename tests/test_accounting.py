@@ -14,6 +14,7 @@ from kvlint.capacity.weights import weights
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.catalog.hf_config import parse_config
 from kvlint.engines.tgi import plan as tgi
+from kvlint.engines.tgi.defaults import Settled
 from kvlint.engines.vllm import plan as vllm
 
 GIB = 1 << 30
@@ -183,7 +184,7 @@ def test_tgi_caps_default_total_tokens_to_the_pool():
         block_size=1,
         max_model_len=4096,
         version="3.3.7",
-        extra={"max_total_tokens_default": True},
+        own=Settled(total_default=True),  # max_total_tokens left to the warm-up
     )
     p = tgi.plan(a, GPU, s)
     assert p.budget == int(GPU.engine_bytes * 1.0 * 0.9)  # TGI_WIGGLE_ROOM 0.90 from v3.3

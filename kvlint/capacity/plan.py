@@ -6,7 +6,7 @@ the resolve step), a ModelArch and a GpuSpec. Pure arithmetic: no I/O, integer b
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvlint.record import field, record
 
@@ -41,6 +41,9 @@ class EngineSettings:
     # the settings in force with their origins (stated, or the engine's default), as `settings()` filled
     # them beside the deployment (kvlint/engines/filling.py); resolve keeps them in `Resolved.in_force`
     in_force: InForce | None = field(default=None, compare=False)
+    # what the engine settles for its plan that no option states, a record its package defines
+    # (engines/sglang/plan.py `Release`, engines/tgi/defaults.py `Settled`); None: settings made by hand
+    own: Any = None
 
 
 @record(frozen=True)

@@ -27,6 +27,7 @@ class Filling:
     gpu_memory_utilization: Value[float] | None = None
     block_size: Value[int] | None = None
     kv_cache_dtype: Value[str] | None = None
+    prefill_chunking: Value[bool] | None = None  # as the release decides it (TGI v2.4+)
     options: dict[str, Value[Any]] = field(default_factory=dict)
     said: list[Issue] = field(default_factory=list)
 
@@ -42,7 +43,13 @@ class Filling:
     def in_force(self, base: InForce | None = None) -> InForce:
         """The settings as filled, on `base` (the engine and GPU resolve settled)."""
         values = {name: getattr(self, name) for name in FILLED}
-        return replace(base or InForce(), options=dict(self.options), said=tuple(self.said), **values)
+        return replace(
+            base or InForce(),
+            prefill_chunking=self.prefill_chunking,
+            options=dict(self.options),
+            said=tuple(self.said),
+            **values,
+        )
 
 
 __all__ = ["Filling"]

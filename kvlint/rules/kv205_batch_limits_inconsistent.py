@@ -102,7 +102,7 @@ class BatchLimitsInconsistent(DeploymentRule):
         known"): `max_input_tokens > max_batch_prefill_tokens && !support_chunking` is refused; the
         values are the ones in force (stated, or the release's defaults), chunking as the server decides
         it (engines/tgi/defaults.py prefill_chunking)."""
-        chunking = ctx.in_force.options.get("prefill_chunking_resolved")
+        chunking = ctx.in_force.prefill_chunking
         eff_inp, eff_prefill = (
             ctx.in_force.options.get("max_input_tokens"),
             ctx.in_force.options.get("max_batch_prefill_tokens"),

@@ -26,6 +26,7 @@ from kvlint.engines.sglang import defaults as sd
 from kvlint.engines.sglang import lora
 from kvlint.engines.sglang.dsa import dsa_indexer_bytes
 from kvlint.engines.sglang.state import sglang_state
+from kvlint.record import record
 from kvlint.units import GIB, gib, tokens
 
 MB = 1 << 20
@@ -40,6 +41,21 @@ DIST_INIT_CUSTOM_AR = int(2.0 * GIB)
 DIST_INIT_NCCL_ONLY = int(0.13 * GIB)
 PCIE_ONLY = ("a10", "a10g", "l4", "l40", "l40s", "t4", "rtx", "4090", "3090", "5090", "a6000", "pcie")
 SWA_FULL_TOKENS_RATIO = 0.8  # ServerArgs.swa_full_tokens_ratio default
+
+
+@record(frozen=True)
+class Release:
+    """What SGLang's plan needs of the release in force (engines/sglang/settings.py)."""
+
+    version_known: bool = False  # a release kvlint read (a newer one is said in the plan)
+    era: str | None = None  # how its memory fraction is picked (sglang/defaults.py era)
+    mm_reserve_bytes: int = 0  # what it holds back for a vision tower's activations
+    dsa_latent_bytes: int = 0  # a DeepSeek-sparse-attention latent's bytes per token, when it differs
+
+
+def _release(s: EngineSettings) -> Release:
+    """The release facts of these settings (none: settings made by hand, as tests make them)."""
+    return s.own if isinstance(s.own, Release) else Release()
 
 
 def dist_init_bytes(tp: int, pp: int, gpu: GpuSpec) -> tuple[int, str]:
@@ -60,7 +76,7 @@ def profile_max_num_token(free_before: int, free_after: int, mem_fraction_static
 def _cell(arch: ModelArch, s: EngineSettings, kv_bytes: float, layers: int) -> tuple[int, int, int]:
     """(cell bytes per token over the stage's attention layers, full layers, sliding layers)."""
     attn_tp = max(1, s.tp // s.dp) if s.extra.get("enable_dp_attention") and s.dp > 1 else s.tp
-    latent = s.extra.get("dsa_latent_bytes") or bytes_per_token_layer(arch, attn_tp, kv_bytes)
+    latent = _release(s).dsa_latent_bytes or bytes_per_token_layer(arch, attn_tp, kv_bytes)
     per_layer = latent + dsa_indexer_bytes(arch)
     kinds = [k for k in arch.layer_kinds if k != NONE]
     sliding = sum(1 for k in kinds if k in (SLIDING, CHUNKED)) if s.hybrid_kv_cache_manager else 0
@@ -95,7 +111,7 @@ def _swa_split(kv_tokens: int, cell: int, layers: int, full_layers: int, swa_lay
 def _max_running(s: EngineSettings, kv_tokens: int, ctx: int, cap: int) -> int:
     """max_running_requests: stated (as the release caps it), else min(tokens // 2, request pool); the mamba
     pool's cap over both (init_memory: max_num_reqs <= max_mamba_cache_size // ratio)."""
-    pool_reqs = sd.max_num_reqs(kv_tokens, ctx) + (1 if s.extra.get("era") == sd.TP_TIERS else 0)
+    pool_reqs = sd.max_num_reqs(kv_tokens, ctx) + (1 if _release(s).era == sd.TP_TIERS else 0)
     dp_div = s.dp if s.extra.get("enable_dp_attention") and s.dp > 1 else 1
     max_running = min(max(1, kv_tokens // 2), pool_reqs)
     if s.max_num_seqs:
@@ -113,7 +129,7 @@ def _notes(arch: ModelArch, s: EngineSettings, swa_note: str) -> list[str]:
             "come out of the memory mem_fraction_static leaves free (the v0.4.8-v0.5.9 defaults reserve 2 GiB more "
             "for them, v0.5.10-v0.5.13 4 GiB, none from v0.5.14)"
         )
-    if not s.extra.get("version_known"):
+    if not _release(s).version_known:
         notes.append(
             f"SGLang version unknown or newer than the newest release kvlint read ({sd.newest_read()}): its defaults apply"
         )
@@ -137,7 +153,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         rest = int(free_before * s.utilization) - stage_weights
         n_state = max(pp_partitions(len(arch.state_layers), s.pp))
         state_bytes, slots, cap = sglang_state(arch, s.tp, n_state, rest, s.extra, s.max_num_seqs)
-    mm_reserve = int(s.extra.get("mm_reserve_bytes") or 0)
+    mm_reserve = _release(s).mm_reserve_bytes
     pool = budget - stage_weights - state_bytes - mm_reserve
     kv_tokens = profile_max_num_token(
         free_before, free_before - stage_weights - state_bytes - mm_reserve, s.utilization, cell

@@ -4,8 +4,6 @@ deployment."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from kvlint.capacity.plan import EngineSettings, default_label
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
@@ -14,7 +12,7 @@ from kvlint.engines import native
 from kvlint.engines.filling import Filling
 from kvlint.engines.sglang import defaults as sd
 from kvlint.engines.sglang.dsa import dsa_fp8_default, dsa_indexer_bytes, dsa_latent_bytes
-from kvlint.engines.sglang.plan import MB, plan
+from kvlint.engines.sglang.plan import MB, Release, plan
 from kvlint.record import replace
 
 CHECKPOINT_KV_FROM = (0, 5, 3)  # the first release read that takes the checkpoint's fp8 KV scheme
@@ -80,7 +78,8 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         enforce_eager=bool(_extra(f, "disable_cuda_graph")),
         hybrid_kv_cache_manager=hybrid_swa(arch) and not bool(_extra(f, "disable_hybrid_swa_memory")),
         chunked_prefill=int(f.options["chunked_prefill_size"].value) > 0,
-        extra=_plan_extra(f, arch, gpu, version, kv_dtype),
+        extra={k: v.value for k, v in f.options.items()},
+        own=_release(arch, gpu, version, kv_dtype),
     )
     if f.max_sequences is None and gpu is not None and gpu.engine_bytes:
         # max_running_requests follows from the pool SGLang sizes (scheduler: min(tokens // 2, request pool))
@@ -190,16 +189,14 @@ def _speculative_requests(f: Filling, version: tuple[int, ...] | None) -> None:
         )
 
 
-def _plan_extra(
-    f: Filling, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | None, kv_dtype: str
-) -> dict[str, Any]:
-    """The deployment's `extra` values plus what the plan needs of the release."""
-    extra = {k: v.value for k, v in f.options.items()}
-    extra["version_known"] = version is not None and version[:3] <= sd.rules(None).first[:3]  # newer: said
-    extra["era"] = sd.era(version)
-    extra["mm_reserve_bytes"] = sd.rules(version).mm_reserve_mb * MB if arch.vision_params else 0
-    extra["dsa_latent_bytes"] = dsa_latent_bytes(arch, gpu, version, kv_dtype)
-    return extra
+def _release(arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | None, kv_dtype: str) -> Release:
+    """What the plan needs of the release."""
+    return Release(
+        version_known=version is not None and version[:3] <= sd.rules(None).first[:3],  # newer: said
+        era=sd.era(version),
+        mm_reserve_bytes=sd.rules(version).mm_reserve_mb * MB if arch.vision_params else 0,
+        dsa_latent_bytes=dsa_latent_bytes(arch, gpu, version, kv_dtype),
+    )
 
 
 def checkpoint_kv_fp8(arch: ModelArch, version: tuple[int, ...] | None) -> bool:

@@ -30,10 +30,25 @@ from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines.base import SettingRefused
 from kvlint.engines.filling import Filling
 from kvlint.engines.tgi.launcher import launcher_defaults, resolve_attention, v2_positions
+from kvlint.record import record
 
 AUTO_FROM = (2, 4, 1)  # the release whose launcher leaves max_input/max_total_tokens to the warm-up
 CHUNKING_ATTENTION = ("flashinfer", "flashdecoding", "flashdecoding-ipex")
 NO_CHUNKING_VLMS = ("gemma3", "mllama", "qwen2_vl", "qwen2_5_vl")  # v3.3+ models/__init__.py
+
+
+@record(frozen=True)
+class Settled:
+    """What TGI's launcher and server settle that no option states, for its plan (`fill` below)."""
+
+    attention: str | None = None  # the attention backend the server runs (launcher resolve_attention)
+    attention_note: str | None = None  # why that one
+    total_default: bool = False  # max_total_tokens unset: the server's warm-up picks it (v2.4.1 on)
+    total_rule: str | None = (
+        None  # how: "prefill" (no chunking) or "kv" (before v3.0.2); None: min(KV, positions)
+    )
+    input_unset: bool = False  # max_input_tokens unset: the warm-up sends the whole prefill as one prompt
+    version_known: bool = False  # a release kvlint read (a newer one is said in the plan)
 
 
 def auto_limits(version: tuple[int, ...] | None) -> bool:
@@ -60,9 +75,10 @@ def prefill_chunking(
 
 def fill(
     f: Filling, arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | None, fraction: float
-) -> str:
-    """Name every unset request-size limit with the release's default in the settings in force; returns the
-    attention backend (and its note) the server runs, which decides the block size."""
+) -> Settled:
+    """Name every unset request-size limit with the release's default in the settings in force; returns
+    what the server settles: the attention backend (which decides the block size) and how its limits
+    were picked. Whether it chunks prefills (v2.4+) goes to `f.prefill_chunking`."""
     from kvlint.deployment import default
 
     assert f.tensor_parallel is not None  # settings() fills it first
@@ -71,7 +87,6 @@ def fill(
     attention, attention_note = resolve_attention(
         version, arch, gpu, (said.value, said.note) if said is not None else None
     )
-    f.options["attention_resolved"] = default(attention, attention_note)
     _prefix_caching(f, version, attention)
     if "max_batch_prefill_tokens" not in f.options:
         stated_input = f.options["max_input_tokens"].value if "max_input_tokens" in f.options else None
@@ -95,7 +110,7 @@ def fill(
         _fixed(
             f, (2048, "TGI v1 default max_total_tokens 2048"), (1024, "TGI v1 default max_input_length 1024")
         )
-        return attention
+        return Settled(attention, attention_note)
     if version is None or version >= (2, 4):
         # the v2.4+ router refuses max_input_tokens above the prefill budget when prefills are not chunked
         env = f.options.get("prefill_chunking")
@@ -104,7 +119,7 @@ def fill(
         chunking, why = prefill_chunking(
             version, arch, attention, env.value if env is not None else None, speculate
         )
-        f.options["prefill_chunking_resolved"] = default(chunking, why)
+        f.prefill_chunking = default(chunking, why)
     if not auto_limits(version):
         n = v2_positions(arch)
         _fixed(
@@ -115,44 +130,46 @@ def fill(
             ),
             (n - 1, "TGI v2.0-v2.4.0 default max_input_tokens = max_position_embeddings - 1, capped at 4095"),
         )
-        return attention
-    if f.max_context is None:
-        chunking, why = (
-            f.options["prefill_chunking_resolved"].value,
-            f.options["prefill_chunking_resolved"].note,
-        )
-        f.options["max_total_tokens_default"] = default(
-            True, "max_total_tokens unset: TGI's warm-up picks it"
-        )
-        if not chunking:
-            prefill = int(f.options["max_batch_prefill_tokens"].value)
-            f.max_context = default(
-                prefill,
-                "TGI default max_total_tokens = the warm-up batch's prompt tokens (sum(batch.cache_lengths),"
-                f" flash_causal_lm.py warmup: no prefill chunking, {why})",
-            )
-            f.options["max_total_rule"] = default("prefill", why)
-        elif version is not None and version < (3, 0, 2):
-            f.max_context = default(
-                arch.max_positions,
-                "TGI v2.4.1-v3.0.1 default max_total_tokens = the KV cache's tokens (num_blocks x BLOCK_SIZE;"
-                " v3.0 also the tokenizer's model_max_length, not read)",
-            )
-            f.options["max_total_rule"] = default("kv", "not capped at max_position_embeddings before v3.0.2")
-        else:
-            f.max_context = default(
-                arch.max_positions,
-                "TGI default max_total_tokens = min(what the KV cache holds, max_position_embeddings; the"
-                " tokenizer's model_max_length, not read)",
-            )
-    if "max_input_tokens" not in f.options:
+        return Settled(attention, attention_note)
+    total_default = f.max_context is None
+    total_rule = _warmup_total(f, arch, version) if total_default else None
+    input_unset = "max_input_tokens" not in f.options
+    assert f.max_context is not None  # stated, or the warm-up's just named
+    if input_unset:
         f.options["max_input_tokens"] = default(
             int(f.max_context.value) - 1, "TGI default max_input_tokens = max_total_tokens - 1"
         )
-        f.options["max_input_unset"] = default(
-            True, "the router's warm-up sends the whole prefill as one prompt"
+    return Settled(attention, attention_note, total_default, total_rule, input_unset)
+
+
+def _warmup_total(f: Filling, arch: ModelArch, version: tuple[int, ...] | None) -> str | None:
+    """max_total_tokens unset from v2.4.1: the server's warm-up picks it (named in `f.max_context`);
+    returns how: "prefill" (prefills not chunked), "kv" (before v3.0.2), None (min(KV, positions))."""
+    from kvlint.deployment import default
+
+    assert f.prefill_chunking is not None  # decided for every release that leaves it to the warm-up
+    chunking, why = f.prefill_chunking.value, f.prefill_chunking.note
+    if not chunking:
+        prefill = int(f.options["max_batch_prefill_tokens"].value)
+        f.max_context = default(
+            prefill,
+            "TGI default max_total_tokens = the warm-up batch's prompt tokens (sum(batch.cache_lengths),"
+            f" flash_causal_lm.py warmup: no prefill chunking, {why})",
         )
-    return attention
+        return "prefill"
+    if version is not None and version < (3, 0, 2):
+        f.max_context = default(
+            arch.max_positions,
+            "TGI v2.4.1-v3.0.1 default max_total_tokens = the KV cache's tokens (num_blocks x BLOCK_SIZE;"
+            " v3.0 also the tokenizer's model_max_length, not read)",
+        )
+        return "kv"  # not capped at max_position_embeddings before v3.0.2
+    f.max_context = default(
+        arch.max_positions,
+        "TGI default max_total_tokens = min(what the KV cache holds, max_position_embeddings; the"
+        " tokenizer's model_max_length, not read)",
+    )
+    return None
 
 
 def _prefix_caching(f, version: tuple[int, ...] | None, attention: str) -> None:

@@ -36,12 +36,18 @@ from kvlint.engines.tgi import defaults as tgi_defaults
 from kvlint.engines.tgi import vlm as tgi_vlm
 from kvlint.engines.tgi.launcher import BLOCK_SIZES, default_shards
 from kvlint.engines.tgi.releases import NEWEST_MODELLED, parse_version
+from kvlint.record import replace
 from kvlint.units import GIB, gib, tokens
 
 # TGI's plain `--quantize bitsandbytes` is 8-bit (layers/bnb.py Linear8bitLt)
 BNB8 = Quant("bitsandbytes", 8.0, "bitsandbytes LLM.int8 at load (int8 + per-row scales)", min_capability=70)
 LAYER_LIVE_HIDDEN = 7  # hidden-size tensors a layer holds while its MLP runs (prefill_bytes)
 CONTEXT_BYTES = int(0.5 * GIB)  # CUDA context and NCCL state held before the warm-up measures free memory
+
+
+def _settled(s: EngineSettings) -> tgi_defaults.Settled:
+    """What the server settled for these settings (none: settings made by hand, as tests make them)."""
+    return s.own if isinstance(s.own, tgi_defaults.Settled) else tgi_defaults.Settled()
 
 
 def wiggle_room(version: tuple[int, ...] | None) -> tuple[float, bool]:
@@ -82,12 +88,11 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     if "cuda_memory_fraction" not in f.options:
         f.options["cuda_memory_fraction"] = default(1.0, "TGI default CUDA_MEMORY_FRACTION 1.0")
     fraction = float(f.options["cuda_memory_fraction"].value)
-    attention = tgi_defaults.fill(f, arch, gpu, version, fraction)
+    settled = tgi_defaults.fill(f, arch, gpu, version, fraction)
+    attention = settled.attention
     if f.max_sequences is None:
         f.max_sequences = default(128, "TGI default max_concurrent_requests 128")
-    extra = {k: v.value for k, v in f.options.items()}
-    extra["version_known"] = version is not None and version[:2] <= NEWEST_MODELLED  # newer: said in the plan
-    extra["attention"], extra["attention_note"] = attention, f.options["attention_resolved"].note
+    known = version is not None and version[:2] <= NEWEST_MODELLED  # newer: said in the plan
     assert f.max_context is not None
     return EngineSettings(
         engine="tgi",
@@ -108,8 +113,9 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         enforce_eager=False,
         hybrid_kv_cache_manager=False,
         chunked_prefill=version is None or version >= (3, 0),
-        extra=extra,
+        extra={k: v.value for k, v in f.options.items()},
         in_force=f.in_force(),
+        own=replace(settled, version_known=known),
     )
 
 
@@ -181,7 +187,7 @@ def warmup_requests(s: EngineSettings) -> list[int]:
     `truncate = min(max_input_length, max_prefill_tokens - n_tokens)` tokens until the prefill budget
     is used."""
     prefill = max(1, s.max_batched_tokens)
-    if s.extra.get("max_input_unset"):
+    if _settled(s).input_unset:
         return [prefill]  # `truncate = max_prefill_tokens - n_tokens` when max_input_tokens is None
     max_input = max(1, int(s.extra.get("max_input_tokens") or s.max_model_len - 1))
     return [max_input] * (prefill // max_input) + ([prefill % max_input] if prefill % max_input else [])
@@ -196,7 +202,7 @@ def warmup_kv_tokens(arch: ModelArch, s: EngineSettings, version: tuple[int, ...
     blocks in flash_mistral.py up to v2.0.x."""
     total = 0
     for truncate in warmup_requests(s):
-        if s.extra.get("max_total_tokens_default"):
+        if _settled(s).total_default:
             tokens_ = truncate  # max_new_tokens 1: the prompt's own slots
         elif version is not None and version < (1, 2):
             tokens_ = truncate + 1  # max_new_tokens 2
@@ -224,7 +230,7 @@ def warmup_blocks_added_back(s: EngineSettings, version: tuple[int, ...] | None)
     warm-up request stopped at its first token (max_new_tokens = max_total_tokens - truncate = 1): the
     warm-up's blocks stay allocated but are not added back. Up to v2.0.x (`cache_manager.num_blocks`)
     and from v2.4.1 (read before the prefill) they are."""
-    if version is None or not (2, 1) <= version < (2, 4, 1) or s.extra.get("max_total_tokens_default"):
+    if version is None or not (2, 1) <= version < (2, 4, 1) or _settled(s).total_default:
         return True
     return any(s.max_model_len - truncate > 1 for truncate in warmup_requests(s))
 
@@ -269,7 +275,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     acts = prefill_bytes(arch, s.max_batched_tokens, s.tp, version)
     lengths = warmup_requests(s)
     masks, scores = tgi_vlm.warmup_mask_bytes(
-        arch, lengths, s.tp, version, s.extra.get("attention"), kv_dtype_bytes(s.dtype, arch.dtype)
+        arch, lengths, s.tp, version, _settled(s).attention, kv_dtype_bytes(s.dtype, arch.dtype)
     )
     # the dense masks live through the forward; one layer's SDPA scores at a time, then the MLP's
     prefill = masks + max(acts, scores)
@@ -347,7 +353,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             else []
         ),
         f"  = KV pool per GPU: {gib(pool)}",
-        f"KV per token per GPU: {per_token:,} B (block {block}: {s.extra.get('attention_note')})"
+        f"KV per token per GPU: {per_token:,} B (block {block}: {_settled(s).attention_note})"
         f" -> max_batch_total_tokens {tokens(kv_tokens)}",
     ]
     if edge:
@@ -386,9 +392,9 @@ def _max_total(s: EngineSettings, kv_tokens: int) -> int:
     """max_total_tokens: stated, or as the warm-up picks it (tgi/defaults.py): the KV cache's tokens, capped at
     max_position_embeddings from v3.0.2, or the warm-up's prompt tokens when prefills are not chunked."""
     ctx = s.max_model_len
-    if not s.extra.get("max_total_tokens_default") or kv_tokens <= 0:
+    if not _settled(s).total_default or kv_tokens <= 0:
         return ctx
-    rule = s.extra.get("max_total_rule")
+    rule = _settled(s).total_rule
     return kv_tokens if rule == "kv" else ctx if rule == "prefill" else min(ctx, kv_tokens)
 
 
@@ -399,6 +405,6 @@ def _setting_notes(s: EngineSettings) -> list[str]:
         notes.append(
             f"max_batch_total_tokens {declared:,} is stated; flash models ignore it and infer their own"
         )
-    if not s.extra.get("version_known"):
+    if not _settled(s).version_known:
         notes.append("TGI version unknown or newer than the newest modelled release (v3.3): v3.3 applies")
     return notes
