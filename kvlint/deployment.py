@@ -143,6 +143,13 @@ class Deployment:
     gpu_candidates_fix: Value[str] | None = None
     node_pools: Value[tuple[Any, ...]] | None = None
     pools_without_gpu: Value[str] | None = None
+
+    # --distributed-executor-backend ray in a workload that is no Ray cluster (the value: its kind): KV201
+    # says Ray adds no GPUs (extract/pod/container.py)
+    ray_without_cluster: Value[str] | None = None
+    # a backend the engine starts that kvlint does not plan, in words (TGI's llama.cpp,
+    # engines/tgi/backends.py): resolve says so with the KV cache it puts on the GPU
+    backend_not_planned: Value[str] | None = None
     frozen: bool = field(default=False, compare=False)  # set by freeze(): no write after extract
 
     def __setattr__(self, name: str, value: Any) -> None:

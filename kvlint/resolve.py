@@ -356,10 +356,10 @@ def engine_settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, in_forc
     return engines.get(in_force.engine_name).settings(d, arch, gpu, version_text)
 
 
-def _llamacpp_kv(d: Deployment) -> Issue:
-    """TGI's llama.cpp backend: its KV004 with the KV cache's size on the GPU when the model is known
-    (kvlint/engines/tgi/llamacpp_kv.py); the weights and compute buffers stay unmodelled."""
-    reason = d.extra["llamacpp_reason"]
+def _backend_kv(d: Deployment, reason: Value[str]) -> Issue:
+    """A backend kvlint does not plan (TGI's llama.cpp): its KV004, with the KV cache's size on the GPU
+    when the model is known (kvlint/engines/tgi/llamacpp_kv.py); the weights and compute buffers stay
+    unmodelled."""
     arch = model_catalog.resolve(str(d.model.value), d.base_dir).arch if d.model is not None else None
     priced = engines.get(d.engine_name).backend_kv(d, arch) if arch is not None else None
     kv = f"; its KV cache on the GPU(s): {priced}" if priced else ""
@@ -374,12 +374,11 @@ def resolve(d: Deployment, defaults: Defaults, on: Value[str] | None = None) -> 
     if on is None:
         r.issues.extend(d.issues)
         r.issues.extend(flag_sets.issues(d, engine_in_force(d, defaults, r.in_force).engine_version))
-    if "llamacpp_reason" in d.extra:
-        r.issues.append(_llamacpp_kv(d))
+    if d.backend_not_planned is not None:
+        r.issues.append(_backend_kv(d, d.backend_not_planned))
     if d.accelerator != "gpu" or "unsupported" in d.extra:
-        unmodelled = d.extra.get("unmodelled_options")  # GPU memory options: moot where nothing is planned
-        if unmodelled is not None:
-            r.issues = [i for i in r.issues if not any(i is u for u in unmodelled.value)]
+        # GPU memory options are moot where nothing is planned
+        r.issues = [i for i in r.issues if i.kind is not IssueKind.OPTION_NOT_MODELLED]
         return r  # the extractor said what it cannot check (KV004)
     _resolve_gpu(d, r, defaults, on)
     _resolve_model(d, r, defaults.hub)

@@ -83,7 +83,7 @@ class ParallelismGpuMismatch(DeploymentRule):
         parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
         gpus = f"{have} GPU{'s' if have != 1 else ''} ({d.gpus.note or 'per replica'})"
         if world > have:
-            ray = d.extra.get("ray_without_cluster")
+            ray = d.ray_without_cluster
             why = (
                 f"; --distributed-executor-backend ray adds none: this {ray.value} is no Ray cluster "
                 "(no KubeRay object, no pod group), so Ray sees only the pod's own GPUs"

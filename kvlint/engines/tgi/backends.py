@@ -110,7 +110,7 @@ def apply(d: Deployment) -> None:
 
         reason = describe(d)
         if priceable(d):  # resolve adds the KV cache's size once it knows the model, then says KV004
-            d.extra["llamacpp_reason"] = stated(reason, where)
+            d.backend_not_planned = stated(reason, where)
             reason = ""
     if reason:
         d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {reason}: not checked", where))

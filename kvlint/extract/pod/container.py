@@ -287,7 +287,7 @@ def _pods_of_launch(d: Deployment) -> None:
     if backend is not None and backend.value == "ray" and d.pods is None and d.kind not in RAY_KINDS:
         # vLLM's Ray backend places workers on the Ray cluster it joins; a pod that is not part of
         # one (no KubeRay object, no pod group) starts a one-node cluster of its own GPUs
-        d.extra["ray_without_cluster"] = stated(d.kind, backend.where, backend.note)
+        d.ray_without_cluster = stated(d.kind, backend.where, backend.note)
     if d.pods is None and d.gpus_per_pod is not None and d.kind in RAY_KINDS and _ray_places_workers(d):
         tp = int(d.tensor_parallel.value) if d.tensor_parallel else 1
         pp = int(d.pipeline_parallel.value) if d.pipeline_parallel else 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.deployment import Deployment, stated
+from kvlint.deployment import Deployment
 from kvlint.engines.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED, MemoryOption
 from kvlint.extract.pod.argv import EnvVar
 from kvlint.extract.pod.engine_args.apply import env_value
@@ -36,8 +36,8 @@ def report(
     """A KV004 info at each option the deployment states whose memory kvlint's plan leaves out (`table`: the
     engine's memory options, `label` its name in messages). `env`: the container's environment, for entries
     that are environment variables (VLLM_ALL2ALL_BACKEND) and, with `env_forms` (TGI), the launcher's
-    environment forms of its options (--speculate or SPECULATE). The issues are also kept as
-    `extra["unmodelled_options"]`: resolve drops them when the workload is not a GPU one (it is a KV004 whole)."""
+    environment forms of its options (--speculate or SPECULATE). The issues are of kind
+    OPTION_NOT_MODELLED: resolve drops them when the workload is not a GPU one (it is a KV004 whole)."""
     said: list[Issue] = []
     for option, entry in table.items():
         if entry.status != NOT_MODELLED or entry.said_by:
@@ -59,9 +59,7 @@ def report(
                 kind=IssueKind.OPTION_NOT_MODELLED,
             )
         )
-    if said:
-        d.issues.extend(said)
-        d.extra["unmodelled_options"] = stated(said, said[0].where)
+    d.issues.extend(said)
 
 
 def _stated(
