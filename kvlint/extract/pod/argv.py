@@ -29,6 +29,7 @@ class Token:
     where: Location | None
     note: str = ""  # e.g. "from env MODEL_ID" when a variable was expanded
     unresolved: tuple[str, ...] = ()  # variables that could not be expanded
+    env: str = ""  # the variable reference the whole token was expanded from ("$(MODEL_ID)"; '' when written)
 
 
 @record
@@ -162,7 +163,7 @@ def container_commands(
                 continue
             value, unresolved, var = expand(text, env)
             if var is not None:
-                tokens.append(Token(value, var.where, f"from env {text}"))
+                tokens.append(Token(value, var.where, f"from env {text}", env=text))
             else:
                 tokens.append(Token(value, scalar_where(node, path), "", tuple(unresolved)))
         return [tokens]
@@ -255,7 +256,7 @@ def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvV
             where, cursor = _scalar_token_where(node, path, lines, word, cursor)
             value, unresolved, var = expand(word, env, shell=True)
             if var is not None:
-                out.append(Token(value, var.where, f"from env {word}"))
+                out.append(Token(value, var.where, f"from env {word}", env=word))
             else:
                 out.append(Token(value, where, "", tuple(unresolved)))
         out.append(Token(";", None))
@@ -307,14 +308,14 @@ def split_flag(token: Token) -> tuple[str, Token | None]:
             where is not None
             and where.end_line == where.line
             and where.end_column is not None
-            and not token.note.startswith("from env")
+            and not token.env
         ):
             # the value's span in the file: what follows `--flag=` in the token's source text, which
             # is not the value's length when `$(VAR)` was expanded inside the token
             span = (where.end_column or where.column) - where.column
             source_len = span - len(name) - 1 if span > len(name) else len(value)
             where = _shift(where, len(name) + 1, max(0, source_len))
-        return name, Token(value, where, token.note, token.unresolved)
+        return name, Token(value, where, token.note, token.unresolved, token.env)
     return text, None
 
 
