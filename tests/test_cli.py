@@ -109,7 +109,8 @@ def test_directory_is_walked():
         for p in (FIXTURES / "KV102").glob("*.yaml")
         if p.name.startswith(("bad", "fix")) and ".after." not in p.name
     ]
-    lines = r.output.splitlines()
+    # one finding per failing file; the summary of what the files' own annotations suppress is not a finding
+    lines = [line for line in r.output.splitlines() if not line.startswith("kvlint: ")]
     assert len(lines) == len(failing) >= 2 and all(" error KV102 " in line for line in lines)
 
 

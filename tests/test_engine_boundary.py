@@ -33,6 +33,7 @@ INPUT_WORDS = {
     ("kvlint/extract/kinds/llmaz.py", "vllm"): "llmaz's stock BackendRuntime names",
     ("kvlint/extract/kinds/llmaz.py", "sglang"): "llmaz's stock BackendRuntime names",
     ("kvlint/extract/kinds/llmaz.py", "tgi"): "llmaz's stock BackendRuntime names",
+    ("kvlint/extract/kinds/llmaz.py", "llamacpp"): "llmaz's stock BackendRuntime names",
     ("kvlint/extract/kinds/llmd_values.py", "vllm"): "the llm-d chart's engine container is named `vllm`",
 }
 

@@ -7,10 +7,16 @@ from __future__ import annotations
 import pytest
 
 from kvlint import engines
+from kvlint.engines import native
 from kvlint.engines.base import BatchCheck, KvHeadSharding, LongSequence, Startup
 from kvlint.engines.memory_entry import MemoryOption
 
 NAMES = engines.names()
+FIX_FIELDS = ["max_context", "tensor_parallel", "max_sequences", "kv_cache_dtype"]
+# (engine, field) for the fields the engine has a setting of: one it has none of (native.Absent, e.g.
+# llama.cpp's tensor parallelism) is said at the key instead (tests/test_stated_values.py)
+OWN_FIELDS = [(n, f) for n in NAMES for f in FIX_FIELDS if not isinstance(native.entry(n, f), native.Absent)]
+SHARES = [n for n in NAMES if not isinstance(native.entry(n, "gpu_memory_utilization"), native.Absent)]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -22,8 +28,7 @@ def test_each_package_is_the_engine_it_is_registered_as(name):
     assert e.memory_options() and all(isinstance(v, MemoryOption) for v in e.memory_options().values())
 
 
-@pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("field", ["max_context", "tensor_parallel", "max_sequences", "kv_cache_dtype"])
+@pytest.mark.parametrize(("name", "field"), OWN_FIELDS)
 def test_the_flag_a_fix_writes_is_the_engines_own_and_sets_the_field(name, field):
     e = engines.get(name)
     flag = e.flag_for(field)
@@ -31,7 +36,7 @@ def test_the_flag_a_fix_writes_is_the_engines_own_and_sets_the_field(name, field
     assert e.mapping()[flag][0] == field
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", SHARES)
 def test_the_memory_share_flag_sets_the_engines_fraction(name):
     e = engines.get(name)
     flag = e.flag_for(e.fraction_field)

@@ -101,6 +101,9 @@ class Engine(Protocol):
     names_fp8_weights_fix: bool  # online fp8 weight quantization is a fix kvlint can offer for it
     refuses_context_beyond_model: bool  # it refuses a max context above the model's derived maximum (KV204)
     rope_cache_at_load: bool  # it builds the [max_position, rotary_dim] cos/sin cache on every GPU at load
+    runs_on_cpu_without_gpu: (
+        bool  # a pod that requests no GPU runs it on the host CPU (llama.cpp's CPU backend)
+    )
 
     # recognising the engine in a launch
     def entry_point(self, at: Any) -> Any:

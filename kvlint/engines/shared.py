@@ -61,6 +61,7 @@ class EngineBase:
     names_fp8_weights_fix = False
     refuses_context_beyond_model = True
     rope_cache_at_load = True
+    runs_on_cpu_without_gpu = False
     script_word = ""  # a word that, in a shell command or a Python import path, names the engine
     image_words: tuple[str, ...] = ()
     native_fields: dict[

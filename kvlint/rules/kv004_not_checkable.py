@@ -12,8 +12,9 @@ class NotCheckable(IssueRule):
     what kvlint cannot see (a preset missing from KAITO's model catalog, a VM missing from its SKU table,
     MIG partitions, or the ConfigMap neither in the file nor beside it; otherwise the operator's node
     estimate and parallelism are computed as KAITO computes them and the Workspace is checked as the vLLM
-    it runs), TensorRT-LLM, llama.cpp GGUF files, Ollama, TPU and AWS Neuron accelerators,
-    engines other than vLLM, SGLang and TGI, TGI's backends other than its CUDA and ROCm servers as its
+    it runs), TensorRT-LLM, Ollama when the file names no model (it pulls one at run time), llama.cpp on the
+    host CPU (its CPU image build, or a container given no GPU), TPU and AWS Neuron accelerators,
+    engines other than vLLM, SGLang, TGI and llama.cpp, TGI's backends other than its CUDA and ROCm servers as its
     image tag names them (Intel CPU/XPU, Neuron, Gaudi, TensorRT-LLM, llama.cpp; for llama.cpp the KV
     cache's size on the GPU is stated when the options fix it), and unrendered Helm templates (`{{ .Values… }}`): a
     file in a chart's `templates/` directory, one that does not parse as YAML, or one where an action
@@ -27,13 +28,15 @@ class NotCheckable(IssueRule):
     model kvlint cannot tell vLLM supports). A file that gives no workload but holds a container
     requesting GPUs (or TPUs, Neuron, Gaudi), such a request in a layout kvlint does not know, or an
     engine command line, gets one KV004 per document: never "no problems found".
+    Also, as a warning at `-ngl`, llama.cpp layers left on the CPU ("N of M layers on the CPU: it runs,
+    slowly"): kvlint checks the GPU's share only.
     Also, as an info at the option, an engine option that changes GPU memory in a way kvlint's plan leaves
     out: a vLLM draft model (`--speculative-config`), a KV connector not known to transfer from the pool in
     place, an all-to-all backend's buffers, CUDA-graph settings in `--compilation-config` beyond the capture
     sizes, SGLang redundant experts or DeepEP, TGI `--speculate`, `--lora-adapters`, `--cuda-graphs`. The
     capacity figures are still shown, for the deployment without that option. Each engine's options and
     what kvlint does with each (modelled, by which function; not modelled, and what it changes; no effect)
-    are data in `kvlint/engines/{vllm,sglang,tgi}/data/memory_options.json`, with the engine source
+    are data in `kvlint/engines/{vllm,sglang,tgi,llamacpp}/data/memory_options.json`, with the engine source
     line that says so.
 
     ## Why is this bad?

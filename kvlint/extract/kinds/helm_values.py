@@ -119,6 +119,9 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
     if repo is None:
         return None
     image = root.map("image")
+    if image is None:  # the ai-on-eks inference chart: inference.modelServer.image.{repository,tag}
+        nested = root.at("inference", "modelServer", "image")
+        image = nested if isinstance(nested, Mapping) else None
     text = str(repo.value)
     tag = image.scalar("tag") if image is not None else None
     full = f"{text}:{tag.value}" if tag is not None else text

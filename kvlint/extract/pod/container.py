@@ -299,6 +299,27 @@ def _pods_of_launch(d: Deployment) -> None:
             )
 
 
+def _on_the_cpu(d: Deployment) -> None:
+    """An engine that serves on the host CPU when the container is given no GPU (llama.cpp), in a pod that
+    states no GPU at all: not checked, said once (KV004)."""
+    if d.accelerator != "gpu" or d.gpus_per_pod is not None or d.gpu is not None or "unsupported" in d.extra:
+        return
+    if not engines.known(d.engine_name) or not engines.get(d.engine_name).runs_on_cpu_without_gpu:
+        return
+    d.accelerator = "cpu"
+    display = engines.display(d.engine_name)
+    where = (d.engine.where if d.engine is not None else None) or d.where
+    d.issues.append(
+        Issue(
+            NOT_CHECKABLE,
+            f"{d.label()}: the container requests no GPU, so {display} runs on the host CPU (weights and KV cache"
+            " in host memory); kvlint models GPU memory: not checked",
+            where,
+        )
+    )
+    d.extra["unsupported"] = stated(f"{d.engine_name}-cpu", where)
+
+
 def finish(d: Deployment) -> None:
     """GPUs for one replica = GPUs per pod x pods; a non-GPU accelerator is said once (KV004)."""
     _pods_of_launch(d)
@@ -318,6 +339,7 @@ def finish(d: Deployment) -> None:
         )
     if d.accelerator == "gpu" and d.gpus_per_pod is None and d.image is not None:
         d.accelerator = gpu_sharing.accelerator_of_image(str(d.image.value)) or "gpu"
+    _on_the_cpu(d)
     if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra:
         d.issues.append(
             Issue(

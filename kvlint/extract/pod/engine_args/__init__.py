@@ -17,7 +17,6 @@ from kvlint.record import record
 # Engines kvlint recognises but does not model, with the reason said in KV004.
 UNSUPPORTED = {
     "trtllm": "TensorRT-LLM sizes its KV cache from its own engine build (kv_cache_free_gpu_mem_fraction); not modelled",
-    "llamacpp": "llama.cpp serves GGUF files with its own memory layout (n_ctx, --cache-type); not modelled",
     "ollama": "Ollama picks context and offload at run time; not modelled",
     "jetstream": "JetStream runs on TPUs; kvlint models GPU memory",
     "nim": "NVIDIA NIM picks its backend (TensorRT-LLM or vLLM) from a profile at start-up; memory not modelled",
@@ -143,26 +142,12 @@ def _trtllm_program(at: _At) -> Launch | None:
     return None
 
 
-def _llamacpp_program(at: _At) -> Launch | None:
-    if at.base in ("llama-server", "llama-cli") or "llama.cpp" in at.text:
-        return Launch("llamacpp", at.tokens[at.i + 1 :], at.tokens[at.i], at.base)
-    return None
-
-
-def _ollama_serve(at: _At) -> Launch | None:
-    if at.base == "ollama" and at.nxt == "serve":
-        return Launch("ollama", [], at.tokens[at.i], "ollama serve")
-    return None
-
-
 # Entry points on a command line of launchers and engines kvlint recognises but does not model, tried
 # in this order at each token after the engines' own (the first that matches names the engine).
 ENTRY_POINTS: tuple[Callable[[_At], Launch | None], ...] = (
     _dynamo_worker,
     _hf_server,
     _trtllm_program,
-    _llamacpp_program,
-    _ollama_serve,
 )
 
 
@@ -201,10 +186,6 @@ def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
         return Launch("nim", first, None, f"NIM image {image}")
     if "jetstream" in img:
         return Launch("jetstream", first, None, f"image {image}")
-    if "ollama" in img:
-        return Launch("ollama", first, None, f"image {image}")
-    if "llama.cpp" in img or "llama-cpp" in img or "llamacpp" in img:
-        return Launch("llamacpp", first, None, f"image {image}")
     if _trtllm_image(img) and args_only:
         return Launch("trtllm", first, None, f"image {image}")
     if args_only:

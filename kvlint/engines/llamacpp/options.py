@@ -1,0 +1,136 @@
+"""llama-server's options and their LLAMA_ARG_* variables, and Ollama's OLLAMA_* variables -> Deployment fields.
+
+llama-server (ggml-org/llama.cpp@master common/arg.cpp): every option also reads a variable (`set_env(
+"LLAMA_ARG_CTX_SIZE")` for -c/--ctx-size, ...); the command line wins over the variable ("warn:
+LLAMA_ARG_HOST environment variable is set, but will be overwritten by command line argument"). `-c` is
+the context of the whole server, which its `-np` slots share (plan.py). Ollama takes no options: `ollama
+serve` reads OLLAMA_NUM_PARALLEL, OLLAMA_CONTEXT_LENGTH, OLLAMA_KV_CACHE_TYPE, OLLAMA_FLASH_ATTENTION and
+OLLAMA_GPU_OVERHEAD (ollama/ollama envconfig/config.go), and the model comes from a pull at run time.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kvlint.codes import NOT_CHECKABLE
+from kvlint.deployment import Deployment, stated
+from kvlint.extract.pod.argv import EnvVar, Token
+from kvlint.extract.pod.engine_args.apply import apply, env_value
+from kvlint.extract.pod.engine_args.options import load_table
+from kvlint.findings import Issue
+
+OPTIONS = os.path.join(os.path.dirname(__file__), "data", "options.json")
+
+MAPPING: dict[str, tuple[str, str]] = {
+    "--model": ("model", "text"),
+    "--ctx-size": ("max_context", "int"),
+    "--parallel": ("max_sequences", "int"),
+    "--cache-type-k": ("kv_cache_dtype", "text"),
+    "--cache-type-v": ("cache_type_v", "text"),
+    "--flash-attn": ("flash_attn", "text"),
+    "--n-gpu-layers": ("n_gpu_layers", "text"),
+    "--batch-size": ("n_batch", "int"),
+    "--ubatch-size": ("n_ubatch", "int"),
+    "--kv-unified": ("kv_unified", "bool"),
+    "--no-kv-offload": ("no_kv_offload", "bool"),
+    "--swa-full": ("swa_full", "bool"),
+    "--fit": ("fit", "text"),
+    "--hf-repo": ("hf_repo", "text"),
+    "--hf-file": ("hf_file", "text"),
+}
+ENV = {  # option -> its variable (common/arg.cpp set_env)
+    "--model": "LLAMA_ARG_MODEL",
+    "--ctx-size": "LLAMA_ARG_CTX_SIZE",
+    "--parallel": "LLAMA_ARG_N_PARALLEL",
+    "--cache-type-k": "LLAMA_ARG_CACHE_TYPE_K",
+    "--cache-type-v": "LLAMA_ARG_CACHE_TYPE_V",
+    "--flash-attn": "LLAMA_ARG_FLASH_ATTN",
+    "--n-gpu-layers": "LLAMA_ARG_N_GPU_LAYERS",
+    "--batch-size": "LLAMA_ARG_BATCH",
+    "--ubatch-size": "LLAMA_ARG_UBATCH",
+    "--kv-unified": "LLAMA_ARG_KV_UNIFIED",
+    "--no-kv-offload": "LLAMA_ARG_NO_KV_OFFLOAD",
+    "--swa-full": "LLAMA_ARG_SWA_FULL",
+    "--fit": "LLAMA_ARG_FIT",
+    "--hf-repo": "LLAMA_ARG_HF_REPO",
+    "--hf-file": "LLAMA_ARG_HF_FILE",
+}
+NEEDED = {"--ctx-size", "--parallel", "--n-gpu-layers", "--cache-type-k", "--cache-type-v"}
+# -fa takes on|off|auto from the release that made it auto (PR #15434); before, it was a bare switch
+FA_WORDS = {"on", "off", "auto", "true", "false", "1", "0", "enabled", "disabled"}
+
+# ollama/ollama envconfig/config.go: the variable -> (field, kind)
+OLLAMA_ENV: dict[str, tuple[str, str]] = {
+    "OLLAMA_NUM_PARALLEL": ("max_sequences", "int"),
+    "OLLAMA_CONTEXT_LENGTH": ("max_context", "int"),
+    "OLLAMA_KV_CACHE_TYPE": ("kv_cache_dtype", "text"),
+    "OLLAMA_FLASH_ATTENTION": ("flash_attn", "text"),
+    "OLLAMA_GPU_OVERHEAD": ("gpu_overhead", "int"),
+}
+
+
+def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: bool = True) -> None:
+    """llama-server's command line and variables (a bare `-fa` is `on`)."""
+    tokens = _bare_fa(tokens)
+    parsed = load_table(OPTIONS, "llamacpp").parse(tokens)
+    for option, var in ENV.items():
+        if option not in parsed.values:
+            tok = env_value(env, var)
+            if tok is not None:
+                parsed.values[option] = (Token(option, tok.where, tok.note), tok, False)
+    apply(d, parsed, MAPPING, "llama.cpp", NEEDED)
+    _model(d)
+
+
+def _bare_fa(tokens: list[Token]) -> list[Token]:
+    """`-fa` with no value after it (the switch of the releases before -fa took on|off|auto) -> `-fa on`."""
+    out: list[Token] = []
+    for i, tok in enumerate(tokens):
+        out.append(tok)
+        if tok.text in ("-fa", "--flash-attn"):
+            nxt = tokens[i + 1].text.strip().lower() if i + 1 < len(tokens) else ""
+            if nxt not in FA_WORDS:
+                out.append(Token("on", tok.where, "a bare -fa"))
+    return out
+
+
+def _model(d: Deployment) -> None:
+    """The GGUF the server loads: -m PATH, else -hf REPO[:TYPE] with --hf-file FILE naming the file."""
+    hf_file, hf_repo = d.extra.pop("hf_file", None), d.extra.pop("hf_repo", None)
+    if d.model is not None:
+        return
+    if hf_file is not None:
+        d.model = stated(str(hf_file.value), hf_file.where, "--hf-file")
+    elif hf_repo is not None:
+        d.model = stated(str(hf_repo.value), hf_repo.where, "--hf-repo")
+
+
+def read_ollama(d: Deployment, env: dict[str, EnvVar]) -> None:
+    """`ollama serve`'s variables; the model is pulled at run time, so the file does not name it here."""
+    d.extra["llamacpp_server"] = stated("ollama", d.engine.where if d.engine else d.where, "ollama serve")
+    parsed = load_table(OPTIONS, "llamacpp").parse([])
+    mapping: dict[str, tuple[str, str]] = {}
+    for var, (target, kind) in OLLAMA_ENV.items():
+        tok = env_value(env, var)
+        if tok is not None:
+            parsed.values[var] = (Token(var, tok.where, tok.note), tok, False)
+            mapping[var] = (target, kind)
+    apply(d, parsed, mapping, "Ollama", set(mapping))
+    if d.model is None:  # `ollama pull` or a request's `model` names it, at run time
+        where = (d.engine.where if d.engine else None) or d.where
+        d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {NO_MODEL}: not checked", where))
+        d.extra["unsupported"] = stated("ollama", where)
+
+
+NO_MODEL = "Ollama pulls the model it serves at run time (`ollama pull`, a request's `model`), so the file names none"
+
+
+def cpu_only(d: Deployment, image: str) -> None:
+    """llama.cpp's CPU build (launch.cpu_build) keeps weights and KV cache in host memory: one KV004."""
+    where = (d.image.where if d.image else None) or d.where
+    why = (
+        f"the image {image} is llama.cpp's CPU build (its tag names no GPU backend: -cuda, -rocm, -vulkan, -musa,"
+        " -intel), so the weights and the KV cache stay in host memory; kvlint models GPU memory"
+    )
+    d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {why}: not checked", where))
+    d.extra["unsupported"] = stated("llamacpp-cpu", where)
