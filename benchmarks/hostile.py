@@ -43,6 +43,13 @@ def _pod(
     )
 
 
+def _entrypoint_args(args: list[str]) -> str:
+    """A pod with args and no command: the image's entrypoint runs them, and every word is a
+    candidate entry point."""
+    text = _pod(args)
+    return text.replace(text[text.index("          command:") : text.index("          args:")], "")
+
+
 def _fit(make) -> str:
     """make(n) for the largest n whose text stays within 1 MB: the case stays valid YAML (cutting
     the text at 1 MB would make it a syntax error, and measure only the error path)."""
@@ -167,6 +174,11 @@ CASES: dict[str, object] = {
     # sizes of one value
     "args list (1 MB)": lambda: _pod([f"--x{i}=1" for i in range(MB // 12)])[:MB],
     "unknown engine flags (1 MB, valid YAML)": lambda: _fit(lambda n: _pod([f"--x{i}=1" for i in range(n)])),
+    "unknown engine flags after the image's entrypoint (1 MB)": lambda: _fit(
+        lambda n: _entrypoint_args(
+            ["serve", "meta-llama/Llama-3.1-8B-Instruct", *[f"--x{i}=1" for i in range(n)]]
+        )
+    ),
     "unknown engine flags in a shell script (1 MB)": lambda: _fit(
         lambda n: _pod(["vllm serve x " + " ".join(f"--x{i}=1" for i in range(n))], command=["sh", "-c"])
     ),

@@ -140,3 +140,31 @@ def test_a_record_subclass_keeps_its_parents_fields():
     assert copy.deepcopy(c) == c and isinstance(c, Parent)
     with pytest.raises(TypeError, match="missing field 'x'"):
         Child()
+
+
+def test_a_class_built_often_gets_a_compiled_init_that_behaves_the_same():
+    from kvlint import record as record_module
+
+    @record
+    class Hot:
+        name: str
+        size: int = 3
+        tags: list[str] = field(default_factory=list)
+
+    shared = Hot.__init__
+    for _ in range(record_module.HOT):
+        Hot("warm")
+    assert Hot.__init__ is not shared  # swapped for one written out for these fields
+    first, second = Hot("a"), Hot(name="b", size=5)
+    first.tags.append("x")
+    assert (first.size, second.size, Hot("c").tags, second.tags) == (3, 5, [], [])
+    assert Hot("a", 1, ["t"]) == Hot(name="a", size=1, tags=["t"])
+    with pytest.raises(TypeError, match="missing field 'name'"):
+        Hot()
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        Hot("a", colour=1)
+    with pytest.raises(TypeError, match="'name'"):
+        Hot("a", name="b")
+    with pytest.raises(TypeError, match="takes 3 field values but 4"):
+        Hot("a", 1, [], 9)
+    assert copy.copy(Hot("p", 2)) == Hot("p", 2)  # __reduce__ rebuilds through the compiled __init__

@@ -18,9 +18,9 @@ def caret_lines(lines: dict[int, str], f) -> list[str]:
     line_no = f.where.line
     if line_no not in lines:
         return []
-    src = lines[line_no].expandtabs(1)
-    if len(src) > 200:
+    if len(lines[line_no]) > 200:  # expandtabs(1) keeps the length: a long line is never expanded
         return []
+    src = lines[line_no].expandtabs(1)
     src = src.rstrip()
     start = max(0, f.where.column - 1)
     end = f.where.end_column - 1 if f.where.end_line == line_no and f.where.end_column else len(src)

@@ -9,6 +9,7 @@ import re
 import shlex
 
 from kvlint.extract.pod.shell_arith import join_arithmetic, substitute_arithmetic
+from kvlint.extract.pod.shell_words import split_line
 from kvlint.findings import Location
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import record
@@ -60,14 +61,14 @@ def scalar_where(node: Scalar, path: str) -> Location:
     quotes): a scalar written with escapes (`"\\x2D-…"`), an anchor or a tag has source columns
     that are not its characters' (security review 3, S4 / S5), so it is located at its start alone,
     and no column inside it is computed from the decoded text (nor an edit placed on one)."""
-    loc = node.where(path)
     if node.line != node.end_line or node.text is None:
-        return loc
+        return node.where(path)
+    file, line, col = node.file or path, node.line + 1, node.col + 1  # node.where()'s, built once
     if node.end_col - node.col != len(node.text) + (2 if node.quoted else 0):
-        return Location(loc.file, loc.line, loc.column)
+        return Location(file, line, col)
     if node.quoted:
-        return Location(loc.file, loc.line, loc.column + 1, loc.line, loc.column + 1 + len(node.text))
-    return loc
+        return Location(file, line, col + 1, line, col + 1 + len(node.text))
+    return Location(file, line, col, line, node.end_col + 1)
 
 
 def _shift(loc: Location, offset: int, length: int) -> Location:
@@ -107,6 +108,8 @@ def expand(text: str, env: dict[str, EnvVar], shell: bool = False) -> tuple[str,
     """Expand $(VAR) (and, inside shell scripts, $VAR / ${VAR}); returns (text, unresolved, the
     env var when the whole text was one variable). Expansion stops at EXPANSION_MAX characters:
     the text is then returned unexpanded, with OVERSIZE among the unresolved names."""
+    if "$" not in text and len(text) <= EXPANSION_MAX:  # nothing to expand (most words)
+        return text, [], None
     unresolved: list[str] = []
     budget = [EXPANSION_MAX - len(text)]
     whole: EnvVar | None = None
@@ -241,16 +244,13 @@ def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvV
                 out.append(Token(";", None))
             continue
         try:
-            lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
-            lexer.whitespace_split = True
-            lexer.commenters = "#"
-            words = list(lexer)
+            words = split_line(line)
         except ValueError:
             words = line.split()
         words = join_arithmetic(words)
         _assignments(words, env, node, path, lines, cursor)
         for word in words:
-            if word in _SEPARATORS or set(word) <= set(";&|"):
+            if word in _SEPARATORS or not word.strip(";&|"):  # only separators (or empty)
                 out.append(Token(";", None))
                 continue
             where, cursor = _scalar_token_where(node, path, lines, word, cursor)

@@ -4,6 +4,7 @@ unambiguous prefixes (argparse `allow_abbrev`), `_` for `-` where the engine acc
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
 from functools import lru_cache
 
 from kvlint.extract.pod.argv import Token, split_flag
@@ -60,24 +61,26 @@ class OptionTable:
     def lookup(self, spelled: str) -> tuple[str, bool] | list[str] | None:
         """(canonical, negated); a list of candidates when the prefix is ambiguous; None if unknown."""
         key = spelled
-        if self.underscores and key.startswith("--"):
+        if self.underscores and "_" in key and key.startswith("--"):
             key = "--" + key[2:].replace("_", "-")
-        if key in self.names:
-            return self.names[key]
+        found = self.names.get(key)
+        if found is not None:
+            return found
         if not self.abbrev or not key.startswith("--"):
             return None
         if self._sorted is None:
             self._sorted = sorted(self.names)
-        from bisect import bisect_left
-
         # names sharing the prefix are contiguous in sorted order: O(log n) per flag, not a scan of
-        # every name (83,000 unknown flags in one args list took seconds)
-        start = bisect_left(self._sorted, key)
+        # every name (83,000 unknown flags in one args list took seconds), walked by index (a
+        # slice from the first hit would copy the rest of the table for every flag)
+        names = self._sorted
+        at = bisect_left(names, key)
         hits = []
-        for name in self._sorted[start:]:
-            if not name.startswith(key):
-                break
-            hits.append(name)
+        while at < len(names) and names[at].startswith(key):
+            hits.append(names[at])
+            at += 1
+        if not hits:
+            return None
         targets = {self.names[h] for h in hits}
         if len(targets) == 1:
             return next(iter(targets))
@@ -100,6 +103,8 @@ class OptionTable:
 
     def _option(self, tokens: list[Token], i: int, tok: Token, out: Parsed) -> int:
         """Reads the option `tok` (tokens[i] is the word after it) into `out`; the index past what it used."""
+        if self._plain_unknown(tok):  # what the rest concludes for it, without its `=value` token
+            return _unknown(tokens, i, tok, out, "=" in tok.text)
         name, inline = self._spelled(tok)
         if self._json_key(name):  # kept under the option's canonical name: `--compilation-config.mode`
             head, key = name.split(".", 1)
@@ -118,11 +123,17 @@ class OptionTable:
             )
             return i
         if found is None:
-            out.unknown.append(tok)
-            if inline is None and i < len(tokens) and not tokens[i].text.startswith("-"):
-                return i + 1  # an unknown option probably takes the next word as its value
-            return i
+            return _unknown(tokens, i, tok, out, inline is not None)
         return self._store(tokens, i, tok, name, inline, found, out)
+
+    def _plain_unknown(self, tok: Token) -> bool:
+        """An option the table does not have, written without a JSON key (`.`) or a joined short
+        value (`-O3`): most of an args list of made-up flags, read without building each one's
+        `=value` token and its location."""
+        name = tok.text.split("=", 1)[0]
+        if "." in name or name.startswith(self.joined_value):
+            return False
+        return self.lookup(name) is None
 
     def _spelled(self, tok: Token) -> tuple[str, Token | None]:
         """The option's name and its `=value`, if any."""
@@ -168,7 +179,17 @@ class OptionTable:
         return i
 
 
+def _unknown(tokens: list[Token], i: int, tok: Token, out: Parsed, inline: bool) -> int:
+    """An option the engine does not have; the index past it and its value."""
+    out.unknown.append(tok)
+    if not inline and i < len(tokens) and not tokens[i].text.startswith("-"):
+        return i + 1  # an unknown option probably takes the next word as its value
+    return i
+
+
 def _is_number(text: str) -> bool:
+    if text.startswith("--"):  # float() takes one sign at most: `--x` is never a number
+        return False
     try:
         float(text)
     except ValueError:
