@@ -1,4 +1,4 @@
-"""Security review 3, class F: output neutralised for the parser that reads it. The GitHub runner
+"""Output neutralised for the parser that reads it (security review 3, S11-S13). The GitHub runner
 trims leading whitespace (NBSP and U+3000 too) before it looks for `::cmd`, and finds the older
 `##[cmd]` anywhere in a line; GitHub's Markdown turns URLs into links, `@name` into a mention and
 `#1` into a cross-reference."""

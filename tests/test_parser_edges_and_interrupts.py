@@ -1,5 +1,7 @@
-"""Security review 3, class G: the seven inputs that ended in "internal error … nothing in it was
-checked" (S18) give a located KV003 / KV005 instead, and the rest of the file is still checked."""
+"""Parser edges end in a located finding, never an internal error: a damaged local checkpoint, shell
+arithmetic on a 100,000-digit value, an unreadable --cuda-graph-sizes, JSON nested 100,000 deep in
+an engine option or a pulled model entry each give a located KV003 / KV005 and the rest of the file
+is still checked; Ctrl-C exits 130 with one line. Rebuilt from security review 3's S18 and S21."""
 
 from __future__ import annotations
 

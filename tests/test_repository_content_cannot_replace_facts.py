@@ -1,5 +1,5 @@
-"""Security review 3, class C: repository content never silently replaces kvlint's facts or switches
-its checks off. A pulled entry for a catalogued model (S2), a directory named like a Hub id (S3),
+"""Repository content never silently replaces kvlint's facts or switches its checks off (security
+review 3, S2, S3, S9, S19). A pulled entry for a catalogued model (S2), a directory named like a Hub id (S3),
 `hub: true` in the configuration (S9) and configuration that disables rules (S19), each rebuilt
 from the review's reproducer: the KV102 fixture, which without them is an error."""
 

@@ -1,6 +1,8 @@
-"""Reproducers of the security review (../shared/reviews/security-review.md) that no other test
-pinned; the table in the lead's notes maps every defect F1-F31 to its tests. Each runs the
-review's input through the command line and asserts the behaviour the review expects.
+"""Hostile inputs through the command line end in findings, never a crash or a silent pass:
+config.json values of the wrong type or size (a located KV003), a quantization the plan does not
+model (refused), huge pod sizes, an unset variable or annotation code that would start a runner
+command line, a hostile model name in Markdown, a configuration that excludes every file. Rebuilt
+from the first security review's F5, F10, F16, F17, F19, F26 and F28 (../shared/reviews/security-review.md).
 """
 
 from __future__ import annotations
