@@ -13,7 +13,7 @@ import pytest
 
 from kvlint.catalog import models
 from kvlint.catalog.arch import ModelArch
-from kvlint.catalog.name_rules import split_quant, stem
+from kvlint.catalog.name_rules import family, split_quant, stem
 
 DATA = Path(__file__).parent / "data"
 
@@ -121,7 +121,8 @@ def test_quantization_suffixes_and_stems():
     assert stem("Meta-Llama-3.1-70B-Instruct") == stem("Llama-3.1-70B") == "llama-3.1-70b"
     assert stem("Mistral-7B-Instruct-v0.2") != stem("Mistral-7B-v0.3")
     assert stem("gemma-2-9b-it") == "gemma-2-9b" and stem("Llama-2-7b-chat-hf") == "llama-2-7b"
-    assert stem("Qwen3-30B-A3B-Instruct-2507") == "qwen3-30b-a3b"
+    assert stem("Qwen3-30B-A3B-Instruct-2507") == "qwen3-30b-a3b-2507"  # a dated release is its own
+    assert family("Qwen3-30B-A3B-Thinking-2507") == family("Qwen3-30B-A3B") == "qwen3-30b-a3b"
 
 
 def test_fine_tune_under_an_unknown_org_is_not_matched_but_a_quantized_copy_is():

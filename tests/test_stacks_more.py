@@ -252,9 +252,20 @@ def test_kaito_multi_node_workspace_gets_pipeline_parallel_over_estimated_nodes(
     (r,) = run(path).deployments
     d = r.deployment
     assert d.pods.value == 5 and d.pipeline_parallel.value == 5 and d.tensor_parallel.value == 2
-    assert (
-        d.gpus.value == 10 and r.plan is not None
-    )  # resource.count 6 is only the estimator's starting point
+    assert d.gpus.value == 10  # resource.count 6 is only the estimator's starting point
+    # deepseek-ai/DeepSeek-R1-0528 is a dated release the catalog has no config for: no plan until the
+    # configuration states its facts (here R1's, as a user would after reading its config.json)
+    assert r.plan is None
+    from kvlint.catalog import models
+
+    r1 = models.lookup("deepseek-ai/DeepSeek-R1")
+    assert r1 is not None
+    models.register_models([{"id": "deepseek-ai/DeepSeek-R1-0528", "source": "test", "config": r1["config"]}])
+    try:
+        (r,) = run(path).deployments
+    finally:
+        models.register_models([])
+    assert r.deployment.gpus.value == 10 and r.plan is not None
 
 
 def test_kaito_inference_set_template_is_read_as_a_workspace():

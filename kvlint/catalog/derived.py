@@ -24,6 +24,8 @@ def resolution(
         return Resolution(
             None, f"the name fits more than one catalogued base with different architectures: {names}"
         )
+    if found.key is None and found.nearest:
+        return Resolution(None, f"{NOT_FOUND}; {_nearest(found.nearest, rows, arch_for_entry)}")
     if found.key is None:
         return Resolution(None, NOT_FOUND)
     row = rows[found.key]
@@ -49,4 +51,20 @@ def resolution(
         derived=rules,
         derived_from=f"architecture facts from {base.id}: {base.source}",
         unpriced=unpriced,
+    )
+
+
+def _nearest(
+    keys: tuple[str, ...], rows: dict[str, dict[str, Any]], arch_for_entry: Callable[[str], ModelArch]
+) -> str:
+    """The family's catalogued configs an unmatched dated or suffixed release is not read as."""
+    named = []
+    for key in keys[:3]:
+        row = rows[key]
+        arch = None if row.get("kv_cache") == "none" else arch_for_entry(key)
+        positions = f" ({arch.max_positions:,} positions)" if arch is not None and arch.max_positions else ""
+        named.append(row["id"] + positions)
+    return (
+        f"the nearest known config is {' or '.join(named)}, not used: a dated or suffixed release can "
+        "change the context length, layers or experts, and the catalog has no source that this one did not"
     )

@@ -13,9 +13,14 @@ The rules, in the order they apply (docs/models.md repeats them):
    (a quantized copy states its base by name), or the reference has no organisation (a bare name or
    a local path). Anything else — a fine-tune under its author's name — does not match.
 3. Variant. Names are compared without the variant words -Instruct, -Chat and -Base (anywhere),
-   -it, -pt and -hf (at the end), a trailing date stamp (-2407, -2507, -0528, ...), and the
-   Meta- prefix Meta dropped from its repository names: instruction-tuned, chat and base twins
-   share one architecture. A trailing -BF16 / -FP16 of a catalogued name is its precision, not
+   -it, -pt and -hf (at the end), and the Meta- prefix Meta dropped from its repository names:
+   instruction-tuned, chat and base twins share one architecture. A trailing date stamp (-2407,
+   -2507, -0528, ...) is part of the name: a dated release is a release of its own, whose config
+   can differ from its family's (Qwen3-235B-A22B-Instruct-2507 holds 262,144 positions where
+   Qwen3-235B-A22B holds 40,960), so it matches only a catalogued row of that release (its own
+   config, or a twin row whose source shows the architecture unchanged). An unmatched dated or
+   suffixed release (-Thinking, -Terminus, -Exp, -Reasoning) stays unknown, and the message names
+   the family's nearest catalogued config (`nearest`). A trailing -BF16 / -FP16 of a catalogued name is its precision, not
    its architecture (NVIDIA publishes NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 beside -FP8 and -NVFP4),
    so a quantized sibling finds the BF16 release as its base. An underscore between two digits reads as a dot (NVIDIA and OpenGVLab
    spell versions Llama-3_3, InternVL2_5 in some repository names and 3.3, 2.5 in others).
@@ -138,6 +143,9 @@ _SAME_ORG = {
 
 _END_WORDS = frozenset({"it", "pt", "hf"})
 _ANY_WORDS = frozenset({"instruct", "chat", "base"})
+# words after a family's name that name a release of its own (its config can differ: DeepSeek-V3.2-Exp
+# introduced sparse attention, Qwen3-*-Thinking-2507 a longer context)
+_RELEASE_WORDS = frozenset({"thinking", "terminus", "exp", "reasoning"})
 _DATE = re.compile(r"^(?:2[3-6](?:0[1-9]|1[0-2])|0[1-9][0-3][0-9]|1[0-2][0-3][0-9])$")
 
 
@@ -189,14 +197,30 @@ def _unsized(name: str) -> str:
     return head if head and tail in _PRECISION_WORDS else low
 
 
-def stem(name: str) -> str:
-    """The name without variant words (rule 3): what base and instruct twins have in common."""
+def _stem_words(name: str) -> list[str]:
     low = _plain(name)
     words = [w for w in low.split("-") if w and w not in _ANY_WORDS]
     if len(words) > 1 and words[-1] in _PRECISION_WORDS:
         words.pop()
-    while words and (words[-1] in _END_WORDS or _DATE.match(words[-1])):
+    while words and words[-1] in _END_WORDS:
         words.pop()
+    return words
+
+
+def stem(name: str) -> str:
+    """The name without variant words (rule 3): what base and instruct twins have in common. A
+    trailing date stamp stays: a dated release is not its family's undated one."""
+    return "-".join(_stem_words(name))
+
+
+def family(name: str) -> str:
+    """The stem without trailing release words (date stamps, -Thinking, -Terminus, -Exp, -Reasoning):
+    only to name the nearest catalogued config of an unmatched release, never to match one."""
+    words = _stem_words(name)
+    while len(words) > 1 and (_DATE.match(words[-1]) or words[-1] in _RELEASE_WORDS):
+        words.pop()
+        while len(words) > 1 and words[-1] in _END_WORDS:
+            words.pop()
     return "-".join(words)
 
 
@@ -210,6 +234,7 @@ class Derived(NamedTuple):
     stated: NameQuant | None  # the weight format the name states
     rules: tuple[str, ...]  # which rules applied, for messages
     candidates: tuple[str, ...] = ()  # when ambiguous: the bases that fit
+    nearest: tuple[str, ...] = ()  # no match: the catalog keys of the family of a dated/suffixed release
 
 
 class NameIndex:
@@ -217,10 +242,12 @@ class NameIndex:
 
     def __init__(self, keys: Iterable[tuple[str, str]], identity: Callable[[str], str]) -> None:
         self._by_stem: dict[str, list[str]] = {}
+        self._by_family: dict[str, list[str]] = {}
         self._identity = identity
         for key, target in keys:  # (id or alias, lower-case; the catalog key it leads to)
             name = key.rsplit("/", 1)[-1]
             self._by_stem.setdefault(stem(name), []).append(key + "\0" + target)
+            self._by_family.setdefault(family(name), []).append(key + "\0" + target)
 
     def derive(self, ident: str, has_org: bool) -> Derived:
         """Apply the rules to `ident` (org/name, a bare name, or a path's last component)."""
@@ -229,13 +256,13 @@ class NameIndex:
         org = _org(ident) if has_org else None
         free = org is None or org in REPUBLISHERS or stated is not None
         rules = _republished(ident, name, base_name, stated, org)
-        found = []
-        for entry in self._by_stem.get(stem(base_name), []):
-            key, target = entry.split("\0")
-            if free or _org(key) == org:
-                found.append((key, target))
+        found = _entries_of(self._by_stem.get(stem(base_name), []), free, org)
         if not found:
-            return Derived(None, stated, tuple(rules))
+            near = family(base_name)
+            if near == stem(base_name):  # not a dated or suffixed release: nothing nearer to name
+                return Derived(None, stated, tuple(rules))
+            nearest = _entries_of(self._by_family.get(near, []), free, org)
+            return Derived(None, stated, tuple(rules), nearest=tuple(sorted({t for _, t in nearest})))
         by_arch: dict[str, str] = {}
         for _key, target in sorted(
             _closest(found, base_name, rules), key=lambda kt: (_org(kt[0]) != org, kt[0])
@@ -246,6 +273,16 @@ class NameIndex:
         target = next(iter(by_arch.values()))
         rules.extend(_spelling(ident, base_name, org, target))
         return Derived(target, stated, tuple(rules))
+
+
+def _entries_of(entries: list[str], free: bool, org: str | None) -> list[tuple[str, str]]:
+    """(key, target) of the index entries the organisation rule (rule 2) lets the reference match."""
+    found = []
+    for entry in entries:
+        key, target = entry.split("\0")
+        if free or _org(key) == org:
+            found.append((key, target))
+    return found
 
 
 def _republished(
