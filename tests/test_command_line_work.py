@@ -144,3 +144,26 @@ def test_script_lines_split_as_shlex_splits_them():
         assert _by_split_line(line) == _by_shlex(line), repr(line)
     for line in ["vllm serve \"a b\" --x='c d' && echo done # note", 'a\\ b "c\\"d" e\\\\', '""', "x;;y|z&"]:
         assert _by_split_line(line) == _by_shlex(line), line
+
+
+def test_a_did_you_mean_is_looked_for_only_for_the_flags_listed(monkeypatch):
+    """The pinned release (the image's tag) rejects each made-up flag; difflib runs for the 100 KV005s
+    listed, not for the other 900, and each flag is looked up in the release's flags, not scanned."""
+    import difflib
+
+    from kvlint.bounds import FINDINGS_PER_RULE_MAX
+
+    asked = 0
+    real = difflib.get_close_matches
+
+    def counting(*args, **kwargs):
+        nonlocal asked
+        asked += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
+    findings = lint(_args_list(1000)).findings
+    kv005 = [f for f in findings if f.rule == "KV005"]
+    assert len(kv005) == FINDINGS_PER_RULE_MAX + 1 and "not listed" in kv005[-1].message
+    assert all("unrecognized arguments" in f.message for f in kv005[:-1])  # judged against v0.10.1
+    assert asked <= FINDINGS_PER_RULE_MAX

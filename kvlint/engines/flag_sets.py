@@ -18,13 +18,14 @@ vllm==0.33.0:vllm/utils/argparse_utils.py:119). A flag that may be one of those 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import cache
 
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.engines import display, facts
-from kvlint.extract.pod.argv import split_flag
+from kvlint.extract.pod.argv import flag_name, split_flag
 from kvlint.extract.pod.engine_args.options import Parsed
 from kvlint.findings import Issue, Location, Severity
 from kvlint.record import record
@@ -93,7 +94,7 @@ def written(parsed: Parsed) -> list[Written]:
         for name, (flag, _, _) in parsed.values.items()
         if "." not in name
     ]
-    out += [Written(split_flag(tok)[0], False, tok.where) for tok in parsed.unknown]
+    out += [Written(flag_name(tok), False, tok.where) for tok in parsed.unknown]  # no `=value` token built
     return out
 
 
@@ -110,18 +111,46 @@ def without(extra: dict) -> dict:
     return {k: v for k, v in extra.items() if k != KEY}
 
 
-def _accepted(name: str, flags: frozenset[str]) -> bool:
-    """Whether a release with `flags` may take `name`: the flag, its generated inverse (`--no-x`;
+class _Names:
+    """One set of flags (a release's, or every release's) and the lookups `_accepted` makes in it, each
+    O(log n) a name: a command line of 70,000 made-up flags scanned the set twice a flag."""
+
+    def __init__(self, flags: set[str]) -> None:
+        self.flags = frozenset(flags)
+        self._sorted = sorted(flags)
+        self._backwards = sorted(f[2:][::-1] for f in flags)  # each flag after its dashes, reversed
+        self.long = sorted(f for f in flags if f.startswith("--"))  # what a did-you-mean is chosen from
+
+    def has_prefix(self, text: str) -> bool:
+        """Some flag starts with `text` (names sharing a prefix are adjacent in sorted order)."""
+        at = bisect_left(self._sorted, text)
+        return at < len(self._sorted) and self._sorted[at].startswith(text)
+
+    def has_suffix(self, text: str) -> bool:
+        """Some flag's name after its two dashes ends with `text`."""
+        back = text[::-1]
+        at = bisect_left(self._backwards, back)
+        return at < len(self._backwards) and self._backwards[at].startswith(back)
+
+
+@cache
+def _names(engine: str, releases: tuple[str, ...]) -> _Names:
+    """The flags of `releases` together, made once a run for each set of releases asked."""
+    t = table(engine)
+    assert t is not None
+    return _Names(set().union(*(t.sets[r] for r in releases)))
+
+
+def _accepted(name: str, names: _Names) -> bool:
+    """Whether a release with these flags may take `name`: the flag, its generated inverse (`--no-x`;
     `--disable-x` / `--enable-x` from vLLM 0.33's EnableDisableAction), or a prefix of one (allow_abbrev)."""
-    if name in flags or not name.startswith("--"):
+    if name in names.flags or not name.startswith("--"):
         return True  # single-dash spellings (-tp, -O3) are left to the option table
     stem = name[2:]
     for prefix in ("no-", "enable-", "disable-"):
-        if stem.startswith(prefix):
-            rest = stem[len(prefix) :]
-            if any(f[2:].endswith(rest) for f in flags):
-                return True
-    return any(f.startswith(name) for f in flags)
+        if stem.startswith(prefix) and names.has_suffix(stem[len(prefix) :]):
+            return True
+    return names.has_prefix(name)
 
 
 def _candidates(t: FlagTable, text: str) -> list[str]:
@@ -172,10 +201,10 @@ def _spans(t: FlagTable, name: str) -> str:
     return ", ".join(r.replace("..", " to ") for r in runs) if runs else ""
 
 
-def _did_you_mean(name: str, flags: frozenset[str] | set[str]) -> str | None:
+def _did_you_mean(name: str, names: _Names) -> str | None:
     import difflib  # only for a flag the release does not have
 
-    close = difflib.get_close_matches(name, sorted(f for f in flags if f.startswith("--")), n=1, cutoff=0.7)
+    close = difflib.get_close_matches(name, names.long, n=1, cutoff=0.7)
     return close[0] if close else None
 
 
@@ -193,21 +222,23 @@ def issues(d: Deployment, version: Value | None) -> list[Issue]:
     label = display(engine)
     out: list[Issue] = []
     seen: set[str] = set()
+    rejected, last = 0, d.where
     for w in written:
         name = _normal(w.name, t.underscores)
         if name in seen:
             continue
         seen.add(name)
-        issue = _judge(d, t, p, w, name, label)
-        if issue is not None:
-            out.append(issue)
-    if len(out) > FINDINGS_PER_RULE_MAX:
-        more = len(out) - FINDINGS_PER_RULE_MAX
-        out = out[:FINDINGS_PER_RULE_MAX] + [
-            Issue(
-                UNPARSED_SETTING, f"{more:,} more options the engine does not have, not listed", out[-1].where
-            )
-        ]
+        if not _rejected(t, p, w, name, engine):
+            continue
+        rejected += 1
+        last = w.where or d.where
+        if rejected <= FINDINGS_PER_RULE_MAX:  # only those listed are described (a did-you-mean each)
+            out.append(_issue(d, t, p, w, name, label, engine))
+    if rejected > FINDINGS_PER_RULE_MAX:
+        more = rejected - FINDINGS_PER_RULE_MAX
+        out.append(
+            Issue(UNPARSED_SETTING, f"{more:,} more options the engine does not have, not listed", last)
+        )
     return out
 
 
@@ -220,16 +251,22 @@ def _normal(name: str, underscores: bool) -> str:
     return head.replace("_", "-") if underscores else head
 
 
-def _judge(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: str) -> Issue | None:
+def _rejected(t: FlagTable, p: Pin, w: Written, name: str, engine: str) -> bool:
+    """The release in force does not take the flag: the pinned release's argparse rejects it, or, with
+    none pinned, no release read has it."""
+    if p.certain:
+        return not _accepted(name, _names(engine, p.releases))
+    return not w.known and not _accepted(name, _names(engine, t.releases))
+
+
+def _issue(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: str, engine: str) -> Issue:
+    """The KV005 of a flag `_rejected` found."""
     where = w.where or d.where
     said = show(name, 80)
     if p.certain:
-        flags = set().union(*(t.sets[r] for r in p.releases))
-        if _accepted(name, frozenset(flags)):
-            return None
         release = p.releases[0] if len(p.releases) == 1 else f"{p.releases[0]} to {p.releases[-1]}"
         other = _spans(t, name)
-        guess = None if other else _did_you_mean(name, flags)
+        guess = None if other else _did_you_mean(name, _names(engine, p.releases))
         return Issue(
             UNPARSED_SETTING,
             f"{label} {release} has no option {said}"
@@ -240,12 +277,7 @@ def _judge(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: st
             fix=f"did you mean {guess}?" if guess else f"remove it, or check the spelling against `{t.help}`",
             severity=Severity.ERROR,
         )
-    if w.known:
-        return None  # an option of some release kvlint knows: with no release pinned, nothing is certain
-    every = set().union(*t.sets.values())
-    if _accepted(name, frozenset(every)):
-        return None
-    guess = _did_you_mean(name, every)
+    guess = _did_you_mean(name, _names(engine, t.releases))
     return Issue(
         UNPARSED_SETTING,
         f"{label} has no option {said} in the releases kvlint read ({t.first_last()}); {p.why}: {label} exits with"

@@ -298,6 +298,12 @@ def _split_commands(tokens: list[Token]) -> list[list[Token]]:
     return [c for c in commands if c]
 
 
+def flag_name(token: Token) -> str:
+    """split_flag's name alone, without building the `=value` token and its location."""
+    text = token.text
+    return text.split("=", 1)[0] if text.startswith("-") and "=" in text else text
+
+
 def split_flag(token: Token) -> tuple[str, Token | None]:
     """`--flag=value` -> ("--flag", value token located after the '=')."""
     text = token.text
@@ -346,6 +352,7 @@ __all__ = [
     "Token",
     "container_commands",
     "expand",
+    "flag_name",
     "option_tokens",
     "read_env",
     "scalar_tokens",

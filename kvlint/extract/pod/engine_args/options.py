@@ -7,7 +7,7 @@ import json
 from bisect import bisect_left
 from functools import lru_cache
 
-from kvlint.extract.pod.argv import Token, split_flag
+from kvlint.extract.pod.argv import Token, flag_name, split_flag
 from kvlint.fileio import json_value as parse_json
 from kvlint.record import field, record
 
@@ -130,7 +130,7 @@ class OptionTable:
         """An option the table does not have, written without a JSON key (`.`) or a joined short
         value (`-O3`): most of an args list of made-up flags, read without building each one's
         `=value` token and its location."""
-        name = tok.text.split("=", 1)[0]
+        name = flag_name(tok)
         if "." in name or name.startswith(self.joined_value):
             return False
         return self.lookup(name) is None
