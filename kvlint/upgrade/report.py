@@ -23,6 +23,8 @@ def pool(s: State, change: float | None = None) -> str:
     if s.kv_tokens is None or s.kv_bytes is None:
         return "no KV pool planned"
     moved = f" ({change:+.1%})" if change is not None else ""
+    if s.kv_bytes < 0:  # the plan's budget is overdrawn before any KV cache
+        return f"KV pool {s.kv_tokens:,} tokens{moved}: the memory budget is overdrawn by {gib(-s.kv_bytes)} per GPU"
     return f"KV pool {s.kv_tokens:,} tokens{moved}, {gib(s.kv_bytes)} per GPU"
 
 
@@ -32,7 +34,7 @@ MOVE_BYTES = 1 << 20  # a memory term that moves by less than 1 MiB is not named
 def moves(before: State, after: State) -> list[str]:
     """The plan's terms that moved between two states, in words: "CUDA graphs +0.25 GiB"."""
     old, new = dict(before.terms), dict(after.terms)
-    pairs = [("budget", before.budget, after.budget)] + [
+    pairs = [("memory budget", before.budget, after.budget)] + [
         (k, old.get(k), new.get(k)) for k in dict.fromkeys([*old, *new])
     ]
     out = []
