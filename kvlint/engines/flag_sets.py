@@ -105,12 +105,6 @@ def record_flags(d: Deployment, engine: str, written: list[Written]) -> None:
     d.extra[KEY] = stated((engine, flags), d.where)
 
 
-def without(extra: dict) -> dict:
-    """A copy of a deployment's `extra` for a copy of it (one per GPU type tried): the flags are judged
-    once, on the deployment itself, as its other extract-time issues are."""
-    return {k: v for k, v in extra.items() if k != KEY}
-
-
 class _Names:
     """One set of flags (a release's, or every release's) and the lookups `_accepted` makes in it, each
     O(log n) a name: a command line of 70,000 made-up flags scanned the set twice a flag."""
