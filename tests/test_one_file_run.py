@@ -214,6 +214,10 @@ def test_a_one_file_run_imports_only_what_its_file_needs(tmp_path):
         "kvlint.engines.sglang.plan",
         "kvlint.engines.tgi.options",
         "kvlint.engines.tgi.plan",
+        "kvlint.catalog.quant_modules",  # a quantized checkpoint's module patterns
+        "kvlint.catalog.blocks",  # Nemotron-NAS block configs
+        "kvlint.catalog.gguf_roles",  # a GGUF file type's tensors
+        "fractions",
         "dataclasses",  # the chart layouts' records
         "difflib",  # did-you-mean suggestions, for a misspelt key only
         "pathlib",

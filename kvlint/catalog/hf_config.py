@@ -15,7 +15,6 @@ from typing import Any
 
 from kvlint.bounds import config_problem
 from kvlint.catalog.arch import CHUNKED, CROSS, NONE, LayerParams, ModelArch
-from kvlint.catalog.blocks import BlockError, read_blocks, uniform_kv_heads
 from kvlint.catalog.conformer import implied_vision_block
 from kvlint.catalog.hf_keys import (
     KEEP_KEYS,
@@ -173,6 +172,20 @@ def _text_config(config: Any) -> tuple[dict[str, Any], dict[str, Any], str]:
     return config, cfg, family
 
 
+def _blocks(cfg: dict[str, Any], layers: int, h: int, nq: int, nkv: int) -> tuple[Any, int]:
+    """Nemotron-NAS: each layer its own attention and FFN (kvlint/catalog/blocks.py, loaded only for
+    a config with block_configs): (the blocks or None, the KV heads they agree on, else `nkv`)."""
+    if cfg.get("block_configs") is None:
+        return None, nkv
+    from kvlint.catalog.blocks import BlockError, read_blocks, uniform_kv_heads
+
+    try:
+        blocks = read_blocks(cfg, layers, h, nq)
+        return blocks, ((uniform_kv_heads(blocks) or nkv) if blocks else nkv)
+    except BlockError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def parse_config(
     config: dict[str, Any],
     model_id: str,
@@ -197,11 +210,7 @@ def parse_config(
         )
     window, kinds = window_and_kinds(cfg, family, layers)
     experts, top_k, dense_inter, moe_inter = mlp_sizes(cfg, family, h)
-    try:
-        blocks = read_blocks(cfg, layers, h, nq)  # Nemotron-NAS: each layer its own attention and FFN
-        nkv = (uniform_kv_heads(blocks) or nkv) if blocks else nkv
-    except BlockError as exc:
-        raise ConfigError(str(exc)) from None
+    blocks, nkv = _blocks(cfg, layers, h, nq, nkv)
     if blocks:
         kinds = tuple(k if b.attention == "attention" else NONE for k, b in zip(kinds, blocks, strict=True))
         dense_inter = max(b.intermediate for b in blocks) or dense_inter  # the widest MLP sets the peak

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.catalog.blocks import compact_blocks
 from kvlint.catalog.native_keys import NATIVE_KEYS, compact_nested
 
 # The keys under which configs state the longest context (derive_max_len takes the smallest given).
@@ -296,6 +295,8 @@ def compact(config: dict[str, Any]) -> dict[str, Any]:
         elif key in ("quantization_config", "compression_config") and isinstance(value, dict):
             value = _compact_quant(value)
         elif key == "block_configs" and isinstance(value, list):
+            from kvlint.catalog.blocks import compact_blocks  # Nemotron-NAS only
+
             value = compact_blocks(value)
         out[key] = value
     return out

@@ -6,13 +6,15 @@ section E, checked against the calibration logs).
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kvlint.catalog.arch import LayerParams
-from kvlint.catalog.blocks import Block
 from kvlint.catalog.hf_keys import first
 from kvlint.catalog.hybrid import ATTENTION, MLP_ONLY, MOE_ONLY, PARALLEL, mixer_params
 from kvlint.catalog.native_keys import ernie_moe_layer
+
+if TYPE_CHECKING:  # Nemotron-NAS block configs load when a config has them
+    from kvlint.catalog.blocks import Block
 
 # Families whose MLP is not gated (two matrices, not three).
 UNGATED = {

@@ -10,10 +10,9 @@ from collections.abc import Callable
 from typing import Any
 
 from kvlint.catalog.arch import Quant
-from kvlint.catalog.quant_modules import ALL_GROUPS, skips, targeted
 from kvlint.record import replace
 
-_ALL = ALL_GROUPS
+# The module patterns (kvlint/catalog/quant_modules.py) load for a quantized checkpoint only.
 
 
 def _quant_dict(cfg: dict[str, Any], hf_quant: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -40,6 +39,8 @@ def _patterns(q: dict[str, Any]) -> list[str]:
 
 def _with_modules(quant: Quant, q: dict[str, Any]) -> Quant:
     """The Quant with the config's unquantized modules taken out, group by group and layer by layer."""
+    from kvlint.catalog.quant_modules import skips
+
     left = skips(_patterns(q))
     unplaced = quant.unplaced + left.unplaced
     scheme = quant.scheme
@@ -99,6 +100,8 @@ def _ct_group(body: dict[str, Any]) -> tuple[float, str] | None:
 
 def _compressed(q: dict[str, Any], covers: frozenset[str]) -> Quant:
     """compressed-tensors: each config group's scheme on the module groups its targets reach."""
+    from kvlint.catalog.quant_modules import ALL_GROUPS, targeted
+
     bits, scheme = 8.0, "compressed-tensors"
     groups = q.get("config_groups") or {}
     by_group: dict[str, float] = {}
@@ -207,8 +210,12 @@ def read_quant(cfg: dict[str, Any], hf_quant: dict[str, Any] | None = None) -> Q
     q = _quant_dict(cfg, hf_quant)
     if q is None:
         return None
+    from kvlint.catalog.quant_modules import ALL_GROUPS
+
     method = str(q.get("quant_method") or "").lower()
     reader = METHODS.get(method)
     if reader is not None:
-        return _with_modules(reader(q, _ALL), q)
-    return Quant(method or "unknown", 16.0, f"{method} (not modelled: counted as 16-bit)", _ALL, None, None)
+        return _with_modules(reader(q, ALL_GROUPS), q)
+    return Quant(
+        method or "unknown", 16.0, f"{method} (not modelled: counted as 16-bit)", ALL_GROUPS, None, None
+    )

@@ -90,6 +90,7 @@ def lint_files(
     import gc
     import multiprocessing
 
+    _preload()
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else methods[0])
     gc.freeze()  # what the main process holds stays shared with the forked workers (no copy on collect)
@@ -98,6 +99,18 @@ def lint_files(
             yield from pool.imap(_lint_one, files[serial:], chunksize=how.chunk)
     finally:
         gc.unfreeze()
+
+
+def _preload() -> None:
+    """Every input kind's reader, loaded in this process before the pool forks: a large run meets
+    most kinds, and each worker would otherwise import the ones the warm files did not."""
+    from kvlint.extract import registry
+
+    for ref in {*registry.KUBERNETES_KINDS.values(), *registry.GROUP_KINDS.values()}:
+        registry.load(ref)
+    for _name, claims, read in registry.DOCUMENT_KINDS:
+        registry.load(claims)
+        registry.load(read)
 
 
 def _compact(result: FileResult | str, keep_deployments: bool) -> FileResult | str:
