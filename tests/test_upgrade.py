@@ -201,6 +201,35 @@ def test_a_workload_no_release_names_starts_at_kvlints_assumption_and_says_so():
     assert "kvlint assumes vLLM" in w.start.how
 
 
+OLLAMA = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ollama}
+spec:
+  template:
+    spec:
+      nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}
+      containers:
+        - name: ollama
+          image: ollama/ollama:0.9.0
+          resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+
+
+def test_an_engine_with_two_release_lines_walks_the_workloads_own(tmp_path):
+    """llama.cpp's engine reads builds (releases.json) and Ollama releases (ollama_releases.json): an
+    Ollama image walks Ollama's releases, never builds."""
+    path = tmp_path / "ollama.yaml"
+    path.write_text(OLLAMA, encoding="utf-8")
+    [w] = walk_file(str(path), "ollama.yaml", _settings(), None).walks
+    ollama = releases.table_for("llamacpp", "0.9.0")
+    assert ollama != releases.MAIN and releases.table_for("llamacpp", "b6500") == releases.MAIN
+    assert w.start.release == "0.9.0" and w.walked == releases.later("llamacpp", "0.9.0", None)
+    assert w.walked and all(r in releases.known("llamacpp", ollama) for r in w.walked)
+    assert {r.key for r in changed("llamacpp", "0.9.0", w.walked[-1])} <= {
+        r["key"] for r in facts.load("llamacpp", ollama)["rows"]
+    }
+
+
 def test_to_stops_the_walk():
     [w] = walk_file(str(VLLM), _rel(VLLM), _settings(), "0.18.0").walks
     assert w.walked[-1] == "0.18.0" and not w.steps and not w.breaks
@@ -213,11 +242,12 @@ def test_rows_are_those_whose_value_changes_between_the_two_releases():
     assert "read_at" not in {r.key for r in changed("sglang", "0.4.4", "0.5.23")}
 
 
-def test_each_engine_walks_the_releases_its_table_names():
+def test_each_engine_walks_the_releases_its_tables_name():
     for name in engines.names():
-        known = releases.known(name)
-        assert known[-1] == releases.newest(name)
-        assert [releases.order(name, r) for r in known] == sorted(releases.order(name, r) for r in known)
+        for table in releases.tables(name):
+            known = releases.known(name, table)
+            assert known[-1] == releases.newest(name, table)
+            assert [releases.order(name, r) for r in known] == sorted(releases.order(name, r) for r in known)
 
 
 def _between_rows(paths) -> int:

@@ -28,14 +28,39 @@ class Start:
     assumed: bool = False  # no release stated: kvlint's default assumption (the newest it has read)
 
 
+MAIN = "releases"  # the table an engine's release, when it names none, is read against
+
+
+def tables(engine: str) -> tuple[str, ...]:
+    """The engine's release tables (data files whose `table` is "releases"), the main one first: one per
+    release line (llama.cpp's builds in releases.json, Ollama's releases in ollama_releases.json)."""
+    if not engines.known(engine):
+        return ()
+    names = [
+        p.stem for p in facts.data_files(engine) if facts.load(engine, p.stem).get("table") == "releases"
+    ]
+    return tuple(sorted(names, key=lambda n: n != MAIN))
+
+
 def has_table(engine: str) -> bool:
     """The engine package keeps a release table."""
-    return any(p.stem == "releases" for p in facts.data_files(engine)) if engines.known(engine) else False
+    return bool(tables(engine))
 
 
-def newest(engine: str) -> str | None:
+def table_for(engine: str, release: str | None) -> str:
+    """The table of the release line `release` is on: the one whose newest release the engine reads with
+    as many parts (a llama.cpp build `b6325` or an Ollama `0.12.6`); else the main one."""
+    mine = order(engine, release) if release else None
+    for name in tables(engine):
+        top = order(engine, str(facts.load(engine, name)["newest_read"]))
+        if mine is not None and top is not None and len(top) == len(mine):
+            return name
+    return MAIN
+
+
+def newest(engine: str, table: str = MAIN) -> str | None:
     """The newest release kvlint has read for the engine (its table's `newest_read`), None without a table."""
-    return str(facts.load(engine, "releases")["newest_read"]) if has_table(engine) else None
+    return str(facts.load(engine, table)["newest_read"]) if table in tables(engine) else None
 
 
 def order(engine: str, text: str) -> tuple[int, ...] | None:
@@ -68,9 +93,9 @@ def read_list(text: str) -> list[str]:
     return out
 
 
-def _named(engine: str) -> list[str]:
+def _named(engine: str, table: str) -> list[str]:
     """Every release the table names: rows' `since`, the releases read, the newest read."""
-    doc = facts.load(engine, "releases")
+    doc = facts.load(engine, table)
     texts = [str(r["since"]) for r in doc["rows"]]
     texts += read_list(str(doc.get("read", "")))
     texts += [
@@ -79,11 +104,11 @@ def _named(engine: str) -> list[str]:
     return [*texts, str(doc["newest_read"])]
 
 
-def known(engine: str) -> tuple[str, ...]:
+def known(engine: str, table: str = MAIN) -> tuple[str, ...]:
     """Every release the table names, oldest first, once each (as the engine orders them)."""
-    if not has_table(engine):
+    if table not in tables(engine):
         return ()
-    texts = _named(engine)
+    texts = _named(engine, table)
     seen: dict[tuple[int, ...], str] = {}
     for text in texts:
         key = order(engine, text)
@@ -93,11 +118,11 @@ def known(engine: str) -> tuple[str, ...]:
 
 
 def later(engine: str, start: str, to: str | None) -> tuple[str, ...]:
-    """The releases after `start`, up to `to` (None: the newest read)."""
+    """The releases of `start`'s line after it, up to `to` (None: the newest read)."""
     first = order(engine, start)
     last = order(engine, to) if to is not None else None
     out = []
-    for text in known(engine):
+    for text in known(engine, table_for(engine, start)):
         key = order(engine, text)
         if key is None or first is not None and key <= first:
             continue
@@ -121,4 +146,16 @@ def start(engine: str, stated: str | None, how: str, flag: str | None) -> Start:
     return Start(top, f"no release stated: kvlint assumes {name} {top}, the newest it has read", assumed=True)
 
 
-__all__ = ["Start", "has_table", "known", "later", "newest", "order", "read_list", "start"]
+__all__ = [
+    "MAIN",
+    "Start",
+    "has_table",
+    "known",
+    "later",
+    "newest",
+    "order",
+    "read_list",
+    "start",
+    "table_for",
+    "tables",
+]

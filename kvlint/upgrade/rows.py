@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kvlint.engines import facts
 from kvlint.record import record
-from kvlint.upgrade.releases import has_table, order
+from kvlint.upgrade.releases import has_table, order, table_for
 
 # keys that record which releases were read, not a default or a rule (SGLang's `read_at`)
 BOOKKEEPING = frozenset({"read_at"})
@@ -47,7 +47,7 @@ def changed(engine: str, old: str, new: str) -> tuple[RowChange, ...]:
     a, b = order(engine, old), order(engine, new)
     if not has_table(engine) or a is None or b is None:
         return ()
-    doc = facts.load(engine, "releases")
+    doc = facts.load(engine, table_for(engine, new))
     rows, means = doc["rows"], doc.get("keys", {})
     out = []
     for key in dict.fromkeys(r["key"] for r in rows if r["key"] not in BOOKKEEPING):
