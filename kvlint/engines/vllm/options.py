@@ -131,6 +131,11 @@ def read(
     _capture_sizes(d, parsed, tokens)
     _compilation(d, parsed)
     _eplb(d, parsed)
+    device = parsed.get(
+        "--device"
+    )  # 0.6 to 0.9 (vllm==0.9.2:vllm/engine/arg_utils.py:818): `cpu` runs no GPU
+    if device is not None and device[1] is not None and device[1].text.strip().lower() == "cpu":
+        d.extra["device"] = stated("cpu", device[1].where or d.where, "--device cpu")
     spec = parsed.get("--speculative-config") or parsed.get("--speculative-model")
     # V0 keeps a long context's prefill whole with speculative decoding (vllm_versions.v0_long_context_chunk)
     if spec is not None:

@@ -337,10 +337,13 @@ def finish(d: Deployment) -> None:
             if d.gpus_per_pod.origin == "stated" and pods_n == 1
             else inferred(n, note, d.gpus_per_pod.where)
         )
-    if d.accelerator == "gpu" and d.gpus_per_pod is None and d.image is not None:
-        d.accelerator = gpu_sharing.accelerator_of_image(str(d.image.value)) or "gpu"
+    if d.accelerator == "gpu" and d.gpus_per_pod is None:
+        of_image = gpu_sharing.accelerator_of_image(str(d.image.value)) if d.image is not None else None
+        device = d.extra.get("device")  # vLLM --device cpu (0.6 to 0.9)
+        d.accelerator = of_image or ("cpu" if device is not None and device.value == "cpu" else "gpu")
     _on_the_cpu(d)
-    if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra:
+    said = any(i.kind is IssueKind.ACCELERATOR_NOT_MODELLED for i in d.issues)  # by the input kind's reader
+    if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra and not said:
         d.issues.append(
             Issue(
                 NOT_CHECKABLE,

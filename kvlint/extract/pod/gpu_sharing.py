@@ -29,15 +29,21 @@ NOT_MODELLED = {
     "(vLLM on Gaudi, the HPU plugin, reserves memory for HPU graphs by its own rules, not modelled)",
     "ascend": "runs on Huawei Ascend NPUs (huawei.com/Ascend*, vllm-ascend); kvlint models the memory of NVIDIA "
     "and AMD GPUs (vllm-ascend sizes its KV cache on the NPU by its own rules, not modelled)",
+    "cpu": "runs on the CPU (a CPU build or --device cpu, and no GPU requested): not a GPU workload; kvlint "
+    "models the memory of NVIDIA and AMD GPUs (vLLM's CPU backend keeps its KV cache in host memory, "
+    "VLLM_CPU_KVCACHE_SPACE GiB: vllm==0.10.1:vllm/envs.py:479)",
 }
 # Engine builds for one accelerator, by the words in their image name (repository, not tag):
-# vllm-project/vllm-ascend, opea/vllm-gaudi, HabanaAI's vllm-fork (…-hpu), AWS Neuron DLCs.
+# vllm-project/vllm-ascend, opea/vllm-gaudi, HabanaAI's vllm-fork (…-hpu), AWS Neuron DLCs, and the CPU
+# builds of vLLM (public.ecr.aws/q9t5s3a7/vllm-cpu-release-repo, vllm/vllm-openai-cpu, rh-aiservices-bu's
+# vllm-cpu-openai-ubi9).
 IMAGE_ACCELERATORS = (
     ("ascend", "ascend"),
     ("gaudi", "gaudi"),
     ("habana", "gaudi"),
     ("-hpu", "gaudi"),
     ("neuron", "neuron"),
+    ("-cpu", "cpu"),
 )
 
 
