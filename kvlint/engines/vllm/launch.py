@@ -38,9 +38,28 @@ def image_command(first: list[Token], image: str, repository: str) -> Launch | N
 
 
 def image_entrypoint(first: list[Token], image: str, repository: str) -> Launch | None:
-    if _named(repository):
+    """Nothing but options on the command line: the image's entrypoint is vLLM when the image is a vLLM
+    build (its name begins with `vllm`: vllm/vllm-openai, rocm/vllm, opea/vllm-gaudi, vllm-openai-ubi9), or
+    when it has vLLM in its name and the options are vLLM's. A name that only holds the word
+    (my-vllm-proxy, open-webui-vllm: a proxy, a client of a remote vLLM) with no vLLM option is not."""
+    if _named(repository) and (_built(repository) or _engine_options(first)):
         return Launch("vllm", first, None, f"image {image} (entrypoint: the vLLM OpenAI server)")
     return None
+
+
+def _built(repository: str) -> bool:
+    """The image's own name (the repository's last part) begins with an engine word."""
+    return any(repository.rsplit("/", 1)[-1].startswith(word) for word in IMAGES)
+
+
+def _engine_options(first: list[Token]) -> bool:
+    """Some word of the command line is one of vLLM's options (an option of any release kvlint knows)."""
+    from kvlint.engines.vllm.options import OPTIONS
+    from kvlint.extract.pod.argv import split_flag
+    from kvlint.extract.pod.engine_args.options import load_table
+
+    table = load_table(OPTIONS, "vllm")
+    return any(t.text.startswith("--") and isinstance(table.lookup(split_flag(t)[0]), tuple) for t in first)
 
 
 def start_script(image: str, repository: str) -> Launch | None:

@@ -191,9 +191,23 @@ def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
         return Launch("trtllm", first, None, f"image {image}")
     if args_only:
         return _image_entrypoint(first, image, img)
-    if not _runs_something_else(commands):
+    if not _runs_something_else(commands) and _may_start_the_engine(commands):
         return _start_script(image, img)
     return None
+
+
+def _may_start_the_engine(commands: list[list[Token]]) -> bool:
+    """A command that can be the image's start script: a script (`/start.sh`, an entrypoint, start, run,
+    serve or launch program, run by itself or by an interpreter) or one that names an engine; another
+    program (nginx, envoy) is not the engine's."""
+    words = [t.text for c in commands for t in c]
+    if any(s in w for e in engines.every() if (s := e.script_word) for w in words):
+        return True
+    program = [_base(t.text) for t in commands[0][:2]] if commands else []  # `python3 launch_server.py`
+    return any(p.endswith(".sh") or any(w in p for w in _SCRIPT_WORDS) for p in program)
+
+
+_SCRIPT_WORDS = ("entrypoint", "start", "run", "serve", "launch")
 
 
 def _image_entrypoint(first: list[Token], image: str, img: str) -> Launch | None:
