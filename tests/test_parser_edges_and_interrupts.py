@@ -79,6 +79,29 @@ def test_s18_cuda_graph_sizes_int_cannot_read_is_a_kv005(tmp_path, value):
     assert finding.where.line == 10 and "not a CUDA-graph batch size" in finding.message
 
 
+def _group_cpu(pgid: int) -> float:
+    """CPU seconds (user + system) spent so far by the processes of group `pgid` (Linux /proc); where
+    there is no /proc, 2.5 s of waiting stands in for it."""
+    import os
+    import time
+
+    if not os.path.isdir("/proc/self"):
+        time.sleep(2.5)
+        return float("inf")
+    ticks = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after the name: state, ppid, pgrp, ..., utime (11), stime (12)
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 @pytest.mark.parametrize("extra", [[], ["-j", "2"], ["--fix"]], ids=["one-process", "jobs-2", "fix"])
 def test_s21_ctrl_c_exits_130_with_one_line(tmp_path, extra):
     """S21: Ctrl-C on a 1,500-file run printed a KeyboardInterrupt traceback (one process) or click's
@@ -103,7 +126,11 @@ def test_s21_ctrl_c_exits_130_with_one_line(tmp_path, extra):
         env=env,
         start_new_session=True,  # the signal goes to its process group, as a terminal's Ctrl-C does
     )
-    time.sleep(2.5)
+    # Interrupt once the run is linting, not while Python starts (a loaded machine can take seconds to
+    # start): wait for the process group to have spent a second of CPU, or 2.5 s where /proc is absent.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None and _group_cpu(proc.pid) < 1.0:
+        time.sleep(0.1)
     assert proc.poll() is None, "the run ended before the interrupt"
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
