@@ -1,9 +1,9 @@
-"""How close kvlint's engine accounting is to what vLLM, SGLang and TGI really logged (a script, not a test).
+"""How close kvlint's engine accounting is to what vLLM, SGLang, TGI and llama.cpp really logged (a script, not a test).
 
-    python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--cases] [--markdown]
+    python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--llamacpp PATH] [--cases] [--markdown]
 
 Defaults: ../shared/calibration/vllm_startup_logs.yaml (split by source in
-benchmarks/calibration/vllm_splits.yaml) and benchmarks/calibration/{sglang,tgi}_startup_logs.yaml
+benchmarks/calibration/vllm_splits.yaml) and benchmarks/calibration/{sglang,tgi,llamacpp}_startup_logs.yaml
 (each case carries its split). For every scorable case whose model and GPU kvlint resolves, it
 builds the deployment the log describes, runs kvlint's plan and rules, and compares weights GiB,
 KV GiB and KV tokens (relative error: median, p90, max) and the start-up verdict, scored by
@@ -99,7 +99,7 @@ def stats(errors: list[float]) -> str:
     return f"n={len(a):>2} median {statistics.median(a):6.2%} p90 {p90:6.2%} max {a[-1]:7.2%}"
 
 
-NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI"}
+NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "llamacpp": "llama.cpp"}
 HEADER = (
     "| engine | split | logs | evaluated | KV tokens | KV GiB | weights | verdicts |\n"
     "|---|---|---|---|---|---|---|---|"
@@ -149,9 +149,14 @@ def evaluate(engine: str, case: dict, version: str | None, rules) -> dict | None
     if p is not None:
         if engine == "vllm":
             kv = (p.stage_pools[0] if p.stage_pools else p.kv_pool) / GIB  # rank 0 logs its own pool
+        elif engine == "llamacpp":
+            kv = (
+                max(p.kv_pool, 0) / GIB
+            )  # the KV buffer it allocates (sliding-window layers at their own size)
         else:
             kv = p.kv_tokens * p.kv_per_token / GIB
         pred = {"weights": p.weights_per_gpu / GIB, "kv": kv, "tokens": float(p.kv_tokens)}
+        pred["compute"] = p.term("compute buffer") / GIB
         real = logged(engine, case)
         failed_memory = case.get("failure_class") in LOGGED_REASON
         for name, value in real.items():
@@ -175,7 +180,14 @@ def evaluate(engine: str, case: dict, version: str | None, rules) -> dict | None
 def report(engine: str, split: str, cases: list[dict], rows: list[dict]) -> None:
     done = [r for r in rows if "skipped" not in r]
     print(f"{engine:<7} {split:<26} cases {len(cases):>3}  evaluated {len(done):>3}")
-    for name, label in (("tokens", "KV tokens"), ("kv", "KV GiB"), ("weights", "weights")):
+    for name, label in (
+        ("tokens", "KV tokens"),
+        ("kv", "KV GiB"),
+        ("weights", "weights"),
+        ("compute", "compute"),
+    ):
+        if name == "compute" and not any(name in r for r in done):
+            continue  # only llama.cpp logs a compute buffer of its own
         print(f"          {label:<10} {stats([r[name][2] for r in done if name in r])}")
     judged = [r for r in done if not r["verdict"].startswith("not scored")]
     ok = sum(r["verdict"] == "ok" for r in judged)
@@ -195,7 +207,7 @@ def print_cases(rows: list[dict]) -> None:
         if "skipped" in row:
             continue
         cells = []
-        for name in ("weights", "kv", "tokens"):
+        for name in ("weights", "kv", "tokens", "compute"):
             v = row.get(name)
             cells.append(f"{name} {v[0]:,.2f}/{v[1]:,.2f} {v[2]:+.1%}" if v else f"{name} -")
         print(f"  {row['id']:<6} {row['model'][:40]:<40} " + "  ".join(cells) + f"  {row['verdict']}")
@@ -265,6 +277,7 @@ def main() -> int:
     )
     ap.add_argument("--sglang", type=Path, default=DATA / "sglang_startup_logs.yaml")
     ap.add_argument("--tgi", type=Path, default=DATA / "tgi_startup_logs.yaml")
+    ap.add_argument("--llamacpp", type=Path, default=DATA / "llamacpp_startup_logs.yaml")
     ap.add_argument("--cases", action="store_true", help="print every case")
     ap.add_argument("--markdown", action="store_true", help="print docs/accuracy.md's table instead")
     args = ap.parse_args()
@@ -273,7 +286,7 @@ def main() -> int:
     rules = all_rules()
     if args.markdown:
         print(HEADER)
-    for engine in ("vllm", "sglang", "tgi"):
+    for engine in ("vllm", "sglang", "tgi", "llamacpp"):
         run_engine(engine, getattr(args, engine), args, rules, vllm_fit)
     return 0
 

@@ -211,10 +211,48 @@ def build_tgi(case: dict, version: str | None) -> tuple[Deployment | None, str]:
     return d, ""
 
 
+def build_llamacpp(case: dict, version: str | None) -> tuple[Deployment | None, str]:
+    """A llama-server (or Ollama) start-up: the cells, slots, flash attention, offload and cache types the log
+    states (benchmarks/calibration/llamacpp_startup_logs.yaml)."""
+    d, why = _base(case, "llamacpp")
+    if d is None:
+        return None, why
+    where = d.where
+    if version:
+        d.engine_version = stated(version, where)
+    s = case.get("settings") or {}
+    if s.get("ollama"):
+        d.extra["llamacpp_server"] = stated("ollama", where)
+        d.max_context = stated(int(s["num_ctx"]), where)
+        d.max_sequences = stated(int(s["num_parallel"]), where)
+    else:
+        d.max_context = stated(int(s["n_ctx"]), where)
+        if s.get("n_parallel") is not None:
+            d.max_sequences = stated(int(s["n_parallel"]), where)
+        if s.get("n_gpu_layers") is not None:
+            d.extra["n_gpu_layers"] = stated(str(s["n_gpu_layers"]), where)
+        if s.get("n_ubatch") is not None:
+            d.extra["n_ubatch"] = stated(int(s["n_ubatch"]), where)
+    if s.get("flash_attn") is not None:
+        d.extra["flash_attn"] = stated(str(s["flash_attn"]), where)
+    if s.get("cache_type_k"):
+        d.kv_cache_dtype = stated(str(s["cache_type_k"]), where)
+    if s.get("cache_type_v"):
+        d.extra["cache_type_v"] = stated(str(s["cache_type_v"]), where)
+    return d, ""
+
+
 def logged(engine: str, case: dict) -> dict[str, float]:
     """The figures a log states, as accuracy.py compares them: weights, kv (GiB), tokens."""
     m = case.get("measured") or {}
     out: dict[str, float] = {}
+    if engine == "llamacpp":
+        for key, name in (("kv_cache_mib", "kv"), ("compute_mib", "compute"), ("weights_mib", "weights")):
+            if m.get(key) is not None:
+                out[name] = float(m[key]) / 1024
+        if m.get("n_ctx") is not None:
+            out["tokens"] = float(m["n_ctx"])
+        return out
     if engine == "vllm":
         for key, name in (("weights_gib", "weights"), ("kv_cache_gib", "kv"), ("kv_cache_tokens", "tokens")):
             if m.get(key) is not None:
@@ -234,4 +272,9 @@ ENGINES = {
     "vllm": {"key": "cases", "build": build_vllm, "version": vllm_version},
     "sglang": {"key": "sglang_cases", "build": build_sglang, "version": lambda c: c.get("engine_version")},
     "tgi": {"key": "tgi_cases", "build": build_tgi, "version": lambda c: c.get("engine_version")},
+    "llamacpp": {
+        "key": "llamacpp_cases",
+        "build": build_llamacpp,
+        "version": lambda c: c.get("engine_version"),
+    },
 }

@@ -107,3 +107,18 @@ def test_sliding_window_layers_keep_the_window_not_the_context():
     kv = L.kv_by_layer(arch, 32768, 1, swa, False, 2.0, 2.0)
     full = L.kv_by_layer(arch, 32768, 1, swa, True, 2.0, 2.0)
     assert sum(kv) < sum(full) and max(kv) == max(full)
+
+
+def _compute_mib(tmp_path: Path, image: str, body: str) -> float:
+    plan = _lint(tmp_path, image, body)["deployments"][0]["plan"]
+    (term,) = [t for t in plan["breakdown"]["terms"] if t["label"] == "compute buffer"]
+    return term["bytes"] / 2**20
+
+
+def test_without_flash_attention_the_compute_buffer_grows_with_the_context(tmp_path):
+    m = "[-m, /m/Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf, -ngl, '99', -fa, {fa}, -c, '{c}']"
+    image = "ghcr.io/ggml-org/llama.cpp:server-cuda-b6500"
+    off = [_compute_mib(tmp_path, image, f"        args: {m.format(fa='off', c=c)}") for c in (4096, 32768)]
+    on = [_compute_mib(tmp_path, image, f"        args: {m.format(fa='on', c=c)}") for c in (4096, 32768)]
+    assert off[1] > 4 * off[0]  # the attention scores span every cell
+    assert on[0] == on[1] < off[1]  # flash attention keeps no scores: the logits bound it

@@ -11,13 +11,12 @@ slot gets `n_ctx_seq = n_ctx / n_seq_max` (llama-context.cpp:151-155 at ec98e200
 for num_ctx x num_parallel cells (ollama/ollama@v0.15.5 llm/server.go:174) and, when the model does not fit,
 its scheduler loads fewer layers on the GPU instead of failing (it runs, slowly).
 
-The compute buffer is kvlint's estimate, not llama.cpp's: the largest of the graph's ubatch-wide tensors
-(the output logits n_vocab x n_ubatch, the attention scores n_head x n_kv x n_ubatch without flash attention,
-the FFN's gate and up) in F32, plus a few hidden-size activations (COMPUTE_HIDDEN); benchmarks/accuracy.py
-measures it against the calibration logs.
+The compute buffer (compute.py) and the memory outside llama.cpp's buffers are kvlint's estimates, said so.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from kvlint.capacity.plan import EngineSettings
 from kvlint.catalog.arch import ModelArch
@@ -137,7 +136,8 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
             said_v.where if said_v is not None else f.d.where,
         )
     _cpu_layers(f, arch, ngl, ollama)
-    pad_to = int(str(llama_default("ctx_pad", version_text).value))
+    pad_rule = _default("ctx_pad", ollama, version_text).value
+    pad_to = (256 if fa else 32) if pad_rule == "fa" else int(str(pad_rule))
     n_ctx = L.pad(n_ctx, pad_to)
     n_seq = max(1, slots)
     n_ctx_seq = n_ctx if unified else L.pad(n_ctx // n_seq, pad_to)
@@ -158,6 +158,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         n_ubatch=min(_int(f, "n_ubatch", N_UBATCH), _int(f, "n_batch", N_BATCH)),
         swa_full=_flag(f, "swa_full"),
         kv_offload=not _flag(f, "no_kv_offload"),
+        kv_streams=bool(_default("kv_streams", ollama, version_text).value),
     )
     return EngineSettings(
         engine="llamacpp",
@@ -197,6 +198,11 @@ def _known_type(f: Filling, name: str, t: str, said: Value | None) -> str:
     if issue not in f.said:
         f.said.append(issue)
     return "f16"
+
+
+def _default(key: str, ollama: bool, version: str | None) -> Any:
+    """The row of the release table in force (Ollama's for Ollama, llama.cpp's builds otherwise)."""
+    return ollama_default(key, version) if ollama else llama_default(key, version)
 
 
 def _cpu_layers(f: Filling, arch: ModelArch, ngl: int, ollama: bool) -> None:

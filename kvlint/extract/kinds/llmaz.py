@@ -186,6 +186,11 @@ def _stock_parts(ctx, cfg, backend, config_name):
     stock = STOCK.get(backend)
     if stock is None or config_name not in stock:
         engine = {"llamacpp": "llama.cpp", "tensorrt-llm": "TensorRT-LLM", "ollama": "Ollama"}.get(backend)
+        if backend == "llamacpp":  # kvlint models llama-server, but not llmaz's runtime for it
+            return None, (
+                f"llmaz backend {backend} runs llama.cpp from llmaz's stock BackendRuntime, which is not in kvlint's"
+                " table of llmaz runtimes, so its command line and resources are unknown"
+            )
         if engine is not None:
             return None, f"llmaz backend {backend} runs {engine}, an engine kvlint does not model"
         return None, f"its BackendRuntime {backend} (config {config_name}) is not in this file or beside it"
