@@ -295,6 +295,33 @@ def config_cmd(config_path, isolated) -> None:
     sys.exit(code)
 
 
+@main.command("init")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "--nodes",
+    metavar="FILE",
+    help="A `kubectl get nodes -o json` dump to read the fleet from (no cluster access).",
+)
+@click.option("--force", is_flag=True, help="Replace an existing .kvlint.yaml.")
+@click.option("--dry-run", is_flag=True, help="Print the configuration; write nothing.")
+def init_cmd(paths, nodes, force, dry_run) -> None:
+    """Write .kvlint.yaml with the fleet: the GPUs of the node pools under PATHS (default: .).
+
+    The node pools kvlint reads (Karpenter, eksctl, Cluster API, GKE, OpenShift, ARM, Terraform), or
+    the nodes of --nodes FILE; each GPU's comment names the definition it came from. Exit 0 written,
+    1 nothing written (the file exists, no GPU found, or FILE unreadable).
+    """
+    from kvlint.report.safe import plain
+    from kvlint.run.init_config import run_init
+
+    out, err, code = run_init(tuple(paths), nodes, force, dry_run)
+    if out:
+        _echo(out)
+    if err:  # messages name input (paths, node names): no control character reaches the terminal
+        _echo("".join(plain(line) + "\n" for line in err.splitlines()), err=True)
+    sys.exit(code)
+
+
 @main.group()
 def models() -> None:
     """Models kvlint knows: fetch Hub models into the project's catalog (.kvlint/models/)."""

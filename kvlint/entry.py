@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Callable
 
-COMMANDS = ("check", "rules", "explain", "plan", "upgrade", "config", "models")
+COMMANDS = ("check", "rules", "explain", "plan", "upgrade", "config", "init", "models")
 
 # What `kvlint check PATHS…` receives from click when no option is given (besides paths, --format
 # and --output, which run_check takes separately).

@@ -73,8 +73,9 @@ class UnknownGpu(IssueRule):
     severity = Severity.WARNING
     infos = {
         IssueKind.GPU_NOT_STATED: "workloads not checked for memory on their own GPU: the GPU type is not stated "
-        "(each one kvlint could plan is told the smallest usual cloud GPU it fits) — pass --gpu, or set gpu: or "
-        "fleet: in .kvlint.yaml",
+        "(each one kvlint could plan is told the smallest usual cloud GPU it fits) — run `kvlint init` (the fleet "
+        "from the repository's node pools, or --nodes FILE of `kubectl get nodes -o json`), pass --gpu, or set "
+        "gpu: or fleet: in .kvlint.yaml",
         None: "workloads whose GPU kvlint could not settle (a fleet or a claim admitting several types, node "
         "pools without GPUs) — name the card, or set fleet: in .kvlint.yaml",
     }

@@ -261,6 +261,7 @@ def load_settings(explicit: str | None = None, isolated: bool = False) -> Settin
     settings.overrides.extend(hub_from_config(values, locate))
     if values.get("fleet"):
         _fleet(values["fleet"], settings, path)
+        settings.sources["fleet"] = locate(("fleet",))  # `kvlint config`: the file and line it came from
     return settings
 
 
