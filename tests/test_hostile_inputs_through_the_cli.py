@@ -134,8 +134,12 @@ def test_f16_unset_variable_and_unknown_annotation_code_cannot_start_a_command_l
     lines = (r.stdout + r.stderr).splitlines()
     assert "INJECTED-unset" in r.stdout  # reported, escaped
     commands = [line for line in lines if line.startswith("::")]
-    # kvlint's own annotations only: each names the linted file, none the injected README.md or IGN
-    assert all(line.split(",")[0].endswith("p.yaml") for line in commands), commands
+    # kvlint's own commands only: each annotation names the linted file, none the injected README.md or
+    # IGN; the infos summary is kvlint's one run-level notice (no file), its text escaped
+    summaries = [line for line in commands if line.startswith("::notice title=kvlint infos::")]
+    assert len(summaries) <= 1 and all("%0A::" not in line for line in summaries)
+    annotations = [line for line in commands if line not in summaries]
+    assert all(line.split(",")[0].endswith("p.yaml") for line in annotations), commands
 
 
 # ---- F10 / F17: hostile model names in Markdown -----------------------------------------------------------

@@ -1,6 +1,9 @@
-"""`--format github`: GitHub Actions workflow commands, one annotation per finding.
+"""`--format github`: GitHub Actions workflow commands, one annotation per error and warning.
 
     ::error file=deploy.yaml,line=12,col=7,endLine=12,endColumn=13,title=KV102 kv-cache-below-max-context::…
+
+Infos are summed up in one `::notice title=kvlint infos::` by reason, the block the text report prints
+(report/infos.py); `--show-infos` (or `show-infos: true`) gives each its own notice instead.
 
 Property values escape %, CR, LF, `:` and `,`; the message escapes %, CR and LF (@actions/core
 escapeProperty / escapeData). `col`/`endColumn` are left out when the range spans lines.
@@ -22,8 +25,10 @@ def escape_property(text: str) -> str:
 
 
 def render(run, settings, color: bool = False) -> str:
+    from kvlint.report import infos
+
     out = []
-    for f in run.findings:
+    for f in infos.listed(run.findings, settings):
         w = f.where
         props = [f"file={escape_property(w.file)}", f"line={w.line}"]
         single = w.end_line in (None, w.line)
@@ -38,6 +43,9 @@ def render(run, settings, color: bool = False) -> str:
         if f.fix:
             body += f"\nfix: {f.fix}"
         out.append(f"::{_LEVEL[f.severity]} {','.join(props)}::{escape_data(body)}")
+    summary = [line for line in infos.block(run.findings, settings) if line]
+    if summary:  # the infos not listed: one notice, as the text report's block
+        out.append(f"::notice title=kvlint infos::{escape_data(chr(10).join(summary))}")
     from kvlint.report import suppressed
 
     if suppressed.summary(run):  # a reviewer sees that something was switched off, and where
