@@ -53,3 +53,42 @@ def test_s20_a_sibling_that_links_out_of_the_directory_is_not_read(tmp_path):
     (deploy / "runtime-real.yaml").write_text((ISVC / "runtime.yaml").read_text())
     inside = read_and_lint(str(deploy / "isvc.yaml"), Settings(), "deploy/isvc.yaml")
     assert not isinstance(inside, str) and "KV004" not in [f.rule for f in inside.findings]
+
+
+_OPEN_MODEL = (
+    "apiVersion: llmaz.io/v1alpha1\nkind: OpenModel\nmetadata: {name: m}\nspec:\n"
+    "  source: {modelHub: {modelID: Qwen/Qwen2-0.5B-Instruct}}\n"
+    "  inferenceConfig: {flavors: [{name: l4, limits: {nvidia.com/gpu: 1}}]}\n"
+)
+_PLAYGROUND = (
+    "---\napiVersion: inference.llmaz.io/v1alpha1\nkind: Playground\nmetadata: {name: p}\n"
+    "spec: {replicas: 1, modelClaim: {modelName: m}, backendRuntimeConfig: {backendName: sglang}}\n"
+)
+
+
+def test_each_document_s_kind_is_read_once_however_many_workloads_look_objects_up(monkeypatch):
+    """llmaz Playgrounds each look up their OpenModel among the file's documents: the documents are
+    indexed by kind once, not scanned again by each workload (n workloads x n documents)."""
+    from conftest import lint
+
+    from kvlint.load.tree import Mapping
+
+    real = Mapping.value
+
+    def reads(n: int) -> int:
+        count = 0
+
+        def counting(self, key, *args, **kwargs):
+            nonlocal count
+            count += key == "kind"
+            return real(self, key, *args, **kwargs)
+
+        monkeypatch.setattr(Mapping, "value", counting)
+        try:
+            result = lint(_OPEN_MODEL + _PLAYGROUND * n)
+        finally:
+            monkeypatch.setattr(Mapping, "value", real)
+        assert len(result.deployments) == n
+        return count
+
+    assert reads(200) <= 2.5 * reads(100)  # linear in the documents; a scan per workload is 4x

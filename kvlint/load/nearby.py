@@ -39,14 +39,20 @@ class Nearby:
     real_path: str | None  # its path on disk; None for stdin (no directory is read)
     documents: list[Document] = field(default_factory=list)
     max_bytes: int = 8 * 1024 * 1024
+    # the documents' positions by kind, made on first use: each workload asks, and 2,000 workloads
+    # scanning 2,000 documents each cost seconds
+    by_kind: dict[object, list[int]] | None = field(default=None, compare=False)
 
     def here(self, kinds: tuple[str, ...]) -> list[Found]:
-        """Objects of these kinds among this file's own documents."""
-        return [
-            Found(d.root, self.display, True)
-            for d in self.documents
-            if isinstance(d.root, Mapping) and d.root.value("kind") in kinds
-        ]
+        """Objects of these kinds among this file's own documents, in document order."""
+        if self.by_kind is None:
+            self.by_kind = {}
+            for i, d in enumerate(self.documents):
+                if isinstance(d.root, Mapping):
+                    self.by_kind.setdefault(_hashable(d.root.value("kind")), []).append(i)
+        at = sorted({i for kind in kinds for i in self.by_kind.get(kind, ())})
+        roots = [self.documents[i].root for i in at]
+        return [Found(root, self.display, True) for root in roots if isinstance(root, Mapping)]
 
     def objects(self, kinds: tuple[str, ...]) -> list[Found]:
         """Objects of these kinds: this file's documents first, then its directory's files (by name)."""
@@ -76,6 +82,15 @@ class Nearby:
         except OSError:
             return []
         return data.decode("utf-8", "replace").splitlines()
+
+
+def _hashable(kind: object) -> object:
+    """A document's `kind` value as a key (a list or a mapping written as the kind matches no name)."""
+    try:
+        hash(kind)
+    except TypeError:
+        return None
+    return kind
 
 
 def object_name(root: Mapping) -> str:
