@@ -184,3 +184,13 @@ def test_dry_run_prints_and_writes_nothing(repo):
     result = _run("init", "--dry-run")
     assert result.exit_code == 0 and result.stdout.startswith("# Written by `kvlint init`")
     assert (repo / ".kvlint.yaml").read_text() == "select: [KV1]\n"
+
+
+def test_a_file_path_reads_only_that_files_pools(repo):
+    shutil.copy(FIXTURES / "pools" / "gke" / "nodepool.yaml", repo / "gke.yaml")
+    both = _run("init", "--dry-run").stdout
+    assert "  - l4  #" in both and "  - t4  #" in both
+    one = _run("init", "--dry-run", "gke.yaml").stdout
+    assert (
+        "  - t4  # NVIDIA T4: gke.yaml:4: GKE ContainerNodePool" in one and "l4" not in one.split("fleet:")[1]
+    )
