@@ -8,19 +8,61 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SHARED, lint, shared, shared_params
+from conftest import FIXTURES, SHARED, lint, shared_params
 
 from kvlint.engines import facts, flag_sets
 from kvlint.findings import Severity
 
-SCOUT = "GoogleCloudPlatform__kubernetes-engine-samples__ai-ml__llm-serving-llama__vllm__vllm-llama4-scout-17b-16e.yaml"
+SCOUT = "scout.yaml"
+
+# A Deployment written for these tests in the shape of GKE's Llama 4 Scout sample
+# (GoogleCloudPlatform/kubernetes-engine-samples ai-ml/llm-serving-llama/vllm, the corpus file
+# test_no_flag_of_a_real_file_on_its_pinned_release_is_an_error also reads): the same image, launcher and
+# flags, so the tests run on a clone with nothing beside it.
+SCOUT_TEXT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: vllm-llama4-scout
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: llama-server}
+  template:
+    metadata:
+      labels: {app: llama-server}
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+      - name: inference-server
+        image: docker.io/vllm/vllm-openai:v0.10.0
+        resources:
+          limits:
+            nvidia.com/gpu: 8
+        command: ["python3", "-m", "vllm.entrypoints.openai.api_server"]
+        args:
+        - --host=0.0.0.0
+        - --port=7080
+        - --swap-space=16
+        - --max-model-len=262144
+        - --limit_mm_per_prompt
+        - '{"image": 5}'
+        - --disable-log-stats
+        - --model=meta-llama/Llama-4-Scout-17B-16E
+        - --tensor-parallel-size=8
+"""
+
+
+def _line(text: str, needle: str) -> int:
+    """The 1-based line of the first line holding `needle`."""
+    return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
 
 
 def _scout(tag: str = "v0.10.0", edit: tuple[str, str] | None = None) -> str:
-    """GKE's Llama 4 Scout sample (kubernetes-engine-samples, ai-ml/llm-serving-llama/vllm), as published on
-    docker.io/vllm/vllm-openai:v0.10.0 with `--swap-space=16` (line 50); the tag and one flag re-written."""
-    text = shared("corpus", "manifests2", SCOUT).read_text(encoding="utf-8")
-    text = text.replace("vllm/vllm-openai:v0.10.0", f"vllm/vllm-openai:{tag}")
+    """The Scout-shaped Deployment on docker.io/vllm/vllm-openai:v0.10.0 with `--swap-space=16`; the tag and
+    one flag re-written."""
+    text = SCOUT_TEXT.replace("vllm/vllm-openai:v0.10.0", f"vllm/vllm-openai:{tag}")
     return text.replace(*edit) if edit else text
 
 
@@ -47,7 +89,9 @@ def test_the_published_file_on_its_own_release_has_no_flag_finding():
 def test_a_flag_the_pinned_release_dropped_is_an_error_at_the_flag():
     """--swap-space is in vLLM 0.6 to 0.17 (CacheConfig.swap_space); the same file on v0.20.1 does not start."""
     found = _flag_findings(lint(_scout("v0.20.1"), SCOUT))
-    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 50)]
+    assert [(f.severity, f.where.line) for f in found] == [
+        (Severity.ERROR, _line(SCOUT_TEXT, "--swap-space"))
+    ]
     assert "vLLM 0.20.1 has no option --swap-space" in found[0].message
     assert "unrecognized arguments: --swap-space" in found[0].message
     assert "0.17.1 have it" in found[0].message
@@ -56,7 +100,9 @@ def test_a_flag_the_pinned_release_dropped_is_an_error_at_the_flag():
 
 def test_a_typo_is_an_error_with_a_did_you_mean():
     found = _flag_findings(lint(_scout(edit=("--disable-log-stats", "--disable-log-stat-logging")), SCOUT))
-    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 54)]
+    assert [(f.severity, f.where.line) for f in found] == [
+        (Severity.ERROR, _line(SCOUT_TEXT, "--disable-log-stats"))
+    ]
     assert found[0].fix == "did you mean --disable-log-stats?"
 
 
@@ -99,7 +145,9 @@ def test_an_image_built_by_someone_else_is_a_warning():
 
 def test_the_configured_engine_version_pins_the_release():
     found = _flag_findings(lint(_scout("latest"), SCOUT, **_engine_version("0.20.1")))
-    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 50)]
+    assert [(f.severity, f.where.line) for f in found] == [
+        (Severity.ERROR, _line(SCOUT_TEXT, "--swap-space"))
+    ]
 
 
 def _engine_version(version: str) -> dict:
@@ -128,15 +176,43 @@ def test_no_flag_of_a_real_file_on_its_pinned_release_is_an_error(path: Path):
     assert [f.message for f in _flag_findings(result) if f.severity == Severity.ERROR] == []
 
 
-OME_GPT_OSS = "sgl-project__ome__config__runtimes__srt__gpt-oss-120b-rt.yaml"
+OME_GPT_OSS = "gpt-oss-120b-rt.yaml"
+
+# An SGLang Deployment written for these tests with the launch flags of OME's gpt-oss-120b runtime
+# (sgl-project/ome config/runtimes/srt/gpt-oss-120b-rt.yaml, read in the corpus test above): published on
+# lmsysorg/sglang:v0.5.5.post3-cu129-amd64 with `--tp 2` (a prefix of --tp-size) and `--grpc-mode`.
+OME_TEXT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: gpt-oss-120b
+spec:
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-h100-80gb
+      containers:
+      - name: ome-container
+        image: lmsysorg/sglang:v0.5.5.post3-cu129-amd64
+        command: ["python3", "-m", "sglang.launch_server"]
+        args:
+        - --host=0.0.0.0
+        - --port=8080
+        - --model-path=openai/gpt-oss-120b
+        - --tp
+        - "2"
+        - --context-length
+        - "32768"
+        - --grpc-mode
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+"""
 
 
 def _ome(tag: str = "v0.5.5.post3-cu129-amd64", edit: tuple[str, str] | None = None) -> str:
-    """OME's gpt-oss-120b runtime (sgl-project/ome config/runtimes/srt), as published on
-    lmsysorg/sglang:v0.5.5.post3-cu129-amd64 with `--tp 2` (a prefix of --tp-size) and `--grpc-mode`
-    (line 88); the tag and one flag re-written."""
-    text = shared("corpus", "manifests2", OME_GPT_OSS).read_text(encoding="utf-8")
-    text = text.replace("lmsysorg/sglang:v0.5.5.post3-cu129-amd64", f"lmsysorg/sglang:{tag}")
+    """The OME-flagged SGLang Deployment; the tag and one flag re-written."""
+    text = OME_TEXT.replace("lmsysorg/sglang:v0.5.5.post3-cu129-amd64", f"lmsysorg/sglang:{tag}")
     return text.replace(*edit) if edit else text
 
 
@@ -147,7 +223,7 @@ def test_sglang_on_its_pinned_release_takes_a_prefix():
 def test_sglang_flag_newer_than_the_pinned_release_is_an_error():
     """--grpc-mode is in SGLang 0.5.3.post2 on (sglang==0.5.3.post2:sglang/srt/server_args.py)."""
     found = _flag_findings(lint(_ome("v0.4.6.post1-cu124"), OME_GPT_OSS))
-    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 88)]
+    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, _line(OME_TEXT, "--grpc-mode"))]
     assert "SGLang 0.4.6.post1 has no option --grpc-mode" in found[0].message
     assert "vllm" not in found[0].fix
 
@@ -174,7 +250,9 @@ def test_a_word_for_an_int_flag_is_an_error_on_any_release():
         ).findings
         if f.rule == "KV005"
     ]
-    assert [(f.severity, f.where.line) for f in found] == [(Severity.ERROR, 56)]
+    assert [(f.severity, f.where.line) for f in found] == [
+        (Severity.ERROR, _line(SCOUT_TEXT, "--tensor-parallel-size"))
+    ]
     assert "invalid ... value: '8.0'" in found[0].message
 
 
