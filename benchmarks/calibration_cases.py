@@ -64,7 +64,9 @@ def quant_of(text: str | None) -> str | None:
     return t.split()[0]
 
 
-def _base(case: dict, engine: str) -> tuple[Deployment | None, str]:
+def _base(case: dict, engine: str, version: str | None) -> tuple[Deployment | None, str]:
+    """The deployment every engine's case starts from: the engine (at `version`, when known), model, GPU,
+    parallelism, dtype and quantization the case states; or None and why it cannot be planned."""
     ref = model_ref(case["model"]) or named_ref(case["model"])
     if ref is None:
         return None, f"model {case['model']!r} not in the catalog"
@@ -74,6 +76,8 @@ def _base(case: dict, engine: str) -> tuple[Deployment | None, str]:
     where = Location(case["id"], 1, 1)
     d = Deployment(case["id"], where, "calibration", case["id"])
     d.engine = stated(engine, where)
+    if version:
+        d.engine_version = stated(version, where)
     d.model = stated(ref, where)
     d.gpu = stated(gpu, where)
     for key, attr in (
@@ -131,12 +135,10 @@ def with_facts(case: dict, facts: dict) -> dict:
 
 
 def build_vllm(case: dict, version: str | None) -> tuple[Deployment | None, str]:
-    d, why = _base(case, "vllm")
+    d, why = _base(case, "vllm", version)
     if d is None:
         return None, why
     where = d.where
-    if version:
-        d.engine_version = stated(version, where)
     for name, value in (case.get("env") or {}).items():
         d.extra[str(name)] = stated(str(value), where)
     s = case.get("settings") or {}
@@ -156,12 +158,10 @@ def build_vllm(case: dict, version: str | None) -> tuple[Deployment | None, str]
 
 
 def build_sglang(case: dict, version: str | None) -> tuple[Deployment | None, str]:
-    d, why = _base(case, "sglang")
+    d, why = _base(case, "sglang", version)
     if d is None:
         return None, why
     where = d.where
-    if version:
-        d.engine_version = stated(version, where)
     s = case.get("settings") or {}
     if case.get("dp_size"):
         d.data_parallel = stated(int(case["dp_size"]), where)
@@ -191,12 +191,10 @@ def build_sglang(case: dict, version: str | None) -> tuple[Deployment | None, st
 
 
 def build_tgi(case: dict, version: str | None) -> tuple[Deployment | None, str]:
-    d, why = _base(case, "tgi")
+    d, why = _base(case, "tgi", version)
     if d is None:
         return None, why
     where = d.where
-    if version:
-        d.engine_version = stated(version, where)
     s = case.get("settings") or {}
     if s.get("max_total_tokens") is not None:
         d.max_context = stated(s["max_total_tokens"], where)
@@ -214,12 +212,10 @@ def build_tgi(case: dict, version: str | None) -> tuple[Deployment | None, str]:
 def build_llamacpp(case: dict, version: str | None) -> tuple[Deployment | None, str]:
     """A llama-server (or Ollama) start-up: the cells, slots, flash attention, offload and cache types the log
     states (benchmarks/calibration/llamacpp_startup_logs.yaml)."""
-    d, why = _base(case, "llamacpp")
+    d, why = _base(case, "llamacpp", version)
     if d is None:
         return None, why
     where = d.where
-    if version:
-        d.engine_version = stated(version, where)
     s = case.get("settings") or {}
     if s.get("ollama"):
         d.extra["llamacpp_server"] = stated("ollama", where)
