@@ -87,9 +87,9 @@ class Engine(Protocol):
 
     name: str  # as a deployment carries it (`vllm`), the registry's key
     display: str  # as messages print it (`vLLM`)
-    fraction_field: (
-        str  # the Deployment field holding its KV-cache memory share (vLLM gpu_memory_utilization)
-    )
+    # the Deployment field holding its KV-cache memory share (vLLM gpu_memory_utilization); None for an
+    # engine that takes no share (llama.cpp allocates what -c asks)
+    fraction_field: str | None
     kv_heads: KvHeadSharding
     batch_checks: frozenset[BatchCheck]
     no_kv_memory_says: str  # the engine's words when no memory is left for the KV cache ('' if none known)

@@ -52,7 +52,7 @@ class EngineBase:
 
     name = ""
     display = ""
-    fraction_field = "gpu_memory_utilization"
+    fraction_field: str | None = "gpu_memory_utilization"
     kv_heads = KvHeadSharding.REPLICATED
     batch_checks: frozenset[BatchCheck] = frozenset()
     no_kv_memory_says = ""

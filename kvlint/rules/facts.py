@@ -36,7 +36,7 @@ def flag(engine: str, setting: str) -> str:
     KV-cache memory share: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TGI
     cuda_memory_fraction); the setting itself when no option of the engine sets it."""
     e = engines.get(engine)
-    attr = e.fraction_field if setting == "utilization" else setting
+    attr = (e.fraction_field or setting) if setting == "utilization" else setting
     found = e.flag_for(attr)
     return setting if found == attr else found
 

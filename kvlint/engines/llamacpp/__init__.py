@@ -44,7 +44,7 @@ class LlamaCpp(EngineBase):
     settings_of = "kvlint.engines.llamacpp.plan:settings"
     plan_of = "kvlint.engines.llamacpp.fit:layout"
     release_of = "kvlint.engines.llamacpp.releases:parse_version"
-    fraction_field = "llamacpp_no_fraction"
+    fraction_field = None
     kv_heads = KvHeadSharding.REPLICATED
     no_kv_memory_says = "failed to allocate buffer for kv cache"
     refuses_context_beyond_model = (
