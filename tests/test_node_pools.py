@@ -208,3 +208,33 @@ def test_the_nearest_folder_with_a_pool_it_lands_on_gives_the_gpu(tmp_path):
     (repo / "examples" / "gpu" / "vllm.yaml").write_bytes((POOLS / "karpenter" / "vllm.yaml").read_bytes())
     (r,) = _lint(repo / "examples" / "gpu" / "vllm.yaml").deployments
     assert r.gpu is not None and r.gpu.id == "l4"
+
+
+def test_terraform_carries_karpenter_node_pools():
+    """The data-addons karpenter-resources values (ai-on-eks's shape) and kubectl_manifest NodePools
+    (yamlencode, heredoc) are read as the NodePools they render."""
+    found = _pools("terraform-karpenter")
+    g5 = found["g5-gpu-karpenter"]
+    assert {g for g, _n in g5.gpus} == {"a10g"} and g5.gpus_per_node == 4  # g5.12xlarge
+    assert g5.labels["NodeGroupType"] == "g5-gpu-karpenter" and g5.labels["type"] == "karpenter"
+    assert g5.taints == (("nvidia.com/gpu", "Exists", "NoSchedule"),)
+    assert (g5.where.file, g5.where.line) == ("addons.tf", 14)  # the values' first line in the heredoc
+    assert found["x86-cpu-karpenter"].has_gpu is False  # family m5: the catalog lists none, no accelerator
+    assert {g for g, _n in found["gpu-nodepool"].gpus} == {"l40s"}  # yamlencode({...}), family g6e
+    l4 = found["${var.pool_name}-l4"]  # a heredoc: a placeholder stays its text
+    assert l4.gpus == (("l4", 1),) and (l4.where.file, l4.where.line) == ("nodepool.tf", 29)
+
+
+def test_ray_workers_placement_picks_the_pool_not_the_heads():
+    result = _lint(POOLS / "terraform-karpenter" / "ray-service-vllm.yaml", "r/ray-service-vllm.yaml")
+    (r,) = result.deployments
+    assert r.gpu is not None and r.gpu.id == "a10g" and r.plan is not None
+    assert r.deployment.gpu is not None and "g5-gpu-karpenter" in (r.deployment.gpu.note or "")
+    assert "r/addons.tf:14" in (r.deployment.gpu.note or "")
+
+
+def test_an_unknown_karpenter_family_is_not_taken_for_no_gpu():
+    from kvlint.extract.kinds.node_pools import carries_no_gpu
+
+    assert carries_no_gpu("m5") and carries_no_gpu("c6i")
+    assert not carries_no_gpu("g5") and not carries_no_gpu("p9") and not carries_no_gpu("inf2")

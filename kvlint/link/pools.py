@@ -57,7 +57,7 @@ _YAML_MARKERS = tuple(g.encode() for g in POOL_GROUPS)
 MARKERS: dict[str, tuple[bytes, ...]] = {
     ".yaml": _YAML_MARKERS,
     ".yml": _YAML_MARKERS,
-    ".tf": (b"node_group", b"node_pool"),
+    ".tf": (b"node_group", b"node_pool", b"karpenter"),
     ".json": (b"Microsoft.ContainerService",),
 }
 

@@ -94,7 +94,13 @@ def _karpenter_types(allowed: dict[str, tuple[str, ...]]) -> list[str]:
         return types
     families = [f for p in _PROVIDERS for f in allowed.get(f"{p}/instance-family", ())]
     sizes = {s for p in _PROVIDERS for s in allowed.get(f"{p}/instance-size", ())}
-    return [t for fam in families for t in family_types(fam) if not sizes or t.split(".", 1)[1] in sizes]
+    out: list[str] = []
+    for fam in families:
+        known = [t for t in family_types(fam) if not sizes or t.split(".", 1)[1] in sizes]
+        # a family the catalog lists no type of: its types by the sizes allowed (m5.xlarge ...), or the
+        # family's name alone (add_types tells a family with no accelerator from one it does not know)
+        out.extend(known or [f"{fam}.{s}" for s in sorted(sizes)] or [fam])
+    return out
 
 
 def eksctl(root: Mapping, path: str, _known: Known) -> list[Pool]:

@@ -62,15 +62,17 @@ class Pool:
 # GCP "Machine families resource and comparison guide" (accelerator-optimized: a2, a3, a4, g2, g4;
 # N1 takes attached GPUs, stated separately); Azure "Sizes for virtual machines" (GPU: N-series).
 _AWS = re.compile(r"^([a-z]+)(\d+)([a-z-]*)\.[a-z0-9]+$")
+_AWS_FAMILY = re.compile(r"^([a-z]+)(\d+)([a-z-]*)$")  # a family alone (Karpenter instance-family: m5)
 _AWS_ACCEL = ("p", "g", "gr", "trn", "inf", "dl", "f", "vt")
 _GCP = re.compile(r"^([a-z]\d[a-z]?)-[a-z]+(-\d+[a-z]*)?")
 _GCP_ACCEL = ("a2", "a3", "a4", "a4x", "g2", "g4")
 
 
 def carries_no_gpu(instance_type: str) -> bool:
-    """The instance type's family has no accelerator (m5.large, n2-standard-8, Standard_D8s_v5)."""
+    """The instance type's family has no accelerator (m5.large, n2-standard-8, Standard_D8s_v5; an
+    AWS family named alone, m5, as Karpenter's instance-family requirement names it)."""
     t = instance_type.strip()
-    m = _AWS.match(t)
+    m = _AWS.match(t) or _AWS_FAMILY.match(t)
     if m:
         return m.group(1) not in _AWS_ACCEL
     if t.lower().startswith("standard_"):

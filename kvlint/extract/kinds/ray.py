@@ -119,12 +119,16 @@ def _gpu_groups(ctx: ct.ObjectContext, cluster: Mapping | None) -> tuple[Deploym
     count = 0
     if cluster is None:
         return scratch, 0
+    gpu_placement = None
     for spec in pods.find_pod_specs(cluster):
         for c in pods.containers(spec.node):
             before = scratch.gpus_per_pod
             ct.add_container_facts(scratch, ctx, spec.node, c)
             if scratch.gpus_per_pod is not None and scratch.gpus_per_pod is not before:
                 count += 1
+                gpu_placement = scratch.extra.get("placement")
+    if gpu_placement is not None:  # where the GPU workers land decides the node pools, not the head
+        scratch.extra["placement"] = gpu_placement
     return scratch, count
 
 
@@ -344,3 +348,5 @@ def _copy_gpus(d: Deployment, gpu_pods: tuple[Deployment, int]) -> None:
         )
     d.gpus_per_pod = scratch.gpus_per_pod
     d.shm_size, d.has_shm = scratch.shm_size, scratch.has_shm
+    if "placement" in scratch.extra:
+        d.extra["placement"] = scratch.extra["placement"]
