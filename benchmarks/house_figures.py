@@ -1,17 +1,22 @@
 """The house figures of code-review-3 (issue 22), measured from the source with the AST.
 
-    python benchmarks/house_figures.py [ROOT]
+    python benchmarks/house_figures.py [--list] [ROOT]
 
 Prints, for the package under ROOT (default: this checkout):
-- engine-name comparisons outside the engine packages (a string "vllm"/"sglang"/"tgi" compared with
-  ==, !=, in, or used as a dict-literal key);
-- imports of one engine's modules from outside the engine packages;
+- engine-name comparisons outside the engine packages: a string naming an engine compared with ==, !=,
+  in, not in, or used as a dict-literal key. The names are the registry's (the keys of ENGINES in ROOT's
+  kvlint/engines/__init__.py, read from its source, so a checkout's own engines count) and `ollama`,
+  which the llama.cpp package reads; a checkout without the registry counts vllm, sglang and tgi;
+- imports of an engine package's modules from outside the engine packages: a package is a folder under
+  kvlint/engines/ (its modules are that engine's); the modules at kvlint/engines/*.py (the registry,
+  the protocol, the shared fact and flag-table readers) are the engines layer's API, imported freely;
 - writes onto a Deployment after extract: assignments to a Deployment field or its `extra` dict
   outside kvlint/extract/, kvlint/load/ and an engine package's launch readers (attribute names
   matched against the record's fields);
 - distinct string keys used on an `extra` dict (subscript, get, in, setdefault, pop);
 - functions over cyclomatic complexity 25 (radon, when installed).
 These are proxies, counted the same way before and after a change; the review counted by hand.
+`--list` also prints `file:line what` for each engine-name comparison and engine-package import.
 """
 
 from __future__ import annotations
@@ -20,8 +25,12 @@ import ast
 import sys
 from pathlib import Path
 
-ENGINES = {"vllm", "sglang", "tgi"}
-ENGINE_DIRS = ("kvlint/engines/", "kvlint/capacity/engines/", "kvlint/extract/pod/engine_args/")
+# a checkout from before the registry: the three engines it modelled
+FIRST_ENGINES = frozenset({"vllm", "sglang", "tgi"})
+# words that name an engine without being a registry key (Ollama runs llama.cpp's runner)
+ALSO_NAMES = frozenset({"ollama"})
+# where engine modules live: the packages, and the two stage folders that held them before
+ENGINE_DIRS = ("kvlint/engines/", "kvlint/capacity/engines/", "kvlint/extract/engine_args/")
 EXTRACT_DIRS = ("kvlint/extract/", "kvlint/load/")
 # Inside an engine package, the modules that read a launch (extract-time writes, like extract's own;
 # flag_sets.py records the flags an options reader met)
@@ -56,21 +65,69 @@ def _deployment_fields(trees: dict[str, ast.Module]) -> set[str]:
     return names
 
 
-def _is_engine_const(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant) and node.value in ENGINES:
-        return True
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return any(_is_engine_const(e) for e in node.elts)
-    return False
+def engine_names(root: Path) -> frozenset[str]:
+    """The registry's engine names in ROOT's source (the keys of `ENGINES = {...}`), and ALSO_NAMES."""
+    registry = root / "kvlint" / "engines" / "__init__.py"
+    if registry.is_file():
+        for node in ast.walk(ast.parse(registry.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, (ast.Assign, ast.AnnAssign))
+                and any(isinstance(t, ast.Name) and t.id == "ENGINES" for t in _targets(node))
+                and isinstance(node.value, ast.Dict)
+            ):
+                keys = {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+                return frozenset(keys) | ALSO_NAMES
+    return FIRST_ENGINES
 
 
-def _engine_module(name: str) -> bool:
-    parts = name.split(".")
-    if name.startswith("kvlint.engines.") and len(parts) > 2 and parts[2] not in {"base", "registry"}:
-        return True
-    return name.startswith(("kvlint.capacity.engines.", "kvlint.extract.pod.engine_args.")) and any(
-        e in parts[3] for e in ENGINES
+def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
+    return node.targets if isinstance(node, ast.Assign) else [node.target]
+
+
+def engine_packages(root: Path) -> frozenset[str]:
+    """The engine packages: the folders under kvlint/engines/ (each one engine's modules)."""
+    top = root / "kvlint" / "engines"
+    return (
+        frozenset(p.name for p in top.iterdir() if (p / "__init__.py").is_file())
+        if top.is_dir()
+        else frozenset()
     )
+
+
+def _named(node: ast.AST, names: frozenset[str]) -> list[str]:
+    """The engine names an operand spells: a string constant, or one inside a tuple / list / set."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+        return [node.value]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [n for e in node.elts for n in _named(e, names)]
+    return []
+
+
+def _engine_module(name: str, names: frozenset[str], packages: frozenset[str]) -> bool:
+    parts = name.split(".")
+    if len(parts) > 2 and parts[:2] == ["kvlint", "engines"]:
+        return parts[2] in packages
+    return name.startswith(("kvlint.capacity.engines.", "kvlint.extract.engine_args.")) and any(
+        e in parts[3] for e in names
+    )
+
+
+def _dispatch(node: ast.AST, names: frozenset[str], packages: frozenset[str]) -> str | None:
+    """What an engine-name comparison or engine-package import at this node does, or None."""
+    if isinstance(node, ast.Compare):
+        found = [n for op in (node.left, *node.comparators) for n in _named(op, names)]
+        return f"compares with {', '.join(map(repr, found))}" if found else None
+    if isinstance(node, ast.Dict):
+        found = [n for k in node.keys if k is not None for n in _named(k, names)]
+        return f"dict keyed by {', '.join(map(repr, found))}" if found else None
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        mods = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        hit = [m for m in mods if _engine_module(m, names, packages)]
+        return f"imports {hit[0]}" if hit else None
+    if isinstance(node, ast.Import):
+        hit = [a.name for a in node.names if _engine_module(a.name, names, packages)]
+        return f"imports {hit[0]}" if hit else None
+    return None
 
 
 def _extra_key(node: ast.AST) -> str | None:
@@ -90,9 +147,11 @@ def _extra_key(node: ast.AST) -> str | None:
     return None
 
 
-def figures(root: Path) -> dict[str, int]:
+def figures(root: Path, listed: list[str] | None = None) -> dict[str, int]:
+    """The figures; `listed` (when given) gets `file:line what` of each comparison and import counted."""
     trees = _modules(root)
     fields = _deployment_fields(trees)
+    names, packages = engine_names(root), engine_packages(root)
     comparisons = imports = writes = 0
     files_comparing: set[str] = set()
     keys: set[str] = set()
@@ -106,25 +165,18 @@ def figures(root: Path) -> dict[str, int]:
             key = _extra_key(node)
             if key:
                 keys.add(key)
-            if in_engine:
-                if isinstance(node, (ast.Assign, ast.AugAssign)) and after_extract:
-                    writes += _writes(node, fields)
+            if isinstance(node, (ast.Assign, ast.AugAssign)) and after_extract:
+                writes += _writes(node, fields)
+            what = None if in_engine else _dispatch(node, names, packages)
+            if what is None:
                 continue
-            if (
-                isinstance(node, ast.Compare)
-                and (_is_engine_const(node.left) or any(_is_engine_const(c) for c in node.comparators))
-                or isinstance(node, ast.Dict)
-                and any(k is not None and _is_engine_const(k) for k in node.keys)
-            ):
+            if what.startswith("imports"):
+                imports += 1
+            else:
                 comparisons += 1
                 files_comparing.add(rel)
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                mods = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-                imports += any(_engine_module(m) for m in mods)
-            elif isinstance(node, ast.Import):
-                imports += any(_engine_module(a.name) for a in node.names)
-            elif isinstance(node, (ast.Assign, ast.AugAssign)) and after_extract:
-                writes += _writes(node, fields)
+            if listed is not None:
+                listed.append(f"{rel}:{getattr(node, 'lineno', 0)} {what}")
     out = {
         "engine-name comparisons outside the engine packages": comparisons,
         "files with such comparisons": len(files_comparing),
@@ -163,7 +215,16 @@ def _writes(node: ast.Assign | ast.AugAssign, fields: set[str]) -> int:
     return n
 
 
-if __name__ == "__main__":
-    root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1]
-    for name, value in figures(root).items():
+def main(argv: list[str]) -> None:
+    listing = "--list" in argv
+    args = [a for a in argv if a != "--list"]
+    root = Path(args[0]) if args else Path(__file__).resolve().parents[1]
+    listed: list[str] = []
+    for name, value in figures(root, listed if listing else None).items():
         print(f"{value:6,}  {name}")
+    for line in sorted(listed, key=lambda item: (item.split(":")[0], int(item.split(":")[1].split(" ")[0]))):
+        print(f"  {line}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -2,9 +2,15 @@
 code dispatches on an engine's name (a name compared with ==, !=, in or not in, or used as a dict key).
 Everything else asks the registry and the protocol (kvlint/engines/__init__.py, base.py).
 
-An input kind's own vocabulary can spell a word that happens to be an engine's name: a chart's subchart
-or container called `vllm`, a stack's backend names. Those are facts of the input, not a choice between
-engines; each is listed in INPUT_WORDS with what it is, and an entry nothing matches any more fails."""
+The names are every name in the registry, and `ollama` (the llama.cpp package reads Ollama). An engine
+package is a folder under kvlint/engines/; the modules at kvlint/engines/*.py (the registry, the protocol,
+the shared fact and flag-table readers, which take an engine's name and read its package's data) are the
+engines layer's API and may be imported from anywhere above it. benchmarks/house_figures.py counts by the
+same rule.
+
+An input kind's own vocabulary can spell an engine's name (KubeAI's `engine: VLLM`, llm-d's container
+`vllm`): the engine package declares those words (`Engine.goes_by`) and the input kind asks
+`engines.called` / `engines.named_in`."""
 
 from __future__ import annotations
 
@@ -16,26 +22,8 @@ from kvlint import engines
 
 PACKAGE = ROOT / "kvlint"
 ENGINE_DIR = PACKAGE / "engines"
-NAMES = frozenset(engines.names())
-
-# (file, word) -> what the input calls by that word
-INPUT_WORDS = {
-    (
-        "kvlint/extract/charts/chart_layouts.py",
-        "vllm",
-    ): "OPEA's umbrella chart holds its vLLM subchart's values under `vllm:`",
-    (
-        "kvlint/extract/pod/engine_args/hfserver.py",
-        "vllm",
-    ): "KServe's Hugging Face server's `--backend vllm` value",
-    ("kvlint/extract/kinds/kserve.py", "vllm"): "KServe runtime and model-format names that carry `vllm`",
-    ("kvlint/extract/kinds/kubeai.py", "vllm"): "KubeAI's Model `engine: VLLM` (read lower-cased)",
-    ("kvlint/extract/kinds/llmaz.py", "vllm"): "llmaz's stock BackendRuntime names",
-    ("kvlint/extract/kinds/llmaz.py", "sglang"): "llmaz's stock BackendRuntime names",
-    ("kvlint/extract/kinds/llmaz.py", "tgi"): "llmaz's stock BackendRuntime names",
-    ("kvlint/extract/kinds/llmaz.py", "llamacpp"): "llmaz's stock BackendRuntime names",
-    ("kvlint/extract/kinds/llmd_values.py", "vllm"): "the llm-d chart's engine container is named `vllm`",
-}
+NAMES = frozenset(engines.names()) | {"ollama"}
+PACKAGES = frozenset(p.name for p in ENGINE_DIR.iterdir() if (p / "__init__.py").is_file())
 
 
 def _names_in(node: ast.AST) -> list[str]:
@@ -49,7 +37,7 @@ def _names_in(node: ast.AST) -> list[str]:
 
 def _engine_package(module: str) -> bool:
     parts = module.split(".")
-    return len(parts) >= 3 and parts[:2] == ["kvlint", "engines"] and parts[2] in NAMES
+    return len(parts) >= 3 and parts[:2] == ["kvlint", "engines"] and parts[2] in PACKAGES
 
 
 def violations(source: str, filename: str = "<snippet>") -> list[str]:
@@ -71,19 +59,55 @@ def violations(source: str, filename: str = "<snippet>") -> list[str]:
 
 
 def test_nothing_outside_the_engine_packages_dispatches_on_an_engine():
-    found, seen = [], set()
+    found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         if ENGINE_DIR in path.parents:
             continue
-        rel = path.relative_to(ROOT).as_posix()
-        for v in violations(path.read_text(), rel):
-            word = v.rsplit("'", 2)[-2] if v.endswith("'") else ""
-            if (rel, word) in INPUT_WORDS:
-                seen.add((rel, word))
-            else:
-                found.append(v)
+        found += violations(path.read_text(), path.relative_to(ROOT).as_posix())
     assert not found, "ask kvlint.engines (the registry and the Engine protocol):\n" + "\n".join(found)
-    assert seen == set(INPUT_WORDS), f"INPUT_WORDS entries nothing spells any more: {set(INPUT_WORDS) - seen}"
+
+
+def _kinds_asked() -> set[str]:
+    """The input kinds a module outside kvlint/engines/ asks `engines.called` / `engines.named_in` about."""
+    asked = set()
+    for path in PACKAGE.rglob("*.py"):
+        if ENGINE_DIR in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in {"called", "named_in"}
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "engines"
+            ):
+                kind = node.args[0]
+                assert isinstance(kind, ast.Constant), (
+                    f"{path}:{node.lineno} names its input kind in a constant"
+                )
+                asked.add(kind.value)
+    return asked
+
+
+def test_every_input_word_an_engine_declares_is_asked_by_its_input_kind():
+    """A word an engine package says an input kind names it by is read there (a kind spelled differently
+    on the two sides would never match), and every kind an input reader asks about has a word."""
+    declared = {kind for e in engines.every() for kind in [*e.goes_by, *e.unread_in]}
+    assert declared == _kinds_asked()
+    for e in engines.every():
+        assert set(e.unread_in) <= set(e.goes_by), e.name
+        assert all(w == w.lower() for words in e.goes_by.values() for w in words), e.name
+
+
+def test_an_input_word_names_its_engine():
+    """KubeAI's `engine: VLLM` is vLLM, its `OLlama` the llama.cpp package (which says why KubeAI's way of
+    running it is not read); a word no engine declares names none."""
+    assert engines.called("kubeai", "VLLM").name == "vllm"
+    ollama = engines.called("kubeai", "OLlama")
+    assert ollama.name == "llamacpp" and "ollama://" in ollama.unread_in["kubeai"]
+    assert engines.called("kubeai", "infinity") is None
+    assert engines.named_in("kserve runtime", "kserve-vllm-runtime").name == "vllm"
+    assert engines.named_in("kserve runtime", "kserve-huggingfaceserver") is None
 
 
 def test_the_checker_catches_each_kind_of_dispatch():
@@ -92,9 +116,11 @@ def test_the_checker_catches_each_kind_of_dispatch():
 from kvlint.engines.vllm import options
 import kvlint.engines.tgi.plan
 from kvlint.engines import sglang
+from kvlint.engines.llamacpp.plan import settings
 if d.engine_name == "tgi": pass
 if engine in ("vllm", "sglang"): pass
 if "sglang" not in image: pass
+if backend == "ollama": pass
 TABLE = {"vllm": 1}
 """
     found = violations(bad)
@@ -102,17 +128,48 @@ TABLE = {"vllm": 1}
         "imports kvlint.engines.vllm",
         "imports kvlint.engines.tgi.plan",
         "imports kvlint.engines.sglang",
+        "imports kvlint.engines.llamacpp.plan",
         "compares with 'tgi'",
         "compares with 'vllm'",
         "compares with 'sglang'",
         "compares with 'sglang'",
+        "compares with 'ollama'",
         "dict key 'vllm'",
     ]
     good = """
 from kvlint import engines
 from kvlint.engines.base import Startup
+from kvlint.engines import facts, flag_sets
 e = engines.get(d.engine_name)
 if e.kv_heads is KvHeadSharding.SHARDED: pass
 d.engine = stated("vllm", where, "KubeAI engine VLLM")
 """
     assert violations(good) == []
+
+
+def test_the_house_figures_count_by_the_same_rule(tmp_path):
+    """benchmarks/house_figures.py reports the same places as this test, on a package holding each kind of
+    dispatch and each kind of import it allows (the registry's names read from that package's source)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import house_figures as hf
+
+    (tmp_path / "kvlint" / "engines" / "vllm").mkdir(parents=True)
+    (tmp_path / "kvlint" / "engines" / "vllm" / "__init__.py").write_text("")
+    (tmp_path / "kvlint" / "engines" / "__init__.py").write_text((ENGINE_DIR / "__init__.py").read_text())
+    snippet = """from kvlint.engines.vllm import options
+from kvlint.engines import facts, flag_sets
+from kvlint import engines
+if name == "llamacpp" or backend in ("tgi", "x"): pass
+if word == "ollama": pass
+TABLE = {"sglang": 1}
+e = engines.called("kubeai", word)
+"""
+    (tmp_path / "kvlint" / "reader.py").write_text(snippet)
+    listed: list[str] = []
+    figures = hf.figures(tmp_path, listed)
+    ours = violations(snippet, "kvlint/reader.py")
+    assert sorted({line.split(" ")[0] for line in listed}) == sorted({v.split(" ")[0] for v in ours})
+    assert figures["engine-module imports from outside the engine packages"] == 1
+    assert figures["engine-name comparisons outside the engine packages"] == 4  # two on one line

@@ -58,4 +58,29 @@ def every() -> tuple[Engine, ...]:
     return _EVERY
 
 
-__all__ = ["DEFAULT", "ENGINES", "Engine", "display", "every", "get", "known", "names"]
+def called(kind: str, word: str) -> Engine | None:
+    """The engine an input kind's word names (KubeAI's `engine: VLLM`, llm-d's container `vllm`), as each
+    engine declares its words (`Engine.goes_by`); compared lower-cased; None when no engine goes by it there."""
+    said = word.lower()
+    return next((e for e in every() if said in e.goes_by.get(kind, ())), None)
+
+
+def named_in(kind: str, text: str) -> Engine | None:
+    """The first engine (in `ENGINES` order) one of whose words for this input kind is part of the text
+    (KServe's runtime and model-format names: `kserve-vllm-runtime`); None when none is."""
+    said = text.lower()
+    return next((e for e in every() if any(w in said for w in e.goes_by.get(kind, ()))), None)
+
+
+__all__ = [
+    "DEFAULT",
+    "ENGINES",
+    "Engine",
+    "called",
+    "display",
+    "every",
+    "get",
+    "known",
+    "named_in",
+    "names",
+]

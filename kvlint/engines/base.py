@@ -96,6 +96,11 @@ class Engine(Protocol):
     script_word: str  # a word that, in a shell command or a Python import path, names the engine
     image_words: tuple[str, ...]  # words of an image name that name the engine's images
     native_fields: dict[str, Any]  # kvlint's own field -> where the engine keeps it (engines/native.py)
+    # input kind -> the words (lower case) that input names the engine by: KubeAI's `engine: VLLM`,
+    # llmaz's backendName, llm-d's container name (`kvlint.engines.called` / `named_in` answer)
+    goes_by: dict[str, tuple[str, ...]]
+    # input kind -> why kvlint does not read the engine as that input runs it (its KV004); none: it does
+    unread_in: dict[str, str]
     ray_places_workers: bool  # under a Ray cluster its TP x PP workers are Ray actors spread over the pods
     models_expert_placement: bool  # kvlint models how it places MoE experts over TP x DP (fleet's guess)
     names_fp8_weights_fix: bool  # online fp8 weight quantization is a fix kvlint can offer for it

@@ -64,6 +64,8 @@ class EngineBase:
     runs_on_cpu_without_gpu = False
     script_word = ""  # a word that, in a shell command or a Python import path, names the engine
     image_words: tuple[str, ...] = ()
+    goes_by: dict[str, tuple[str, ...]] = {}  # input kind -> the words it names the engine by
+    unread_in: dict[str, str] = {}  # input kind -> why kvlint does not read the engine as it runs it
     native_fields: dict[
         str, Any
     ] = {}  # kvlint's field -> where the engine keeps it (engines/native.py); none: SAME  # words of an image name that name the engine's images

@@ -27,6 +27,16 @@ class VLLM(EngineBase):
     names_fp8_weights_fix = True  # --quantization fp8 quantizes a bf16 checkpoint at load
     script_word = "vllm"
     image_words = _launch.IMAGES
+    goes_by = {
+        # KServe: runtime and model-format names that carry it (kserve-vllm-runtime, modelFormat vllm)
+        "kserve runtime": ("vllm",),
+        # KServe's Hugging Face server: `--backend vllm` (python/huggingfaceserver/huggingfaceserver/__main__.py)
+        "kserve huggingface backend": ("vllm",),
+        # KubeAI's Model `engine: VLLM` (api/k8s/v1/model_types.go ModelSpec.Engine)
+        "kubeai": ("vllm",),
+        # the llm-d-modelservice chart names its engine container `vllm` (templates/_helpers.tpl)
+        "llm-d container": ("vllm",),
+    }
 
     entry_point = staticmethod(_launch.entry_point)
     wrapper_entry = staticmethod(_launch.wrapper_entry)

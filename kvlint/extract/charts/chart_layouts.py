@@ -32,6 +32,10 @@ class Layout:
     args_key: str  # a list rendered before the chart's own flags
     shm_key: str  # sizeLimit of the memory-backed /dev/shm the chart always mounts
     defaults: tuple[tuple[str, str], ...]  # the chart's values.yaml defaults for the keys above
+    # as a subchart of an umbrella chart: the chart's name (its values sit under that key, Helm's
+    # convention) and the image it then runs by default; "" when not read as a subchart
+    chart: str = ""
+    chart_image: str = ""
 
 
 LAYOUTS: tuple[Layout, ...] = (
@@ -44,22 +48,20 @@ LAYOUTS: tuple[Layout, ...] = (
         args_key="extraCmdArgs",
         shm_key="shmSize",
         defaults=(("LLM_MODEL_ID", "meta-llama/Meta-Llama-3-8B-Instruct"), ("shmSize", "1Gi")),
+        chart="vllm",  # helm-charts/common/vllm/Chart.yaml name; OPEA ChatQnA's values say `vllm:`
+        chart_image="opea/vllm:latest",
     ),
 )
 
 
-# Umbrella charts carry a subchart's values under the subchart's name (Helm's convention); a section
-# under that name holding the layout's model key is that subchart's values (OPEA ChatQnA: `vllm:`).
-SUBCHARTS = {"vllm": (0, "opea/vllm:latest")}  # name -> (index in LAYOUTS, the subchart's default image)
-
-
 def subchart_sections(root: Mapping) -> list[tuple[str, Mapping, Layout, str]]:
+    """Umbrella charts carry a subchart's values under the subchart's name (Helm's convention): a section
+    under a layout's chart name holding its model key is that subchart's values (OPEA ChatQnA: `vllm:`)."""
     out = []
-    for name, (index, image) in SUBCHARTS.items():
-        section = root.map(name)
-        layout = LAYOUTS[index]
+    for layout in LAYOUTS:
+        section = root.map(layout.chart) if layout.chart else None
         if section is not None and section.value("enabled") is not False and layout.model_key in section:
-            out.append((name, section, layout, image))
+            out.append((layout.chart, section, layout, layout.chart_image))
     return out
 
 

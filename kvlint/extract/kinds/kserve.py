@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, stated
 from kvlint.extract.kinds import kserve_multinode as multinode
@@ -308,14 +309,16 @@ def _without_runtime(
     d = Deployment(ctx.file, ctx.where, ctx.kind, ctx.name, ctx.base_dir)
     d.ignores = dict(ctx.ignores)
     where = anchor.where(ctx.file)
+    engine = engines.named_in("kserve runtime", text)
     if "nim" in text:
         d.engine = stated("nim", where, "KServe NIM runtime")
         ct.mark_unsupported(d, "nim", where)
-    elif "vllm" in text:
-        d.engine = stated("vllm", where, "KServe vLLM runtime")
+    elif engine is not None:
+        d.engine = stated(engine.name, where, f"KServe {engine.display} runtime")
         args = model.seq("args")
         if args is not None:
-            ct.read_engine(d, ct.Launch("vllm", scalar_tokens(args, ctx.file), None, "KServe model args"), {})
+            launch = ct.Launch(engine.name, scalar_tokens(args, ctx.file), None, "KServe model args")
+            ct.read_engine(d, launch, {})
         storage = _storage(model, ctx.file)
         if storage is not None and d.model is None:
             d.model = stated(storage.text, storage.where)

@@ -63,14 +63,17 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
 def _engine(
     d: Deployment, ctx: ct.ObjectContext, spec: Mapping, engine: str, url: Scalar | None, where: Location
 ) -> bool:
-    """The engine and, for vLLM, its args; False when the entry serves nothing kvlint checks."""
-    if engine in ("vllm", ""):
-        if engine == "" and url is None:
-            return False
-        d.engine = stated("vllm", where, "KubeAI engine VLLM")
+    """The engine and, for one kvlint reads as KubeAI runs it (vLLM), its args; False when the entry serves
+    nothing kvlint checks. The engine packages say which KubeAI engine word is theirs."""
+    if engine == "" and url is None:
+        return False
+    word = engine or UNSTATED_ENGINE
+    served = engines.called("kubeai", word)
+    if served is not None and "kubeai" not in served.unread_in:
+        d.engine = stated(served.name, where, f"KubeAI engine {word.upper()}")
         args = spec.seq("args")
         if args is not None:
-            engines.get("vllm").read_options(
+            served.read_options(
                 d, scalar_tokens(args, ctx.file), _env(spec, ctx.file), positional_model=False
             )
     elif engine in _NOT_TEXT_GENERATION:
@@ -84,13 +87,17 @@ def _engine(
             )
         )
         d.extra["unsupported"] = stated(engine, where)
-    elif engine == "ollama":
-        d.engine = stated("ollama", where)
-        ct.mark_unsupported(d, "ollama", where)
+    elif served is not None:
+        d.engine = stated(engine, where)
+        ct.mark_unsupported(d, engine, where, served.unread_in["kubeai"])
     else:
         d.engine = stated(engine, where)
         ct.mark_unsupported(d, "other", where)
     return True
+
+
+# A catalog entry of the models chart with a url and no `engine` is read as KubeAI's VLLM engine.
+UNSTATED_ENGINE = "vllm"
 
 
 # KubeAI's engines that serve no text-generation model (kubeai.org_models.yaml `engine` enum; the

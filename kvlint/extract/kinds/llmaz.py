@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint import engines
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract.pod import container as ct
@@ -26,39 +27,68 @@ from kvlint.extract.pod import synthetic
 from kvlint.findings import Issue, Severity
 from kvlint.load.nearby import Found, object_name
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.record import record
 
 SOURCE = "InftyAI/llmaz@3c13ff3"
 DEFAULT_BACKEND = "vllm"
 STOCK_SHM = "2Gi"
-# stock BackendRuntimes of the llmaz chart, the parts kvlint reads (default and speculative configs)
-STOCK: dict[str, dict] = {
-    "vllm": {
-        "image": "vllm/vllm-openai:v0.7.3",
-        "command": ["python3", "-m", "vllm.entrypoints.openai.api_server"],
-        "default": [
-            "--model",
-            "{{ .ModelPath }}",
-            "--served-model-name",
-            "{{ .ModelName }}",
-            "--host",
-            "0.0.0.0",
-        ],
-        "speculative-decoding": [
-            *("--model", "{{ .ModelPath }}", "--served-model-name", "{{ .ModelName }}"),
-            *("--speculative_model", "{{ .DraftModelPath }}", "--num_speculative_tokens", "5", "-tp", "1"),
-        ],
-    },
-    "sglang": {
-        "image": "lmsysorg/sglang:v0.4.5-cu121",
-        "command": ["python3", "-m", "sglang.launch_server"],
-        "default": ["--model-path", "{{ .ModelPath }}", "--served-model-name", "{{ .ModelName }}"],
-    },
-    "tgi": {
-        "image": "ghcr.io/huggingface/text-generation-inference:2.3.1",
-        "command": [],
-        "default": ["--model-id", "{{ .ModelPath }}", "--port", "8080"],
-    },
-}
+
+
+@record(frozen=True)
+class StockRuntime:
+    """One of llmaz's stock BackendRuntimes, the parts kvlint reads: `name` is its metadata.name (the
+    backendName that picks it, like a BackendRuntime in the file), `configs` its recommended configs' args."""
+
+    name: str
+    image: str
+    command: tuple[str, ...]
+    configs: dict[str, tuple[str, ...]]
+
+
+# the llmaz chart's stock BackendRuntimes (chart/templates/backends/<name>.yaml; images from
+# chart/values.global.yaml): the default and speculative-decoding configs
+STOCK_RUNTIMES = (
+    StockRuntime(
+        "vllm",
+        "vllm/vllm-openai:v0.7.3",
+        ("python3", "-m", "vllm.entrypoints.openai.api_server"),
+        {
+            "default": (
+                "--model",
+                "{{ .ModelPath }}",
+                "--served-model-name",
+                "{{ .ModelName }}",
+                "--host",
+                "0.0.0.0",
+            ),
+            "speculative-decoding": (
+                "--model",
+                "{{ .ModelPath }}",
+                "--served-model-name",
+                "{{ .ModelName }}",
+                "--speculative_model",
+                "{{ .DraftModelPath }}",
+                "--num_speculative_tokens",
+                "5",
+                "-tp",
+                "1",
+            ),
+        },
+    ),
+    StockRuntime(
+        "sglang",
+        "lmsysorg/sglang:v0.4.5-cu121",
+        ("python3", "-m", "sglang.launch_server"),
+        {"default": ("--model-path", "{{ .ModelPath }}", "--served-model-name", "{{ .ModelName }}")},
+    ),
+    StockRuntime(
+        "tgi",
+        "ghcr.io/huggingface/text-generation-inference:2.3.1",
+        (),
+        {"default": ("--model-id", "{{ .ModelPath }}", "--port", "8080")},
+    ),
+)
+STOCK = {r.name: r for r in STOCK_RUNTIMES}
 
 
 def is_llmaz(root: Mapping) -> bool:
@@ -184,22 +214,32 @@ def _runtime_parts(runtime: Found, cfg, backend, config_name):
 def _stock_parts(ctx, cfg, backend, config_name):
     """The same parts from llmaz's stock BackendRuntime of that name; None and why when there is none."""
     stock = STOCK.get(backend)
-    if stock is None or config_name not in stock:
-        engine = {"llamacpp": "llama.cpp", "tensorrt-llm": "TensorRT-LLM", "ollama": "Ollama"}.get(backend)
-        if backend == "llamacpp":  # kvlint models llama-server, but not llmaz's runtime for it
-            return None, (
-                f"llmaz backend {backend} runs llama.cpp from llmaz's stock BackendRuntime, which is not in kvlint's"
-                " table of llmaz runtimes, so its command line and resources are unknown"
-            )
-        if engine is not None:
-            return None, f"llmaz backend {backend} runs {engine}, an engine kvlint does not model"
-        return None, f"its BackendRuntime {backend} (config {config_name}) is not in this file or beside it"
+    if stock is None or config_name not in stock.configs:
+        return None, _no_stock(backend, config_name, stock is None)
     how = f"llmaz's stock BackendRuntime {backend} ({SOURCE} chart/templates/backends/{backend}.yaml)"
     version = cfg.value("version")
-    image = stock["image"] if not version else f"{stock['image'].split(':')[0]}:{version}"
-    command = synthetic.from_data(stock["command"], ctx.root)
-    args = synthetic.from_data(stock[config_name], ctx.root)
+    image = stock.image if not version else f"{stock.image.split(':')[0]}:{version}"
+    command = synthetic.from_data(list(stock.command), ctx.root)
+    args = synthetic.from_data(list(stock.configs[config_name]), ctx.root)
     return (image, command, args, None, synthetic.scalar(ctx.root, STOCK_SHM)), how
+
+
+# llmaz backends of engines kvlint does not model (chart/templates/backends/)
+_NOT_MODELLED = {"tensorrt-llm": "TensorRT-LLM"}
+
+
+def _no_stock(backend: str, config_name: str, no_runtime: bool) -> str:
+    """Why a backend with no BackendRuntime in or beside the file has no pod: the engine packages say which
+    llmaz backend names are theirs."""
+    engine = engines.called("llmaz", backend) if no_runtime else None
+    if engine is not None:  # kvlint models the engine, but not llmaz's stock runtime for it
+        return (
+            f"llmaz backend {backend} runs {engine.display} from llmaz's stock BackendRuntime, which is not in"
+            " kvlint's table of llmaz runtimes, so its command line and resources are unknown"
+        )
+    if no_runtime and backend in _NOT_MODELLED:
+        return f"llmaz backend {backend} runs {_NOT_MODELLED[backend]}, an engine kvlint does not model"
+    return f"its BackendRuntime {backend} (config {config_name}) is not in this file or beside it"
 
 
 def _render_pod(ctx, spec, cfg, main: Found, models, image, command, args, resources, shm):

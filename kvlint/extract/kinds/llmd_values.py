@@ -22,6 +22,7 @@ values.yaml and templates/_helpers.tpl), applied here:
 
 from __future__ import annotations
 
+from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.charts import llmd_keys
@@ -116,9 +117,11 @@ def _roles(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[De
 
 
 def _engine_container(section: Mapping) -> Mapping | None:
+    """The container the chart runs the engine in: one named as the engine packages say llm-d names it, or
+    one with a modelCommand; else the first."""
     boxes = [c for c in section.seq("containers") or () if isinstance(c, Mapping)]
     for c in boxes:
-        if c.value("name") == "vllm" or "modelCommand" in c:
+        if engines.called("llm-d container", str(c.value("name") or "")) is not None or "modelCommand" in c:
             return c
     return boxes[0] if boxes else None
 

@@ -191,11 +191,12 @@ def _custom_server(commands: list, container: Mapping, path: str) -> Launch | No
     return None
 
 
-def mark_unsupported(d: Deployment, engine: str, where: Location) -> None:
+def mark_unsupported(d: Deployment, engine: str, where: Location, why: str = "") -> None:
+    """One KV004: the engine (a launch kind of UNSUPPORTED, or `why` it is not read) is not modelled."""
     d.issues.append(
         Issue(
             NOT_CHECKABLE,
-            f"{d.label()}: {UNSUPPORTED.get(engine, engine)}",
+            f"{d.label()}: {why or UNSUPPORTED.get(engine, engine)}",
             where,
             kind=IssueKind.ENGINE_NOT_MODELLED,
         )

@@ -16,8 +16,6 @@ from kvlint.record import record
 # Engines kvlint recognises but does not model, with the reason said in KV004.
 UNSUPPORTED = {
     "trtllm": "TensorRT-LLM sizes its KV cache from its own engine build (kv_cache_free_gpu_mem_fraction); not modelled",
-    "ollama": "the model is an Ollama library tag (ollama://NAME:TAG), which kvlint does not resolve to its GGUF "
-    "file and quantization (the library's manifests are not in the file); not modelled",
     "jetstream": "JetStream runs on TPUs; kvlint models GPU memory",
     "nim": "NVIDIA NIM picks its backend (TensorRT-LLM or vLLM) from a profile at start-up; memory not modelled",
     "kaito": "KAITO's operator picks the parallelism (data parallel when the model is under half of one GPU, "

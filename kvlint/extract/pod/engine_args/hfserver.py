@@ -150,7 +150,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], storage: To
         return
     d.engine = (
         stated("vllm", where, "KServe Hugging Face server, --backend vllm")
-        if backend == "vllm"
+        if engines.called("kserve huggingface backend", backend) is not None
         else inferred(
             "vllm",
             f"KServe Hugging Face server: --backend auto (its default) runs vLLM for {model.text if model else 'the model'}, "
