@@ -16,7 +16,7 @@ import pytest
 from kvlint.capacity.weights import weights
 from kvlint.catalog import models
 from kvlint.catalog.gguf import bits_of
-from kvlint.catalog.gguf_roles import more_bits, roles
+from kvlint.catalog.gguf_roles import fallback, more_bits, roles
 
 
 def _gguf_bytes(name: str) -> int:
@@ -76,3 +76,66 @@ def test_must_not_match_a_safetensors_checkpoint_is_priced_as_before():
     arch = models.resolve("Qwen/Qwen2.5-7B-Instruct-AWQ").arch
     assert arch is not None and arch.quant is not None and not arch.quant.ggml_file_type
     assert bits_of("q6_k") == 210 * 8 / 256  # block_q6_K: 210 bytes per 256 weights
+
+
+# Files bartowski published, with the llama.cpp build each README names; sizes from each README's "File Size"
+# column (GB, 10^9 bytes): https://huggingface.co/bartowski/Meta-Llama-3.1-70B-Instruct-GGUF (b3472),
+# https://huggingface.co/bartowski/Codestral-22B-v0.1-GGUF (b3024). They exercise the rules one type at a
+# time: the 70B attn_v bump (Q3_K_M, Q4_K_M), the IQ types' own raises (IQ3_XS, IQ3_M, IQ2_M, IQ2_S, IQ1_M).
+@pytest.mark.parametrize(
+    ("base", "ftype", "published_gb"),
+    [
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", "Q4_K_M", 42.52),
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", "Q3_K_M", 34.27),
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", "IQ3_XS", 29.31),
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", "IQ2_M", 24.12),
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", "IQ1_M", 16.75),
+        ("mistralai/Codestral-22B-v0.1", "IQ3_M", 10.06),
+        ("mistralai/Codestral-22B-v0.1", "IQ2_S", 7.03),
+        ("mistralai/Codestral-22B-v0.1", "Q3_K_S", 9.64),
+    ],
+)
+def test_published_files_of_each_mix_match_within_half_a_percent(base, ftype, published_gb):
+    assert _gguf_bytes(f"{base}-{ftype}-GGUF") / 1e9 == pytest.approx(published_gb, rel=0.005)
+
+
+def test_iq2_s_files_are_mostly_iq2_xs_as_llama_cpp_defaults_them():
+    """llama_ftype_get_default_type: IQ2_S -> GGML_TYPE_IQ2_XS, IQ2_M -> IQ2_S, IQ3_XS/IQ3_M -> IQ3_S."""
+    from kvlint.catalog.gguf import FTYPES
+
+    assert (FTYPES["iq2_s"], FTYPES["iq2_m"], FTYPES["iq3_xs"], FTYPES["iq3_m"]) == (
+        "iq2_xs",
+        "iq2_s",
+        "iq3_s",
+        "iq3_s",
+    )
+
+
+def test_a_row_length_the_block_does_not_divide_takes_the_fallback_type():
+    """tensor_type_fallback: GLM-4.5-Air's experts are 1408 wide (1408 % 256 = 128), so their ffn_down
+    rows cannot be Q4_K blocks: Q5_0; a width not even 32 divides is F16."""
+    assert fallback("q4_k", 1408) == "q5_0" and fallback("q4_k", 1536) == "q4_k"
+    assert fallback("q6_k", 2880) == "q8_0" and fallback("iq2_xs", 1408) == "iq4_nl"
+    assert fallback("q3_k", 1000) == "f16"
+
+
+def test_a_moe_file_with_narrow_experts_is_priced_with_its_fallback():
+    """zai-org/GLM-4.5-Air Q4_K_M: bartowski's file of a GLM-4.5-Air fine-tune (zerofata/GLM-4.5-Iceblink-
+    106B-A12B, https://huggingface.co/bartowski/zerofata_GLM-4.5-Iceblink-106B-A12B-GGUF, b6258) is 73.50 GB,
+    and holds the multi-token-prediction layer too, which llama.cpp does not load. Without the fallback the
+    experts' ffn_down is priced at Q4_K/Q6_K and the weights come out 12 % under the file."""
+    arch = models.resolve("zai-org/GLM-4.5-Air-Q4_K_M-GGUF").arch
+    assert arch is not None and arch.moe_intermediate_size % 256
+    loaded = weights(arch, 1, 1).total
+    file_estimate = loaded + arch.mtp_params * loaded / arch.params
+    assert file_estimate / 1e9 == pytest.approx(73.50, rel=0.03)
+    assert loaded / 1e9 > 0.93 * 73.50
+
+
+@pytest.mark.parametrize("recipe", ["Q4_K_L", "Q3_K_XL", "Q6_K_L", "Q2_K_L"])
+def test_must_not_price_a_quantizers_own_recipe_as_a_llama_cpp_type(recipe):
+    """bartowski's _L/_XL files keep embeddings and output at Q8_0 ("Uses Q8_0 for embed and output
+    weights"): no llama.cpp file type (tools/quantize/quantize.cpp QUANT_OPTIONS), so the name states no
+    layout; kvlint keeps the base's KV facts and leaves the weights unpriced, saying why."""
+    res = models.resolve(f"meta-llama/Meta-Llama-3.1-70B-Instruct-{recipe}-GGUF")
+    assert res.arch is not None and "not one of llama.cpp's file types" in res.unpriced

@@ -49,9 +49,28 @@ _BLOCKS: dict[str, tuple[int, int]] = {
     "tq2_0": (66, 256),
     "mxfp4": (17, 32),
 }
-# llama.cpp file types that are mixes named after their main type (llama_ftype names)
-_MIX_OF = {"iq2_m": "iq2_s", "iq3_xs": "iq3_s", "iq3_m": "iq3_s"}
-_SIZE_LETTER = re.compile(r"^(q[2-6]_k)_(?:xs|s|m|l|xl)$")
+# llama.cpp's file types -> the default ggml type of each (ggml-org/llama.cpp@007dbbf3
+# src/llama-quant.cpp llama_ftype_get_default_type; the names llama-quantize accepts, with its aliases
+# Q3_K/Q4_K/Q5_K for the _M mixes: tools/quantize/quantize.cpp QUANT_OPTIONS). "mxfp4" is how files of
+# MXFP4_MOE are named. A name outside this table (Q4_K_L, Q3_K_XL, UD-Q4_K_XL: a quantizer's own recipe of
+# per-tensor overrides) states no layout kvlint can price.
+FTYPES: dict[str, str] = {
+    **{t: t for t in ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q6_k", "tq1_0", "tq2_0", "iq2_xxs", "iq2_xs")},
+    **{t: t for t in ("iq3_xxs", "iq1_s", "iq1_m", "iq4_nl", "iq4_xs", "iq3_s")},
+    "mxfp4": "mxfp4",
+    "mxfp4_moe": "mxfp4",
+    "q2_k": "q2_k",
+    "q2_k_s": "q2_k",
+    "iq3_xs": "iq3_s",
+    "iq3_m": "iq3_s",
+    "iq2_s": "iq2_xs",
+    "iq2_m": "iq2_s",
+    **dict.fromkeys(("q3_k_s", "q3_k_m", "q3_k_l"), "q3_k"),
+    **dict.fromkeys(("q4_k_s", "q4_k_m"), "q4_k"),
+    **dict.fromkeys(("q5_k_s", "q5_k_m"), "q5_k"),
+}
+_RECIPE = re.compile(r"^i?q[1-8]_k?_?(?:xxs|xs|s|m|l|xl|xxl)$|^q[1-8]_k_\w+$")  # a size letter on a type
+_ALIASES = {"q3_k": "q3_k_m", "q4_k": "q4_k_m", "q5_k": "q5_k_m", "mxfp4_moe": "mxfp4"}
 _UNQUANTIZED = {"f16": 16, "bf16": 16, "f32": 32}
 
 _TYPE = re.compile(r"(?:^|[-_.])(?P<type>i?q[1-8](?:_[a-z0-9]+)*|tq[12]_0|mxfp4|bf16|f16|f32)$")
@@ -99,8 +118,14 @@ def quant(ggml_type: str) -> tuple[Quant | None, str]:
     if t in _UNQUANTIZED:
         width = _UNQUANTIZED[t]
         return (None, "") if width == 16 else (Quant("gguf", 32.0, "GGUF F32 weights"), "")
-    main = _MIX_OF.get(t) or (m.group(1) if (m := _SIZE_LETTER.match(t)) else t)
-    if main not in _BLOCKS:
+    t = _ALIASES.get(t, t)
+    main = FTYPES.get(t)
+    if main is None:
+        if _RECIPE.match(t):
+            return None, (
+                f"GGUF type {ggml_type.upper()} is not one of llama.cpp's file types (llama-quantize's "
+                "QUANT_OPTIONS): a quantizer's own recipe, whose per-tensor types only the file states"
+            )
         return None, f"GGUF type {ggml_type.upper()} is not in kvlint's table of ggml types ({SOURCE})"
     bits = bits_of(main)
     scheme = (
