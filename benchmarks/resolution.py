@@ -76,7 +76,9 @@ def derived(show: bool) -> list[str]:
             continue
         right.append(ident)
     known = len(rules.DERIVED) - unknown_base
-    matched_wrongly = [r[0] for r in rules.NOT_DERIVED if models._by_name(r[0], has_org=True).arch is not None]
+    matched_wrongly = [
+        r[0] for r in rules.NOT_DERIVED if models._by_name(r[0], has_org=True).arch is not None
+    ]
     # a must-not-match id may since have been catalogued under its own name: the test allows that
     # (test_not_derived_ids_stay_unknown); only a match on another model's stem is wrong
     from kvlint.catalog.name_rules import split_quant, stem
@@ -139,7 +141,9 @@ def published(show: bool) -> list[str]:
             got = _file_gb(f"{base}-{quant}-GGUF")
             if got is not None:
                 overridden.append(100 * (got - gb) / gb)
-                rows.append(f"  {base} {quant} (quantizer's overrides): {got:.2f} GB priced, {gb:.2f} GB published")
+                rows.append(
+                    f"  {base} {quant} (quantizer's overrides): {got:.2f} GB priced, {gb:.2f} GB published"
+                )
     out.append(f"GGUF files, K- and legacy quants: {_pct(k_quants)}")
     out.append(f"GGUF files, I-quants: {_pct(i_quants)}")
     for base, errs in by_base.items():
@@ -159,7 +163,9 @@ def published(show: bool) -> list[str]:
             continue
         err = 100 * (arch.params - row["total"]) / row["total"]
         params.append(err)
-        prow.append(f"  {row['id']}: {arch.params / 1e9:.2f}B counted, maker says {row['says']!r} ({err:+.2f} %)")
+        prow.append(
+            f"  {row['id']}: {arch.params / 1e9:.2f}B counted, maker says {row['says']!r} ({err:+.2f} %)"
+        )
     out.append(f"parameter totals against the makers' figures: {_pct(params)}")
     if show:
         out += rows + priced_custom + prow
