@@ -121,7 +121,6 @@ def published(show: bool) -> list[str]:
     priced_custom: list[str] = []
     rows: list[str] = []
     by_base: dict[str, list[float]] = {}
-    overridden: list[float] = []
     for group in data["gguf"]:
         base = group["base"]
         for quant, gb in group["sizes"].items():
@@ -137,22 +136,12 @@ def published(show: bool) -> list[str]:
             got = _file_gb(f"{base}-{quant}-GGUF")
             if got is not None:
                 priced_custom.append(f"  {base} {quant}: priced {got:.2f} GB, published {gb:.2f} GB")
-        for quant, gb in (group.get("overridden") or {}).items():
-            got = _file_gb(f"{base}-{quant}-GGUF")
-            if got is not None:
-                overridden.append(100 * (got - gb) / gb)
-                rows.append(
-                    f"  {base} {quant} (quantizer's overrides): {got:.2f} GB priced, {gb:.2f} GB published"
-                )
     out.append(f"GGUF files, K- and legacy quants: {_pct(k_quants)}")
     out.append(f"GGUF files, I-quants: {_pct(i_quants)}")
     for base, errs in by_base.items():
         out.append(f"  {base}: {_pct(errs)}")
     out.append(
         f"quantizer recipes that are no llama.cpp file type, priced anyway (should be 0): {len(priced_custom)}"
-    )
-    out.append(
-        f"files named after a llama.cpp type but made with the quantizer's own overrides: {_pct(overridden)}"
     )
     params: list[float] = []
     prow: list[str] = []

@@ -139,3 +139,21 @@ def test_must_not_price_a_quantizers_own_recipe_as_a_llama_cpp_type(recipe):
     layout; kvlint keeps the base's KV facts and leaves the weights unpriced, saying why."""
     res = models.resolve(f"meta-llama/Meta-Llama-3.1-70B-Instruct-{recipe}-GGUF")
     assert res.arch is not None and "not one of llama.cpp's file types" in res.unpriced
+
+
+@pytest.mark.parametrize(("ftype", "published_gb"), [("Q4_K_M", 11.67), ("Q6_K", 12.04), ("Q4_0", 11.52)])
+def test_a_gguf_of_an_mxfp4_checkpoint_keeps_its_experts_mxfp4(ftype, published_gb):
+    """gpt-oss stores its routed experts MXFP4; the converter keeps them and llama-quantize will not
+    requantize them, so every file type quantizes only the rest. bartowski's files
+    (https://huggingface.co/bartowski/openai_gpt-oss-20b-GGUF, b6096: "All quants keep the feed forward
+    networks at mxfp4") are 11.5-12.0 GB whatever the type; priced as Q4_K/Q6_K experts they were 13-22 GB."""
+    res = models.resolve(f"openai/gpt-oss-20b-{ftype}-GGUF")
+    assert res.arch is not None and res.arch.quant is not None and res.arch.quant.kept_experts == "mxfp4"
+    assert weights(res.arch, 1, 1).total / 1e9 == pytest.approx(published_gb, rel=0.01)
+
+
+def test_must_not_keep_experts_of_a_checkpoint_stored_in_16_bit():
+    res = models.resolve("zai-org/GLM-4.5-Air-Q4_K_M-GGUF")
+    assert res.arch is not None and res.arch.quant is not None and res.arch.quant.kept_experts == ""
+    sixteen = models.resolve("openai/gpt-oss-20b-F16-GGUF").arch
+    assert sixteen is not None and sixteen.quant is not None and sixteen.quant.method == "mxfp4"

@@ -57,6 +57,9 @@ class Quant:
     # a GGUF file's llama.cpp file type and its default ggml type ("q4_k_m:q4_k"): each tensor role is
     # priced at the type llama.cpp gives it (kvlint.catalog.gguf_roles); "" for every other format
     ggml_file_type: str = ""
+    # a GGUF's routed experts kept at the checkpoint's own ggml type ("mxfp4": gpt-oss), whatever the
+    # file type (kvlint.catalog.gguf_roles); "" when the quantizer chose them
+    kept_experts: str = ""
     # modules the config leaves in 16-bit in one layer only ((group, layer), kvlint.catalog.quant_modules),
     # other schemes some groups get (group, bits), and patterns kvlint could not place (the weights are
     # then open upward: those modules may be 16-bit)

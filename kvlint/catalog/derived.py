@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kvlint.catalog import how
-from kvlint.catalog.arch import ENCODER_ONLY, ModelArch
+from kvlint.catalog.arch import ENCODER_ONLY, ModelArch, Quant
 from kvlint.catalog.name_rules import Derived
 from kvlint.catalog.resolution import Resolution
 from kvlint.record import replace
@@ -38,6 +38,8 @@ def resolution(
     if found.stated is not None:
         source += f" + {found.stated.label} (from the name)"
         quant = found.stated.quant
+        if found.stated.gguf:
+            quant = gguf_keeps(base.quant, quant)
         if quant is not None and found.stated.kv_dtype:
             quant = replace(quant, kv_cache_dtype=found.stated.kv_dtype)
     rules = ", ".join(found.rules) or "same name"
@@ -68,3 +70,17 @@ def _nearest(
         f"the nearest known config is {' or '.join(named)}, not used: a dated or suffixed release can "
         "change the context length, layers or experts, and the catalog has no source that this one did not"
     )
+
+
+def gguf_keeps(checkpoint: Quant | None, stated: Quant | None) -> Quant | None:
+    """A GGUF of a checkpoint whose routed experts are stored MXFP4 (gpt-oss) keeps them MXFP4: the
+    converter does not dequantize them (ggml-org/llama.cpp@2bbcf7fc conversion/gpt_oss.py
+    GptOssModel.dequant_model returns early for MXFP4) and llama-quantize does not requantize a quantized
+    tensor (src/llama-quant.cpp@007dbbf3 "requantizing from type %s is disabled" without
+    --allow-requantize). A 16-bit GGUF is then the checkpoint's own layout; a quantized one keeps the
+    experts at MXFP4 and quantizes the rest."""
+    if checkpoint is None or checkpoint.method != "mxfp4" or "experts" not in checkpoint.covers:
+        return stated
+    if stated is None:
+        return checkpoint
+    return replace(stated, kept_experts="mxfp4")

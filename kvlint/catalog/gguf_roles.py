@@ -236,7 +236,9 @@ def is_llama_70b(arch: ModelArch) -> bool:
 
 
 def price(arch: ModelArch, ftype: str, default: str) -> Priced:
-    """Each role of `arch` at the type llama.cpp gives it in a file of type `ftype`, after the fallback."""
+    """Each role of `arch` at the type llama.cpp gives it in a file of type `ftype`, after the fallback;
+    routed experts the file keeps at the checkpoint's own type (`Quant.kept_experts`) at that type."""
+    kept = arch.quant.kept_experts if arch.quant is not None else ""
     r = roles(
         ftype,
         default,
@@ -276,6 +278,9 @@ def price(arch: ModelArch, ftype: str, default: str) -> Priced:
         e_cols = arch.moe_intermediate_size
         if mxfp4:
             experts = routed * bits_of("mxfp4") + lp.shared * bits("q8_0", h)
+        elif kept:
+            shared_bits = (parts - 1) * bits(up, h) + bits(r.ffn_down[i], e_cols)
+            experts = routed * bits_of(kept) + lp.shared / parts * shared_bits
         else:
             per_expert_bits = (parts - 1) * bits(up, h) + bits(r.ffn_down[i], e_cols)
             experts = lp.experts / parts * per_expert_bits

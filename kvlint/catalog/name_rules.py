@@ -51,6 +51,7 @@ class NameQuant(NamedTuple):
     quant: Quant | None
     kv_dtype: str | None = None
     unpriced: str = ""  # why the weights cannot be priced from the name (a GGUF repository), or ""
+    gguf: bool = False  # a GGUF file or repository (kvlint.catalog.gguf)
 
 
 def _q(method: str, bits: float, scheme: str) -> Quant:
@@ -161,11 +162,11 @@ def split_gguf(name: str) -> tuple[str, NameQuant] | None:
             f"a {what}: the quant type is chosen by the file, and the name does not state it, so the "
             "weights are not priced"
         )
-        return core, NameQuant(f"GGUF weights ({what}, quant type not stated)", None, unpriced=why)
+        return core, NameQuant(f"GGUF weights ({what}, quant type not stated)", None, unpriced=why, gguf=True)
     quant, why = gguf.quant(ggml_type)
     label = f"GGUF {ggml_type.upper()} weights ({what})"
     return core, NameQuant(
-        label, quant, unpriced=f"a {what} of type {ggml_type.upper()}: {why}" if why else ""
+        label, quant, unpriced=f"a {what} of type {ggml_type.upper()}: {why}" if why else "", gguf=True
     )
 
 
