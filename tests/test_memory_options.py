@@ -14,6 +14,8 @@ from conftest import lint, vllm_settings
 
 from kvlint.catalog.gpus import lookup as lookup_gpu
 from kvlint.deployment import Deployment
+from kvlint.engines.lmdeploy import memory_options as lmdeploy_memory
+from kvlint.engines.lmdeploy import options as lmdeploy
 from kvlint.engines.memory_entry import MODELLED, NO_EFFECT, NOT_MODELLED
 from kvlint.engines.sglang import memory_options as sglang_memory
 from kvlint.engines.sglang import options as sglang
@@ -30,12 +32,19 @@ from kvlint.extract.pod.engine_args.options import load_table
 from kvlint.findings import Severity
 from kvlint.record import fields, replace
 
-READERS = {"vllm": vllm_args, "sglang": sglang, "tgi": tgi, "tgi-llamacpp": tgi_llamacpp}
+READERS = {
+    "vllm": vllm_args,
+    "sglang": sglang,
+    "tgi": tgi,
+    "tgi-llamacpp": tgi_llamacpp,
+    "lmdeploy": lmdeploy,
+}
 TABLES = {
     "vllm": vllm_memory.table(),
     "sglang": sglang_memory.table(),
     "tgi": tgi_memory.table(),
     "tgi-llamacpp": llamacpp_memory.table(),
+    "lmdeploy": lmdeploy_memory.table(),
 }
 
 

@@ -193,6 +193,10 @@ COMMAND = {
         ["--model-id", MODEL, "--max-total-tokens", "8192"],
     ),
     "llamacpp": ("ghcr.io/ggml-org/llama.cpp:server-cuda-b6500", ["-m", MODEL, "-c", "8192"]),
+    "lmdeploy": (
+        "openmmlab/lmdeploy:v0.10.2-cu12",
+        ["lmdeploy", "serve", "api_server", MODEL, "--session-len", "8192"],
+    ),
 }
 _JSON = '{"max_position_embeddings": 65536}'
 # A legal value for options whose kind (the reader's MAPPING) does not give one, and for the ones it
@@ -228,6 +232,8 @@ VALUES = {
     "cache_type_v": "f32",
     "flash_attn": "on",
     "n_gpu_layers": "20",
+    "cache_max_entry_count": "0.5",
+    "backend": "pytorch",
 }
 SPECIAL = {  # option -> the words written (environment variables: NAME=value)
     "--max-model-len auto": ["--max-model-len", "auto"],
@@ -240,6 +246,7 @@ SPECIAL = {  # option -> the words written (environment variables: NAME=value)
     "--cuda-graph-sizes": ["--cuda-graph-sizes", "64"],
     "--rope-factor": ["--rope-scaling", "dynamic", "--rope-factor", "2.0"],
     "--sharded": ["--sharded", "true"],  # a clap bool of TGI's launcher takes a value
+    "--quant-policy": ["--quant-policy", "8"],  # LMDeploy's KV int8 (fp8 needs v0.14)
     "VLLM_USE_V1": ["VLLM_USE_V1=0"],
     "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS": ["VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=1"],
     "VLLM_USE_FLASHINFER_SAMPLER": ["VLLM_USE_FLASHINFER_SAMPLER=0"],

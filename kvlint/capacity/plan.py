@@ -94,6 +94,10 @@ class Plan:
     # keys (DeepSeek DSA; vLLM)
     warmup_fails: str = ""
     indexer_keys: bool = False
+    # what the engine does when one request of max_model_len does not fit the pool, when the plan settles
+    # it (a kvlint.engines.base.LongSequence: LMDeploy's backend, and the length it shrinks to); None:
+    # the engine's `long_sequence` answers
+    startup: Any = None
 
     @property
     def weights_limit(self) -> int:

@@ -46,7 +46,8 @@ class Startup(Enum):
 @record(frozen=True)
 class LongSequence:
     """The engine's answer to "one sequence does not fit": what it does, and the engine's own words (''
-    when it says nothing a user could search for). `shrinks_to`: the length it starts with (SHRINKS)."""
+    when it says nothing a user could search for). `shrinks_to`: the length it starts with (SHRINKS); an
+    engine whose answer depends on its pool puts it on the plan (`Plan.startup`), which KV102 reads first."""
 
     startup: Startup
     says: str = ""

@@ -151,7 +151,7 @@ class KvCacheBelowMaxContext(PlanRule):
                 + (f' ("{engine.no_kv_memory_says}")' if engine.no_kv_memory_says else "")
             )
         else:
-            answer = engine.long_sequence(s.version, ctx.in_force.max_context)
+            answer = p.startup or engine.long_sequence(s.version, ctx.in_force.max_context)
             message = (
                 f"one sequence of {shown(ctx.in_force.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
                 f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {engine.display} {_verb(answer)}"
@@ -180,7 +180,8 @@ def _verb(answer: LongSequence) -> str:
     if answer.startup is Startup.REFUSES:
         return f"refuses to start ({answer.says})" if answer.says else "refuses to start"
     if answer.startup is Startup.SHRINKS:
-        return f"starts with a maximum length of {tokens(answer.shrinks_to or 0)}"
+        said = f' ("{answer.says}")' if answer.says else ""
+        return f"starts with a maximum length of {tokens(answer.shrinks_to or 0)}{said}"
     if answer.startup is Startup.QUEUES:
         return "admits such a request and it waits for a pool that never holds it"
     return "can never schedule such a request"
