@@ -1,9 +1,10 @@
 """How close kvlint's engine accounting is to what vLLM, SGLang, TGI and llama.cpp really logged (a script, not a test).
 
-    python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--llamacpp PATH] [--cases] [--markdown]
+    python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--llamacpp PATH] [--lmdeploy PATH]
+        [--cases] [--markdown]
 
 Defaults: ../shared/calibration/vllm_startup_logs.yaml (split by source in
-benchmarks/calibration/vllm_splits.yaml) and benchmarks/calibration/{sglang,tgi,llamacpp}_startup_logs.yaml
+benchmarks/calibration/vllm_splits.yaml) and benchmarks/calibration/{sglang,tgi,llamacpp,lmdeploy}_startup_logs.yaml
 (each case carries its split). For every scorable case whose model and GPU kvlint resolves, it
 builds the deployment the log describes, runs kvlint's plan and rules, and compares weights GiB,
 KV GiB and KV tokens (relative error: median, p90, max) and the start-up verdict, scored by
@@ -99,7 +100,7 @@ def stats(errors: list[float]) -> str:
     return f"n={len(a):>2} median {statistics.median(a):6.2%} p90 {p90:6.2%} max {a[-1]:7.2%}"
 
 
-NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "llamacpp": "llama.cpp"}
+NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "llamacpp": "llama.cpp", "lmdeploy": "LMDeploy"}
 HEADER = (
     "| engine | split | logs | evaluated | KV tokens | KV GiB | weights | verdicts |\n"
     "|---|---|---|---|---|---|---|---|"
@@ -278,6 +279,7 @@ def main() -> int:
     ap.add_argument("--sglang", type=Path, default=DATA / "sglang_startup_logs.yaml")
     ap.add_argument("--tgi", type=Path, default=DATA / "tgi_startup_logs.yaml")
     ap.add_argument("--llamacpp", type=Path, default=DATA / "llamacpp_startup_logs.yaml")
+    ap.add_argument("--lmdeploy", type=Path, default=DATA / "lmdeploy_startup_logs.yaml")
     ap.add_argument("--cases", action="store_true", help="print every case")
     ap.add_argument("--markdown", action="store_true", help="print docs/accuracy.md's table instead")
     args = ap.parse_args()
@@ -286,7 +288,7 @@ def main() -> int:
     rules = all_rules()
     if args.markdown:
         print(HEADER)
-    for engine in ("vllm", "sglang", "tgi", "llamacpp"):
+    for engine in ("vllm", "sglang", "tgi", "llamacpp", "lmdeploy"):
         run_engine(engine, getattr(args, engine), args, rules, vllm_fit)
     return 0
 

@@ -238,6 +238,31 @@ def build_llamacpp(case: dict, version: str | None) -> tuple[Deployment | None, 
     return d, ""
 
 
+def build_lmdeploy(case: dict, version: str | None) -> tuple[Deployment | None, str]:
+    """An `lmdeploy serve api_server` start-up: the backend and the TurboMind / PyTorch engine settings the log
+    states (benchmarks/calibration/lmdeploy_startup_logs.yaml)."""
+    d, why = _base(case, "lmdeploy", version)
+    if d is None:
+        return None, why
+    where = d.where
+    s = case.get("settings") or {}
+    if case.get("backend"):
+        d.extra["backend"] = stated(str(case["backend"]), where)
+    for key, attr in (
+        ("session_len", "max_context"),
+        ("max_batch_size", "max_sequences"),
+        ("cache_block_seq_len", "block_size"),
+    ):
+        if s.get(key) is not None:
+            setattr(d, attr, stated(int(s[key]), where))
+    if s.get("quant_policy") is not None:
+        d.kv_cache_dtype = stated(str(s["quant_policy"]), where)
+    for key in ("cache_max_entry_count", "max_prefill_token_num"):
+        if s.get(key) is not None:
+            d.extra[key] = stated(s[key], where)
+    return d, ""
+
+
 def logged(engine: str, case: dict) -> dict[str, float]:
     """The figures a log states, as accuracy.py compares them: weights, kv (GiB), tokens."""
     m = case.get("measured") or {}
@@ -248,6 +273,12 @@ def logged(engine: str, case: dict) -> dict[str, float]:
                 out[name] = float(m[key]) / 1024
         if m.get("n_ctx") is not None:
             out["tokens"] = float(m["n_ctx"])
+        return out
+    if engine == "lmdeploy":
+        if m.get("max_block_count") is not None:
+            out["tokens"] = float(m["max_block_count"]) * float(m.get("block_len") or 64)
+            if m.get("block_mib") is not None:
+                out["kv"] = float(m["max_block_count"]) * float(m["block_mib"]) / 1024
         return out
     if engine == "vllm":
         for key, name in (("weights_gib", "weights"), ("kv_cache_gib", "kv"), ("kv_cache_tokens", "tokens")):
@@ -271,6 +302,11 @@ ENGINES = {
     "llamacpp": {
         "key": "llamacpp_cases",
         "build": build_llamacpp,
+        "version": lambda c: c.get("engine_version"),
+    },
+    "lmdeploy": {
+        "key": "lmdeploy_cases",
+        "build": build_lmdeploy,
         "version": lambda c: c.get("engine_version"),
     },
 }

@@ -179,3 +179,10 @@ def test_tensor_parallel_splits_the_kv_heads():
     assert two.plan.kv_per_token * 2 == one_gpu.plan.kv_per_token
     assert two.plan.weights_per_gpu < one_gpu.plan.weights_per_gpu
     assert lookup_gpu("L4") is not None
+
+
+def test_before_v0_4_1_a_count_of_one_or_more_is_the_block_count():
+    _, res = one(pod(serve("--cache-max-entry-count", "100"), image="openmmlab/lmdeploy:v0.3.0"))
+    assert (res.plan.num_blocks, res.plan.kv_tokens) == (100, 6400)
+    r = lint(pod(serve("--cache-max-entry-count", "100"), image="openmmlab/lmdeploy:v0.7.3"))
+    assert any(f.rule == "KV005" and "between 0 and 1" in f.message for f in r.findings)

@@ -30,6 +30,7 @@ VLLM = DATA / "vllm-cuda-graphs.yaml"  # hand-written: fits at 0.11.0, CUDA grap
 SGLANG = FIXTURES / "KV103" / "bad-sglang-l4-64-requests.yaml"  # SGLang v0.4.6.post1
 TGI = FIXTURES / "KV102" / "good-tgi-8b-l4-8k.yaml"  # TGI 3.0.1
 LLAMACPP = FIXTURES / "KV102" / "good-llamacpp-8b-l4.yaml"  # llama.cpp build b6500
+LMDEPLOY = FIXTURES / "KV102" / "good-lmdeploy-8b-l4-16k.yaml"  # LMDeploy v0.7.3
 OLDEST_START = "0.10.1"  # --engine-version for the workloads no image pins, so they walk too
 UPDATE = bool(os.environ.get("KVLINT_UPDATE_SNAPSHOTS"))
 
@@ -126,7 +127,7 @@ def _start(r, settings):
 def test_walked_releases_give_checks_verdict_on_the_engine_examples():
     """The engine examples, every release their walks read."""
     compared, seen = _compare(
-        [VLLM, SGLANG, TGI, LLAMACPP], lambda e, st: releases.later(e, st.release, None)
+        [VLLM, SGLANG, TGI, LLAMACPP, LMDEPLOY], lambda e, st: releases.later(e, st.release, None)
     )
     assert seen == set(engines.names()) and compared >= 30
 

@@ -61,6 +61,10 @@ class KvCacheBelowMaxContext(PlanRule):
     when a stated `max_total_tokens` exceeds the pool its router refuses
     ("`max_total_tokens` must be <= `max_batch_total_tokens`" up to v2.0, "Not enough memory to
     handle `max_total_tokens=N`" from v2.1).
+    LMDeploy starts and cuts the session length to what its KV blocks hold (TurboMind up to v0.14:
+    "No enough blocks for `session_len` (S), `session_len` truncated to T."; the PyTorch engine
+    likewise), so a longer request is refused; TurboMind from v0.15 keeps it and fails such a
+    request ("cache out of memory").
 
     ## Formula
     `KV per token per GPU = 2 × layers × max(1, kv_heads ÷ TP) × head_dim × bytes` (MLA: one

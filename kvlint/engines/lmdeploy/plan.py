@@ -112,6 +112,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     of_total = s.extra.get("cache_of") == "total"
     share = int((total if of_total else free) * s.utilization) if free > 0 else free
     num_blocks = max(0, share) // block_bytes if block_bytes else 0
+    if s.utilization >= 1:  # before v0.4.1 a count of 1 or more is the block count (BlockManager.cc:33-39)
+        share, num_blocks = int(s.utilization) * block_bytes, int(s.utilization)
     kv_tokens = num_blocks * block
     pool = num_blocks * block_bytes if share > 0 else share
     starts = long_sequence(s, kv_tokens)
@@ -121,7 +123,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         engine="lmdeploy",
         generation=s.generation,
         gpu_total=total,
-        utilization=s.utilization,
+        utilization=1.0,  # the weights may take the whole GPU; the cache share is of what they leave (lines)
         budget=total,
         terms=terms,
         kv_pool=pool,
@@ -149,7 +151,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     p.lines = [
         f"GPU memory: {gib(total)} ({s.extra['backend']}, LMDeploy {s.version or 'newest'})",
         *(f"  - {t.label}: {gib(t.bytes)}  ({t.note})" for t in terms),
-        f"  = {gib(free)} free; --cache-max-entry-count {shown} of {of} = {gib(share)}",
+        f"  = {gib(free)} free; --cache-max-entry-count {shown} of {of} = {gib(share)}"
+        if free > 0 or of_total
+        else f"  = {gib(free)}: nothing is free after the weights for the KV cache",
         f"KV per token per GPU: {per_token:,} B ({s.kv_cache_dtype}); block of {block} tokens: {block_bytes / (1 << 20):.1f} MiB",
         f"  -> {num_blocks:,} blocks = {tokens(kv_tokens)} tokens ({gib(pool)})",
     ]
