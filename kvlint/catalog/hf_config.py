@@ -186,6 +186,54 @@ def _blocks(cfg: dict[str, Any], layers: int, h: int, nq: int, nkv: int) -> tupl
         raise ConfigError(str(exc)) from None
 
 
+def _max_context(cfg: dict[str, Any], family: str) -> tuple[int, str]:
+    """The maximum context the config derives, and how; a RoPE factor that scales it to nothing (an
+    override such as TGI --rope-factor) is a ConfigError."""
+    max_len, max_note = derive_max_len(cfg, family)
+    if max_len < 1:
+        raise ConfigError(
+            f"the maximum context comes out at {max_len} tokens ({max_note}): expected at least 1"
+        )
+    return max_len, max_note
+
+
+def _layer_params(
+    cfg: dict[str, Any],
+    family: str,
+    layers: int,
+    shape: Shape,
+    mix: Any,
+    blocks: Any,
+    kinds: tuple[str, ...],
+) -> tuple[list[LayerParams], int]:
+    """Each layer's parameters (a block config's own per-block sizes when it has one; cross-attention
+    layers with their own projections) and the MoE layer count."""
+    per_layer, moe_layers = layer_params(cfg, family, layers, shape, mix)
+    if blocks:
+        per_layer = block_layer_params(cfg, family, shape, blocks)
+    per_layer = [
+        _cross(p, shape.attn_dim) if kind == CROSS else p for p, kind in zip(per_layer, kinds, strict=True)
+    ]
+    return per_layer, moe_layers
+
+
+def _heads(
+    config: dict[str, Any], cfg: dict[str, Any], family: str, vocab: int, h: int
+) -> tuple[int, int, int, int]:
+    """(embedding, lm_head, score head, final norm) parameters: a classification / reward model has a score
+    head and no lm_head."""
+    embed, lm_head, final = embeddings(config, cfg, family, vocab, h)
+    score = score_head(config, h)
+    lm_head, head = (0, score) if score is not None else (lm_head, 0)
+    return embed, lm_head, head, final
+
+
+def _rope_cache(cfg: dict[str, Any], family: str, rotary_dim: int) -> int:
+    """Elements of the RoPE cos/sin cache; MPT attends with ALiBi slopes (vLLM MPTAttention asserts
+    attn_config.alibi): no RoPE cache."""
+    return 0 if family == "mpt" else rope_cache_elems(cfg, family, rotary_dim)
+
+
 def parse_config(
     config: dict[str, Any],
     model_id: str,
@@ -202,12 +250,7 @@ def parse_config(
     nkv = _kv_heads(cfg, family, nq)
     vocab = need(cfg, "vocab_size", "padded_vocab_size")
     mla, head_dim, attn_dim = _head_dims(cfg, h, nq)
-    max_len, max_note = derive_max_len(cfg, family)
-    # a RoPE factor that scales the context to nothing (an override such as TGI --rope-factor)
-    if max_len < 1:
-        raise ConfigError(
-            f"the maximum context comes out at {max_len} tokens ({max_note}): expected at least 1"
-        )
+    max_len, max_note = _max_context(cfg, family)
     window, kinds = window_and_kinds(cfg, family, layers)
     experts, top_k, dense_inter, moe_inter = mlp_sizes(cfg, family, h)
     blocks, nkv = _blocks(cfg, layers, h, nq, nkv)
@@ -217,18 +260,11 @@ def parse_config(
     gated = family not in UNGATED
     shape = Shape(h, nq, nkv, attn_dim, experts, dense_inter, moe_inter, 3 if gated else 2)
     mix = mixers(cfg, family, layers)
-    per_layer, moe_layers = layer_params(cfg, family, layers, shape, mix)
-    if blocks:
-        per_layer = block_layer_params(cfg, family, shape, blocks)
-    per_layer = [
-        _cross(p, attn_dim) if kind == CROSS else p for p, kind in zip(per_layer, kinds, strict=True)
-    ]
+    per_layer, moe_layers = _layer_params(cfg, family, layers, shape, mix, blocks, kinds)
     dtype = dtype_of(cfg)
     state = _hybrid_state(cfg, mix, shape, dtype)
     notes = _notes(cfg, family, mla, head_dim) + ((state_note(mix, state),) if mix and state else ())
-    embed, lm_head, final = embeddings(config, cfg, family, vocab, h)
-    score = score_head(config, h)  # a classification / reward model: a score head, no lm_head
-    lm_head, head = (0, score) if score is not None else (lm_head, 0)
+    embed, lm_head, head, final = _heads(config, cfg, family, vocab, h)
     with_vision = with_vision_defaults(config)
     vision, vision_note = vision_params(with_vision, h)
     enc_tokens, enc_note = encoder_tokens(config) if CROSS in kinds else (0, "")
@@ -267,10 +303,7 @@ def parse_config(
         vision_layers=_vision_int(with_vision, "num_hidden_layers"),
         vision_hidden=_vision_int(with_vision, "hidden_size"),
         mtp_params=mtp_params(cfg, per_layer[-1], h),
-        # MPT attends with ALiBi slopes (vLLM MPTAttention asserts attn_config.alibi): no RoPE cache
-        rope_cache_elems=0
-        if family == "mpt"
-        else rope_cache_elems(cfg, family, attn_dim if not mla else head_dim),
+        rope_cache_elems=_rope_cache(cfg, family, attn_dim if not mla else head_dim),
         checkpoint_bytes=checkpoint_bytes,
         checkpoint_bytes_source=checkpoint_source,
         gated_mlp=gated,

@@ -191,6 +191,25 @@ def _append(edit: Edit, src: SourceLines) -> Edit | None:
     new item of its sequence (flow or block), a new key of its block mapping, or new words of the
     shell command line it is the last word of."""
     w = edit.where
+    found = _scalar_spanned(src, w)
+    if found is None:
+        return None
+    tok, start, end = found
+    if (start, end) != tok.content:
+        return _in_string(edit, src, _holding(src, start, end), w, start, end)
+    if tok.parent == FLOW_SEQ:
+        quote = tok.style if tok.style in _QUOTES else ""
+        words = _flag_words(edit.append, src.text[max(0, tok.start - 2000) : tok.end])
+        text = "".join(", " + _quoted(word, quote) for word in words)
+        return Edit(_loc(src, w.file, tok.end, tok.end), text, reads=edit.reads)
+    if not tok.single_line or tok.decorated or not _line_ends_after(src, tok.end):
+        return None
+    return _next_line(edit, src, tok)
+
+
+def _scalar_spanned(src: SourceLines, w: Location) -> tuple[ScalarToken, int, int] | None:
+    """The scalar token holding the one-line span `w` (outside a template), and the span's offsets: the
+    token's content when `w` spans the whole undecorated token; None when there is no such token."""
     last = w.end_line or w.line
     start = src.offset(w.line, w.column)
     end = src.offset(last, w.end_column if w.end_column is not None else w.column)
@@ -201,15 +220,13 @@ def _append(edit: Edit, src: SourceLines) -> Edit | None:
         return None
     if (start, end) == (tok.start, tok.end) and not tok.decorated:
         start, end = tok.content
-    if (start, end) != tok.content:
-        return _in_string(edit, src, _holding(src, start, end), w, start, end)
-    if tok.parent == FLOW_SEQ:
-        quote = tok.style if tok.style in _QUOTES else ""
-        words = _flag_words(edit.append, src.text[max(0, tok.start - 2000) : tok.end])
-        text = "".join(", " + _quoted(word, quote) for word in words)
-        return Edit(_loc(src, w.file, tok.end, tok.end), text, reads=edit.reads)
-    if not tok.single_line or tok.decorated or not _line_ends_after(src, tok.end):
-        return None
+    return tok, start, end
+
+
+def _next_line(edit: Edit, src: SourceLines, tok: ScalarToken) -> Edit | None:
+    """New lines after a plain one-line scalar: items of its block sequence written as its own item is
+    (dash, indent, quotes), or one new key of its block mapping at its key's indent."""
+    w = edit.where
     line_no, col = src.position(tok.start)
     before = src.line(line_no)[: col - 1]
     nl = src.newline()

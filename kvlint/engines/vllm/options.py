@@ -92,19 +92,7 @@ def read(
     if not strict:
         parsed.unknown.clear()
     if positional_model and parsed.positionals and "--model" not in parsed.values:
-        first = parsed.positionals[0]
-        if first.unresolved:
-            d.issues.append(
-                Issue(
-                    UNPARSED_SETTING,
-                    f"vLLM: model {first.text} uses an unset variable; the model is unknown",
-                    first.where or d.where,
-                    unset=tuple(first.unresolved),
-                )
-            )
-            d.unreadable.append("model")
-        else:
-            d.model = stated(first.text, first.where or d.where, first.note)
+        _positional_model(d, parsed.positionals[0])
     max_len = parsed.get("--max-model-len")
     if max_len and max_len[1] is not None and max_len[1].text.strip().lower() in ("auto", "-1"):
         d.extra["max_model_len_auto"] = stated(True, max_len[1].where)
@@ -119,29 +107,62 @@ def read(
         ("--hf-overrides",),
         {"--rope-scaling": "rope_scaling", "--rope-theta": "rope_theta"},
     )
-    if unknown is not None or not argv:  # a launcher that ignores them; keyword arguments (no argparse)
+    _unknown_options(d, parsed, strict, unknown, argv)
+    _capture_sizes(d, parsed, tokens)
+    _compilation(d, parsed)
+    _eplb(d, parsed)
+    _device_and_speculation(d, parsed)
+    # options whose memory the plan leaves out: said, at the option
+    memory_options.report(d, parsed, memory_table.table(), "vLLM", env)
+    _environment(d, env)
+
+
+def _positional_model(d: Deployment, first: Token) -> None:
+    """`vllm serve MODEL`: the model, or a KV005 when it is an unset variable."""
+    if first.unresolved:
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"vLLM: model {first.text} uses an unset variable; the model is unknown",
+                first.where or d.where,
+                unset=tuple(first.unresolved),
+            )
+        )
+        d.unreadable.append("model")
+    else:
+        d.model = stated(first.text, first.where or d.where, first.note)
+
+
+def _unknown_options(
+    d: Deployment, parsed, strict: bool, unknown: tuple[str, str] | None, argv: bool
+) -> None:
+    """Options vLLM does not have: reported here under a launcher that ignores them or as keyword
+    arguments (no argparse); else recorded, to be judged against the release in force when it is known
+    (kvlint/engines/flag_sets.py)."""
+    if unknown is not None or not argv:
         message, fix = unknown or (
             "vLLM has no option {name} (as of the versions kvlint knows); vLLM's AsyncEngineArgs refuses an"
             " unknown keyword (TypeError)",
             "remove it, or check the spelling against `vllm serve --help`",
         )
         report_unknown(d, parsed, message, fix=fix)
-    elif strict:  # judged against the release in force when it is known (kvlint/engines/flag_sets.py)
+    elif strict:
         flag_sets.record_flags(d, "vllm", flag_sets.written(parsed))
-    _capture_sizes(d, parsed, tokens)
-    _compilation(d, parsed)
-    _eplb(d, parsed)
-    device = parsed.get(
-        "--device"
-    )  # 0.6 to 0.9 (vllm==0.9.2:vllm/engine/arg_utils.py:818): `cpu` runs no GPU
+
+
+def _device_and_speculation(d: Deployment, parsed) -> None:
+    """`--device cpu` (0.6 to 0.9, vllm==0.9.2:vllm/engine/arg_utils.py:818) runs no GPU; a speculative
+    config or model keeps a long context's prefill whole under V0 (vllm_versions.v0_long_context_chunk)."""
+    device = parsed.get("--device")
     if device is not None and device[1] is not None and device[1].text.strip().lower() == "cpu":
         d.extra["device"] = stated("cpu", device[1].where or d.where, "--device cpu")
     spec = parsed.get("--speculative-config") or parsed.get("--speculative-model")
-    # V0 keeps a long context's prefill whole with speculative decoding (vllm_versions.v0_long_context_chunk)
     if spec is not None:
         d.extra["speculative"] = stated(True, (spec[1] or spec[0]).where or d.where, spec[0].text)
-    # options whose memory the plan leaves out: said, at the option
-    memory_options.report(d, parsed, memory_table.table(), "vLLM", env)
+
+
+def _environment(d: Deployment, env: dict[str, EnvVar]) -> None:
+    """The vLLM environment variables kvlint reads; one int() refuses stops the engine (a KV005)."""
     for name in ENV:
         tok = env_value(env, name)
         if tok is None:
