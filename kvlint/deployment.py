@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Generic, Literal, TypeVar
 
 from kvlint.findings import Issue, Location
-from kvlint.record import FrozenRecordError, field, record
+from kvlint.record import FrozenRecordError, field, fields, record
 
 T = TypeVar("T")
 Origin = Literal["stated", "default", "inferred"]
@@ -177,22 +177,34 @@ class Deployment:
         return f"{self.kind}/{self.name}" if self.name else self.kind
 
 
-# The settings an engine's `settings()` fills with its own default when the file leaves them out
-# (kvlint/engines/filling.py); `InForce` carries each as the engine runs it.
-FILLED = (
-    "tensor_parallel",
-    "pipeline_parallel",
-    "max_context",
-    "max_sequences",
-    "max_batched_tokens",
-    "gpu_memory_utilization",
-    "block_size",
-    "kv_cache_dtype",
-)
+@record
+class Settings:
+    """The settings an engine runs with that the file may leave out: what its `settings()` fills with the
+    engine's default for the release (kvlint/engines/filling.py `Filling`, while it fills them) and what
+    resolve carries as in force (`InForce`). `options`: the engine's own options, by the engine's name."""
+
+    tensor_parallel: Value[int] | None = None
+    pipeline_parallel: Value[int] | None = None
+    max_context: Value[int] | None = None
+    max_sequences: Value[int] | None = None
+    max_batched_tokens: Value[int] | None = None
+    gpu_memory_utilization: Value[float] | None = None
+    block_size: Value[int] | None = None
+    kv_cache_dtype: Value[str] | None = None
+    prefill_chunking: Value[bool] | None = (
+        None  # whether the server chunks prefills (TGI v2.4+), note: why not
+    )
+    options: dict[str, Value[Any]] = field(default_factory=dict)
 
 
+# The settings the file states too (Deployment fields), which the engine fills when the file leaves them out.
+FILLED = tuple(name for name in fields(Settings) if name in fields(Deployment))
+
+
+# kvlint.record makes a subclass frozen over a mutable base (its own __setattr__ refuses every field);
+# dataclasses, whose rules mypy applies to records, do not
 @record(frozen=True)
-class InForce:
+class InForce(Settings):  # type: ignore[misc]
     """What resolve settles that the file may leave out: the engine and its release, the GPU as named
     (stated, or the configuration's default), and each setting the engine runs with: stated, or the
     engine's default for its release (origin "default", the note naming it). `max_context` is the plan's
@@ -204,18 +216,6 @@ class InForce:
     engine: Value[str] | None = None
     engine_version: Value[str] | None = None
     gpu: Value[str] | None = None
-    max_context: Value[int] | None = None
-    tensor_parallel: Value[int] | None = None
-    pipeline_parallel: Value[int] | None = None
-    max_sequences: Value[int] | None = None
-    max_batched_tokens: Value[int] | None = None
-    gpu_memory_utilization: Value[float] | None = None
-    block_size: Value[int] | None = None
-    kv_cache_dtype: Value[str] | None = None
-    prefill_chunking: Value[bool] | None = (
-        None  # whether the server chunks prefills (TGI v2.4+), note: why not
-    )
-    options: dict[str, Value[Any]] = field(default_factory=dict)
     said: tuple[Issue, ...] = ()
     # the memory fractions of the pods that may share one card, summed, when they reach 1 (link/sharing.py)
     gpu_sharing: Value[float] | None = None
@@ -224,7 +224,9 @@ class InForce:
     def stated(cls, d: Deployment) -> InForce:
         """The deployment's own values, before resolve settles the rest."""
         filled = {name: getattr(d, name) for name in FILLED}
-        return cls(d.engine, d.engine_version, d.gpu, options=dict(d.extra), **filled)
+        return cls(
+            engine=d.engine, engine_version=d.engine_version, gpu=d.gpu, options=dict(d.extra), **filled
+        )
 
     @property
     def engine_name(self) -> str:

@@ -11,29 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvlint.deployment import FILLED, Deployment, InForce, Value
+from kvlint.deployment import FILLED, Deployment, InForce, Settings
 from kvlint.findings import Issue
-from kvlint.record import field, record, replace
+from kvlint.record import field, fields, record, replace
 
 
 @record
-class Filling:
-    d: Deployment  # what the file states (read only)
-    tensor_parallel: Value[int] | None = None
-    pipeline_parallel: Value[int] | None = None
-    max_context: Value[int] | None = None
-    max_sequences: Value[int] | None = None
-    max_batched_tokens: Value[int] | None = None
-    gpu_memory_utilization: Value[float] | None = None
-    block_size: Value[int] | None = None
-    kv_cache_dtype: Value[str] | None = None
-    prefill_chunking: Value[bool] | None = None  # as the release decides it (TGI v2.4+)
-    options: dict[str, Value[Any]] = field(default_factory=dict)
+class Filling(Settings):
+    """The settings (kvlint/deployment.py `Settings`) as the engine fills them, from what `d` states."""
+
+    # what the file states (read only); required after Settings' defaulted fields, as kvlint.record takes
+    # fields by keyword (dataclasses, whose rules mypy applies, do not)
+    d: Deployment  # type: ignore[misc]
     said: list[Issue] = field(default_factory=list)
 
     @classmethod
     def of(cls, d: Deployment) -> Filling:
-        return cls(d, options=dict(d.extra), **{name: getattr(d, name) for name in FILLED})
+        return cls(d=d, options=dict(d.extra), **{name: getattr(d, name) for name in FILLED})
 
     def option(self, key: str) -> Any:
         """The value of one of the engine's own options in force, None when unset."""
@@ -42,14 +36,8 @@ class Filling:
 
     def in_force(self, base: InForce | None = None) -> InForce:
         """The settings as filled, on `base` (the engine and GPU resolve settled)."""
-        values = {name: getattr(self, name) for name in FILLED}
-        return replace(
-            base or InForce(),
-            prefill_chunking=self.prefill_chunking,
-            options=dict(self.options),
-            said=tuple(self.said),
-            **values,
-        )
+        values = {name: getattr(self, name) for name in fields(Settings)}
+        return replace(base or InForce(), said=tuple(self.said), **{**values, "options": dict(self.options)})
 
 
 __all__ = ["Filling"]
