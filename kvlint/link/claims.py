@@ -270,6 +270,7 @@ def _place(
     """The GPU fields the claims give: the GPU, or the candidates when there are several."""
     out: dict[str, Any] = {}
     if d.gpu is not None:  # a node label named the card too: keep the candidates on that card
+        # (the DRA catalog names devices by GPU id; the label's card is looked up to compare ids)
         from kvlint.catalog import gpus as catalog
 
         card = catalog.lookup(str(d.gpu.value))

@@ -6,6 +6,10 @@ turns its definition into `Pool` records (the node labels its nodes carry, their
 instance types and so the GPUs, the most nodes it grows to), located at the definition's line.
 kvlint/link/pools.py finds the definitions in the repository and matches workloads to them.
 
+A pool's GPUs are catalog ids (instance types and accelerator names looked up here): link/pools.py gathers
+the GPU types of the pools a workload can land on, and one type named two ways (`g5.xlarge`, `A10G`) is
+one candidate only once both are the card's id.
+
 Labels the platforms put on every node of a pool are added as the platforms document them:
 - Karpenter: `karpenter.sh/nodepool` = the NodePool's name (karpenter.sh docs, "Well-Known Labels");
 - eksctl: `alpha.eksctl.io/nodegroup-name`; EKS managed node groups: `eks.amazonaws.com/nodegroup`

@@ -91,7 +91,9 @@ def _accelerator_choices(acc: Node | None) -> list[tuple[str, int]]:
 
 
 def _pick(choices: list[tuple[str, int]]) -> tuple[str, int]:
-    """The choice kvlint plans for: the one stated, or the smallest card among the allowed ones."""
+    """The choice kvlint plans for: the one stated, or the smallest card among the allowed ones (which
+    takes the cards' memory from the GPU catalog: SkyPilot provisions any one of them, so only the
+    smallest is sure to fit)."""
     from kvlint.catalog import gpus
 
     known = [(gpus.lookup(n), n, c) for n, c in choices]
@@ -103,19 +105,13 @@ def _pick(choices: list[tuple[str, int]]) -> tuple[str, int]:
 
 
 def _gpu(d: Deployment, choices: list[tuple[str, int]], where: Location | None) -> None:
-    """The GPU and count: the one stated, or the smallest of the allowed choices (inferred)."""
-    from kvlint.catalog import gpus
-
+    """The GPU as the file names it (resolve looks the name up) and the count: the one stated, or the
+    smallest of the allowed choices (inferred)."""
     name, count = _pick(choices)
-    spec = gpus.lookup(name)
     note = f"SkyPilot accelerators {name}:{count}" + (
         " (smallest of the allowed choices)" if len(choices) > 1 else ""
     )
-    d.gpu = (
-        inferred(spec.id if spec else name, note, where)
-        if len(choices) > 1
-        else stated(spec.id if spec else name, where, note)
-    )
+    d.gpu = inferred(name, note, where) if len(choices) > 1 else stated(name, where, note)
     counts = {c for _n, c in choices}
     d.gpus_per_pod = (  # several counts allowed: which one SkyPilot gets is kvlint's assumption
         inferred(count, note, where) if len(counts) > 1 else stated(count, where, note)  # type: ignore[arg-type]

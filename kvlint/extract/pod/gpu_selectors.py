@@ -4,6 +4,15 @@ nvidia.com/gpu.product (GPU feature discovery), cloud.google.com/gke-accelerator
 labels (AWS, GCP, Azure types -> model and count), karpenter.k8s.aws/instance-gpu-name (with
 instance-gpu-memory where the name alone is ambiguous), Volcengine's gpu-name, AMD's product name.
 TPU and Neuron selectors mark the workload as not a GPU one.
+
+Why this reads the GPU catalog during extract (resolve looks the chosen card up once more): a workload that
+allows several node types is planned on the smallest card, so `choose` needs each candidate's memory; and
+what a label value means is the catalog's knowledge (a GPU feature-discovery product name, an instance type's
+GPUs and count, Karpenter's name + memory pair), so the chosen card is recorded by its catalog id. The
+passes after it read that card before resolve runs: a MIG slice is a slice of it (gpu_sharing.py), DRA
+claims keep the candidates on it (link/claims.py), node pools are given only to a workload without one
+(link/pools.py). Moving the choice into resolve means moving those three with it.
+`labels_no_node_carries` asks the catalog which values real nodes carry, for its warning only.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ engine sees the slice's memory (catalog/mig.py), so the deployment's GPU becomes
 Shared: `nvidia.com/gpu.shared` (time-slicing or MPS with renameByDefault), a `-SHARED` product
 label, or `nvidia.com/gpu.sharing-strategy: time-slicing|mps`. Several pods then use one card's
 memory; the file-level check (link/sharing.py) adds up what each of them may take.
+
+The slice is looked up in the GPU catalog here, on the card the node labels chose (gpu_selectors.py says
+why that choice is made in extract): the profiles a card offers and the slice's memory are the catalog's
+(catalog/mig.py), and a profile the card lacks is reported at the label or resource that asks for it.
 """
 
 from __future__ import annotations
