@@ -59,6 +59,7 @@ GROUP_KINDS: dict[tuple[str, str], str] = {
 DOCUMENT_KINDS: list[tuple[str, str, str]] = [
     ("skypilot", "skypilot:is_skypilot", "skypilot:extract"),
     ("dstack", "dstack:is_dstack", "dstack:extract"),
+    ("truss", "truss:is_truss", "truss:extract"),
     ("vllm-config", "vllm_config:is_vllm_config", "vllm_config:extract"),
     ("docker-compose", "compose:is_compose", "compose:extract"),
     ("ray-serve-config", "ray_serve:is_serve_config", "ray_serve:extract"),
