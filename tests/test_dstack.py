@@ -232,3 +232,10 @@ def test_other_files_are_not_claimed(name):
 def test_dstack_files_are_claimed():
     for path in DSTACK.glob("*.dstack.yml"):
         assert dstack.is_dstack(_root(path.read_text())), path.name
+
+
+def test_a_dev_environment_runs_its_init_commands():
+    text = "type: dev-environment\nide: vscode\nimage: vllm/vllm-openai:v0.10.0\n"
+    text += "init:\n  - vllm serve Qwen/Qwen3-8B --max-model-len 8192\nresources:\n  gpu: L4\n"
+    (r,) = lint(text, ".dstack.yml").deployments
+    assert r.deployment.max_context.value == 8192 and r.deployment.gpu.value == "l4"

@@ -143,3 +143,11 @@ def test_other_files_are_not_claimed(name):
 def test_truss_configs_are_claimed():
     for path in TRUSS.glob("*/config.yaml"):
         assert truss.is_truss(_root(path.read_text())), path
+
+
+def test_a_cpu_server_that_starts_no_engine_is_no_workload():
+    text = "model_name: api\ndocker_server:\n  start_command: python app.py\n  server_port: 8000\n"
+    assert lint(text, "config.yaml").deployments == []
+    on_gpu = text + "resources:\n  accelerator: L4\n"
+    result = lint(on_gpu, "config.yaml")
+    assert [f.rule for f in result.findings] == ["KV004"] and "start_command" in result.findings[0].message

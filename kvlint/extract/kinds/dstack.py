@@ -3,7 +3,8 @@
 dstack runs `commands` in one shell, joined with `&&` (`/bin/sh -i -c`, /bin/bash without `image`:
 dstackai/dstack src/dstack/_internal/server/services/jobs/configurators/base.py:247-282, 576-582
 @0.21.2), or, with `entrypoint`, the entrypoint with the commands as its arguments; with neither, the
-image's own. `env` is a mapping or `NAME=value` / `NAME` items (a bare name comes from the environment
+image's own; a dev environment runs its `init` commands (configurations.py:735,
+configurators/dev.py). `env` is a mapping or `NAME=value` / `NAME` items (a bare name comes from the environment
 at `dstack apply`, src/dstack/_internal/core/models/envs.py:9-40). The runner sets DSTACK_GPUS_PER_NODE,
 DSTACK_NODES_NUM, DSTACK_GPUS_NUM (all nodes' GPUs) and DSTACK_NODE_RANK for the commands
 (runner/internal/runner/executor/executor.go:472-502). `resources.gpu` is read by dstack_gpu.py; a request
@@ -73,7 +74,7 @@ def _env(root: Mapping, path: str) -> dict[str, EnvVar]:
 
 
 def _commands(root: Mapping, path: str, lines: list[str], env: dict[str, EnvVar]) -> list[list[Token]]:
-    seq = root.get("commands")
+    seq = root.get("commands") or (root.get("init") if root.value("type") == "dev-environment" else None)
     items: list[Node] = [n for n in seq.items if isinstance(n, Scalar)] if isinstance(seq, Sequence) else []
     entry = root.scalar("entrypoint")
     if entry is not None and entry.value:

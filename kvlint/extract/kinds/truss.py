@@ -230,8 +230,8 @@ def _python_model(
 ) -> list[Deployment]:
     """No engine kvlint reads: a Python model (model/model.py), or a start command that starts none.
     On a GPU it is said, never passed over."""
-    if not gpu_read and not isinstance(server, Mapping):
-        return []
+    if not gpu_read:
+        return []  # no GPU either: a CPU model (link/unread.py still says an engine command it sees)
     _repo_model(d, root, path)
     if isinstance(server, Mapping):
         start = server.scalar("start_command")
