@@ -26,7 +26,7 @@ from kvlint.run.settings import Settings
 from kvlint.units import parse_count
 
 EXPECTED = yaml_free_loader.load(ROOT / "tests" / "data" / "corpus_expected.yaml")["files"]
-MODELLED = {"vllm", "sglang", "tgi", "ray-serve-llm"}
+MODELLED = {"vllm", "sglang", "tgi", "llamacpp", "ray-serve-llm"}
 FIELDS = [
     ("tensor_parallel", "tensor_parallel"),
     ("pipeline_parallel", "pipeline_parallel"),

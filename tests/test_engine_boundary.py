@@ -100,11 +100,11 @@ def test_every_input_word_an_engine_declares_is_asked_by_its_input_kind():
 
 
 def test_an_input_word_names_its_engine():
-    """KubeAI's `engine: VLLM` is vLLM, its `OLlama` the llama.cpp package (which says why KubeAI's way of
-    running it is not read); a word no engine declares names none."""
+    """KubeAI's `engine: VLLM` is vLLM, its `OLlama` the llama.cpp package (which reads Ollama, as KubeAI runs
+    it); a word no engine declares names none."""
     assert engines.called("kubeai", "VLLM").name == "vllm"
     ollama = engines.called("kubeai", "OLlama")
-    assert ollama.name == "llamacpp" and "ollama://" in ollama.unread_in["kubeai"]
+    assert ollama.name == "llamacpp" and "kubeai" not in ollama.unread_in
     assert engines.called("kubeai", "infinity") is None
     assert engines.named_in("kserve runtime", "kserve-vllm-runtime").name == "vllm"
     assert engines.named_in("kserve runtime", "kserve-huggingfaceserver") is None

@@ -128,6 +128,23 @@ def _card_problems(doc: dict) -> list[str]:
     return out
 
 
+def _tag_problems(doc: dict) -> list[str]:
+    """A tag table (Ollama's library, kvlint/engines/llamacpp/ollama_tags.py): per family its page, each
+    flavour's Hugging Face base and listed file types, each alias's explicit tag with the evidence read."""
+    out: list[str] = [] if _citation(doc.get("source")) is None else ["`source` cites no file or release"]
+    for name, fam in (doc.get("families") or {"": None}).items():
+        if not isinstance(fam, dict) or set(fam) != {"page", "flavours", "quants", "aliases"}:
+            out.append(f"{name!r}: must have exactly page, flavours, quants, aliases")
+            continue
+        if set(fam["quants"]) != set(fam["flavours"]) or not all("/" in b for b in fam["flavours"].values()):
+            out.append(f"{name}: each flavour needs an org/name base and its listed file types")
+        for alias, row in fam["aliases"].items():
+            flavour = str(row.get("tag", "")).rpartition("-")[0]
+            if flavour not in fam["flavours"] or not row.get("evidence"):
+                out.append(f"{name}:{alias}: names no flavour of the family, or no evidence")
+    return out
+
+
 def _flag_set_problems(doc: dict) -> list[str]:
     """A flag-set table (kvlint/engines/flag_sets.py): the releases read in order, the files read in each,
     and each flag's runs of consecutive releases, each run between releases read."""
@@ -161,6 +178,7 @@ SCHEMAS = {
     "options": _option_problems,
     "memory_options": _memory_problems,
     "cards": _card_problems,
+    "tags": _tag_problems,
 }
 
 

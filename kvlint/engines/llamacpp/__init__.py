@@ -25,10 +25,6 @@ class LlamaCpp(EngineBase):
         # llmaz's backendName of its llama.cpp and Ollama BackendRuntimes (chart/templates/backends/)
         "llmaz": ("llamacpp", "ollama"),
     }
-    unread_in = {
-        "kubeai": "the model is an Ollama library tag (ollama://NAME:TAG), which kvlint does not resolve to its "
-        "GGUF file and quantization (the library's manifests are not in the file); not modelled",
-    }
     native_fields = {
         "gpu_memory_utilization": Absent(_NO_FRACTION, matches=1),
         "max_batched_tokens": Extra("n_batch"),  # -b/--batch-size

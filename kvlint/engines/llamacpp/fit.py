@@ -40,6 +40,7 @@ def _fits_layers(arch: ModelArch, s: EngineSettings, room: int) -> int:
 
 
 def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
+    arch = L.as_pulled(arch, s.extra.get("gguf_file_type"))
     total = gpu.engine_bytes or 0
     room = total - CONTEXT_BYTES - int(s.extra.get("gpu_overhead") or 0)
     ngl = min(int(s.extra["ngl"]), arch.layers + 1)

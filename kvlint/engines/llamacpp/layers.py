@@ -14,9 +14,11 @@ device unless --no-kv-offload (offload_kqv). Sliding-window layers get the iSWA 
 
 from __future__ import annotations
 
+from kvlint.catalog import gguf
 from kvlint.catalog.arch import CHUNKED, FULL, SLIDING, ModelArch
 from kvlint.catalog.gguf import bits_of
 from kvlint.catalog.gguf_roles import price
+from kvlint.record import replace
 
 # the KV cache types llama.cpp accepts (common/arg.cpp kv_cache_types), each at its ggml block size's bytes
 # per value (kvlint.catalog.gguf: q8_0 34 bytes per 32 values, q4_0 18 per 32, ...)
@@ -27,6 +29,16 @@ NORM_BYTES = 4  # 1-D tensors (norms, biases) stay F32 in a GGUF (llama-quant.cp
 
 def pad(n: int, to: int) -> int:
     return -(-n // to) * to
+
+
+def as_pulled(arch: ModelArch, file_type: str | None) -> ModelArch:
+    """The model as the GGUF an Ollama tag pulls stores it (options.py `gguf_file_type`): its base's
+    architecture at that file type; unchanged when no type is stated or the model already names one."""
+    if not file_type or (arch.quant is not None and arch.quant.ggml_file_type):
+        return arch
+    # the table holds only types gguf.quant prices (tests/test_ollama_tags.py)
+    quant, _why = gguf.quant(file_type)
+    return replace(arch, quant=quant, checkpoint_bytes=None, checkpoint_bytes_source="")
 
 
 def weights_by_layer(arch: ModelArch) -> tuple[list[int], int, int]:

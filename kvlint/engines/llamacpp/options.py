@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.deployment import Deployment, stated
+from kvlint.deployment import Deployment, Value, stated
+from kvlint.engines.llamacpp import ollama_tags
 from kvlint.extract.pod.argv import EnvVar, Token
 from kvlint.extract.pod.engine_args.apply import apply, env_value
 from kvlint.extract.pod.engine_args.options import load_table
@@ -120,6 +121,29 @@ def read_ollama(d: Deployment, env: dict[str, EnvVar]) -> None:
         where = (d.engine.where if d.engine else None) or d.where
         d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {NO_MODEL}: not checked", where))
         d.extra["unsupported"] = stated("ollama", where)
+    elif ollama_tags.is_tag(str(d.model.value)):
+        _library_model(d, d.model)
+
+
+def _library_model(d: Deployment, model: Value) -> None:
+    """An Ollama library tag -> the Hugging Face base it was converted from and the GGUF file type it pulls
+    (ollama_tags.py); a tag the table does not hold is a KV004 that says so, and nothing is planned."""
+    where = model.where or d.where
+    tag, why = ollama_tags.resolve(str(model.value))
+    if tag is None:
+        d.issues.append(
+            Issue(
+                NOT_CHECKABLE,
+                f"{d.label()}: the model is the Ollama tag {model.value!r}, which kvlint does not resolve to its"
+                f" GGUF: {why}: not checked",
+                where,
+            )
+        )
+        d.extra["unsupported"] = stated("ollama", where)
+        return
+    said = f"Ollama library tag {tag.name} ({tag.source})"
+    d.model = stated(tag.base, where, said)
+    d.extra["gguf_file_type"] = stated(tag.file_type, where, said)
 
 
 NO_MODEL = "Ollama pulls the model it serves at run time (`ollama pull`, a request's `model`), so the file names none"

@@ -10,6 +10,7 @@ from kvlint.extract.charts import kubeai_keys as keys
 from kvlint.extract.pod import adapters, gpu_selectors
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod.argv import EnvVar, scalar_tokens
+from kvlint.extract.pod.engine_args import Launch, find_launch
 from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.load.tree import Mapping, Scalar
 
@@ -39,9 +40,10 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
     d.ignores = dict(ctx.ignores)
     url = spec.scalar("url")
     where = (engine_node or spec).where(ctx.file)
-    if not _engine(d, ctx, spec, engine, url, where):
+    read = _engine(d, ctx, spec, engine, url, where)
+    if not read:
         return None
-    if url is not None and url.value:
+    if url is not None and url.value and read is not URL_READ:
         _model_url(d, url, ctx.file)
     adapters.record(
         d,
@@ -62,15 +64,22 @@ def kubeai_spec(ctx: ct.ObjectContext, spec: Mapping, name: str | None = None) -
 
 def _engine(
     d: Deployment, ctx: ct.ObjectContext, spec: Mapping, engine: str, url: Scalar | None, where: Location
-) -> bool:
-    """The engine and, for one kvlint reads as KubeAI runs it (vLLM), its args; False when the entry serves
-    nothing kvlint checks. The engine packages say which KubeAI engine word is theirs."""
+) -> bool | str:
+    """The engine and, for one kvlint reads as KubeAI runs it, its args (vLLM) or its image's server with the
+    Model's url (Ollama: URL_READ); False when the entry serves nothing kvlint checks. The engine packages
+    say which KubeAI engine word is theirs."""
     if engine == "" and url is None:
         return False
     word = engine or UNSTATED_ENGINE
     served = engines.called("kubeai", word)
     if served is not None and "kubeai" not in served.unread_in:
         d.engine = stated(served.name, where, f"KubeAI engine {word.upper()}")
+        launch = _server_image(word)
+        if launch is not None and launch.engine == served.name:  # read as KubeAI's image runs it
+            if url is not None and url.value:
+                _model_url(d, url, ctx.file)
+            ct.read_engine(d, launch, _env(spec, ctx.file))
+            return URL_READ
         args = spec.seq("args")
         if args is not None:
             served.read_options(
@@ -108,6 +117,19 @@ _NOT_TEXT_GENERATION = {
     "infinity": "KubeAI engine Infinity serves embedding and reranking models, which keep no KV cache; kvlint "
     "models vLLM, SGLang and TGI: not checked",
 }
+
+
+# The image KubeAI runs for an engine whose server reads the Model itself, by the key KubeAI's chart files it
+# under (substratusai/kubeai charts/kubeai/values.yaml modelServers.OLlama.images.default): Ollama's server
+# pulls the Model's `url` tag at start. vLLM's image takes the Model's args, read as options instead.
+SERVER_IMAGES = {"OLlama": "ollama/ollama:latest"}
+URL_READ = "url read"  # _engine read the Model's url as its engine's server does
+
+
+def _server_image(word: str) -> Launch | None:
+    """The engine launch of the image KubeAI runs for this engine word, when it is in SERVER_IMAGES."""
+    image = next((img for key, img in SERVER_IMAGES.items() if key.lower() == word), None)
+    return find_launch([], image) if image is not None else None
 
 
 def _env(spec: Mapping, file: str) -> dict[str, EnvVar]:
