@@ -85,6 +85,9 @@ def pools_for(
     found = repository_pools(root) if root is not None and real_path is not None else ()
     if not found:
         return (own,) if own else ()
+    # a .tf file's own pools are its resources as well as the objects it carries: the walk read both
+    tf = display.endswith(".tf")
+    own = () if tf else own
     assert real_path is not None and root is not None
     from kvlint.record import replace
 
@@ -95,7 +98,7 @@ def pools_for(
         out = []
         for pool in level:
             rel = os.path.relpath(os.path.join(root, pool.where.file), here)
-            if os.path.normpath(os.path.join(root, pool.where.file)) != os.path.abspath(real_path):
+            if tf or os.path.normpath(os.path.join(root, pool.where.file)) != os.path.abspath(real_path):
                 out.append(
                     replace(pool, where=replace(pool.where, file=os.path.normpath(os.path.join(shown, rel))))
                 )

@@ -26,9 +26,23 @@ class LoadedFile:
         return self.source.path
 
 
-def load_bytes(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> LoadedFile:
+def load_bytes(
+    data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES, real_path: str | None = None
+) -> LoadedFile:
+    """The file's documents; a Terraform file's are the Kubernetes objects and Helm values it carries
+    (load/terraform.py), filled with what its module (the .tf files beside `real_path`) states."""
     source = decode(data, path, max_bytes)
     loaded = LoadedFile(source, issues=list(source.issues))
+    if path.endswith(".tf"):
+        if not source.issues:
+            from kvlint.load import terraform
+
+            roots, issues = terraform.carried(source.text, path, real_path)
+            loaded.documents = [Document(i, root) for i, root in enumerate(roots)]
+            loaded.issues.extend(issues)
+            if "kvlint" in source.text:
+                loaded.directives = read_directives(source.lines, path)
+        return loaded
     values: tuple[list[Document], list[Issue]] | None = None
     if source.helm_template is not None and not source.issues:
         values = _not_a_template(source, path)

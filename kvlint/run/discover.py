@@ -22,7 +22,7 @@ from kvlint.fileio import NotRegular, TooLarge, inside, is_regular, read_regular
 from kvlint.record import field, record
 from kvlint.wildmatch import Pattern, compile_pattern, normalize
 
-SUFFIXES = (".yaml", ".yml", ".json")
+SUFFIXES = (".yaml", ".yml", ".json", ".tf")  # .tf: the Kubernetes objects Terraform carries
 MAX_GITIGNORE_BYTES = 256 * 1024
 SKIP_DIRS = {
     ".git",

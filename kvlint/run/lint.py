@@ -197,7 +197,9 @@ def lint_text(
     run goes on and exits 2."""
     return _guarded(
         display,
-        lambda: lint_loaded(load_bytes(data, display, settings.max_file_size), settings, base_dir, real_path),
+        lambda: lint_loaded(
+            load_bytes(data, display, settings.max_file_size, real_path), settings, base_dir, real_path
+        ),
     )
 
 

@@ -9,7 +9,7 @@ Terraform is parsed with python-hcl2 (imported only when a .tf file is read: it 
   vm_size, node_labels, node_taints, max_count (hashicorp/azurerm);
 - modules' `eks_managed_node_groups` / `self_managed_node_groups` maps (terraform-aws-modules/eks:
   instance_types, labels, taints, max_size);
-- node-pool objects the file carries as Kubernetes objects (tf_objects.py).
+- node-pool objects the file carries as Kubernetes objects (kvlint/load/terraform.py).
 A value Terraform computes (`var.x`, `${...}`) is not a literal: it is left out.
 ARM / Bicep-compiled JSON: Microsoft.ContainerService/managedClusters agentPoolProfiles and
 managedClusters/agentPools resources (vmSize, nodeLabels, nodeTaints, maxCount).
@@ -94,7 +94,7 @@ class _Lines:
 
 def read(source: str, path: str) -> list[Pool]:
     """The node pools of one Terraform file ([] when it does not parse): its node-pool resources and
-    modules, then the node-pool objects it carries (tf_objects.py: Karpenter NodePools in
+    modules, then the node-pool objects it carries (kvlint/load/terraform.py: Karpenter NodePools in
     kubectl_manifest / kubernetes_manifest, and the data-addons module's karpenter-resources values)."""
     out = _resources(source, path) if re.search(r"node_group|node_pool", source) else []
     if "karpenter" in source:
@@ -103,8 +103,8 @@ def read(source: str, path: str) -> list[Pool]:
 
 
 def _carried(source: str, path: str) -> list[Pool]:
-    from kvlint.extract.kinds import tf_objects
     from kvlint.extract.registry import node_pool_reader
+    from kvlint.load import terraform as tf_objects
 
     out: list[Pool] = []
     for root in tf_objects.objects(source, path):
