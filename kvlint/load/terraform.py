@@ -210,7 +210,7 @@ def carried(source: str, path: str, real_path: str | None) -> tuple[list[Mapping
         try:
             import hcl2  # noqa: F401
         except ImportError:
-            why, fix = "python-hcl2 is not installed", "pip install 'kvlint[terraform]'"
+            why, fix = "python-hcl2 is not installed", "pip install 'kvlint-serving[terraform]'"
         else:
             why, fix = "it does not parse as HCL (python-hcl2)", "check it with `terraform validate`"
         text = f"Terraform file not read: {why}; the Kubernetes objects and Helm values it may carry are not checked"
