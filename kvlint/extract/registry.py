@@ -53,6 +53,8 @@ GROUP_KINDS: dict[tuple[str, str], str] = {
     ("inference.llmaz.io/", "Playground"): "llmaz:playground",
     ("inference.llmaz.io/", "Service"): "llmaz:service",
     ("workload.serving.volcano.sh/", "ModelBooster"): "kthena:model_booster",
+    ("argoproj.io/", "Application"): "argocd:application",
+    ("argoproj.io/", "ApplicationSet"): "argocd:application_set",
 }
 
 # (name, detector, reader), tried in order

@@ -90,7 +90,7 @@ def _not_a_template(source: SourceText, path: str) -> tuple[list[Document], list
     docs, issues = compose(source.text, path)
     if issues or not docs:
         return None
-    for reader in (_values_with_tpl, _kserve_placeholders, _templated_strings):
+    for reader in (_values_with_tpl, _kserve_placeholders, _generator_placeholders, _templated_strings):
         found = reader(source, path, docs)
         if found is not None:
             source.helm_template = None
@@ -213,6 +213,19 @@ def _kserve_placeholders(source: SourceText, path: str, docs: list[Document]) ->
         return None
     kinds = {d.root.value("kind") for d in docs if isinstance(d.root, Mapping)}
     return [] if kinds & set(RUNTIME_KINDS) else None
+
+
+def _generator_placeholders(source: SourceText, path: str, docs: list[Document]) -> list[Issue] | None:
+    """Argo CD ApplicationSets whose `{{ … }}` all lie inside strings: the generators fill them (argoproj/argo-cd
+    docs/operator-manual/applicationset/GoTemplate.md), not Helm; read them, and the reader names the
+    placeholders where they stand for a value it checks (extract/kinds/argocd.py)."""
+    roots = [d.root for d in docs if isinstance(d.root, Mapping)]
+    if not roots or any(
+        r.value("kind") != "ApplicationSet" or not str(r.value("apiVersion") or "").startswith("argoproj.io/")
+        for r in roots
+    ):
+        return None
+    return [] if _templated_strings(source, path, docs) is not None else None
 
 
 __all__ = ["Directive", "Document", "LoadedFile", "load_bytes", "load_oversized"]

@@ -19,7 +19,7 @@ from kvlint.extract.pod import container as ct
 from kvlint.extract.pod.argv import Token, scalar_where
 from kvlint.extract.pod.workloads import pod_workloads
 from kvlint.findings import Issue
-from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.load.tree import Mapping, Scalar, Sequence
 
 # env names custom Ray apps commonly read (the app code decides; kvlint infers)
 APP_ENV = {
@@ -38,53 +38,11 @@ APP_ENV = {
 }
 
 
-def _shift(node: Node, dline: int, dcol: int, seen: set[int]) -> None:
-    if id(node) in seen:
-        return
-    seen.add(id(node))
-    ends_at_line_start = node.end_col == 0 and node.end_line > node.line
-    node.line += dline
-    node.end_line += dline
-    node.col += dcol
-    if not ends_at_line_start:  # "the start of the next line" stays that after the move
-        node.end_col += dcol
-    if isinstance(node, Mapping):
-        for k in node.keys.values():
-            _shift(k, dline, dcol, seen)
-        for v in node.values.values():
-            _shift(v, dline, dcol, seen)
-    elif isinstance(node, Sequence):
-        for v in node.items:
-            _shift(v, dline, dcol, seen)
-
-
 def serve_config(node: Scalar, path: str, lines: list[str]) -> tuple[Mapping | None, list[Issue]]:
     """Parse serveConfigV2 and move its positions to where the text sits in the file."""
-    from kvlint.load.compose import compose
+    from kvlint.extract.pod import embedded
 
-    text = str(node.value)
-    docs, issues = compose(text, path)
-    # A block scalar's content starts on the line after the indicator, indented by its first line.
-    start = node.line + 1 if node.quoted and node.end_line > node.line else node.line
-    indent = 0
-    if start < len(lines):
-        first = lines[start]
-        indent = len(first) - len(first.lstrip(" "))
-    moved = []
-    for issue in issues:
-        w = issue.where
-        moved.append(
-            Issue(
-                issue.code,
-                "serveConfigV2: " + issue.message,
-                type(w)(w.file, w.line + start, w.column + indent),
-            )
-        )
-    root = docs[0].root if docs else None
-    if isinstance(root, Mapping):
-        _shift(root, start, indent, set())
-        return root, moved
-    return None, moved
+    return embedded.parse(node, path, lines, "serveConfigV2")
 
 
 def extract(ctx: ct.ObjectContext) -> list[Deployment]:
