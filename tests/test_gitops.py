@@ -129,3 +129,139 @@ def test_put_and_merge_leave_the_document_as_written():
     merged = rv.merge(root, over.root)
     assert isinstance(merged, Mapping) and "b" not in merged.map("a") and merged.at("a", "d").value == 3
     assert merged.at("a", "c", 0).value == 1
+
+
+# --- Flux ---------------------------------------------------------------------------------------------
+
+FLUX = GITOPS / "flux"
+
+
+def test_flux_values_from_a_configmap_beside_are_read_in_that_files_lines():
+    """valuesFrom ConfigMap in the file beside (its values.yaml key), then a targetPath key from this file's
+    ConfigMap, then spec.values over both: the model, GPUs and context come through; the context past the
+    model's is found on the ConfigMap file's own line."""
+    path = FLUX / "helmrelease.yaml"
+    result = run(path)
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.kind == "HelmRelease" and d.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert d.gpus.value == 1 and d.max_sequences.value == 8
+    beside = FLUX / "values-configmap.yaml"
+    assert d.max_context.value == 65536 and d.max_context.where.file.endswith("values-configmap.yaml")
+    kv204 = next(f for f in result.findings if f.rule == "KV204")
+    assert kv204.where.file.endswith("values-configmap.yaml") and kv204.where.line == _line(beside, "65536")
+    assert r.plan is not None
+    assert not [f for f in result.findings if f.rule == "KV004"]
+
+
+def test_flux_values_from_a_configmap_not_found_is_one_kv004_naming_it():
+    result = run(GITOPS / "flux-values-not-found.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV004" and "ConfigMap/vllm-values-generated" in f.message
+
+
+def test_flux_values_from_partly_found_are_read_and_the_rest_named(tmp_path):
+    text = (
+        (FLUX / "helmrelease.yaml")
+        .read_text()
+        .replace(
+            "    - kind: ConfigMap\n      name: vllm-values\n",
+            "    - kind: ConfigMap\n      name: vllm-values\n    - kind: Secret\n      name: vllm-secret-values\n",
+        )
+    )
+    (tmp_path / "helmrelease.yaml").write_text(text)
+    (tmp_path / "values-configmap.yaml").write_text((FLUX / "values-configmap.yaml").read_text())
+    result = run(tmp_path / "helmrelease.yaml")
+    assert len(result.deployments) == 1
+    (note,) = [f for f in result.findings if f.rule == "KV004"]
+    assert "Secret/vllm-secret-values" in note.message and "vllm-values `" not in note.message
+
+
+def test_flux_does_not_follow_a_link_out_of_the_directory(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "values-configmap.yaml").write_text((FLUX / "values-configmap.yaml").read_text())
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "helmrelease.yaml").write_text((FLUX / "helmrelease.yaml").read_text())
+    (here / "values-configmap.yaml").symlink_to(outside / "values-configmap.yaml")
+    result = run(here / "helmrelease.yaml")
+    notes = [f for f in result.findings if f.rule == "KV004"]
+    assert notes and "ConfigMap/vllm-values" in notes[0].message
+    assert not [f for f in result.findings if f.where.file.endswith("values-configmap.yaml")]
+
+
+def test_flux_release_of_a_chart_that_serves_no_model_gives_nothing():
+    result = run(NOT_LLM / "flux-not-llm.yaml")
+    assert not result.deployments and not result.findings
+
+
+# --- OpenShift Templates ------------------------------------------------------------------------------
+
+
+def test_openshift_template_objects_are_read_with_their_parameters_filled():
+    """${MODEL_ID} and ${MAX_MODEL_LEN} filled from their values, ${{GPU_COUNT}} as a number; the runtime the
+    InferenceService names is found among the template's objects; API_KEY (no value) is named, left out."""
+    path = GITOPS / "openshift-template-isvc-parameters.yaml"
+    result = run(path)
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.kind == "InferenceService" and d.engine.value == "vllm"
+    assert d.model.value.endswith("Qwen/Qwen2.5-7B-Instruct") and d.gpus.value == 1
+    assert d.max_context.value == 65536 and d.max_context.where.line == _line(path, "MAX_MODEL_LEN}")
+    rules = [f.rule for f in result.findings]
+    assert "KV204" in rules and r.plan is not None
+    (note,) = [f for f in result.findings if f.rule == "KV004"]
+    assert "${API_KEY}" in note.message and note.where.line == _line(path, "--api-key=")
+    assert not [f for f in result.findings if "unrendered" in f.message or "{{" in f.message]
+
+
+def test_openshift_template_runtime_alone_is_a_runtime_template_not_an_unrendered_one():
+    """The real OpenShift AI runtime template: KServe's {{.Name}} is not the author's mistake, and the runtime
+    (no model, no GPU) is one KV004 info saying each InferenceService gives them."""
+    result = run(GITOPS / "openshift-template-vllm-runtime.yaml")
+    (f,) = result.findings
+    assert f.rule == "KV004" and "runtime template" in f.message and f.severity.name == "INFO"
+
+
+def test_openshift_template_of_the_v1_api_is_read_too(tmp_path):
+    text = (GITOPS / "openshift-template-isvc-parameters.yaml").read_text()
+    path = tmp_path / "template.yaml"
+    path.write_text(text.replace("apiVersion: template.openshift.io/v1\n", "apiVersion: v1\n"))
+    assert len(run(path).deployments) == 1
+
+
+def test_openshift_template_of_a_web_server_gives_nothing():
+    result = run(NOT_LLM / "openshift-template-not-llm.yaml")
+    assert not result.deployments and not result.findings
+
+
+# --- docker compose `gpus:` ---------------------------------------------------------------------------
+
+COMPOSE = FIXTURES / "stacks" / "compose"
+
+
+def test_compose_gpus_list_is_the_gpu_count():
+    path = COMPOSE / "good-vllm-gpus-list.yaml"
+    (r,) = run(path).deployments
+    assert r.deployment.gpus_per_pod.value == 2 and r.deployment.gpus_per_pod.where.line == _line(
+        path, "count: 2"
+    )
+
+
+def test_compose_gpus_all_says_the_count_is_not_in_the_file():
+    path = COMPOSE / "bad-vllm-gpus-all.yaml"
+    result = run(path)
+    (r,) = result.deployments
+    assert r.deployment.gpus_per_pod is None
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert f.message.startswith("gpus: all") and f.where.line == _line(path, "    gpus: all")
+
+
+def test_compose_gpus_on_a_service_that_runs_no_engine_gives_nothing():
+    """A video recorder with `gpus: all` (the frigate service of a home-lab compose file): no workload."""
+    from conftest import lint
+
+    text = "services:\n  frigate:\n    image: ghcr.io/blakeblackshear/frigate:stable\n    gpus: all\n"
+    result = lint(text, "compose.yaml")
+    assert result.deployments == [] and result.findings == []

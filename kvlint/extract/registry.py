@@ -55,6 +55,9 @@ GROUP_KINDS: dict[tuple[str, str], str] = {
     ("workload.serving.volcano.sh/", "ModelBooster"): "kthena:model_booster",
     ("argoproj.io/", "Application"): "argocd:application",
     ("argoproj.io/", "ApplicationSet"): "argocd:application_set",
+    ("helm.toolkit.fluxcd.io/", "HelmRelease"): "flux:helm_release",
+    ("template.openshift.io/", "Template"): "openshift_template:extract",
+    ("v1/", "Template"): "openshift_template:extract",  # the Template before its API group (OpenShift 3)
 }
 
 # (name, detector, reader), tried in order

@@ -206,13 +206,26 @@ def _actions(text: str) -> Iterator[str]:
 
 def _kserve_placeholders(source: SourceText, path: str, docs: list[Document]) -> list[Issue] | None:
     """A KServe ServingRuntime / ClusterServingRuntime whose only `{{ … }}` are KServe's own
-    placeholders: read it (the placeholders stay as text)."""
+    placeholders: read it (the placeholders stay as text). Inside an OpenShift Template, whose objects are
+    read one by one, the template's `${{NAME}}` parameters are not template actions either."""
     if "ServingRuntime" not in source.text:
         return None
-    if any(not _KSERVE_PLACEHOLDER.fullmatch(action) for action in _actions(source.text)):
-        return None
     kinds = {d.root.value("kind") for d in docs if isinstance(d.root, Mapping)}
+    text = source.text
+    for d in docs:  # an OpenShift Template's objects (extract/kinds/openshift_template.py reads each)
+        objects = d.root.get("objects") if isinstance(d.root, Mapping) else None
+        if isinstance(objects, Sequence):
+            kinds.update(
+                str(o.value("kind")) for o in objects.items[:1000] if isinstance(o, Mapping) and "kind" in o
+            )
+            text = _TEMPLATE_PARAM.sub("", text)
+    if any(not _KSERVE_PLACEHOLDER.fullmatch(action) for action in _actions(text)):
+        return None
     return [] if kinds & set(RUNTIME_KINDS) else None
+
+
+# an OpenShift Template parameter substituted as a YAML value (openshift-docs using-templates.adoc)
+_TEMPLATE_PARAM = re.compile(r"\$\{\{[A-Za-z0-9_]+\}\}")
 
 
 def _generator_placeholders(source: SourceText, path: str, docs: list[Document]) -> list[Issue] | None:

@@ -16,10 +16,12 @@ from __future__ import annotations
 import re
 
 from kvlint import engines
+from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment
 from kvlint.extract.pod import synthetic as syn
-from kvlint.findings import Issue
+from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.record import replace
 
 _INDEX = re.compile(r"^(.*?)\[(\d{1,9})\]$")
 _SPLIT = re.compile(r"(?<!\\)\.")
@@ -124,7 +126,18 @@ def read(
     extra: list[Issue] = registry.document_issues(values, path)
     for d in found:
         inner = d.name if d.name not in ("", "(root)") else ""
+        said = d.label() + ": "
         d.kind, d.name = kind, f"{name}/{inner}" if inner and name else (name or inner)
+        d.issues = [
+            replace(i, message=d.label() + ": " + i.message[len(said) :]) if i.message.startswith(said) else i
+            for i in d.issues
+        ]
     if found:
         found[0].issues.extend(extra)
     return found
+
+
+def elsewhere(message: str, where: Location) -> Issue:
+    """An info that part of what the object installs is set where kvlint does not read (a values file in the
+    chart's repository, a ConfigMap not found, a placeholder): the rest is checked."""
+    return Issue(NOT_CHECKABLE, message, where, severity=Severity.INFO, kind=IssueKind.DEFINED_ELSEWHERE)

@@ -19,14 +19,15 @@ from __future__ import annotations
 import re
 
 from kvlint.bounds import show
-from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
+from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment
 from kvlint.extract.charts import release_values as rv
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import embedded
+from kvlint.extract.pod import placeholders as ph
 from kvlint.extract.pod import synthetic as syn
-from kvlint.findings import Issue, IssueKind, Severity
-from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.findings import Issue, Severity
+from kvlint.load.tree import Mapping, Node, Scalar
 
 _ACTION = re.compile(r"\{\{.*?\}\}")
 MARK = "KVLINT-PLACEHOLDER-"
@@ -66,7 +67,7 @@ def _source(ctx: ct.ObjectContext, src: Mapping, placeholders: bool) -> list[Dep
     values, issues = _values(ctx, helm) if helm is not None else (None, [])
     held: list[tuple[str, Node]] = []
     if values is not None and placeholders:
-        values, held = _without_placeholders(values)
+        values, held = ph.without(values, _placeholder)
     release = _text(helm.get("releaseName")) if helm is not None else ""
     name = release or ctx.name
     found = rv.read(values, ctx.file, ctx.base_dir, ctx.lines, ctx.kind, name) if values else []
@@ -160,65 +161,18 @@ def _placeholder(node: Node) -> bool:
     )
 
 
-def _without_placeholders(values: Mapping, at: str = "") -> tuple[Mapping, list[tuple[str, Node]]]:
-    """The values without the ApplicationSet's placeholders, and the keys that held them."""
-    out = Mapping((values.line, values.col, values.end_line, values.end_col))
-    out.file = values.file
-    held: list[tuple[str, Node]] = []
-    for key, node in values.items():
-        where = f"{at}.{key}" if at else key
-        if _placeholder(node):
-            held.append((where, node))
-            continue
-        if isinstance(node, Mapping):
-            node, more = _without_placeholders(node, where)
-            held.extend(more)
-        elif isinstance(node, Sequence):
-            kept = _items_without_placeholders(node)
-            if len(kept) < len(node.items):
-                held.append((where, node))
-            items = []
-            for i, item in enumerate(kept):
-                if isinstance(item, Mapping):
-                    item, more = _without_placeholders(item, f"{where}[{i}]")
-                    held.extend(more)
-                items.append(item)
-            node = syn.sequence(node, items)
-        out.keys[key], out.values[key] = values.keys[key], node
-    return out, held
-
-
-def _items_without_placeholders(seq: Sequence) -> list[Node]:
-    """A list without its placeholder items; a flag whose value is one goes with it (`--max-model-len`, `{{len}}`)."""
-    kept: list[Node] = []
-    for item in seq.items:
-        if _placeholder(item):
-            last = kept[-1] if kept else None
-            if isinstance(last, Scalar) and str(last.value).startswith("-") and "=" not in str(last.value):
-                kept.pop()
-            continue
-        kept.append(item)
-    return kept
-
-
 def _value_files_note(d: Deployment, listed: list[str], at: Node, path: str) -> Issue:
-    return Issue(
-        NOT_CHECKABLE,
+    return rv.elsewhere(
         f"{d.label()}: helm.valueFiles ({', '.join(listed)}) are read by Argo CD from the chart's repository, "
         "not from this file: what they set is not checked",
         at.where(path),
-        severity=Severity.INFO,
-        kind=IssueKind.DEFINED_ELSEWHERE,
     )
 
 
 def _placeholder_note(d: Deployment, held: list[tuple[str, Node]], path: str) -> Issue:
     shown = ", ".join(f"`{show(k, 60)}`" for k, _node in held[:4]) + (" …" if len(held) > 4 else "")
-    return Issue(
-        NOT_CHECKABLE,
+    return rv.elsewhere(
         f"{d.label()}: {shown} {'is a placeholder' if len(held) == 1 else 'are placeholders'} the ApplicationSet's "
         "generators fill ({{ … }}): left out of the check",
         held[0][1].where(path),
-        severity=Severity.INFO,
-        kind=IssueKind.DEFINED_ELSEWHERE,
     )

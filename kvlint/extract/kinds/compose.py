@@ -2,8 +2,8 @@
 
 A service maps onto a container: `entrypoint` is the command, `command` the arguments (each a list or
 one shell-split string), `environment` (a mapping or `NAME=value` items) the env. GPUs come from
-`deploy.resources.reservations.devices` (`count`, or the length of `device_ids`; `count: all` means
-every GPU of the host, which the file does not say). `shm_size` and `ipc: host` give /dev/shm;
+`deploy.resources.reservations.devices` or the service's `gpus:` (`count`, or the length of `device_ids`;
+`count: all` and `gpus: all` mean every GPU of the host, which the file does not say). `shm_size` and `ipc: host` give /dev/shm;
 without either Docker mounts a 64 MiB /dev/shm (Docker run reference, --shm-size default).
 `${VAR}` in the file is filled by compose from the shell or a .env file kvlint does not read;
 `${VAR:-default}` takes its default.
@@ -80,8 +80,11 @@ def _env(svc: Mapping, path: str) -> dict[str, EnvVar]:
     return env
 
 
-def _gpus(svc: Mapping, path: str) -> tuple[Scalar | None, Issue | None]:
-    """The GPU count a service reserves, as a scalar located where the file says it."""
+def _device_requests(svc: Mapping) -> list[Node]:
+    """GPU device requests: `deploy.resources.reservations.devices` that ask for the gpu capability (or name
+    none), then the service's own `gpus:` (compose-spec spec.md "gpus": `all`, or a list of device requests
+    with `count` / `device_ids`, the gpu capability implied)."""
+    out: list[Node] = []
     devices = svc.at("deploy", "resources", "reservations", "devices")
     for dev in devices.items if isinstance(devices, Sequence) else ():
         if not isinstance(dev, Mapping):
@@ -90,8 +93,24 @@ def _gpus(svc: Mapping, path: str) -> tuple[Scalar | None, Issue | None]:
         cap_words = (
             [str(c.value) for c in caps.items if isinstance(c, Scalar)] if isinstance(caps, Sequence) else []
         )
-        if cap_words and "gpu" not in cap_words:
+        if not cap_words or "gpu" in cap_words:
+            out.append(dev)
+    gpus = svc.get("gpus")
+    if isinstance(gpus, Scalar) and gpus.value is not None:
+        out.append(gpus)
+    elif isinstance(gpus, Sequence):
+        out.extend(g for g in gpus.items if isinstance(g, Mapping))
+    return out
+
+
+def _gpus(svc: Mapping, path: str) -> tuple[Scalar | None, Issue | None]:
+    """The GPU count a service reserves, as a scalar located where the file says it."""
+    for dev in _device_requests(svc):
+        if isinstance(dev, Scalar):  # `gpus: all`
+            if str(dev.value).lower() == "all":
+                return None, _all_gpus(dev, "gpus: all", path)
             continue
+        assert isinstance(dev, Mapping)
         ids = dev.seq("device_ids")
         if ids is not None:
             return syn.scalar(ids, len(ids.items)), None
@@ -99,14 +118,18 @@ def _gpus(svc: Mapping, path: str) -> tuple[Scalar | None, Issue | None]:
         if count is not None and isinstance(count.value, int):
             return count, None
         if count is not None and str(count.value).lower() == "all":
-            return None, Issue(
-                UNPARSED_SETTING,
-                "count: all reserves every GPU of the host; the file does not say how many that is",
-                count.where(path),
-                fix="write the count (count: N) or the ids (device_ids: [...])",
-            )
+            return None, _all_gpus(count, "count: all", path)
         return syn.scalar(dev, 1), None  # compose: a GPU device request without count or ids is one GPU
     return None, None
+
+
+def _all_gpus(node: Scalar, said: str, path: str) -> Issue:
+    return Issue(
+        UNPARSED_SETTING,
+        f"{said} reserves every GPU of the host; the file does not say how many that is",
+        node.where(path),
+        fix="write the count (count: N) or the ids (device_ids: [...])",
+    )
 
 
 def _service(
