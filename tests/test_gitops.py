@@ -265,3 +265,57 @@ def test_compose_gpus_on_a_service_that_runs_no_engine_gives_nothing():
     text = "services:\n  frigate:\n    image: ghcr.io/blakeblackshear/frigate:stable\n    gpus: all\n"
     result = lint(text, "compose.yaml")
     assert result.deployments == [] and result.findings == []
+
+
+# --- in-house charts' values ----------------------------------------------------------------------------
+
+CHARTS = FIXTURES / "stacks" / "helm-charts"
+
+
+def test_custom_chart_model_key_and_engine_args_are_read_by_class():
+    """modelName (a Hub id) is the model and extraArgs are the engine's arguments: the plan is made on the L40S
+    the affinity selects, with the --gpu-memory-utilization the list sets."""
+    path = CHARTS / "good-custom-chart-model-name.yaml"
+    (r,) = run(path).deployments
+    d = r.deployment
+    assert d.model.value == "Qwen/Qwen3-0.6B" and d.model.origin == "inferred"
+    assert "modelName" in d.model.note and d.model.where.line == _line(path, "modelName:")
+    assert d.gpu_memory_utilization.value == 0.9 and d.gpu_memory_utilization.where.line == _line(
+        path, '"0.9"'
+    )
+    assert r.plan is not None and d.gpus.value == 1
+
+
+def test_custom_chart_args_that_hold_no_engine_option_and_bare_names_are_not_taken():
+    from conftest import lint
+
+    text = (
+        "modelName: mistral-7b\nimage:\n  repository: vllm/vllm-openai\n  tag: v0.10.1\n"
+        "extraArgs: [--v=2, --log-json]\nresources:\n  limits:\n    nvidia.com/gpu: 1\n"
+    )
+    result = lint(text, "values.yaml")
+    (r,) = result.deployments
+    assert r.deployment.model is None  # `mistral-7b` is neither a Hub id nor an id the catalog knows
+    assert not [f for f in result.findings if f.rule in ("KV005", "KV001")]
+
+
+def test_custom_chart_gpu_count_key_when_resources_say_nothing():
+    from conftest import lint
+
+    text = "modelName: Qwen/Qwen3-8B\nimage:\n  repository: vllm/vllm-openai\n  tag: v0.10.1\ngpuCount: 2\n"
+    (r,) = lint(text, "values.yaml").deployments
+    assert r.deployment.gpus_per_pod.value == 2 and "gpuCount" in r.deployment.gpus_per_pod.note
+
+
+def test_the_vllm_projects_chart_keeps_its_own_reading_of_args(tmp_path):
+    """The vLLM project's chart runs image.command alone: an `extraArgs` list there is a key it does not read
+    (KV005), never added to the command line by class."""
+    text = (
+        CHARTS / "bad-vllm-chart-misplaced-keys.yaml"
+    ).read_text() + 'extraArgs: ["--max-model-len", "65536"]\n'
+    path = tmp_path / "values.yaml"
+    path.write_text(text)
+    result = run(path)
+    (r,) = result.deployments
+    assert r.deployment.max_context.value == 8192
+    assert [f for f in result.findings if f.rule == "KV005" and "extraArgs" in f.message]

@@ -17,7 +17,7 @@ from kvlint import engines
 from kvlint.bounds import show
 from kvlint.codes import UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract.charts import chart_layouts, nim_chart
+from kvlint.extract.charts import chart_layouts, custom_chart, nim_chart
 from kvlint.extract.charts.production_stack_keys import serving_engine_issues
 from kvlint.extract.kinds.kubeai import kubeai_spec
 from kvlint.extract.kinds.production_stack import PS_CONFIG, production_stack_entry
@@ -97,6 +97,11 @@ def _chart_container(root: Mapping, image: Mapping | None, repo: Scalar, layout:
     if cmd is not None:
         fake.values["command"] = cmd
     extra_args = chart_layouts.args(layout, root) if layout is not None else None
+    if extra_args is None and _custom(
+        root, layout
+    ):  # an in-house chart's engine arguments (charts/custom_chart)
+        found = custom_chart.args(root)
+        extra_args = found[0] if found is not None else None
     if extra_args is not None:
         fake.values["args"] = extra_args
     fake.values["image"] = repo
@@ -150,6 +155,8 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
     ):
         d.model = stated(str(model_node.value), model_node.where(path))
     ct.add_container_facts(d, ctx, root, fake)
+    if _custom(root, layout):
+        _custom_keys(d, root, path)
     _gpu_models(d, root, path)
     replicas = root.scalar("replicaCount")  # both charts: `replicas: {{ .Values.replicaCount }}`
     if replicas is not None and isinstance(replicas.value, int):
@@ -160,6 +167,23 @@ def chart_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment | None:
     if d.model is None and "model" not in root:
         d.issues.append(_model_not_stated(d))
     return d
+
+
+def _custom(root: Mapping, layout: Layout | None) -> bool:
+    """Values no chart kvlint knows claims: an in-house chart's keys are read by class."""
+    return layout is None and not chart_layouts.is_vllm_chart(root)
+
+
+def _custom_keys(d: Deployment, root: Mapping, path: str) -> None:
+    """The model and GPU count an in-house chart's own keys give, when the command line and resources do not."""
+    model = custom_chart.model(root) if d.model is None else None
+    if model is not None:
+        node, key = model
+        d.model = inferred(str(node.value), f"`{key}`: the chart's model key", node.where(path))
+    gpus = custom_chart.gpus(root) if d.gpus_per_pod is None and "gpus_per_pod" not in d.unreadable else None
+    if gpus is not None:
+        node, key = gpus
+        d.gpus_per_pod = inferred(node.value, f"`{key}`: the chart's GPU count key", node.where(path))
 
 
 def _read_chart_engine(
