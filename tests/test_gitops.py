@@ -319,3 +319,23 @@ def test_the_vllm_projects_chart_keeps_its_own_reading_of_args(tmp_path):
     (r,) = result.deployments
     assert r.deployment.max_context.value == 8192
     assert [f for f in result.findings if f.rule == "KV005" and "extraArgs" in f.message]
+
+
+def test_hostile_parameters_are_bounded(tmp_path):
+    """A --set path of 5,000 keys is refused (no recursion through it), and 5,000 parameters cost at most
+    MAX_PARAMETERS copies of the path: one KV005 info for the long path, no traceback."""
+    from kvlint.extract.kinds import argocd
+
+    deep = ".".join(["a"] * 5000)
+    many = "".join(f"      - name: k{i}\n        value: '1'\n" for i in range(5000))
+    text = (
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: vllm\nspec:\n  source:\n"
+        "    chart: vllm\n    repoURL: https://example.invalid\n    helm:\n      parameters:\n"
+        f"      - name: {deep}\n        value: x\n" + many
+    )
+    path = tmp_path / "app.yaml"
+    path.write_text(text)
+    result = run(path)
+    assert not result.crashed
+    assert len([f for f in result.findings if f.rule == "KV005"]) == 1
+    assert argocd.MAX_PARAMETERS < 5000

@@ -25,9 +25,10 @@ from kvlint.record import replace
 
 _INDEX = re.compile(r"^(.*?)\[(\d{1,9})\]$")
 _SPLIT = re.compile(r"(?<!\\)\.")
-MAX_INDEX = (
-    1000  # a `[N]` past this is refused rather than padded (Helm pads with nulls; 10,000 nulls help no one)
-)
+# a `[N]` past MAX_INDEX is refused rather than padded (Helm pads with nulls; 10,000 nulls help no one), and a
+# path of MAX_STEPS keys or more too (values nest a few levels, not thousands)
+MAX_INDEX = 1000
+MAX_STEPS = 64
 
 
 def merge(base: Node | None, over: Node | None) -> Node | None:
@@ -68,6 +69,8 @@ def set_value(text: str, force_string: bool = False) -> object:
 def path_steps(name: str) -> list[str | int] | None:
     """`a.b\\.c[0].d` -> ["a", "b.c", 0, "d"]; None for a path Helm would refuse or one too far out."""
     steps: list[str | int] = []
+    if name.count(".") >= MAX_STEPS or name.count("[") >= MAX_STEPS:
+        return None
     for part in _SPLIT.split(name):
         indexes: list[int] = []
         while True:

@@ -31,6 +31,7 @@ from kvlint.load.tree import Mapping, Node, Scalar
 
 _ACTION = re.compile(r"\{\{.*?\}\}")
 MARK = "KVLINT-PLACEHOLDER-"
+MAX_PARAMETERS = 1000  # helm.parameters applied (each copies the values along its path); the rest not read
 
 
 def application(ctx: ct.ObjectContext) -> list[Deployment]:
@@ -111,7 +112,7 @@ def _values(ctx: ct.ObjectContext, helm: Mapping) -> tuple[Mapping | None, list[
     if isinstance(obj, Mapping):
         merged = rv.merge(merged, obj)
     params = helm.seq("parameters")
-    for item in params.items if params is not None else ():
+    for item in params.items[:MAX_PARAMETERS] if params is not None else ():
         if not isinstance(item, Mapping):
             continue
         merged, problem = _parameter(merged, item, helm, ctx.file)

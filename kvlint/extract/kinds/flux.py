@@ -29,6 +29,7 @@ from kvlint.record import replace
 
 VALUES_KEY = "values.yaml"  # valuesFrom[].valuesKey when left out (helmreleases.md)
 KINDS = ("ConfigMap", "Secret")
+MAX_REFS = 100  # valuesFrom references read (a longer list is read up to this many)
 
 
 def _text(node: Node | None) -> str:
@@ -48,7 +49,7 @@ def helm_release(ctx: ct.ObjectContext) -> list[Deployment]:
     missing: list[str] = []
     files: dict[str, list[str]] = {}
     refs = spec.seq("valuesFrom")
-    for ref in refs.items if refs is not None else ():
+    for ref in refs.items[:MAX_REFS] if refs is not None else ():
         if isinstance(ref, Mapping):
             values = _from_ref(ctx, ref, values, issues, missing, files)
     own = spec.get("values")
