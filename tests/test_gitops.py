@@ -339,3 +339,16 @@ def test_hostile_parameters_are_bounded(tmp_path):
     assert not result.crashed
     assert len([f for f in result.findings if f.rule == "KV005"]) == 1
     assert argocd.MAX_PARAMETERS < 5000
+
+
+def test_argocd_source_of_plain_manifests_is_left_to_the_manifests_themselves(tmp_path):
+    """`path: deploy/vllm` with no chart and no helm block: the manifests are in the repository and are linted
+    there, so the Application itself says nothing (no KV004 about chart defaults)."""
+    text = (
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: vllm\nspec:\n  source:\n"
+        "    repoURL: https://github.com/example/infra.git\n    path: deploy/vllm\n    targetRevision: main\n"
+    )
+    path = tmp_path / "app.yaml"
+    path.write_text(text)
+    result = run(path)
+    assert not result.deployments and not result.findings

@@ -7,7 +7,8 @@ over `values`), then each `helm.parameters` entry as `--set name=value` (`forceS
 The values are read as a values.yaml is (extract/charts/release_values.py), so a chart kvlint knows by its
 keys (production-stack, llm-d modelservice, the vLLM chart, KubeAI, OPEA, NIM, silogen) is read as that
 chart renders it. `helm.releaseName` (else the Application's name) names the workloads.
-`helm.valueFiles` live in the chart's repository, not in this file: not read, and said once.
+`helm.valueFiles` live in the chart's repository, not in this file: not read, and said once. A source of plain
+manifests or a kustomization (`path:` with no chart and no `helm:`) is linted where those files are.
 
 An ApplicationSet's template is filled by its generators: a value holding `{{ … }}` is a placeholder, left
 out of the check and named as such, never taken for the author's value. A source that names an engine (its
@@ -83,6 +84,8 @@ def _source(ctx: ct.ObjectContext, src: Mapping, placeholders: bool) -> list[Dep
             if held:
                 d.issues.append(_placeholder_note(d, held, ctx.file))
         return found
+    if helm is None and not chart:  # plain manifests or kustomize at `path`: linted where they are, not here
+        return []
     engine = rv.engine_named(chart, repo, where_from, name)
     if engine is None:
         return []
