@@ -352,3 +352,18 @@ def test_argocd_source_of_plain_manifests_is_left_to_the_manifests_themselves(tm
     path.write_text(text)
     result = run(path)
     assert not result.deployments and not result.findings
+
+
+def test_flux_chart_values_files_are_named_not_read(tmp_path):
+    text = (
+        (FLUX / "helmrelease.yaml")
+        .read_text()
+        .replace(
+            '      version: "0.1.7"\n', '      version: "0.1.7"\n      valuesFiles: [values-prod.yaml]\n'
+        )
+    )
+    (tmp_path / "helmrelease.yaml").write_text(text)
+    (tmp_path / "values-configmap.yaml").write_text((FLUX / "values-configmap.yaml").read_text())
+    result = run(tmp_path / "helmrelease.yaml")
+    (note,) = [f for f in result.findings if f.rule == "KV004"]
+    assert "values-prod.yaml" in note.message and note.severity.name == "INFO"

@@ -19,7 +19,7 @@ from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment
 from kvlint.extract.pod import synthetic as syn
-from kvlint.findings import Issue, IssueKind, Location, Severity
+from kvlint.findings import Issue, Location, Severity
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import replace
 
@@ -143,4 +143,4 @@ def read(
 def elsewhere(message: str, where: Location) -> Issue:
     """An info that part of what the object installs is set where kvlint does not read (a values file in the
     chart's repository, a ConfigMap not found, a placeholder): the rest is checked."""
-    return Issue(NOT_CHECKABLE, message, where, severity=Severity.INFO, kind=IssueKind.DEFINED_ELSEWHERE)
+    return Issue(NOT_CHECKABLE, message, where, severity=Severity.INFO)

@@ -9,6 +9,7 @@ files of this directory, links out of it never followed, each size-capped); thei
 file's lines. A reference found in neither place (a kustomize configMapGenerator, another directory, a
 Secret kept encrypted) is said once, with what it leaves unchecked.
 
+`spec.chart.spec.valuesFiles` are files of the chart's source, merged first: named once, not read.
 The chart is named by `spec.chart.spec.chart` (with `sourceRef`) or `spec.chartRef`; the values are read as a
 values.yaml is (extract/charts/release_values.py), so a chart kvlint knows by its keys is read as it renders.
 A release whose chart or name names an engine but gives nothing kvlint reads is one KV004 saying why.
@@ -24,7 +25,7 @@ from kvlint.extract.pod import embedded
 from kvlint.extract.pod import synthetic as syn
 from kvlint.extract.pod.argv import FileLines
 from kvlint.findings import Issue
-from kvlint.load.tree import Mapping, Node, Scalar
+from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import replace
 
 VALUES_KEY = "values.yaml"  # valuesFrom[].valuesKey when left out (helmreleases.md)
@@ -68,6 +69,16 @@ def helm_release(ctx: ct.ObjectContext) -> list[Deployment]:
         found[0].issues.extend(issues)
         if missing:
             found[0].issues.append(_missing_note(found[0], missing, refs or spec, ctx.file))
+        files_of_chart = spec.at("chart", "spec", "valuesFiles")
+        if isinstance(files_of_chart, Sequence) and files_of_chart.items:
+            listed = ", ".join(show(_text(f), 60) for f in files_of_chart.items if _text(f))
+            found[0].issues.append(
+                rv.elsewhere(
+                    f"{found[0].label()}: chart.spec.valuesFiles ({listed}) are files of the chart's source, "
+                    "merged under these values: what they set is not checked",
+                    files_of_chart.where(ctx.file),
+                )
+            )
         for d in found:
             d.ignores = {**ctx.ignores, **d.ignores}
         return found
