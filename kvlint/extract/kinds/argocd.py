@@ -92,11 +92,11 @@ def _source(ctx: ct.ObjectContext, src: Mapping, placeholders: bool) -> list[Dep
     d = Deployment(ctx.file, src.where(ctx.file), ctx.kind, name, ctx.base_dir)
     d.issues.extend(issues)
     if listed:
-        why = f"the chart `{show(target, 80)}` is installed with values from {', '.join(listed)}, files in the chart's repository that this file only names"
+        why = f"{_chart(target)} is installed with values from {', '.join(listed)}, files in the chart's repository that this file only names"
     elif values:
-        why = f"the values given to the chart `{show(target, 80)}` are in a layout kvlint does not read"
+        why = f"the values given to {_chart(target)} are in a layout kvlint does not read"
     else:
-        why = f"the chart `{show(target, 80)}` is installed with its own default values, which are not in this file"
+        why = f"{_chart(target)} is installed with its own default values, which are not in this file"
     if held:
         why += f" ({len(held)} value(s) are ApplicationSet placeholders)"
     return [ct.not_checked(d, src.where(ctx.file), f"an Argo CD source naming {engine}", why)]
@@ -180,3 +180,7 @@ def _placeholder_note(d: Deployment, held: list[tuple[str, Node]], path: str) ->
         "generators fill ({{ … }}): left out of the check",
         held[0][1].where(path),
     )
+
+
+def _chart(target: str) -> str:
+    return f"the chart `{show(target, 80)}`" if target else "the chart"

@@ -89,11 +89,11 @@ def helm_release(ctx: ct.ObjectContext) -> list[Deployment]:
     d.ignores = dict(ctx.ignores)
     d.issues.extend(issues)
     if missing:
-        why = f"the chart `{show(target, 80)}` takes its values from {', '.join(missing)}, found neither in this file nor beside it"
+        why = f"{_chart(target)} takes its values from {', '.join(missing)}, found neither in this file nor beside it"
     elif values is not None:
-        why = f"the values given to the chart `{show(target, 80)}` are in a layout kvlint does not read"
+        why = f"the values given to {_chart(target)} are in a layout kvlint does not read"
     else:
-        why = f"the chart `{show(target, 80)}` is installed with its own default values, which are not in this file"
+        why = f"{_chart(target)} is installed with its own default values, which are not in this file"
     return [ct.not_checked(d, ctx.where, f"a Flux HelmRelease naming {engine}", why)]
 
 
@@ -145,3 +145,7 @@ def _missing_note(d: Deployment, missing: list[str], at: Node, path: str) -> Iss
         "it sets is not checked",
         at.where(path),
     )
+
+
+def _chart(target: str) -> str:
+    return f"the chart `{show(target, 80)}`" if target else "the chart"

@@ -113,7 +113,7 @@ def _held_note(ctx: ct.ObjectContext, held: ph.Held) -> Issue:
     )
     shown = ", ".join(f"${{{show(n, 40)}}}" for n in names[:4]) + (" …" if len(names) > 4 else "")
     return rv.elsewhere(
-        f"Template/{ctx.name}: {shown} {'has' if len(names) == 1 else 'have'} no value in the template's parameters "
+        f"{'Template/' + ctx.name if ctx.name else 'Template'}: {shown} {'has' if len(names) == 1 else 'have'} no value in the template's parameters "
         "(`oc process -p` or a generator fills them): the settings that use them are left out of the check",
         held[0][1].where(ctx.file),
     )
