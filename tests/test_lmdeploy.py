@@ -186,3 +186,11 @@ def test_before_v0_4_1_a_count_of_one_or_more_is_the_block_count():
     assert (res.plan.num_blocks, res.plan.kv_tokens) == (100, 6400)
     r = lint(pod(serve("--cache-max-entry-count", "100"), image="openmmlab/lmdeploy:v0.7.3"))
     assert any(f.rule == "KV005" and "between 0 and 1" in f.message for f in r.findings)
+
+
+@pytest.mark.parametrize(("image", "written"), [("v0.7.3", "8"), ("v0.14.0", "fp8")])
+def test_kv102_offers_the_kv_quantization_the_release_takes(image, written):
+    r, res = one(pod(serve("--session-len", "65536"), image=f"openmmlab/lmdeploy:{image}"))
+    (found,) = [f for f in r.findings if f.rule == "KV102"]
+    assert f"--quant-policy {written} (halves KV per token)" in (found.fix or "")
+    assert "fp8" not in (found.fix or "") or written == "fp8"

@@ -201,6 +201,10 @@ class Engine(Protocol):
     def backend_kv(self, d: Deployment, arch: Any) -> str | None:
         """The KV cache a backend kvlint does not plan puts on the GPUs, in words (TGI's llama.cpp); None."""
 
+    def smaller_kv(self, version_text: str | None) -> tuple[str, str] | None:
+        """The KV cache dtype of about half the bytes the release offers as a fix, as the plan takes it and as
+        the engine's option is written (("fp8", "fp8"); LMDeploy before v0.14: ("int8", "8")); None: none."""
+
 
 __all__ = [
     "WARMUP_FAILS",

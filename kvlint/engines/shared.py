@@ -160,3 +160,6 @@ class EngineBase:
 
     def backend_kv(self, d: Deployment, arch: Any) -> str | None:
         return None
+
+    def smaller_kv(self, version_text: str | None) -> tuple[str, str] | None:
+        return ("fp8", "fp8")

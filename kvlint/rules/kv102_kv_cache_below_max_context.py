@@ -124,19 +124,21 @@ class KvCacheBelowMaxContext(PlanRule):
                     UNSAFE,
                 )
             )
-        if s.kv_cache_dtype in ("auto", "bfloat16", "float16") and arch.dtype != "float32":
-            q = replan(arch, ctx.gpu, s, kv_cache_dtype="fp8")
+        smaller = engine.smaller_kv(s.version)
+        if smaller and s.kv_cache_dtype in ("auto", "bfloat16", "float16") and arch.dtype != "float32":
+            planned, written = smaller
+            q = replan(arch, ctx.gpu, s, kv_cache_dtype=planned)
             if fits_one(q):
                 kv_key = spec_key(d, "kv_cache_dtype", s.engine)
-                fixes.append(f"{kv_key} fp8 (halves KV per token)")
+                fixes.append(f"{kv_key} {written} (halves KV per token)")
                 edits.append(
                     set_setting(
                         d,
                         ctx.in_force.engine_name,
                         ctx.in_force.kv_cache_dtype,
                         "kv_cache_dtype",
-                        "fp8",
-                        f"set {kv_key} fp8",
+                        written,
+                        f"set {kv_key} {written}",
                         UNSAFE,
                     )
                 )

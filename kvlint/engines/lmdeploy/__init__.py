@@ -62,5 +62,12 @@ class LMDeploy(EngineBase):
     def online_quant(self, name: str) -> Any:
         return None
 
+    def smaller_kv(self, version_text: str | None) -> tuple[str, str] | None:
+        """--quant-policy fp8 from v0.14.0 (messages.py QuantPolicy); before, the int8 cache, written 8
+        (lmdeploy/cli/utils.py ArgumentHelper.quant_policy `type=int, choices=[0, 4, 8]`)."""
+        from kvlint.engines.lmdeploy.releases import default
+
+        return ("fp8", "fp8") if 16 in list(default("kv_policies", version_text).value) else ("int8", "8")  # type: ignore[call-overload]
+
 
 ENGINE = LMDeploy()
