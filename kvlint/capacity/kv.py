@@ -173,7 +173,7 @@ def request_blocks(
 def text_token_layers(kinds: tuple[str, ...], hybrid: bool) -> int:
     """Layers that take KV for every text token: all of them when one block spans every layer; with the
     hybrid manager, cross-attention layers hold encoder tokens only; state layers hold none."""
-    return sum(1 for k in kinds if k != MAMBA and not (hybrid and k == CROSS))
+    return sum(1 for k in kinds if k not in STATE_KINDS and not (hybrid and k == CROSS))
 
 
 def cross_note(arch: ModelArch, hybrid: bool) -> str | None:

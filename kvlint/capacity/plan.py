@@ -65,7 +65,7 @@ class Plan:
     kv_per_token: int  # per GPU, every attention layer on the tightest stage at full length
     page_bytes: int  # one block of one layer
     block_size: int
-    layers_per_block: int  # layer slots one block spans (hybrid groups x group size)
+    layers_per_block: int  # layer slots of every KV-cache group together (hybrid groups x group size)
     num_blocks: int
     kv_tokens: int  # what the engine logs as its KV cache size in tokens
     max_model_len: int
@@ -88,6 +88,10 @@ class Plan:
     # counts concurrency and fit in
     pool_units: int = 0
     request_units: int = 0
+    # vLLM's KV-cache groups: how many share the blocks, and the layer slots one block id holds (a page per
+    # layer of a group); 0 where the engine has no such groups
+    kv_groups: int = 0
+    group_slots: int = 0
 
     # typed verdicts a rule reads (never by matching a note's text): the engine's start-up warm-up does not
     # fit, in its words ('' when it does; TGI), and the KV cache also holds a sparse-attention indexer's

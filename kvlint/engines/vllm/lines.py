@@ -27,6 +27,14 @@ def _per_token(p: Plan, arch: ModelArch, s: EngineSettings, kv_bytes: float, dsa
     return f"KV per token per GPU: {formula}; x {p.kv_per_token // max(1, int(per_layer))} layers = {p.kv_per_token:,} B"
 
 
+def _logged_as(s: EngineSettings) -> str:
+    from kvlint.engines.vllm.versions import logs_concurrency_tokens, parse_version
+
+    if s.generation == "V1" and logs_concurrency_tokens(parse_version(s.version)):
+        return "the requests of max_model_len the blocks hold, times max_model_len"
+    return "the blocks per group times the block size"
+
+
 def plan_lines(
     p: Plan, arch: ModelArch, s: EngineSettings, kv_bytes: float, dsa: DsaCache | None
 ) -> list[str]:
@@ -44,13 +52,21 @@ def plan_lines(
     lines.append(_per_token(p, arch, s, kv_bytes, dsa))
     if dsa is not None:
         per_block = f"{s.block_size} tokens x {p.kv_per_token:,} B"
+    elif p.kv_groups > 1:  # one block id holds a page per layer of a group; the groups share the ids
+        per_block = (
+            f"{s.block_size} tokens x {p.page_bytes // s.block_size:,} B x {p.group_slots} layer slots"
+        )
     else:
         per_block = (
             f"{s.block_size} tokens x {p.page_bytes // s.block_size:,} B x {p.layers_per_block} layer slots"
         )
-    lines.append(
-        f"blocks: {gib(max(0, p.kv_pool))} / ({per_block}) = {p.num_blocks:,} blocks = {tokens(p.kv_tokens)} tokens"
-    )
+    counted = f"{p.num_blocks:,} blocks = {tokens(p.kv_tokens)} tokens"
+    if p.kv_groups > 1 and dsa is None:  # the groups share the blocks: no one token count is the pool's
+        counted = (
+            f"{p.num_blocks:,} blocks shared by {p.kv_groups} KV-cache groups; vLLM logs "
+            f"{tokens(p.kv_tokens)} tokens ({_logged_as(s)})"
+        )
+    lines.append(f"blocks: {gib(max(0, p.kv_pool))} / ({per_block}) = {counted}")
     lines.append(
         f"one request of {tokens(s.max_model_len)} tokens needs {gib(p.request_bytes)}; the pool holds "
         f"{p.max_concurrency:.2f} of them at once"

@@ -42,6 +42,7 @@ from kvlint.engines.vllm.versions import (  # re-exported: callers use vllm.defa
     default_batching,
     default_utilization,
     generation,
+    logs_concurrency_tokens,
     parse_version,
     reserved_peak,
     subtracts_cuda_graphs,
@@ -190,8 +191,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         num_blocks = max(0, pool) // per_block if per_block else 0
         from_memory[idx] = num_blocks
         num_blocks, pool = override_blocks(s, num_blocks, pool, per_block)
-        kv_tok = num_blocks // groups.num_groups * s.block_size if groups.num_groups else 0
         need_blocks = _blocks_per_request(arch, s, groups)
+        kv_tok = _logged_tokens(s, groups.num_groups, num_blocks, need_blocks, dsa is not None)
         usable_blocks = max(0, num_blocks - 1) if s.generation == "V1" else num_blocks  # the null block
         p = Plan(
             engine="vllm",
@@ -205,6 +206,8 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             page_bytes=page_layer,
             block_size=s.block_size,
             layers_per_block=groups.group_size * groups.num_groups,
+            kv_groups=groups.num_groups,
+            group_slots=max(1, groups.group_size),
             num_blocks=num_blocks,
             kv_tokens=kv_tok,
             max_model_len=s.max_model_len,
@@ -303,6 +306,19 @@ def _pool(s: EngineSettings, budget: int, terms: list[Term]) -> int:
     if s.kv_cache_memory_bytes:
         return s.kv_cache_memory_bytes
     return budget - sum(t.bytes for t in terms)
+
+
+def _logged_tokens(s: EngineSettings, num_groups: int, num_blocks: int, need_blocks: int, dsa: bool) -> int:
+    """The tokens vLLM's "GPU KV cache size" line states: from 0.20.1 (V1) the pool's concurrency at
+    max_model_len times max_model_len, what requests can use; before, the blocks per KV-cache group times
+    the block size, which for a hybrid model counts neither the blocks the attention group can take from the
+    state groups nor the state blocks a request holds. KV102 and KV103 use neither: they count the blocks
+    one request takes (`max_concurrency`)."""
+    if not num_groups:
+        return 0
+    if s.generation == "V1" and not dsa and need_blocks and logs_concurrency_tokens(parse_version(s.version)):
+        return int(num_blocks / need_blocks * s.max_model_len)
+    return num_blocks // num_groups * s.block_size
 
 
 def _blocks_per_request(arch: ModelArch, s: EngineSettings, groups, max_len: int | None = None) -> int:

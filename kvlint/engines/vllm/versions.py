@@ -155,6 +155,13 @@ def v0_long_context_chunk(
     return 0 if any(bars) else chunk
 
 
+def logs_concurrency_tokens(version: tuple[int, ...] | None) -> bool:
+    """From 0.20.1 the start-up line "GPU KV cache size: N tokens" is max_concurrency x max_model_len; before,
+    num_blocks // KV-cache groups x block size (the table's kv_tokens_logged rows). The two differ most for
+    hybrid models, whose blocks the attention and state groups share."""
+    return lookup("kv_tokens_logged", version).value == "concurrency"
+
+
 def capped_seqs(version: tuple[int, ...] | None) -> bool:
     """From 0.11.0 a default max_num_seqs is at most max_num_batched_tokens (stated or default)."""
     return bool(lookup("seqs_capped_by_tokens", version).value)
