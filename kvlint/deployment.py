@@ -127,6 +127,12 @@ class Deployment:
         None  # the last engine argument (or spec key) written: fixes add flags after it
     )
     image: Value[str] | None = None
+    # where the pod may be scheduled: (node-label terms, tolerations) of its spec, which link/pools.py
+    # matches to node pools; a shared GPU (True: time-sliced or MPS; `claim:NAME`: a ResourceClaim every
+    # pod naming it shares) and the pods the workload runs, which link/sharing.py adds up on one card
+    placement: Value[tuple[list[tuple[str, list[str]]], list[dict[str, str]]]] | None = None
+    gpu_shared: Value[Any] | None = None
+    pod_replicas: Value[int] | None = None
 
     suffixes: dict[str, tuple[str, Location]] = field(default_factory=dict)  # field -> "32k" as written
     memory_quantities: list[tuple[str, str, Location]] = field(default_factory=list)  # (what, "80G", where)

@@ -112,6 +112,7 @@ def attach(d: Deployment, known: Known) -> Deployment:
     if refs is None:
         return d
     extra = dict(d.extra)
+    shared = d.gpu_shared
     issues = list(d.issues)
     accelerator = d.accelerator
     total, candidates, notes = 0, None, []
@@ -133,7 +134,7 @@ def attach(d: Deployment, known: Known) -> Deployment:
             continue
         claim, claim_path = found
         if ref.kind == "ResourceClaim":  # one claim object: every pod that names it gets the same devices
-            extra["gpu_shared"] = stated(
+            shared = stated(
                 f"claim:{ref.target}",
                 ref.where,
                 f"ResourceClaim {ref.target!r}, shared by every pod that names it",
@@ -159,7 +160,9 @@ def attach(d: Deployment, known: Known) -> Deployment:
             )
         )
     placed = {} if candidates is None else _place(d, candidates, total, "; ".join(notes), refs.where)
-    return replace(d, extra=extra, issues=issues, accelerator=accelerator, dra_refs=None, **placed).freeze()
+    return replace(
+        d, extra=extra, gpu_shared=shared, issues=issues, accelerator=accelerator, dra_refs=None, **placed
+    ).freeze()
 
 
 def _request_gpus(

@@ -256,7 +256,7 @@ def _tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, str]], r
 
 
 def lands_on(d: Deployment, pools: tuple[Pool, ...]) -> list[Pool]:
-    placement = d.extra.get("placement")
+    placement = d.placement
     labels, tolerations = placement.value if placement is not None else ([], [])
     resources = {d.gpus_per_pod.note} if d.gpus_per_pod is not None and d.gpus_per_pod.note else set()
     out = []

@@ -81,7 +81,7 @@ def overcommits(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]
     out: dict[int, Value[float]] = {}
     groups: dict[str, list[Sharer]] = {}
     for s in sharers:
-        shared = s.deployment.extra.get("gpu_shared")
+        shared = s.deployment.gpu_shared
         if shared is not None and s.fraction is not None:
             key = str(shared.value) if str(shared.value).startswith("claim:") else s.card
             groups.setdefault(key, []).append(s)
@@ -89,7 +89,7 @@ def overcommits(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]
         claim = key.removeprefix("claim:") if key.startswith("claim:") else None
         pods: list[tuple[float, Deployment]] = []
         for s in group:
-            count = s.deployment.extra.get("pod_replicas")
+            count = s.deployment.pod_replicas
             n = int(count.value) if count is not None else 1
             pods.extend([(s.fraction or 0.0, s.deployment)] * n)
         if len(pods) < 2:
@@ -127,7 +127,7 @@ def _name(d: Deployment, engine: str) -> str:
 
 
 def _where(d: Deployment) -> Location:
-    for v in (d.gpu_memory_utilization, d.extra.get("mem_fraction_static"), d.extra.get("gpu_shared")):
+    for v in (d.gpu_memory_utilization, d.extra.get("mem_fraction_static"), d.gpu_shared):
         if isinstance(v, Value) and v.where is not None and v.origin != "default":
             return v.where
     return d.where

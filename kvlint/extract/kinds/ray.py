@@ -84,9 +84,9 @@ def _gpu_groups(ctx: ct.ObjectContext, cluster: Mapping | None) -> tuple[Deploym
             ct.add_container_facts(scratch, ctx, spec.node, c)
             if scratch.gpus_per_pod is not None and scratch.gpus_per_pod is not before:
                 count += 1
-                gpu_placement = scratch.extra.get("placement")
+                gpu_placement = scratch.placement
     if gpu_placement is not None:  # where the GPU workers land decides the node pools, not the head
-        scratch.extra["placement"] = gpu_placement
+        scratch.placement = gpu_placement
     return scratch, count
 
 
@@ -306,5 +306,5 @@ def _copy_gpus(d: Deployment, gpu_pods: tuple[Deployment, int]) -> None:
         )
     d.gpus_per_pod = scratch.gpus_per_pod
     d.shm_size, d.has_shm = scratch.shm_size, scratch.has_shm
-    if "placement" in scratch.extra:
-        d.extra["placement"] = scratch.extra["placement"]
+    if scratch.placement is not None:
+        d.placement = scratch.placement

@@ -247,7 +247,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
         if s.size:
             d.memory_quantities.append(("/dev/shm sizeLimit", s.size, s.where))  # type: ignore[arg-type]
     labels = pods.node_labels(pod, path)
-    d.extra["placement"] = inferred(node_pools.placement(pod, path), "node selectors and tolerations")
+    d.placement = inferred(node_pools.placement(pod, path), "node selectors and tolerations")
     apply_labels(d, labels)
     gpu_sharing.apply(d, ctx.root, pod, container, labels, path)
     dra.read_refs(d, ctx.root, pod, container, path)

@@ -54,4 +54,5 @@ def read_refs(d: Deployment, root: Mapping, pod: Mapping, container: Mapping, pa
         d.dra_refs = stated(tuple(refs), refs[0].where, "DRA resource claims")
         replicas = root.at("spec", "replicas")
         if isinstance(replicas, Scalar) and isinstance(replicas.value, int) and replicas.value > 0:
-            d.extra.setdefault("pod_replicas", stated(replicas.value, replicas.where(path), "spec.replicas"))
+            if d.pod_replicas is None:
+                d.pod_replicas = stated(replicas.value, replicas.where(path), "spec.replicas")

@@ -87,10 +87,10 @@ def apply(d: Deployment, root: Mapping, pod: Mapping, container: Mapping, labels
         if key == "nvidia.com/gpu.product" and any(v.upper().endswith("-SHARED") for v in values):
             shared = True
     if shared and d.gpus_per_pod is not None:
-        d.extra["gpu_shared"] = stated(True, d.gpus_per_pod.where, "a shared (time-sliced or MPS) GPU")
+        d.gpu_shared = stated(True, d.gpus_per_pod.where, "a shared (time-sliced or MPS) GPU")
         replicas = root.at("spec", "replicas")
         if isinstance(replicas, Scalar) and isinstance(replicas.value, int) and replicas.value > 0:
-            d.extra["pod_replicas"] = stated(replicas.value, replicas.where(path), "spec.replicas")
+            d.pod_replicas = stated(replicas.value, replicas.where(path), "spec.replicas")
 
 
 def _mig(d: Deployment, profile: str, where: Location, how: str) -> None:
