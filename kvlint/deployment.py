@@ -127,6 +127,7 @@ class Deployment:
         None  # the last engine argument (or spec key) written: fixes add flags after it
     )
     image: Value[str] | None = None
+    device: Value[str] | None = None  # the device the engine is told to run on (vLLM 0.6 to 0.9 --device cpu)
     # where the pod may be scheduled: (node-label terms, tolerations) of its spec, which link/pools.py
     # matches to node pools; a shared GPU (True: time-sliced or MPS; `claim:NAME`: a ResourceClaim every
     # pod naming it shares) and the pods the workload runs, which link/sharing.py adds up on one card

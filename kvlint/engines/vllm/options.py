@@ -155,7 +155,7 @@ def _device_and_speculation(d: Deployment, parsed) -> None:
     config or model keeps a long context's prefill whole under V0 (vllm_versions.v0_long_context_chunk)."""
     device = parsed.get("--device")
     if device is not None and device[1] is not None and device[1].text.strip().lower() == "cpu":
-        d.extra["device"] = stated("cpu", device[1].where or d.where, "--device cpu")
+        d.device = stated("cpu", device[1].where or d.where, "--device cpu")
     spec = parsed.get("--speculative-config") or parsed.get("--speculative-model")
     if spec is not None:
         d.extra["speculative"] = stated(True, (spec[1] or spec[0]).where or d.where, spec[0].text)

@@ -340,7 +340,7 @@ def finish(d: Deployment) -> None:
         )
     if d.accelerator == "gpu" and d.gpus_per_pod is None:
         of_image = gpu_sharing.accelerator_of_image(str(d.image.value)) if d.image is not None else None
-        device = d.extra.get("device")  # vLLM --device cpu (0.6 to 0.9)
+        device = d.device  # vLLM --device cpu (0.6 to 0.9)
         d.accelerator = of_image or ("cpu" if device is not None and device.value == "cpu" else "gpu")
     _on_the_cpu(d)
     said = any(i.kind is IssueKind.ACCELERATOR_NOT_MODELLED for i in d.issues)  # by the input kind's reader
