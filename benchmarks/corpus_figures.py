@@ -19,7 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("KVLINT_SHARED", ROOT.parent / "shared")) / "corpus"
 FOLDERS = ("manifests", "manifests2")
 TABLE = ROOT / "tests" / "data" / "corpus_findings.yaml"
-MODELLED = ("vllm", "sglang", "tgi")  # engines whose memory kvlint models
+sys.path.insert(0, str(ROOT))
+from kvlint import engines  # noqa: E402
+
+MODELLED = engines.names()  # engines whose memory kvlint models: the registry's
 # KV004s of link/unread.py: a GPU container, accelerator request, engine command or GPU VM type in a
 # document that gave no workload
 UNREAD = (
@@ -57,7 +60,9 @@ def figures(report: dict, keys: list[str]) -> dict:
         "files": len(keys),
         "files with a recognised workload": len(with_workload),
         "workloads recognised": len(deps),
-        "on an engine kvlint models (vLLM/SGLang/TGI)": sum(d["engine"] in MODELLED for d in deps),
+        f"on an engine kvlint models ({'/'.join(map(engines.display, MODELLED))})": sum(
+            d["engine"] in MODELLED for d in deps
+        ),
         "checked with a capacity plan": sum(d["plan"] is not None for d in deps),
         "no GPU stated, fit verdict on the usual cloud GPUs (KV002 info)": sum(
             f["rule"] == "KV002" and f["severity"] == "info" and " fits on " in f["message"] for f in finds
