@@ -239,3 +239,24 @@ def test_a_dev_environment_runs_its_init_commands():
     text += "init:\n  - vllm serve Qwen/Qwen3-8B --max-model-len 8192\nresources:\n  gpu: L4\n"
     (r,) = lint(text, ".dstack.yml").deployments
     assert r.deployment.max_context.value == 8192 and r.deployment.gpu.value == "l4"
+
+
+def test_no_gpu_asked_for_is_a_warning_at_it():
+    text = "type: service\nimage: vllm/vllm-openai:v0.10.0\ncommands: [vllm serve Qwen/Qwen3-8B]\n"
+    result = lint(text + "resources:\n  gpu: 0\n", ".dstack.yml")
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert f.severity.name == "WARNING" and "no GPU" in f.message and f.where.line == 5
+    assert result.deployments[0].deployment.gpus_per_pod.value == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "type: service\nentrypoint: 'sh -c \"unclosed'\ncommands: [x]\n",
+        "type: service\ncommands: [null, 5, vllm serve Qwen/Qwen3-8B]\nresources: 5\nenv: 5\nnodes: '2'\n",
+        "type: service\nreplicas: [1, {commands: [vllm serve Qwen/Qwen3-8B]}]\n",
+        "type: service\ncommands: [vllm serve Qwen/Qwen3-8B]\nresources: {gpu: 1.5, shm_size: abc}\n",
+    ],
+)
+def test_odd_values_give_findings_not_tracebacks(text):
+    assert "KV001" not in {f.rule for f in lint(text, ".dstack.yml").findings}

@@ -151,3 +151,9 @@ def test_a_cpu_server_that_starts_no_engine_is_no_workload():
     on_gpu = text + "resources:\n  accelerator: L4\n"
     result = lint(on_gpu, "config.yaml")
     assert [f.rule for f in result.findings] == ["KV004"] and "start_command" in result.findings[0].message
+
+
+@pytest.mark.parametrize("acc", ["[H100]", "{count: 2}"])
+def test_an_accelerator_of_another_shape_is_kv005(acc):
+    _, result = _one(SERVER.format(acc=acc))
+    assert any(f.rule == "KV005" and "no accelerator is named" in f.message for f in result.findings)

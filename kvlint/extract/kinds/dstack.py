@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import shlex
 
+from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU, UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, inferred, stated
 from kvlint.extract.kinds import dstack_gpu
@@ -78,7 +79,11 @@ def _commands(root: Mapping, path: str, lines: list[str], env: dict[str, EnvVar]
     items: list[Node] = [n for n in seq.items if isinstance(n, Scalar)] if isinstance(seq, Sequence) else []
     entry = root.scalar("entrypoint")
     if entry is not None and entry.value:
-        words: list[Node] = [syn.scalar(entry, w) for w in shlex.split(str(entry.value))]
+        try:
+            split = shlex.split(str(entry.value))
+        except ValueError:  # an unclosed quote: dstack's own shlex.split refuses it too (base.py:261)
+            split = str(entry.value).split()
+        words: list[Node] = [syn.scalar(entry, w) for w in split]
         container = syn.mapping(
             root, {"command": syn.sequence(entry, words), "args": syn.sequence(root, items)}
         )
@@ -197,6 +202,18 @@ def _gpu(
 ) -> None:
     where = gpu_node.where(path)
     written = f"resources.gpu {_written(gpu_node)}"
+    if request.count[1] == 0:  # `gpu: 0`: no GPU asked for (gpuhunt constraints.py:42)
+        d.gpus_per_pod = stated(0, where, f"{written}: no GPU")
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"{d.label()}: {written} asks dstack for no GPU, so {engines.display(d.engine_name)} runs on an instance without one",
+                where,
+                fix="ask for the GPUs the engine needs, e.g. `gpu: H100:2` or `gpu: 24GB..`",
+                severity=Severity.WARNING,
+            )
+        )
+        return
     fixed = request.count[0] is not None and request.count[0] == request.count[1]
     note = (
         written

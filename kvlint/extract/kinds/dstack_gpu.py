@@ -143,7 +143,9 @@ def parse(node: Node) -> GpuRequest:
         return _from_text(value)
     if isinstance(value, dict):
         return _from_mapping(value)
-    raise GrammarError("a list is not a GPU request: write the names as `A100,H100` or under `name:`")
+    if isinstance(value, list):
+        raise GrammarError("a list is not a GPU request: write the names as `A100,H100` or under `name:`")
+    raise GrammarError(f"not a GPU request: {value!r}")
 
 
 def _from_text(text: str) -> GpuRequest:

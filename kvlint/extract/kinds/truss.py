@@ -195,8 +195,10 @@ def _gpu(d: Deployment, root: Mapping, path: str) -> bool:
     elif isinstance(node, Scalar) and node.value is not None:
         name, _, count_text = str(node.value).strip().partition(":")
         count = int(count_text) if count_text.isdigit() else (count_text or 1)
+    elif node is None or (isinstance(node, Scalar) and node.value is None):
+        return False  # no accelerator: Truss gives the model no GPU
     else:
-        return False
+        name, count = None, None
     where = node.where(path)
     table = _table()["accelerators"]
     if name not in table or not isinstance(count, int) or isinstance(count, bool) or count <= 0:
@@ -213,7 +215,9 @@ def _gpu(d: Deployment, root: Mapping, path: str) -> bool:
 
 
 def _refused(name: object, count: object, table: dict[str, Any], where: Location) -> Issue:
-    if name not in table:
+    if name is None:
+        why = "no accelerator is named (write NAME, NAME:COUNT or {accelerator: NAME, count: N})"
+    elif name not in table:
         why = f"`{name}` is not an accelerator Truss accepts ({', '.join(table)})"
     else:
         why = f"the count `{count}` is not a positive integer"
