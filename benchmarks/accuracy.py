@@ -1,10 +1,11 @@
 """How close kvlint's engine accounting is to what vLLM, SGLang, TGI and llama.cpp really logged (a script, not a test).
 
-    python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--llamacpp PATH] [--lmdeploy PATH]
-        [--cases] [--markdown]
+    python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--llamacpp PATH] [--ollama PATH]
+        [--lmdeploy PATH] [--cases] [--markdown]
 
 Defaults: ../shared/calibration/vllm_startup_logs.yaml (split by source in
-benchmarks/calibration/vllm_splits.yaml) and benchmarks/calibration/{sglang,tgi,llamacpp,lmdeploy}_startup_logs.yaml
+benchmarks/calibration/vllm_splits.yaml) and
+benchmarks/calibration/{sglang,tgi,llamacpp,ollama,lmdeploy}_startup_logs.yaml
 (each case carries its split). For every scorable case whose model and GPU kvlint resolves, it
 builds the deployment the log describes, runs kvlint's plan and rules, and compares weights GiB,
 KV GiB and KV tokens (relative error: median, p90, max) and the start-up verdict, scored by
@@ -28,7 +29,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from calibration_cases import DATA, ENGINES, load_yaml, logged, named_ref, with_facts  # noqa: E402
+from calibration_cases import (  # noqa: E402
+    DATA,
+    ENGINES,
+    LLAMACPP_SERVERS,
+    load_yaml,
+    logged,
+    named_ref,
+    with_facts,
+)
 
 from kvlint.engines.tgi.plan import WARMUP_FAILS  # noqa: E402
 from kvlint.findings import Severity  # noqa: E402
@@ -100,7 +109,14 @@ def stats(errors: list[float]) -> str:
     return f"n={len(a):>2} median {statistics.median(a):6.2%} p90 {p90:6.2%} max {a[-1]:7.2%}"
 
 
-NAMES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "llamacpp": "llama.cpp", "lmdeploy": "LMDeploy"}
+NAMES = {
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "tgi": "TGI",
+    "llamacpp": "llama.cpp",
+    "ollama": "Ollama",
+    "lmdeploy": "LMDeploy",
+}
 HEADER = (
     "| engine | split | logs | evaluated | KV tokens | KV GiB | weights | verdicts |\n"
     "|---|---|---|---|---|---|---|---|"
@@ -150,7 +166,7 @@ def evaluate(engine: str, case: dict, version: str | None, rules) -> dict | None
     if p is not None:
         if engine == "vllm":
             kv = (p.stage_pools[0] if p.stage_pools else p.kv_pool) / GIB  # rank 0 logs its own pool
-        elif engine == "llamacpp":
+        elif engine in LLAMACPP_SERVERS:
             kv = (
                 max(p.kv_pool, 0) / GIB
             )  # the KV buffer it allocates (sliding-window layers at their own size)
@@ -279,6 +295,7 @@ def main() -> int:
     ap.add_argument("--sglang", type=Path, default=DATA / "sglang_startup_logs.yaml")
     ap.add_argument("--tgi", type=Path, default=DATA / "tgi_startup_logs.yaml")
     ap.add_argument("--llamacpp", type=Path, default=DATA / "llamacpp_startup_logs.yaml")
+    ap.add_argument("--ollama", type=Path, default=DATA / "ollama_startup_logs.yaml")
     ap.add_argument("--lmdeploy", type=Path, default=DATA / "lmdeploy_startup_logs.yaml")
     ap.add_argument("--cases", action="store_true", help="print every case")
     ap.add_argument("--markdown", action="store_true", help="print docs/accuracy.md's table instead")
@@ -288,7 +305,7 @@ def main() -> int:
     rules = all_rules()
     if args.markdown:
         print(HEADER)
-    for engine in ("vllm", "sglang", "tgi", "llamacpp", "lmdeploy"):
+    for engine in ("vllm", "sglang", "tgi", "llamacpp", "ollama", "lmdeploy"):
         run_engine(engine, getattr(args, engine), args, rules, vllm_fit)
     return 0
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from kvlint.catalog import gpus as gpu_catalog
 from kvlint.catalog import models as model_catalog
 from kvlint.deployment import Deployment, stated
+from kvlint.engines.llamacpp import ollama_tags
 from kvlint.findings import Location
 
 HERE = Path(__file__).resolve().parent
@@ -221,6 +222,11 @@ def build_llamacpp(case: dict, version: str | None) -> tuple[Deployment | None, 
         d.extra["llamacpp_server"] = stated("ollama", where)
         d.max_context = stated(int(s["num_ctx"]), where)
         d.max_sequences = stated(int(s["num_parallel"]), where)
+        if s.get("ollama_tag"):  # the GGUF file type the library tag pulls (kvlint's Ollama tag table)
+            tag, why = ollama_tags.resolve(str(s["ollama_tag"]))
+            if tag is None:
+                return None, why
+            d.extra["gguf_file_type"] = stated(tag.file_type, where)
     else:
         d.max_context = stated(int(s["n_ctx"]), where)
         if s.get("n_parallel") is not None:
@@ -235,6 +241,8 @@ def build_llamacpp(case: dict, version: str | None) -> tuple[Deployment | None, 
         d.kv_cache_dtype = stated(str(s["cache_type_k"]), where)
     if s.get("cache_type_v"):
         d.extra["cache_type_v"] = stated(str(s["cache_type_v"]), where)
+    if s.get("gguf_file_type"):  # the file type the log's loader prints (`file type = Q4_K - Medium`)
+        d.extra["gguf_file_type"] = stated(str(s["gguf_file_type"]).lower(), where)
     return d, ""
 
 
@@ -267,7 +275,7 @@ def logged(engine: str, case: dict) -> dict[str, float]:
     """The figures a log states, as accuracy.py compares them: weights, kv (GiB), tokens."""
     m = case.get("measured") or {}
     out: dict[str, float] = {}
-    if engine == "llamacpp":
+    if engine in LLAMACPP_SERVERS:
         for key, name in (("kv_cache_mib", "kv"), ("compute_mib", "compute"), ("weights_mib", "weights")):
             if m.get(key) is not None:
                 out[name] = float(m[key]) / 1024
@@ -304,9 +312,16 @@ ENGINES = {
         "build": build_llamacpp,
         "version": lambda c: c.get("engine_version"),
     },
+    # Ollama runs llama.cpp's runner (kvlint.engines.llamacpp), scored on its own rows from its own logs
+    "ollama": {
+        "key": "ollama_cases",
+        "build": build_llamacpp,
+        "version": lambda c: c.get("engine_version"),
+    },
     "lmdeploy": {
         "key": "lmdeploy_cases",
         "build": build_lmdeploy,
         "version": lambda c: c.get("engine_version"),
     },
 }
+LLAMACPP_SERVERS = ("llamacpp", "ollama")  # the calibration sets planned by kvlint.engines.llamacpp

@@ -9,7 +9,7 @@ from kvlint.units import GIB
 
 # hidden-size F32 rows per token beside a phase's largest tensor (kvlint's fit on the calibration logs,
 # benchmarks/calibration/llamacpp_startup_logs.yaml): one beside the logits (l-001), four beside the attention
-# scores and their mask (l-005, l-009, l-010)
+# scores and their mask (l-009, l-010, and l-005 of benchmarks/calibration/ollama_startup_logs.yaml)
 ROWS_BESIDE_LOGITS, ROWS_BESIDE_SCORES = 1, 4
 # CUDA context and cuBLAS workspace outside llama.cpp's buffers (kvlint assumption)
 CONTEXT_BYTES = int(0.5 * GIB)
