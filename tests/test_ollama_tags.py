@@ -101,3 +101,19 @@ def test_an_ollama_model_on_cpus_is_resolved_and_said_to_run_on_cpus():
     (kv004,) = [f for f in result.findings if f.rule == "KV004"]
     assert "runs on CPUs" in kv004.message
     assert result.deployments[0].deployment.model.value == "Qwen/Qwen2.5-7B-Instruct"
+
+
+def test_layers_ollama_cannot_fit_on_the_gpu_are_a_warning_with_the_figure():
+    (kv004,) = [f for f in _model("llama3.3:70b", "nvidia-gpu-l4:1").findings if f.rule == "KV004"]
+    placed = int(kv004.message.split("loads ")[1].split(" of ")[0])
+    assert kv004.severity.name == "WARNING" and 0 < placed < 80 and "of 80 layers on the GPU" in kv004.message
+    # the same model on a GH200, which holds every layer and its cache at the 131,072-token training context
+    assert not [f for f in _model("llama3.3:70b", "nvidia-gpu-gh200:1").findings if f.rule == "KV004"]
+
+
+def test_a_context_beyond_the_model_is_cut_to_its_training_context():
+    """Ollama cuts num_ctx to the GGUF's context_length before sizing the cells (llm/server.go:166-169 at
+    v0.15.5): OLLAMA_CONTEXT_LENGTH 65536 on Gemma 2, trained on 8,192 positions, gets 8,192 cells."""
+    text = MODEL.format(tag="gemma2:27b", profile="nvidia-gpu-h100:1")
+    (r,) = lint(text + "  env:\n    OLLAMA_CONTEXT_LENGTH: '65536'\n").deployments
+    assert r.plan.kv_tokens == r.model.max_positions == 8192

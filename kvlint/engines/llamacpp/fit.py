@@ -39,20 +39,27 @@ def _fits_layers(arch: ModelArch, s: EngineSettings, room: int) -> int:
     return 0
 
 
-def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
+def ollama_layers(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> int:
+    """The layers Ollama's scheduler puts on this GPU (the output layer counts as one more): as many as fit with
+    their KV cache and the compute buffer (llm/memory.go EstimateGPULayers), the rest run on the CPU."""
     arch = L.as_pulled(arch, s.extra.get("gguf_file_type"))
+    room = (gpu.engine_bytes or 0) - CONTEXT_BYTES - int(s.extra.get("gpu_overhead") or 0)
+    return _fits_layers(arch, s, room)
+
+
+def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
-    room = total - CONTEXT_BYTES - int(s.extra.get("gpu_overhead") or 0)
     ngl = min(int(s.extra["ngl"]), arch.layers + 1)
     notes: list[str] = []
     fails_says = ""
     if s.extra["ollama"]:
-        ngl = _fits_layers(arch, s, room)
+        ngl = ollama_layers(arch, gpu, s)
         if ngl <= arch.layers:
             notes.append(
                 f"Ollama's scheduler loads {min(ngl, arch.layers)} of {arch.layers} layers on the GPU"
                 f" ({arch.layers - min(ngl, arch.layers)} on the CPU: it runs, slowly)"
             )
+    arch = L.as_pulled(arch, s.extra.get("gguf_file_type"))
     weights, kv, compute, out_gpu = _on_gpu(arch, s, ngl)
     layers_all, embed, output = L.weights_by_layer(arch)
     whole = sum(layers_all) + embed + (output if arch.lm_head_params else 0)

@@ -26,9 +26,11 @@ from kvlint.deployment import Deployment, Value, default
 from kvlint.engines import native
 from kvlint.engines.base import SettingRefused
 from kvlint.engines.filling import Filling
+from kvlint.engines.llamacpp import fit
 from kvlint.engines.llamacpp import layers as L
 from kvlint.engines.llamacpp.releases import llama_default, ollama_default
 from kvlint.findings import Issue, Severity
+from kvlint.record import replace
 from kvlint.units import GIB
 
 N_BATCH, N_UBATCH = 2048, 512  # common/common.h:279-280 at 3cfa9c3f (ollama/ollama@v0.13.0 vendored)
@@ -92,16 +94,29 @@ def _slots(f: Filling, ollama: bool, version: str | None) -> tuple[int, bool, st
 def _context(f: Filling, arch: ModelArch, gpu: GpuSpec | None, ollama: bool, version: str | None) -> int:
     if f.max_context is not None:
         n = int(f.max_context.value)
+        if ollama:
+            return _to_train(arch, n, version)[0]
         return n if n > 0 else arch.max_positions  # -c 0: the training context
     if ollama:
         row = ollama_default("num_ctx", version)
-        n = int(str(row.value)) if row.value != "vram" else _vram_ctx(gpu)
-        f.max_context = default(n, f"Ollama default context ({row.source})")
+        n, cut = _to_train(arch, int(str(row.value)) if row.value != "vram" else _vram_ctx(gpu), version)
+        f.max_context = default(n, f"Ollama default context ({row.source}){cut}")
         return n
     row = llama_default("n_ctx", version)
     n = int(str(row.value)) or arch.max_positions
     f.max_context = default(n, f"llama.cpp default -c {row.value} ({row.source})")
     return n
+
+
+def _to_train(arch: ModelArch, n: int, version: str | None) -> tuple[int, str]:
+    """Ollama's per-request context, cut to the model's training context where the release does (and why)."""
+    row = ollama_default("ctx_to_train", version)
+    if row.value is True and arch.max_positions and n > arch.max_positions:
+        return (
+            arch.max_positions,
+            f", cut to the model's {arch.max_positions:,} training positions ({row.source})",
+        )
+    return n, ""
 
 
 def _vram_ctx(gpu: GpuSpec | None) -> int:
@@ -160,7 +175,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         kv_offload=not _flag(f, "no_kv_offload"),
         kv_streams=bool(_default("kv_streams", ollama, version_text).value),
     )
-    return EngineSettings(
+    es = EngineSettings(
         engine="llamacpp",
         version=version_text,
         generation="-",
@@ -181,6 +196,26 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         extra=extra,
         in_force=f.in_force(),
     )
+    if ollama and gpu is not None and gpu.engine_bytes:
+        _ollama_cpu_layers(f, arch, fit.ollama_layers(arch, gpu, es))
+        es = replace(es, in_force=f.in_force())
+    return es
+
+
+def _ollama_cpu_layers(f: Filling, arch: ModelArch, ngl: int) -> None:
+    """Ollama's scheduler loads fewer layers than the model has when they do not fit (fit.ollama_layers): it
+    runs, slowly, with the rest on the CPU; a warning with the figure, as for llama-server's -ngl."""
+    if ngl > arch.layers:
+        return
+    issue = Issue(
+        NOT_CHECKABLE,
+        f"{f.d.label()}: Ollama's scheduler loads {ngl} of {arch.layers} layers on the GPU ({arch.layers - ngl} on"
+        " the CPU, with their KV cache): it runs, slowly; kvlint checks the GPU's share only",
+        (f.d.model.where if f.d.model is not None else None) or f.d.where,
+        severity=Severity.WARNING,
+    )
+    if issue not in f.said:
+        f.said.append(issue)
 
 
 def _known_type(f: Filling, name: str, t: str, said: Value | None) -> str:
