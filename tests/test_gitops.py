@@ -367,3 +367,24 @@ def test_flux_chart_values_files_are_named_not_read(tmp_path):
     result = run(tmp_path / "helmrelease.yaml")
     (note,) = [f for f in result.findings if f.rule == "KV004"]
     assert "values-prod.yaml" in note.message and note.severity.name == "INFO"
+
+
+def test_applicationset_release_name_placeholder_does_not_name_the_workload(tmp_path):
+    text = (GITOPS / "argocd-applicationset-placeholders.yaml").read_text()
+    text = text.replace("        helm:\n", "        helm:\n          releaseName: '{{name}}'\n")
+    path = tmp_path / "appset.yaml"
+    path.write_text(text)
+    (r,) = run(path).deployments
+    assert r.deployment.name.startswith("llm-models/") and "{{" not in r.deployment.name
+
+
+def test_applicationset_beside_an_app_project_is_read_not_called_unrendered(tmp_path):
+    text = (
+        (GITOPS / "argocd-applicationset-placeholders.yaml").read_text().replace("{{model}}", "{{ .model }}")
+    )
+    project = "apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: llm\nspec: {}\n---\n"
+    path = tmp_path / "appset.yaml"
+    path.write_text(project + text)
+    result = run(path)
+    assert len(result.deployments) == 1
+    assert not [f for f in result.findings if "unrendered" in f.message]

@@ -229,15 +229,14 @@ _TEMPLATE_PARAM = re.compile(r"\$\{\{[A-Za-z0-9_]+\}\}")
 
 
 def _generator_placeholders(source: SourceText, path: str, docs: list[Document]) -> list[Issue] | None:
-    """Argo CD ApplicationSets whose `{{ … }}` all lie inside strings: the generators fill them (argoproj/argo-cd
+    """Argo CD ApplicationSets (and Argo CD objects beside them) whose `{{ … }}` all lie inside strings: the generators fill them (argoproj/argo-cd
     docs/operator-manual/applicationset/GoTemplate.md), not Helm; read them, and the reader names the
     placeholders where they stand for a value it checks (extract/kinds/argocd.py)."""
     roots = [d.root for d in docs if isinstance(d.root, Mapping)]
-    if not roots or any(
-        r.value("kind") != "ApplicationSet" or not str(r.value("apiVersion") or "").startswith("argoproj.io/")
-        for r in roots
+    if not any(r.value("kind") == "ApplicationSet" for r in roots) or any(
+        not str(r.value("apiVersion") or "").startswith("argoproj.io/") for r in roots
     ):
-        return None
+        return None  # Argo CD's objects only (an AppProject beside the set), one of them an ApplicationSet
     return [] if _templated_strings(source, path, docs) is not None else None
 
 

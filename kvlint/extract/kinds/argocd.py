@@ -71,7 +71,7 @@ def _source(ctx: ct.ObjectContext, src: Mapping, placeholders: bool) -> list[Dep
     if values is not None and placeholders:
         values, held = ph.without(values, _placeholder)
     release = _text(helm.get("releaseName")) if helm is not None else ""
-    name = release or ctx.name
+    name = release if release and "{{" not in release else ctx.name  # a generator's placeholder names nothing
     found = rv.read(values, ctx.file, ctx.base_dir, ctx.lines, ctx.kind, name) if values else []
     target = chart or where_from or repo
     files = helm.seq("valueFiles") if helm is not None else None
