@@ -194,3 +194,13 @@ def test_kv102_offers_the_kv_quantization_the_release_takes(image, written):
     (found,) = [f for f in r.findings if f.rule == "KV102"]
     assert f"--quant-policy {written} (halves KV per token)" in (found.fix or "")
     assert "fp8" not in (found.fix or "") or written == "fp8"
+
+
+def test_the_default_session_len_is_the_config_s_length_unscaled():
+    # internlm2_5-7b-chat: max_position_embeddings 32768 with dynamic RoPE x2.0, which vLLM scales and
+    # LMDeploy's _get_and_verify_max_len does not
+    arch = models.resolve("internlm/internlm2_5-7b-chat").arch
+    assert arch.max_positions == 2 * arch.config_positions
+    _, res = one(pod(serve(model="internlm/internlm2_5-7b-chat")))
+    assert res.settings.max_model_len == arch.config_positions
+    assert "RoPE scaling not applied" in res.in_force.max_context.note

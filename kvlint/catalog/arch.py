@@ -130,6 +130,9 @@ class ModelArch:
     checkpoint_bytes: int | None = None  # safetensors total_size when known
     checkpoint_bytes_source: str = ""
     gated_mlp: bool = True
+    # the smallest of the config's length keys before any RoPE scaling (LMDeploy's default session_len,
+    # lmdeploy/utils.py _get_and_verify_max_len); 0 when no config was read (max_positions then)
+    config_positions: int = 0
     notes: tuple[str, ...] = ()
     facts: dict[str, str] = field(default_factory=dict, compare=False)  # fact -> where it came from
     # what parse_config read (config, id, source, hf_quant, checkpoint bytes, their source), so engine

@@ -136,6 +136,12 @@ def _yarn_len(
     return int(value * factor), note + f" x yarn factor {factor}"
 
 
+def config_max_len(cfg: dict[str, Any]) -> int:
+    """The smallest of the config's length keys as written, no RoPE scaling applied (0: none)."""
+    found = [int(cfg[k]) for k in LENGTH_KEYS if isinstance(cfg.get(k), (int, float)) and cfg[k] > 0]
+    return min(found) if found else 0
+
+
 def derive_max_len(cfg: dict[str, Any], family: str) -> tuple[int, str]:
     """vLLM `_get_and_verify_max_len`: min over the length keys, rope-scaled where the type says so."""
     found = [(cfg[k], k) for k in LENGTH_KEYS if isinstance(cfg.get(k), (int, float)) and cfg[k] > 0]

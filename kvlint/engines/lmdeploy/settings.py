@@ -119,6 +119,23 @@ def _batch(f: Filling, gpu: GpuSpec | None, version_text: str | None) -> int:
     return size
 
 
+def default_session_len(arch: ModelArch) -> Value:
+    """--session-len when not stated: the smallest of the config's length keys, with no RoPE scaling applied
+    (lmdeploy/utils.py _get_and_verify_max_len @v0.10.0:266-328; v0.7.0 LlamaTritonModel.cc:106-108)."""
+    scaled = arch.config_positions and arch.config_positions != arch.max_positions
+    if not arch.config_positions or not scaled:
+        n, how = arch.max_positions, arch.max_positions_note
+    else:
+        n, how = (
+            arch.config_positions,
+            f"the config's {arch.config_positions:,}, its RoPE scaling not applied",
+        )
+    return default(
+        n,
+        f"LMDeploy default --session-len: the model's maximum length ({how}; lmdeploy/utils.py _get_and_verify_max_len)",
+    )
+
+
 def _release_int(key: str, version_text: str | None) -> tuple[int, str]:
     row = release_default(key, version_text)
     return int(str(row.value)), row.source
@@ -141,11 +158,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
     if f.tensor_parallel is None:
         f.tensor_parallel = default(1, "LMDeploy default --tp 1 (lmdeploy/cli/utils.py ArgumentHelper.tp)")
     if f.max_context is None:
-        f.max_context = default(
-            arch.max_positions,
-            f"LMDeploy default --session-len: the model's maximum length ({arch.max_positions_note};"
-            " lmdeploy/utils.py _get_and_verify_max_len)",
-        )
+        f.max_context = default_session_len(arch)
     dtype = _text(d.dtype) or "auto"
     if dtype not in DTYPES:
         raise SettingRefused(
