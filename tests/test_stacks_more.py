@@ -313,6 +313,21 @@ def test_llmaz_backends_kvlint_does_not_model_are_said():
     assert f.rule == "KV004" and "TensorRT-LLM" in f.message
 
 
+@pytest.mark.parametrize("backend", ["llamacpp", "ollama"])
+def test_llmaz_backends_of_a_modelled_engine_without_a_stock_runtime_say_so(tmp_path, backend):
+    """llmaz names llama.cpp's and Ollama's runtimes `llamacpp` and `ollama` (the llama.cpp package says
+    so): kvlint reads that engine, but not llmaz's stock runtime for it, so the Playground is not checked."""
+    text = (
+        (LLMAZ / "good-playground-sglang.yaml")
+        .read_text()
+        .replace("backendName: sglang", f"backendName: {backend}")
+    )
+    (tmp_path / "playground.yaml").write_text(text)
+    (f,) = run(tmp_path / "playground.yaml").findings
+    assert f.rule == "KV004"
+    assert f"llmaz backend {backend} runs llama.cpp from llmaz's stock BackendRuntime" in f.message
+
+
 # --- kthena ModelBooster -------------------------------------------------------------------------------------
 
 KTHENA = STACKS / "kthena"
