@@ -80,7 +80,8 @@ class LlamaCpp(EngineBase):
 
     def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
         """llama.cpp sizes its KV cache from -c at start-up: when it does not fit, the allocation fails and
-        llama-server exits (llama-kv-cache.cpp:188 "failed to allocate buffer for kv cache")."""
+        llama-server exits (llama-kv-cache.cpp:188 "failed to allocate buffer for kv cache"). A context left unset
+        on a build that fits by default is cut instead (autofit.py): the plan's `startup` says so."""
         return LongSequence(Startup.REFUSES, "failed to allocate buffer for kv cache")
 
 

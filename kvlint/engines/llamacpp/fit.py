@@ -5,6 +5,7 @@ from __future__ import annotations
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines.llamacpp import autofit
 from kvlint.engines.llamacpp import layers as L
 from kvlint.engines.llamacpp.compute import CONTEXT_BYTES, compute_bytes
 from kvlint.units import gib, tokens
@@ -48,6 +49,15 @@ def ollama_layers(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> int:
 
 
 def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
+    """The buffers on the GPU; when they do not fit and --fit may cut the unset context, the cut plan
+    (autofit.py)."""
+    p = _layout(arch, gpu, s)
+    if p.warmup_fails and s.extra.get("ctx_fit"):
+        return autofit.shrunk(arch, gpu, s, p, _layout) or p
+    return p
+
+
+def _layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
     ngl = min(int(s.extra["ngl"]), arch.layers + 1)
     notes: list[str] = []

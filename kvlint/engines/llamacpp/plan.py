@@ -119,6 +119,15 @@ def _to_train(arch: ModelArch, n: int, version: str | None) -> tuple[int, str]:
     return n, ""
 
 
+def _ctx_fit(f: Filling, ollama: bool, version: str | None) -> bool:
+    """llama.cpp's --fit may cut the context (autofit.py): its build fits by default, -c is left unset and
+    --fit is not off. Ollama sizes its own context."""
+    if ollama or f.max_context is not None or not llama_default("fit_ctx", version).value:
+        return False
+    said = f.options.get("fit")
+    return said is None or str(said.value).strip().lower() not in ("off", "0", "false")
+
+
 def _vram_ctx(gpu: GpuSpec | None) -> int:
     total = (gpu.engine_bytes or 0) if gpu is not None else 0
     return 262144 if total >= 47 * GIB else 32768 if total >= 23 * GIB else 4096
@@ -133,6 +142,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
     ngl, ngl_how = (999, "Ollama places layers by its estimate") if ollama else _gpu_layers(f, version_text)
     fa, fa_how = _fa(f, ollama, version_text)
     slots, unified, slots_how = _slots(f, ollama, version_text)
+    ctx_fit = _ctx_fit(f, ollama, version_text)
     n_ctx = _context(f, arch, gpu, ollama, version_text)
     if ollama:
         n_ctx *= max(1, slots)  # llm/server.go:174 `KvSize: opts.NumCtx * numParallel`
@@ -174,6 +184,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         swa_full=_flag(f, "swa_full"),
         kv_offload=not _flag(f, "no_kv_offload"),
         kv_streams=bool(_default("kv_streams", ollama, version_text).value),
+        ctx_fit=ctx_fit,
     )
     es = EngineSettings(
         engine="llamacpp",
