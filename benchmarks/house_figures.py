@@ -14,9 +14,13 @@ Prints, for the package under ROOT (default: this checkout):
   outside kvlint/extract/, kvlint/load/ and an engine package's launch readers (attribute names
   matched against the record's fields);
 - distinct string keys used on an `extra` dict (subscript, get, in, setdefault, pop);
+- calls into the GPU catalog (kvlint.catalog.gpus, .mig, .dra_devices) from kvlint/extract/ and
+  kvlint/link/: the review's "GPU looked up once, in resolve" counts these down to the ones that choose
+  among cards by their memory;
 - functions over cyclomatic complexity 25 (radon, when installed).
 These are proxies, counted the same way before and after a change; the review counted by hand.
-`--list` also prints `file:line what` for each engine-name comparison and engine-package import.
+`--list` also prints `file:line what` for each engine-name comparison, engine-package import and GPU-catalog
+call from extract/ or link/.
 """
 
 from __future__ import annotations
@@ -152,10 +156,15 @@ def figures(root: Path, listed: list[str] | None = None) -> dict[str, int]:
     trees = _modules(root)
     fields = _deployment_fields(trees)
     names, packages = engine_names(root), engine_packages(root)
-    comparisons = imports = writes = 0
+    comparisons = imports = writes = gpu_calls = 0
     files_comparing: set[str] = set()
     keys: set[str] = set()
     for rel, tree in trees.items():
+        if rel.startswith(BEFORE_RESOLVE):
+            calls = gpu_catalog_calls(rel, tree)
+            gpu_calls += len(calls)
+            if listed is not None:
+                listed.extend(calls)
         in_engine = rel.startswith(ENGINE_DIRS)
         reader = rel.startswith("kvlint/engines/") and rel.rsplit("/", 1)[-1] in ENGINE_READERS
         after_extract = (not rel.startswith(EXTRACT_DIRS) and not in_engine) or (
@@ -183,6 +192,7 @@ def figures(root: Path, listed: list[str] | None = None) -> dict[str, int]:
         "engine-module imports from outside the engine packages": imports,
         "Deployment writes after extract (fields and extra)": writes,
         "distinct extra keys": len(keys),
+        "GPU-catalog calls in extract/ and link/": gpu_calls,
     }
     try:
         from radon.complexity import cc_visit
@@ -193,6 +203,36 @@ def figures(root: Path, listed: list[str] | None = None) -> dict[str, int]:
         blocks = cc_visit((root / rel).read_text(encoding="utf-8"))
         over += sum(1 for b in blocks if b.complexity > 25 and type(b).__name__ == "Function")
     out["functions over CC 25 (radon)"] = over
+    return out
+
+
+GPU_CATALOG = ("kvlint.catalog.gpus", "kvlint.catalog.mig", "kvlint.catalog.dra_devices")
+BEFORE_RESOLVE = ("kvlint/extract/", "kvlint/link/")
+
+
+def gpu_catalog_calls(rel: str, tree: ast.Module) -> list[str]:
+    """`file:line calls NAME` for each call into the GPU catalog in a module (names bound by its imports,
+    wherever in the module they are made)."""
+    modules: set[str] = set()
+    functions: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                if f"{node.module}.{a.name}" in GPU_CATALOG:
+                    modules.add(a.asname or a.name)
+                elif node.module in GPU_CATALOG:
+                    functions.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname for a in node.names if a.name in GPU_CATALOG and a.asname)
+    out = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules:
+            out.append(f"{rel}:{node.lineno} calls {f.value.id}.{f.attr}")
+        elif isinstance(f, ast.Name) and f.id in functions:
+            out.append(f"{rel}:{node.lineno} calls {f.id}")
     return out
 
 
