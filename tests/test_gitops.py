@@ -388,3 +388,21 @@ def test_applicationset_beside_an_app_project_is_read_not_called_unrendered(tmp_
     result = run(path)
     assert len(result.deployments) == 1
     assert not [f for f in result.findings if "unrendered" in f.message]
+
+
+def test_compose_nvidia_runtime_takes_the_gpus_from_nvidia_visible_devices():
+    from conftest import lint
+
+    base = (
+        "services:\n  vllm:\n    image: vllm/vllm-openai:v0.10.1\n"
+        "    command: --model Qwen/Qwen3-8B --tensor-parallel-size 2 --max-model-len 8192\n"
+        "    ipc: host\n    runtime: nvidia\n"
+    )
+    (r,) = lint(base + "    environment:\n      - NVIDIA_VISIBLE_DEVICES=0,1\n", "compose.yaml").deployments
+    assert r.deployment.gpus_per_pod.value == 2 and r.deployment.gpus_per_pod.where.line == 8
+    result = lint(base + "    environment:\n      NVIDIA_VISIBLE_DEVICES: all\n", "compose.yaml")
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert "NVIDIA_VISIBLE_DEVICES all" in f.message and f.severity.name == "WARNING"
+    result = lint(base, "compose.yaml")
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert "left to the image" in f.message and f.severity.name == "INFO"

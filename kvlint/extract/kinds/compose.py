@@ -3,7 +3,8 @@
 A service maps onto a container: `entrypoint` is the command, `command` the arguments (each a list or
 one shell-split string), `environment` (a mapping or `NAME=value` items) the env. GPUs come from
 `deploy.resources.reservations.devices` or the service's `gpus:` (`count`, or the length of `device_ids`;
-`count: all` and `gpus: all` mean every GPU of the host, which the file does not say). `shm_size` and `ipc: host` give /dev/shm;
+`count: all` and `gpus: all` mean every GPU of the host, which the file does not say), or `runtime: nvidia`
+with NVIDIA_VISIBLE_DEVICES. `shm_size` and `ipc: host` give /dev/shm;
 without either Docker mounts a 64 MiB /dev/shm (Docker run reference, --shm-size default).
 `${VAR}` in the file is filled by compose from the shell or a .env file kvlint does not read;
 `${VAR:-default}` takes its default.
@@ -18,8 +19,9 @@ from kvlint.deployment import Deployment, default, stated
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import synthetic as syn
 from kvlint.extract.pod.argv import EnvVar
-from kvlint.findings import Issue
+from kvlint.findings import Issue, Severity
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.record import replace
 
 DOCKER_SHM_DEFAULT = "64Mi"
 _DEFAULTED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}]*)\}")
@@ -120,7 +122,38 @@ def _gpus(svc: Mapping, path: str) -> tuple[Scalar | None, Issue | None]:
         if count is not None and str(count.value).lower() == "all":
             return None, _all_gpus(count, "count: all", path)
         return syn.scalar(dev, 1), None  # compose: a GPU device request without count or ids is one GPU
+    runtime = svc.scalar("runtime")
+    if runtime is not None and runtime.value == "nvidia":
+        return _nvidia_runtime(svc, runtime, path)
     return None, None
+
+
+def _nvidia_runtime(svc: Mapping, runtime: Scalar, path: str) -> tuple[Scalar | None, Issue | None]:
+    """`runtime: nvidia` (nvidia-docker 2) with no device request: NVIDIA_VISIBLE_DEVICES picks the GPUs
+    (NVIDIA Container Toolkit docs, docker-specialized "GPU Enumeration": a list of indexes or UUIDs, `all`,
+    `none`; `void`, empty or unset behave as runc, but the CUDA base images set it to `all` in the image)."""
+    node = _env_node(svc, "NVIDIA_VISIBLE_DEVICES")
+    text = str(node.value).strip() if node is not None and node.value is not None else ""
+    if text.lower() in ("none", "void") or node is not None and not text:
+        return None, None
+    if node is None or text.lower() == "all" or "$" in text:
+        if node is None:  # what the image sets is not the author's writing: an info
+            said = "runtime: nvidia with NVIDIA_VISIBLE_DEVICES left to the image"
+            return None, replace(_all_gpus(runtime, said, path), severity=Severity.INFO)
+        return None, _all_gpus(node, "runtime: nvidia with NVIDIA_VISIBLE_DEVICES all", path)
+    return syn.scalar(node, len([p for p in text.split(",") if p.strip()])), None
+
+
+def _env_node(svc: Mapping, name: str) -> Scalar | None:
+    """The node holding one environment variable's value (`NAME: value`, or the `NAME=value` item)."""
+    box = svc.get("environment")
+    if isinstance(box, Mapping):
+        node = box.get(name)
+        return node if isinstance(node, Scalar) else None
+    for item in box.items if isinstance(box, Sequence) else ():
+        if isinstance(item, Scalar) and isinstance(item.value, str) and item.value.startswith(name + "="):
+            return syn.scalar(item, item.value.partition("=")[2])
+    return None
 
 
 def _all_gpus(node: Scalar, said: str, path: str) -> Issue:
