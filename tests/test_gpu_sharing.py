@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import lint
+from conftest import FIXTURES, lint
 
 from kvlint.catalog import gpus, mig
 
@@ -92,7 +92,6 @@ def test_gaudi_is_named_not_modelled():
 
 
 def test_amd_mi300x_and_b200_instance_fixtures_name_their_cards():
-    from conftest import FIXTURES
 
     from kvlint.run.lint import read_and_lint
     from kvlint.run.settings import Settings
@@ -136,3 +135,21 @@ def test_plan_accepts_a_mig_profile_and_suggests_no_tp_over_slices():
         main, ["plan", "meta-llama/Llama-3.3-70B-Instruct", "--gpu", "a100-80gb:3g.40gb"]
     )
     assert "x NVIDIA A100 80GB SXM4 MIG 3g.40gb (tensor_parallel" not in big.output
+
+
+UNRENAMED = (FIXTURES / "sharing" / "time-sliced-unrenamed.yaml").read_text()
+
+
+def test_time_slicing_that_keeps_the_name_shares_plain_gpu_pods():
+    """renameByDefault false: the replicas are advertised as nvidia.com/gpu, so pods asking for it
+    share cards; 3 x 0.9 on one card is reported."""
+    (kv208,) = [f for f in lint(UNRENAMED).findings if f.rule == "KV208"]
+    assert "3 pods on one shared GPU" in kv208.message and "= 2.70" in kv208.message
+    assert "keeps the name nvidia.com/gpu" in kv208.message
+
+
+def test_renamed_or_single_pods_are_not_summed():
+    renamed = UNRENAMED.replace("      timeSlicing:\n", "      timeSlicing:\n        renameByDefault: true\n")
+    assert not [f for f in lint(renamed).findings if f.rule == "KV208"]  # plain nvidia.com/gpu: whole cards
+    single = UNRENAMED.replace("  replicas: 3\n", "  replicas: 1\n")
+    assert not [f for f in lint(single).findings if f.rule == "KV208"]

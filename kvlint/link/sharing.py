@@ -35,6 +35,7 @@ class Replicas:
     replicas: int
     where: Location
     file: str
+    renamed: bool = True  # advertised under another name (nvidia.com/gpu.shared); False: as nvidia.com/gpu
 
 
 @record
@@ -64,12 +65,14 @@ def replicas(root: Mapping, file: str) -> list[Replicas]:
             for key, strategy in (("timeSlicing", "time-slicing"), ("mps", "mps")):
                 block = sharing.map(key) if sharing is not None else None
                 res = block.seq("resources") if block is not None else None
+                by_default = block is not None and block.value("renameByDefault") is True
                 for item in res.items if isinstance(res, Sequence) else ():
                     if not isinstance(item, Mapping):
                         continue
                     n = item.value("replicas")
                     if item.value("name") in SHARED_RESOURCES and isinstance(n, int) and n > 1:
-                        out.append(Replicas(strategy, n, node.where(file), file))
+                        renamed = by_default or bool(item.value("rename"))
+                        out.append(Replicas(strategy, n, node.where(file), file, renamed))
     return out
 
 
@@ -85,6 +88,9 @@ def overcommits(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]
         if shared is not None and s.fraction is not None:
             key = str(shared.value) if str(shared.value).startswith("claim:") else s.card
             groups.setdefault(key, []).append(s)
+    unrenamed = _unrenamed(sharers, read_configs)
+    for s in unrenamed:
+        groups.setdefault(s.card, []).append(s)
     for key, group in groups.items():
         claim = key.removeprefix("claim:") if key.startswith("claim:") else None
         pods: list[tuple[float, Deployment]] = []
@@ -106,6 +112,10 @@ def overcommits(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]
         how = (
             f"every pod that names ResourceClaim {claim!r} gets the same device(s)"
             if claim
+            else f"the device plugin's {configs[0].strategy} config ({configs[0].file}) shares each card {cap} "
+            "ways and keeps the name nvidia.com/gpu: a pod asking nvidia.com/gpu gets a share of a card "
+            "on the nodes it applies to"
+            if cap and all(s in unrenamed for s in group)
             else f"the device plugin's {configs[0].strategy} config shares each card {cap} ways ({configs[0].file})"
             if cap
             else "no device-plugin sharing config beside the file: every shared-GPU pod here may land on one card"
@@ -116,6 +126,29 @@ def overcommits(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]
         for d in {id(d): d for _u, d in together}.values():
             out[id(d)] = inferred(total, text, _where(d))
     return out
+
+
+def _pods(group: list[Sharer]) -> int:
+    return sum(int(c.value) if (c := s.deployment.pod_replicas) is not None else 1 for s in group)
+
+
+def _unrenamed(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]]) -> list[Sharer]:
+    """Workloads asking plain nvidia.com/gpu that share cards all the same: a sharing config beside
+    them that does not rename the resource (renameByDefault false, the default, and no `rename`)
+    advertises each card's replicas as nvidia.com/gpu (NVIDIA/k8s-device-plugin README, "Shared
+    Access to GPUs": only the product label gains -SHARED). Read only when two such pods exist."""
+    plain = [
+        s
+        for s in sharers
+        if s.fraction is not None
+        and s.deployment.gpu_shared is None
+        and s.deployment.extra.get("mig_profile") is None
+        and s.deployment.gpus_per_pod is not None
+        and s.deployment.gpus_per_pod.note == "nvidia.com/gpu"
+    ]
+    if _pods(plain) < 2:
+        return []
+    return plain if any(not c.renamed and c.strategy == "time-slicing" for c in read_configs()) else []
 
 
 def _name(d: Deployment, engine: str) -> str:

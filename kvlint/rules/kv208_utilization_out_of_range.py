@@ -31,7 +31,11 @@ class UtilizationOutOfRange(DeploymentRule):
     than 1. Up to `replicas` pods share a card when the device plugin's sharing config (a ConfigMap
     with `sharing.timeSlicing` / `sharing.mps`) is in the file or its directory; without it, every
     shared-GPU pod of the file may. Each deployment's pods count (`spec.replicas`), the largest
-    fractions first.
+    fractions first. A time-slicing config that keeps the resource name (`renameByDefault` false,
+    the default, and no `rename`) advertises each card's replicas as `nvidia.com/gpu`: pods asking
+    plain `nvidia.com/gpu` beside it share cards too (`fixtures/sharing/time-sliced-unrenamed.yaml`:
+    3 replicas at 0.9 each on a card shared 4 ways). A replica is a turn on the card, not a share
+    of its memory.
 
     ## Formula
     error if `u <= 0` or `u > 1`; warning if `u > 0.95`; on a shared GPU, error if

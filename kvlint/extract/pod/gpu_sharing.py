@@ -88,8 +88,9 @@ def apply(d: Deployment, root: Mapping, pod: Mapping, container: Mapping, labels
             shared = True
     if shared and d.gpus_per_pod is not None:
         d.gpu_shared = stated(True, d.gpus_per_pod.where, "a shared (time-sliced or MPS) GPU")
-        replicas = root.at("spec", "replicas")
-        if isinstance(replicas, Scalar) and isinstance(replicas.value, int) and replicas.value > 0:
+    replicas = root.at("spec", "replicas")
+    if d.gpus_per_pod is not None and isinstance(replicas, Scalar) and isinstance(replicas.value, int):
+        if replicas.value > 0:  # the pods that may share a card (link/sharing.py counts them)
             d.pod_replicas = stated(replicas.value, replicas.where(path), "spec.replicas")
 
 
