@@ -172,7 +172,28 @@ def _flag_set_problems(doc: dict) -> list[str]:
     return out
 
 
+def _image_problems(doc: dict) -> list[str]:
+    """NIM's image table: one row per image `org/name`, the Hugging Face id it serves, the source."""
+    out: list[str] = []
+    images = [row.get("image") if isinstance(row, dict) else None for row in doc.get("rows") or [None]]
+    if len(set(images)) != len(images):
+        out.append("an image listed twice")
+    for i, row in enumerate(doc.get("rows") or [None]):
+        if not isinstance(row, dict) or set(row) != {"image", "model", "source"}:
+            out.append(f"row {i}: must have exactly image, model, source")
+            continue
+        for key in ("image", "model"):
+            if not isinstance(row[key], str) or row[key].count("/") != 1:
+                out.append(f"row {i}: {key} {row[key]!r} is not org/name")
+        if row["image"] != row["image"].lower():
+            out.append(f"row {i}: image {row['image']!r} is not lower-case (as image names are)")
+        if problem := _citation(row["source"]):
+            out.append(f"row {i}: {problem}")
+    return out
+
+
 SCHEMAS = {
+    "images": _image_problems,
     "flag_sets": _flag_set_problems,
     "releases": _release_problems,
     "options": _option_problems,

@@ -197,7 +197,10 @@ COMMAND = {
         "openmmlab/lmdeploy:v0.10.2-cu12",
         ["lmdeploy", "serve", "api_server", MODEL, "--session-len", "8192"],
     ),
+    # NIM's image serves MODEL (kvlint/engines/nim/data/images.json); its settings are variables
+    "nim": ("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3", []),
 }
+BASE_ENV = {"nim": {"NIM_MODEL_PROFILE": "vllm-bf16-tp1", "NIM_MAX_MODEL_LEN": "8192"}}
 _JSON = '{"max_position_embeddings": 65536}'
 # A legal value for options whose kind (the reader's MAPPING) does not give one, and for the ones it
 # gives wrongly (a count that must be small, a text from a list of choices); the option's own written
@@ -268,7 +271,8 @@ def _words(engine: str, option: str, target: str) -> list[str]:
     kind = engines.get(engine).mapping()[option][1]
     if kind.startswith("bool"):
         return [option]
-    return [option, VALUES.get(target, _BY_KIND.get(kind, ""))]
+    value = VALUES.get(target, _BY_KIND.get(kind, ""))
+    return [f"{option}={value}"] if option.isupper() else [option, value]  # a variable: NAME=value
 
 
 MODELLED_OPTIONS = [
@@ -284,7 +288,7 @@ def _manifest(engine: str, words: list[str]) -> tuple[str, str]:
     image, args = COMMAND[engine]
     env = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
     flags = [w for w in words if w.split("=", 1)[0] not in env]
-    return gpu_pod(image, args + flags, env, gpus=2), (flags or list(env))[0]
+    return gpu_pod(image, args + flags, {**BASE_ENV.get(engine, {}), **env}, gpus=2), (flags or list(env))[0]
 
 
 @pytest.mark.parametrize(("engine", "option", "target"), MODELLED_OPTIONS)

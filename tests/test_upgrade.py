@@ -124,26 +124,30 @@ def _start(r, settings):
     )
 
 
+# the engines with releases to walk (NVIDIA NIM keeps none: its tag is NIM's release, not its backend's)
+WALKED = {e for e in engines.names() if releases.has_table(e)}
+
+
 def test_walked_releases_give_checks_verdict_on_the_engine_examples():
     """The engine examples, every release their walks read."""
     compared, seen = _compare(
         [VLLM, SGLANG, TGI, LLAMACPP, LMDEPLOY], lambda e, st: releases.later(e, st.release, None)
     )
-    assert seen == set(engines.names()) and compared >= 30
+    assert seen == WALKED and compared >= 30
 
 
 def test_the_newest_release_gives_checks_verdict_on_every_fixture():
     """Every fixture with a workload of a modelled engine, under the newest release its walk reads (the
     slow test below takes every release)."""
     compared, seen = _compare(FIXTURE_FILES, lambda e, st: releases.later(e, st.release, None)[-1:])
-    assert seen == set(engines.names()) and compared > 100
+    assert seen == WALKED and compared > 100
 
 
 @pytest.mark.slow
 def test_every_walked_release_gives_checks_verdict_on_every_fixture():
     """Every fixture x every release its walk reads (a run of minutes: under the slow marker)."""
     compared, seen = _compare(FIXTURE_FILES, lambda e, st: releases.later(e, st.release, None))
-    assert seen == set(engines.names()) and compared > 1000
+    assert seen == WALKED and compared > 1000
 
 
 def test_the_walk_reports_the_states_its_runs_give():

@@ -15,7 +15,14 @@ from kvlint.deployment import DEFAULT_ENGINE
 from kvlint.engines.base import Engine
 
 # name -> the name messages print; the order is the order launches are recognised in
-ENGINES = {"vllm": "vLLM", "sglang": "SGLang", "tgi": "TGI", "llamacpp": "llama.cpp", "lmdeploy": "LMDeploy"}
+ENGINES = {
+    "vllm": "vLLM",
+    "sglang": "SGLang",
+    "tgi": "TGI",
+    "llamacpp": "llama.cpp",
+    "lmdeploy": "LMDeploy",
+    "nim": "NVIDIA NIM",
+}
 
 # A deployment that names no modelled engine is accounted for as this one.
 DEFAULT = DEFAULT_ENGINE

@@ -68,8 +68,8 @@ class ParallelismGpuMismatch(DeploymentRule):
 
     def _world(self, ctx: DeploymentContext, d, engine) -> Iterator[Finding]:
         """The GPUs the parallel sizes need against the GPUs one replica gets."""
-        if d.gpus is None or d.accelerator != "gpu":
-            return
+        if d.gpus is None or d.accelerator != "gpu" or "unsupported" in d.extra:
+            return  # (an engine run kvlint does not model, KV004: its parallel sizes are not known)
         if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
             return  # a parallel size kvlint could not read (KV005 says which): no guess at idle GPUs
         tp = int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1

@@ -20,6 +20,7 @@ from kvlint.deployment import Deployment, default, stated
 from kvlint.extract.charts.chart_layouts import keys_not_read
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import pods
+from kvlint.extract.pod.argv import read_env
 from kvlint.findings import Issue, Severity
 from kvlint.load.tree import Mapping, Scalar
 
@@ -174,8 +175,10 @@ def nim_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     model = root.at("model", "name")
     where = (model or root).where(path)
     d.engine = stated("nim", where, "nim-llm Helm values")
-    ct.mark_unsupported(d, "nim", where)
+    _image(d, root, path)
     _gpus(d, root, path)
+    # the container gets `env` as written (deployment.yaml `toYaml .Values.env`)
+    ct.read_engine(d, ct.Launch("nim", [], None, "nim-llm Helm values"), read_env(root, path))
     ct.apply_labels(d, pods.node_labels(root, path))
     d.issues.extend(keys_not_read(root, path, NAME, TOP, TOP_PLACES, SOURCE))
     for section, keys in NESTED.items():
@@ -188,6 +191,16 @@ def nim_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
         d.issues.extend(keys_not_read(box, path, NAME, MODEL, MODEL_PLACES, SOURCE, "model."))
         _num_gpus(d, box, path)
     return d
+
+
+def _image(d: Deployment, root: Mapping, path: str) -> None:
+    """The container's image, `image.repository:image.tag` (deployment.yaml)."""
+    repo = root.at("image", "repository")
+    if not isinstance(repo, Scalar) or repo.value is None:
+        return
+    tag = root.at("image", "tag")
+    shown = f"{repo.text}:{tag.text}" if isinstance(tag, Scalar) and tag.value is not None else repo.text
+    d.image = stated(shown, repo.where(path))
 
 
 def _gpus(d: Deployment, root: Mapping, path: str) -> None:

@@ -310,17 +310,13 @@ def _without_runtime(
     d.ignores = dict(ctx.ignores)
     where = anchor.where(ctx.file)
     engine = engines.named_in("kserve runtime", text)
-    if "nim" in text:
-        d.engine = stated("nim", where, "KServe NIM runtime")
-        ct.mark_unsupported(d, "nim", where)
-    elif engine is not None:
+    if engine is not None:
         d.engine = stated(engine.name, where, f"KServe {engine.display} runtime")
         args = model.seq("args")
-        if args is not None:
-            launch = ct.Launch(engine.name, scalar_tokens(args, ctx.file), None, "KServe model args")
-            ct.read_engine(d, launch, {})
+        tokens = scalar_tokens(args, ctx.file) if args is not None else []
+        ct.read_engine(d, ct.Launch(engine.name, tokens, None, "KServe model args"), {})
         storage = _storage(model, ctx.file)
-        if storage is not None and d.model is None:
+        if storage is not None and d.model is None and "unsupported" not in d.extra:
             d.model = stated(storage.text, storage.where)
     elif "huggingface" in text:
         args = model.seq("args")

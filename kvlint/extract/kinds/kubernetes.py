@@ -11,6 +11,7 @@ from collections.abc import Callable
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import pods
+from kvlint.extract.pod.argv import read_env
 from kvlint.extract.pod.workloads import pod_workloads
 from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Scalar
@@ -114,13 +115,20 @@ def nim_service(ctx: ct.ObjectContext) -> list[Deployment]:
     repo = spec.at("image", "repository")
     where = repo.where(ctx.file) if repo is not None else ctx.where
     d.engine = stated("nim", where, "NVIDIA NIM")
-    if isinstance(repo, Scalar):
-        d.image = stated(str(repo.value), where)
+    if isinstance(repo, Scalar):  # the container's image is `repository:tag` (nimservice_types.go GetImage)
+        tag = spec.at("image", "tag")
+        shown = (
+            f"{repo.value}:{tag.text}"
+            if isinstance(tag, Scalar) and tag.value is not None
+            else str(repo.value)
+        )
+        d.image = stated(shown, where)
     gpus = spec.at("resources", "limits", "nvidia.com/gpu")
     if isinstance(gpus, Scalar):
         with contextlib.suppress(ValueError):
             d.gpus_per_pod = stated(int(str(gpus.value)), gpus.where(ctx.file))
-    ct.mark_unsupported(d, "nim", where)
+    # spec.env becomes the container's (NVIDIA/k8s-nim-operator@0464933f nimservice_types.go GetEnv)
+    ct.read_engine(d, ct.Launch("nim", [], None, "NIMService"), read_env(spec, ctx.file))
     # spec.nodeSelector becomes the pod's (NVIDIA/k8s-nim-operator@0464933f nimservice_types.go GetDeploymentParams)
     ct.apply_labels(d, pods.node_labels(spec, ctx.file))
     return [d]

@@ -109,18 +109,8 @@ def build(
     return d
 
 
-NIM_ENV = {
-    "NIM_MODEL_NAME": "--model",
-    "NIM_TENSOR_PARALLEL_SIZE": "--tensor-parallel-size",
-    "NIM_PIPELINE_PARALLEL_SIZE": "--pipeline-parallel-size",
-    "NIM_MAX_MODEL_LEN": "--max-model-len",
-}
-
-
 def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar], storage: Token | None = None) -> None:
     """`storage`: the model a KServe storage initializer puts at /mnt/models, for servers that default to it."""
-    if launch.engine == "nim":
-        _read_nim_env(d, env)
     if engines.known(launch.engine):
         engines.get(launch.engine).read(d, launch, env, storage)
     elif launch.engine == "hfserver":
@@ -151,20 +141,6 @@ def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
     if positional and tokens and not tokens[0].text.startswith("-"):
         if not tokens[0].unresolved:
             d.model = stated(tokens[0].text, tokens[0].where or d.where, tokens[0].note)
-
-
-def _read_nim_env(d: Deployment, env: dict[str, EnvVar]) -> None:
-    """NIM's own settings (NIM_MODEL_NAME, NIM_TENSOR_PARALLEL_SIZE, NIM_MAX_MODEL_LEN …)."""
-    from kvlint.extract.pod.engine_args.apply import env_value
-
-    tokens = []
-    for name, option in NIM_ENV.items():
-        tok = env_value(env, name)
-        if tok is not None:
-            text = tok.text[5:] if tok.text.startswith("hf://") else tok.text
-            tokens += [type(tok)(option, tok.where), type(tok)(text, tok.where, tok.note)]
-    if tokens:
-        engines.get("vllm").read_options(d, tokens, {}, positional_model=False)
 
 
 _MODEL_FLAGS = (

@@ -17,7 +17,6 @@ from kvlint.record import record
 UNSUPPORTED = {
     "trtllm": "TensorRT-LLM sizes its KV cache from its own engine build (kv_cache_free_gpu_mem_fraction); not modelled",
     "jetstream": "JetStream runs on TPUs; kvlint models GPU memory",
-    "nim": "NVIDIA NIM picks its backend (TensorRT-LLM or vLLM) from a profile at start-up; memory not modelled",
     "kaito": "KAITO's operator picks the parallelism (data parallel when the model is under half of one GPU, "
     "else tensor parallel over a node's GPUs and pipeline parallel over nodes), --max-model-len auto and the "
     "memory fraction from the GPU memory free at start (kaito-project/kaito pkg/model/interface.go, "
@@ -182,8 +181,6 @@ def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
         if launch is not None:
             return launch
     args_only = not first or first[0].text.startswith("-")
-    if "nvcr.io/nim/" in img or "/nim/" in img:
-        return Launch("nim", first, None, f"NIM image {image}")
     if "jetstream" in img:
         return Launch("jetstream", first, None, f"image {image}")
     if _trtllm_image(img) and args_only:

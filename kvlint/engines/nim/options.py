@@ -1,0 +1,115 @@
+"""A NIM container as kvlint plans it: the model its image serves, the profile NIM_MODEL_PROFILE selects,
+and that profile's backend options as NIM passes them on.
+
+A vLLM profile is read as the vLLM options NIM sets (the profile's TP, PP and precision, under the NIM_*
+variables the file states). What kvlint cannot know offline is said, once, as a KV004: an image its table
+does not list, a profile named by an id, a backend it does not plan, or no NIM_MODEL_PROFILE at all (NIM
+then picks from the GPUs it finds at start-up).
+"""
+
+from __future__ import annotations
+
+from kvlint import engines
+from kvlint.codes import NOT_CHECKABLE
+from kvlint.deployment import Deployment, stated
+from kvlint.engines.nim import env as nim_env
+from kvlint.engines.nim import launch, profiles
+from kvlint.extract.pod.argv import EnvVar, Token
+from kvlint.findings import Issue, IssueKind, Location
+
+SELECTION = (
+    "NIM picks its profile at start-up from the GPUs it finds (an optimized TensorRT-LLM profile first "
+    "where the image has one for that GPU, then vLLM; docs.nvidia.com/nim/large-language-models/1.1.0/"
+    "profiles.html), and the file sets no NIM_MODEL_PROFILE"
+)
+# profile precision -> the vLLM option NIM's vLLM backend runs it with
+PRECISION = {
+    "fp16": ("--dtype", "float16"),
+    "bf16": ("--dtype", "bfloat16"),
+    "fp8": ("--quantization", "fp8"),
+}
+
+
+def read(d: Deployment, env: dict[str, EnvVar]) -> None:
+    image = str(d.image.value) if d.image is not None else ""
+    where = (d.image.where if d.image is not None else None) or _where(d)
+    name = launch.image_name(image) if image else None
+    model = nim_env.model_variable(env) or _model_of_image(name, where)
+    if model is None:
+        _not_checked(d, where, _no_model(image, name))
+        return
+    d.model = stated(model.text, model.where or where, model.note)
+    tok = nim_env.profile_variable(env)
+    if tok is None:
+        _not_checked(d, where, SELECTION)
+        return
+    profile = profiles.parse(tok.text)
+    if profile is None:
+        _not_checked(d, tok.where or where, _unread_profile(tok.text))
+        return
+    d.extra["nim_profile"] = stated(profile.name, tok.where, "NIM_MODEL_PROFILE")
+    if profile.backend != "vllm" or profile.precision not in PRECISION:
+        _not_checked(d, tok.where or where, _not_planned(profile))
+        return
+    tokens = nim_env.vllm_tokens(env, model) + _profile_tokens(profile, tok, env)
+    engines.get("vllm").read_options(d, tokens, {}, positional_model=False)
+
+
+def _where(d: Deployment) -> Location:
+    return (d.engine.where if d.engine is not None else None) or d.where
+
+
+def _model_of_image(name: str | None, where: Location) -> Token | None:
+    row = launch.model_of(name) if name else None
+    if row is None:
+        return None
+    return Token(row[0], where, f"the model the NIM image {name} serves ({row[1]})")
+
+
+def _profile_tokens(profile: profiles.Profile, tok: Token, env: dict[str, EnvVar]) -> list[Token]:
+    """The profile's own tags, where no NIM_* variable (which NIM puts above them) sets the same."""
+    note = f"NIM_MODEL_PROFILE {profile.name}"
+    out: list[Token] = []
+    if "NIM_TENSOR_PARALLEL_SIZE" not in env:
+        out += [Token("--tensor-parallel-size", tok.where), Token(str(profile.tp), tok.where, note)]
+    if "NIM_PIPELINE_PARALLEL_SIZE" not in env:
+        out += [Token("--pipeline-parallel-size", tok.where), Token(str(profile.pp), tok.where, note)]
+    option, value = PRECISION[profile.precision]
+    return [*out, Token(option, tok.where), Token(value, tok.where, note)]
+
+
+def _no_model(image: str, name: str | None) -> str:
+    if not image:
+        return "the NIM image (which fixes the model it serves) is not in this file"
+    if name is None:
+        return f"the image {image} names no NIM model (nvcr.io/nim/<org>/<model>)"
+    return (
+        f"kvlint's table of NIM images (kvlint/engines/nim/data/images.json) does not list {name}, so the "
+        "model it serves is unknown"
+    )
+
+
+def _unread_profile(text: str) -> str:
+    if profiles.PROFILE_ID.match(text.strip().lower()):
+        return (
+            f"NIM_MODEL_PROFILE {text.strip()[:12]}… is a profile id, which does not say its backend, "
+            "precision or parallelism (its descriptive name, e.g. vllm-bf16-tp1, does)"
+        )
+    return f"NIM_MODEL_PROFILE {text.strip()!r} is not a profile name kvlint can read"
+
+
+def _not_planned(profile: profiles.Profile) -> str:
+    backend = profiles.BACKENDS[profile.backend]
+    if profile.backend != "vllm":
+        return f"the NIM profile {profile.name} runs {backend}, which kvlint does not plan for NIM yet"
+    return f"the NIM profile {profile.name} runs vLLM at precision {profile.precision}, which kvlint does not map"
+
+
+def _not_checked(d: Deployment, where: Location, why: str) -> None:
+    d.issues.append(
+        Issue(NOT_CHECKABLE, f"{d.label()}: {why}: not checked", where, kind=IssueKind.ENGINE_NOT_MODELLED)
+    )
+    d.extra["unsupported"] = stated("nim", where)
+
+
+__all__ = ["read"]

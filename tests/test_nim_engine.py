@@ -1,0 +1,123 @@
+"""NVIDIA NIM (kvlint.engines.nim): a NIM image, a NIMService or the nim-llm chart's values is a NIM; the model
+comes from the image through kvlint's table of NIM images (never guessed from the name); a vLLM profile is
+planned with the settings NIM passes vLLM, and what cannot be known offline is one KV004 saying what."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import gpu_pod, lint
+
+from kvlint.engines.nim import launch, profiles
+
+IMAGE = "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3"
+
+
+def _one(text: str):
+    result = lint(text)
+    (r,) = result.deployments
+    return r, result.findings
+
+
+def _not_modelled(findings) -> list[str]:
+    return [f.message for f in findings if f.rule == "KV004"]
+
+
+def test_a_vllm_profile_is_planned_with_the_values_nim_passes_vllm():
+    env = {"NIM_MODEL_PROFILE": "vllm-bf16-tp2", "NIM_MAX_MODEL_LEN": "16384"}
+    r, findings = _one(gpu_pod(IMAGE, [], env, gpus=2))
+    assert r.deployment.engine.value == "nim"
+    assert r.model is not None and r.model.id == "meta-llama/Llama-3.1-8B-Instruct"
+    assert r.plan is not None and r.settings.engine == "nim"
+    assert r.settings.tp == 2 and r.plan.max_model_len == 16384
+    assert not _not_modelled(findings)
+
+
+def test_a_nim_variable_wins_over_the_profile_tag():
+    env = {"NIM_MODEL_PROFILE": "vllm-bf16-tp2", "NIM_TENSOR_PARALLEL_SIZE": "1"}
+    r, _ = _one(gpu_pod(IMAGE, [], env, gpus=1))
+    assert r.settings.tp == 1
+
+
+def test_an_fp8_profile_plans_one_byte_weights():
+    bf16, _ = _one(gpu_pod(IMAGE, [], {"NIM_MODEL_PROFILE": "vllm-bf16-tp1"}))
+    fp8, _ = _one(gpu_pod(IMAGE, [], {"NIM_MODEL_PROFILE": "vllm-fp8-tp1"}))
+    assert fp8.plan.weights_per_gpu < 0.6 * bf16.plan.weights_per_gpu
+
+
+def test_an_image_the_table_does_not_list_is_a_kv004_not_a_plan():
+    # a name one character from a listed image: no guess from the name
+    r, findings = _one(gpu_pod("nvcr.io/nim/meta/llama-3.1-8b-instruct-v2:1.3.3", [], {}))
+    assert r.plan is None and r.model is None
+    (msg,) = _not_modelled(findings)
+    assert "does not list meta/llama-3.1-8b-instruct-v2" in msg
+
+
+@pytest.mark.parametrize(
+    ("profile", "said"),
+    [
+        ("tensorrt_llm-h100-fp8-tp1-throughput", "runs TensorRT-LLM"),
+        ("751382df4272eafc83f541f364d61b35aed9cce8c7b0c869269cea5a366cd08c", "is a profile id"),
+        (None, "sets no NIM_MODEL_PROFILE"),
+    ],
+)
+def test_what_cannot_be_known_offline_is_said_once(profile, said):
+    env = {"NIM_MODEL_PROFILE": profile} if profile else {}
+    r, findings = _one(gpu_pod(IMAGE, [], env))
+    assert r.plan is None
+    (msg,) = _not_modelled(findings)
+    assert said in msg
+    assert not [f for f in findings if f.rule == "KV201"]  # no idle-GPU guess from a parallelism not known
+
+
+def test_the_multi_llm_nim_serves_the_model_its_variable_names():
+    env = {"NIM_MODEL_NAME": "hf://meta-llama/Llama-3.2-1B-Instruct", "NIM_MODEL_PROFILE": "vllm-bf16-tp1"}
+    r, _ = _one(gpu_pod("nvcr.io/nim/nvidia/llm-nim:1.14", [], env))
+    assert r.model is not None and r.model.id == "meta-llama/Llama-3.2-1B-Instruct" and r.plan is not None
+
+
+NIMSERVICE = """apiVersion: apps.nvidia.com/v1alpha1
+kind: NIMService
+metadata: {name: n}
+spec:
+  image: {repository: nvcr.io/nim/meta/llama-3.1-8b-instruct, tag: "1.3.3"}
+  env:
+  - {name: NIM_MODEL_PROFILE, value: vllm-bf16-tp1}
+  - {name: NIM_MAX_MODEL_LEN, value: "8192"}
+  nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+  resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_a_nimservice_reads_its_image_tag_and_env():
+    r, _ = _one(NIMSERVICE)
+    assert str(r.deployment.image.value) == "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3"
+    assert r.plan is not None and r.plan.max_model_len == 8192 and r.gpu.name.startswith("NVIDIA L4")
+
+
+CHART = """image: {repository: nvcr.io/nim/meta/llama3-8b-instruct, tag: 1.0.3}
+model: {ngcAPISecret: ngc-api}
+env:
+- {name: NIM_MODEL_PROFILE, value: vllm-fp16-tp1}
+- {name: NIM_MAX_MODEL_LEN, value: "4096"}
+nodeSelector: {nvidia.com/gpu.product: NVIDIA-A10G}
+"""
+
+
+def test_the_nim_llm_chart_values_read_image_env_and_the_default_gpu():
+    r, _ = _one(CHART)
+    assert r.model.id == "meta-llama/Meta-Llama-3-8B-Instruct"
+    assert r.plan is not None and r.plan.max_model_len == 4096 and r.deployment.gpus.value == 1
+
+
+def test_image_names_and_profile_names_as_nim_writes_them():
+    assert launch.image_name("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3") == "meta/llama-3.1-8b-instruct"
+    assert (
+        launch.image_name("nvcr.io/nim/meta/llama-3.1-8b-instruct@sha256:ab") == "meta/llama-3.1-8b-instruct"
+    )
+    assert launch.image_name("vllm/vllm-openai:v0.10.0") is None
+    p = profiles.parse("tensorrt_llm-trtllm_buildable-bf16-tp8-pp2")
+    assert p is not None and (p.backend, p.precision, p.tp, p.pp) == ("tensorrt_llm", "bf16", 8, 2)
+    p = profiles.parse("tensorrt_llm-h100-fp8-tp2-latency")
+    assert p is not None and (p.gpu, p.precision, p.tp, p.pp) == ("h100", "fp8", 2, 1)
+    assert profiles.parse("vllm-bf16-tp2-pp1-lora").tp == 2
+    assert profiles.parse("8835c31752fbc67ef658b20a9f78e056914fdef0660206d82f252d62fd96064d") is None
