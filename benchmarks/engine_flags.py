@@ -2,10 +2,13 @@
 
     python benchmarks/engine_flags.py vllm ROOT kvlint/engines/vllm/data/flag_sets.json
     python benchmarks/engine_flags.py sglang ROOT kvlint/engines/sglang/data/flag_sets.json
+    python benchmarks/engine_flags.py tgi ROOT kvlint/engines/tgi/data/flag_sets.json
 
 ROOT holds one folder per release, `vllm-0.10.1/`, `sglang-0.5.9/`: the release's wheel from PyPI unzipped
-(python files only; the engine is not installed or imported). The flags are read with `ast`, never by
-running the engine:
+(python files only; the engine is not installed or imported); for TGI, which is no Python package,
+`tgi-3.3.4/launcher/src/main.rs` as the release's tag has it (`git show v3.3.4:launcher/src/main.rs` in a
+clone of huggingface/text-generation-inference). The flags are read from the source, never by running the
+engine:
 
 - vLLM: every `add_argument("--flag", "-f", ...)` of the parsers `vllm serve` builds: vllm/engine/arg_utils.py
   (EngineArgs, AsyncEngineArgs), the module make_arg_parser is imported from (entrypoints/openai/cli_args.py,
@@ -16,6 +19,9 @@ running the engine:
 - SGLang: the add_argument calls of ServerArgs.add_cli_args in sglang/srt/server_args.py (the parser
   prepare_server_args builds); a release whose add_cli_args calls add_cli_args_from_dataclass (0.5.14 on)
   is left out.
+- TGI: the fields of the launcher's clap `struct Args` (launcher/src/main.rs): a field whose `#[clap(...)]`
+  says `long` is `--field-name` (clap's kebab-case of the field; `long = "x"` names it), `short` its first
+  letter; clap adds `--help`/`-h` and `--version`/`-V` (the struct's `#[clap(version)]`).
 
 Rewrites the table's `releases` (every release read, oldest first), `read` (the files read in each) and
 `flags` (each flag -> the runs of consecutive releases read that have it, "0.6.0..0.9.2"); the other keys
@@ -27,6 +33,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import sys
 
 SGLANG_FILES = ("sglang/srt/server_args.py",)
@@ -171,6 +178,46 @@ def flags_of(root: str, files: list[str]) -> tuple[set[str], list[str]]:
     return found, read
 
 
+_RUST_FIELD = re.compile(r"^\s*(?:pub\s+)?([a-z_][a-z0-9_]*)\s*:", re.MULTILINE)
+_ATTR = re.compile(r"#\[(?:clap|arg)\((.*?)\)\]", re.DOTALL)
+
+
+def tgi_flags(root: str) -> tuple[set[str], list[str]]:
+    """The long and short flags of TGI's launcher `struct Args` (clap derive)."""
+    rel = "launcher/src/main.rs"
+    path = os.path.join(root, rel)
+    if not os.path.exists(path):
+        return set(), []
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    start = text.find("struct Args {")
+    if start < 0:
+        return set(), []
+    body = text[start : text.find("\n}", start)]
+    found = {"--help", "-h", "--version", "-V"}
+    pending: list[str] = []
+    for line in body.splitlines()[1:]:
+        stripped = line.strip()
+        if stripped.startswith("//") or not stripped:
+            continue
+        if stripped.startswith("#["):
+            pending += [m.group(1) for m in _ATTR.finditer(stripped)]
+            continue
+        field = _RUST_FIELD.match(line)
+        if field is None:
+            continue
+        name, attrs = field.group(1), ", ".join(pending)
+        pending = []
+        words = {w.strip().split("=")[0].strip(): w for w in attrs.split(",")}
+        if "long" in words:
+            explicit = re.search(r'long\s*=\s*"([^"]+)"', attrs)
+            found.add("--" + (explicit.group(1) if explicit else name.replace("_", "-")))
+        if "short" in words:
+            explicit = re.search(r"short\s*=\s*'(.)'", attrs)
+            found.add("-" + (explicit.group(1) if explicit else name[0]))
+    return found, [rel]
+
+
 def table(engine: str, root: str) -> dict:
     """The engine's flag table over every release unzipped under `root` (`<engine>-<release>/`): each flag
     with the runs of consecutive releases read that have it."""
@@ -183,7 +230,10 @@ def table(engine: str, root: str) -> dict:
         where = os.path.join(root, f"{engine}-{release}")
         if engine == "sglang" and _from_dataclass(where):
             continue  # 0.5.14 on: flags made from dataclass fields in sglang/srt/arg_groups/, not read here
-        flags, used = flags_of(where, _vllm_files(where) if engine == "vllm" else list(SGLANG_FILES))
+        if engine == "tgi":
+            flags, used = tgi_flags(where)
+        else:
+            flags, used = flags_of(where, _vllm_files(where) if engine == "vllm" else list(SGLANG_FILES))
         if not flags:
             continue
         sets[release] = flags

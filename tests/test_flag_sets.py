@@ -167,9 +167,15 @@ CORPUS = [
 ]
 
 
-@pytest.mark.parametrize(
-    "path", shared_params("corpus", [*CORPUS, *sorted(FIXTURES.rglob("*.yaml"))], ids=lambda p: p.name)
-)
+# every fixture but those written to show a KV005 (fixtures/KV005/bad-*)
+OWN = [
+    p
+    for p in sorted(FIXTURES.rglob("*.yaml"))
+    if not (p.parent.name == "KV005" and p.name.startswith("bad-"))
+]
+
+
+@pytest.mark.parametrize("path", shared_params("corpus", [*CORPUS, *OWN], ids=lambda p: p.name))
 def test_no_flag_of_a_real_file_on_its_pinned_release_is_an_error(path: Path):
     """Every corpus and fixture file: the flags written for the release its image pins are that release's."""
     result = lint(path.read_text(encoding="utf-8", errors="replace"), str(path))
@@ -271,3 +277,80 @@ def test_ray_engine_kwargs_are_not_read_as_argparse_words():
     assert "max_num_seqs:" in text
     text = re.sub(r"max_num_seqs: *\d+", "max_num_seqs: 2.0", text)
     assert not [f for f in lint(text).findings if f.severity == Severity.ERROR]
+
+
+TGI_FILE = "tgi.yaml"
+
+# A TGI Deployment written for these tests in the shape of GKE's Gemma 2 TGI sample (corpus:
+# GoogleCloudPlatform/kubernetes-engine-samples ai-ml/llm-serving-gemma/tgi/tgi-2-27b-it.yaml), its settings as
+# launcher flags on TGI's own image, pinned to 2.4.1.
+TGI_TEXT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: tgi-gemma-deployment
+spec:
+  template:
+    spec:
+      nodeSelector:
+        cloud.google.com/gke-accelerator: nvidia-l4
+      containers:
+      - name: inference-server
+        image: ghcr.io/huggingface/text-generation-inference:2.4.1
+        args:
+        - --model-id=google/gemma-2-27b-it
+        - --num-shard=4
+        - --max-input-tokens=1562
+        - --max-total-tokens=2048
+        - --max-batch-prefill-tokens=2048
+        - -p
+        - "8000"
+        resources:
+          limits:
+            nvidia.com/gpu: 4
+"""
+
+
+def _tgi(tag: str = "2.4.1", edit: tuple[str, str] | None = None) -> str:
+    text = TGI_TEXT.replace("text-generation-inference:2.4.1", f"text-generation-inference:{tag}")
+    return text.replace(*edit) if edit else text
+
+
+def test_tgi_flags_on_their_pinned_release_are_not_findings():
+    assert _flag_findings(lint(_tgi(), TGI_FILE)) == []
+
+
+def test_tgi_takes_no_underscored_flag():
+    """clap derive names --num-shard after the field num_shard; `--num_shard` (the spelling the launcher's own
+    doc comment of num_shard uses, launcher/src/main.rs @v3.3.4) stops it."""
+    found = _flag_findings(lint(_tgi(edit=("--num-shard=4", "--num_shard=4")), TGI_FILE))
+    assert [(f.severity, f.fix) for f in found] == [(Severity.ERROR, "did you mean --num-shard?")]
+    assert "unexpected argument '--num_shard' found" in found[0].message
+
+
+def test_tgi_takes_no_prefix_of_a_flag():
+    """argparse would take --max-total-tok; clap (infer_long_args off) does not."""
+    found = _flag_findings(lint(_tgi(edit=("--max-total-tokens=", "--max-total-tok=")), TGI_FILE))
+    assert [f.severity for f in found] == [Severity.ERROR]
+
+
+def test_a_tgi_flag_newer_than_the_pinned_release_is_an_error_naming_the_releases_that_have_it():
+    """--max-input-tokens is in the launcher from v2.0.0 (--max-input-length before)."""
+    found = _flag_findings(lint(_tgi("1.4.5"), TGI_FILE))
+    assert [(f.severity, f.where.line) for f in found] == [
+        (Severity.ERROR, _line(TGI_TEXT, "--max-input-tokens"))
+    ]
+    assert "TGI 1.4.5 has no option --max-input-tokens (TGI 2.0.0 to 3.3.7 have it)" in found[0].message
+
+
+def test_an_unpinned_tgi_image_makes_a_typo_a_warning():
+    found = _flag_findings(lint(_tgi("latest", ("--num-shard=4", "--num-shrad=4")), TGI_FILE))
+    assert [(f.severity, f.fix) for f in found] == [(Severity.WARNING, "did you mean --num-shard?")]
+
+
+def test_the_tgi_table_reads_each_release_tag_and_its_clap_rules():
+    t = flag_sets.table("tgi")
+    assert t is not None and t.parser == "clap" and not t.abbreviations and not t.inverses
+    assert t.releases[0] == "0.2.0" and t.releases[-1] == "3.3.7" and len(t.releases) >= 60
+    assert "--kv-cache-dtype" in t.sets["2.4.0"] and "--kv-cache-dtype" not in t.sets["2.3.1"]
+    assert {"-p", "-h", "--help", "-V"} <= t.sets["3.3.4"]

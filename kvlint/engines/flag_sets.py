@@ -8,7 +8,8 @@ release the configuration states) and kvlint read that release; a warning naming
 is not (no tag, `latest`, a pre-release, a release not read, an image built by someone else, whose build
 may add options).
 
-vLLM (0.6.0 to 0.33.0) and SGLang (0.4.0 to 0.5.13.post1) have tables. argparse takes an unambiguous prefix
+vLLM (0.6.0 to 0.33.0), SGLang (0.4.0 to 0.5.13.post1) and TGI's launcher (0.2.0 to 3.3.7, clap: no
+abbreviations, no generated inverses, `--x_y` is not `--x-y`) have tables. argparse takes an unambiguous prefix
 of a long option (`allow_abbrev`: on in every release read; vLLM's FlexibleArgumentParser and SGLang's plain
 ArgumentParser never turn it off); vLLM's parser rewrites `_` to `-` in option names (SGLang's does not) and
 adds `--no-x` (BooleanOptionalAction) and, in 0.33, `--disable-x` for `--enable-x` (EnableDisableAction,
@@ -34,6 +35,7 @@ KEY = "flags_written"  # Deployment.extra: the flags a command line writes, judg
 OFFICIAL_IMAGES = {
     "vllm": ("vllm/vllm-openai",),
     "sglang": ("lmsysorg/sglang",),
+    "tgi": ("ghcr.io/huggingface/text-generation-inference",),
 }  # the engine's own images, built from its release
 _TAG = re.compile(r"^v?(\d+(?:\.\d+)*(?:\.post\d+)?)(?![\w.])")
 
@@ -58,6 +60,9 @@ class FlagTable:
         bool  # the parser reads `--max_model_len` as `--max-model-len` (vLLM's FlexibleArgumentParser)
     )
     help: str  # the command that lists a release's flags
+    abbreviations: bool = True  # argparse's allow_abbrev: an unambiguous prefix is the option (clap: no)
+    inverses: bool = True  # the parser makes --no-x / --disable-x of boolean options (clap: no)
+    parser: str = "argparse"  # its words for an option it does not have ("argparse" or "clap")
 
     def first_last(self) -> str:
         return f"{self.releases[0]} to {self.releases[-1]}"
@@ -84,6 +89,9 @@ def table(engine: str) -> FlagTable | None:
         {r: frozenset(s) for r, s in sets.items()},
         bool(doc.get("underscores")),
         doc["help"],
+        bool(doc.get("abbreviations", True)),
+        bool(doc.get("inverses", True)),
+        str(doc.get("parser", "argparse")),
     )
 
 
@@ -109,6 +117,9 @@ class _Names:
     """One set of flags (a release's, or every release's) and the lookups `_accepted` makes in it, each
     O(log n) a name: a command line of 70,000 made-up flags scanned the set twice a flag."""
 
+    abbreviations = True
+    inverses = True
+
     def __init__(self, flags: set[str]) -> None:
         self.flags = frozenset(flags)
         self._sorted = sorted(flags)
@@ -132,19 +143,23 @@ def _names(engine: str, releases: tuple[str, ...]) -> _Names:
     """The flags of `releases` together, made once a run for each set of releases asked."""
     t = table(engine)
     assert t is not None
-    return _Names(set().union(*(t.sets[r] for r in releases)))
+    names = _Names(set().union(*(t.sets[r] for r in releases)))
+    names.abbreviations, names.inverses = t.abbreviations, t.inverses
+    return names
 
 
 def _accepted(name: str, names: _Names) -> bool:
     """Whether a release with these flags may take `name`: the flag, its generated inverse (`--no-x`;
-    `--disable-x` / `--enable-x` from vLLM 0.33's EnableDisableAction), or a prefix of one (allow_abbrev)."""
+    `--disable-x` / `--enable-x` from vLLM 0.33's EnableDisableAction), or a prefix of one (allow_abbrev),
+    each where the engine's parser does that."""
     if name in names.flags or not name.startswith("--"):
         return True  # single-dash spellings (-tp, -O3) are left to the option table
     stem = name[2:]
-    for prefix in ("no-", "enable-", "disable-"):
-        if stem.startswith(prefix) and names.has_suffix(stem[len(prefix) :]):
-            return True
-    return names.has_prefix(name)
+    if names.inverses:
+        for prefix in ("no-", "enable-", "disable-"):
+            if stem.startswith(prefix) and names.has_suffix(stem[len(prefix) :]):
+                return True
+    return names.abbreviations and names.has_prefix(name)
 
 
 def _candidates(t: FlagTable, text: str) -> list[str]:
@@ -253,6 +268,22 @@ def _rejected(t: FlagTable, p: Pin, w: Written, name: str, engine: str) -> bool:
     return not w.known and not _accepted(name, _names(engine, t.releases))
 
 
+def _refusal(t: FlagTable, said: str) -> str:
+    """The parser's words for an option it does not have (clap 4: error.rs ContextKind::InvalidArg)."""
+    if t.parser == "clap":
+        return f"error: unexpected argument '{said}' found"
+    return f"error: unrecognized arguments: {said}"
+
+
+def _refusal_short(t: FlagTable, said: str) -> str:
+    return f"'unexpected argument {said}'" if t.parser == "clap" else "'unrecognized arguments'"
+
+
+def _exits(t: FlagTable, said: str) -> str:
+    parser = "clap parser" if t.parser == "clap" else t.parser
+    return f"its {parser} exits at start-up with '{_refusal(t, said)}'"
+
+
 def _issue(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: str, engine: str) -> Issue:
     """The KV005 of a flag `_rejected` found."""
     where = w.where or d.where
@@ -265,7 +296,7 @@ def _issue(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: st
             UNPARSED_SETTING,
             f"{label} {release} has no option {said}"
             + (f" ({label} {other} have it)" if other else "")
-            + f": its argparse exits at start-up with 'error: unrecognized arguments: {said}' ({p.why})",
+            + f": {_exits(t, said)} ({p.why})",
             where,
             details=(f"the flags of {label} {p.releases[0]}, read in {t.read[p.releases[0]]}",),
             fix=f"did you mean {guess}?" if guess else f"remove it, or check the spelling against `{t.help}`",
@@ -275,7 +306,7 @@ def _issue(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: st
     return Issue(
         UNPARSED_SETTING,
         f"{label} has no option {said} in the releases kvlint read ({t.first_last()}); {p.why}: {label} exits with"
-        " 'unrecognized arguments' unless the release in force or a plugin adds it",
+        f" {_refusal_short(t, said)} unless the release in force or a plugin adds it",
         where,
         fix=f"did you mean {guess}?" if guess else f"remove it, or check the spelling against `{t.help}`",
     )

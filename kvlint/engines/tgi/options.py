@@ -9,7 +9,7 @@ from kvlint.deployment import Deployment, stated
 from kvlint.engines.tgi import memory_options as memory_table
 from kvlint.extract.pod.argv import EnvVar, Token
 from kvlint.extract.pod.engine_args import memory_options
-from kvlint.extract.pod.engine_args.apply import apply, env_value, report_unknown
+from kvlint.extract.pod.engine_args.apply import apply, env_value
 from kvlint.extract.pod.engine_args.options import Parsed, load_table
 from kvlint.findings import Issue
 
@@ -63,7 +63,11 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
     _attention(d, env)
     if backend is None or backend[0] not in tgi_backends.REASONS:
         # the TensorRT-LLM router's options differ; a backend kvlint does not model is one KV004, not a list
-        report_unknown(d, parsed, "TGI's launcher has no option {name}")
+        # the flags the command line writes, judged against the release in force at resolve
+        # (kvlint/engines/flag_sets.py: the launcher's clap stops on an option its release lacks)
+        from kvlint.engines import flag_sets
+
+        flag_sets.record_flags(d, "tgi", flag_sets.written(parsed))
         memory_options.report(d, parsed, memory_table.table(), "TGI", env, env_forms=True)
     tgi_backends.apply(d)
 
