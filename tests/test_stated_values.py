@@ -199,6 +199,10 @@ COMMAND = {
     ),
     # NIM's image serves MODEL (kvlint/engines/nim/data/images.json); its settings are variables
     "nim": ("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3", []),
+    "trtllm": (
+        "nvcr.io/nvidia/tensorrt-llm/release:1.0.0",
+        ["trtllm-serve", "serve", MODEL, "--max_seq_len", "8192"],
+    ),
 }
 BASE_ENV = {"nim": {"NIM_MODEL_PROFILE": "vllm-bf16-tp1", "NIM_MAX_MODEL_LEN": "8192"}}
 _JSON = '{"max_position_embeddings": 65536}'

@@ -22,6 +22,7 @@ ENGINES = {
     "llamacpp": "llama.cpp",
     "lmdeploy": "LMDeploy",
     "nim": "NVIDIA NIM",
+    "trtllm": "TensorRT-LLM",
 }
 
 # A deployment that names no modelled engine is accounted for as this one.

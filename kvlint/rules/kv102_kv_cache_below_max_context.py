@@ -7,6 +7,7 @@ from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.catalog.how import MATCHED_BY_NAME
 from kvlint.engines.base import LongSequence, Startup
 from kvlint.findings import Finding, Severity
+from kvlint.record import replace
 from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import shown, spec_key, where_of
 from kvlint.rules.fixes import UNSAFE, display, set_setting
@@ -161,6 +162,8 @@ class KvCacheBelowMaxContext(PlanRule):
             )
         else:
             answer = p.startup or engine.long_sequence(s.version, ctx.in_force.max_context)
+            if answer.startup is Startup.SHRINKS and answer.shrinks_to is None:
+                answer = replace(answer, shrinks_to=p.max_len_that_fits)  # the length only the plan knows
             message = (
                 f"one sequence of {shown(ctx.in_force.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
                 f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {engine.display} {_verb(answer)}"

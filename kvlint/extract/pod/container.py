@@ -123,7 +123,7 @@ def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar], storage: 
 
 
 def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
-    """The model an engine kvlint does not model serves (`--model-path X`, `trtllm-serve X`), so the
+    """The model an engine kvlint does not model serves (`--model-path X`, `vllm-omni serve X`), so the
     KV004 names a workload a reader can recognise."""
     tokens = launch.tokens
     for i, tok in enumerate(tokens):
@@ -133,11 +133,7 @@ def _model_of_unmodelled(d: Deployment, launch: Launch) -> None:
             if value is not None and value.text and not value.unresolved:
                 d.model = stated(value.text, value.where or d.where, value.note)
             return
-    if launch.how == "trtllm-serve" and tokens and tokens[0].text == "serve":
-        tokens = tokens[1:]  # `trtllm-serve serve MODEL`: serve is the (default) subcommand, not the model
-    if launch.how == "trtllm-serve" and tokens and tokens[0].text.startswith("disaggregated"):
-        return  # `trtllm-serve disaggregated -c FILE`: the router; its workers name the models
-    positional = launch.how == "trtllm-serve" or launch.engine == "vllm-omni"  # `… serve MODEL`
+    positional = launch.engine == "vllm-omni"  # `… serve MODEL`
     if positional and tokens and not tokens[0].text.startswith("-"):
         if not tokens[0].unresolved:
             d.model = stated(tokens[0].text, tokens[0].where or d.where, tokens[0].note)

@@ -15,7 +15,6 @@ from kvlint.record import record
 
 # Engines kvlint recognises but does not model, with the reason said in KV004.
 UNSUPPORTED = {
-    "trtllm": "TensorRT-LLM sizes its KV cache from its own engine build (kv_cache_free_gpu_mem_fraction); not modelled",
     "jetstream": "JetStream runs on TPUs; kvlint models GPU memory",
     "kaito": "KAITO's operator picks the parallelism (data parallel when the model is under half of one GPU, "
     "else tensor parallel over a node's GPUs and pipeline parallel over nodes), --max-model-len auto and the "
@@ -131,27 +130,12 @@ def _hf_server(at: _At) -> Launch | None:
     return None
 
 
-def _trtllm_program(at: _At) -> Launch | None:
-    if (
-        at.base in ("trtllm-serve", "tritonserver", "trtllm-llmapi-launch")
-        or "tensorrt_llm" in at.text
-        or "tensorrtllm" in at.text
-    ):
-        return Launch("trtllm", at.tokens[at.i + 1 :], at.tokens[at.i], at.base)
-    return None
-
-
 # Entry points on a command line of launchers and engines kvlint recognises but does not model, tried
 # in this order at each token after the engines' own (the first that matches names the engine).
 ENTRY_POINTS: tuple[Callable[[_At], Launch | None], ...] = (
     _dynamo_worker,
     _hf_server,
-    _trtllm_program,
 )
-
-
-def _trtllm_image(img: str) -> bool:
-    return "tensorrt" in img or "trtllm" in img or "tritonserver" in img
 
 
 # Images that imitate an engine's API for tests and demos (aibrix/vllm-mock, llm-d's inference-sim).
@@ -183,8 +167,6 @@ def _from_image(commands: list[list[Token]], image: str) -> Launch | None:
     args_only = not first or first[0].text.startswith("-")
     if "jetstream" in img:
         return Launch("jetstream", first, None, f"image {image}")
-    if _trtllm_image(img) and args_only:
-        return Launch("trtllm", first, None, f"image {image}")
     if args_only:
         return _image_entrypoint(first, image, img)
     if not _runs_something_else(commands) and _may_start_the_engine(commands):
@@ -224,8 +206,6 @@ def _start_script(image: str, img: str) -> Launch | None:
         launch = engine.start_script(image, img)
         if launch is not None:
             return launch
-    if _trtllm_image(img):
-        return Launch("trtllm", [], None, f"start script in the TensorRT-LLM/Triton image {image}")
     return None
 
 

@@ -1,0 +1,94 @@
+"""TensorRT-LLM (trtllm-serve, its PyTorch backend by default from 1.0; NVIDIA Dynamo's TensorRT-LLM worker):
+its launch, options, defaults by release and the KV cache it sizes on the GPU (`ENGINE` implements
+kvlint.engines.base.Engine; the modules load on first use). fit.py says where each accounting rule is read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint.deployment import Deployment, Value
+from kvlint.engines.base import KvHeadSharding, LongSequence, Startup
+from kvlint.engines.native import Absent
+from kvlint.engines.shared import EngineBase
+from kvlint.engines.trtllm import launch as _launch
+
+_QUANT = (
+    "TensorRT-LLM loads the checkpoint's own quantization (hf_quant_config.json / quantization_config: FP8,"
+    " NVFP4, W4A16 AWQ ...) and quantizes nothing at load"
+)
+
+
+class TensorRTLLM(EngineBase):
+    name = "trtllm"
+    display = "TensorRT-LLM"
+    script_word = "trtllm"
+    image_words = _launch.IMAGES
+    native_fields = {
+        "quantization": Absent(_QUANT),
+        "kv_cache_dtype": Absent(
+            "trtllm-serve has no KV-cache dtype option: kv_cache_config.dtype in the LLM-API options file"
+            " (--extra_llm_api_options) sets it, and `auto` takes the checkpoint's KV quantization"
+        ),
+        "data_parallel": Absent(
+            "TensorRT-LLM serves one model per trtllm-serve; its attention DP (enable_attention_dp) splits TP",
+            matches=1,
+        ),
+        "enforce_eager": Absent(
+            "the PyTorch backend captures CUDA graphs from cuda_graph_config (an LLM-API option)",
+            matches=False,
+        ),
+        "hybrid_kv_cache_manager": Absent(
+            "TensorRT-LLM sizes sliding-window layers from max_attention_window (an LLM-API option)",
+            matches=False,
+        ),
+    }
+    reader = "kvlint.engines.trtllm.options"
+    memory_table = "kvlint.engines.trtllm.memory_options:table"
+    settings_of = "kvlint.engines.trtllm.plan:settings"
+    plan_of = "kvlint.engines.trtllm.fit:layout"
+    release_of = "kvlint.engines.trtllm.releases:parse_version"
+    fraction_field = "gpu_memory_utilization"
+    kv_heads = KvHeadSharding.REPLICATED
+    refuses_context_beyond_model = False  # it takes the max_seq_len it is given (and shrinks it to the pool)
+    rope_cache_at_load = False
+
+    entry_point = staticmethod(_launch.entry_point)
+    wrapper_entry = staticmethod(_launch.wrapper_entry)
+    image_entrypoint = staticmethod(_launch.image_entrypoint)
+    start_script = staticmethod(_launch.start_script)
+    image_version = staticmethod(_launch.image_version)
+
+    def read(self, d: Deployment, launch: Any, env: dict[str, Any], storage: Any = None) -> None:
+        from kvlint.engines.trtllm import llm_api, options
+
+        if _launch.is_triton(launch.how):
+            return options.not_modelled(d, options.TRITON, "trtllm-triton")
+        if launch.wrapper == "script":
+            return options.not_modelled(d, options.SCRIPT, "trtllm-script")
+        tokens = launch.tokens
+        if tokens and tokens[0].text.startswith("disaggregated"):
+            return options.not_modelled(d, options.DISAGGREGATED, "trtllm-router")
+        if launch.wrapper == "dynamo":
+            options.read_dynamo(d, tokens, env)
+        else:
+            options.read(d, tokens, env)
+        backend = d.extra.get("backend")
+        if backend is not None and str(backend.value).lower() == "_autodeploy":
+            return options.not_modelled(d, options.AUTODEPLOY, "trtllm-autodeploy", engine_not_modelled=True)
+        llm_api.note_unread(d)
+
+    def read_options(
+        self, d, tokens, env, positional_model=True, strict=True, unknown=None, argv=True
+    ) -> None:
+        from kvlint.engines.trtllm import options
+
+        options.read(d, tokens, env, strict=strict)
+
+    def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
+        """The PyTorch backend bounds max_seq_len by the blocks the pool holds and starts
+        (resource_manager.py get_max_atten_window_upper_bound; "Adjusted max_seq_len to N"): the length it
+        starts with is the plan's `max_len_that_fits`."""
+        return LongSequence(Startup.SHRINKS, "Adjusted max_seq_len to")
+
+
+ENGINE = TensorRTLLM()

@@ -1,0 +1,109 @@
+"""TensorRT-LLM's KV cache on one GPU, from its source (NVIDIA/TensorRT-LLM, the PyTorch backend of 1.x).
+
+The PyTorch backend sizes its pool in two phases (tensorrt_llm/_torch/pyexecutor/py_executor_creator.py
+create_py_executor, KvCacheCreator in _util.py):
+1. estimation: a small KV cache for the dummy requests (`_get_token_num_for_estimation`: the blocks of
+   context requests that together fill max_num_tokens), and a run of them (`configure_kv_cache_capacity`):
+   the peak is the weights, the activations of a max_num_tokens forward pass ("Memory dynamically allocated
+   during inference (inside torch)") and what lives outside torch ("Memory used outside torch (e.g., NCCL
+   and CUDA graphs)"); then
+       available = (total - peak + the estimation cache) x free_gpu_memory_fraction   (`_cal_max_memory`)
+   capped by kv_cache_config.max_tokens x the KV bytes per token when stated ("max_tokens=N is provided"),
+   logged as "Estimated max memory in KV cache : X GiB";
+2. the real cache: max_tokens = available // KV bytes per token, in blocks of tokens_per_block
+   (resource_manager.py KVCacheManager; "[MemUsageChange] Allocated X GiB for max tokens in paged KV cache
+   (N)", N whole blocks).
+KV bytes per token (resource_manager.py get_cache_size_per_token): kv_factor (2; 1 for MLA's latent) x the
+KV heads of the layers on this rank x head_dim x the KV dtype's bytes (fp8 1, bf16/fp16 2; nvfp4 half a
+byte plus one fp8 scale per 16).
+When max_seq_len does not fit the pool the engine does not refuse: `get_max_atten_window_upper_bound`
+(blocks // beam_width x tokens_per_block) bounds it, and "Attention window size S exceeds upper bound U for
+available blocks. Reducing to U." ... "Adjusted max_seq_len to U" (resource_manager.py
+adjust_window_sizes_for_vswa's caller; KvCacheCreator._create_kv_cache_manager sets max_seq_len from it).
+
+The activation and outside-torch terms are kvlint's estimates (compute.py), said so in the plan.
+"""
+
+from __future__ import annotations
+
+from kvlint.capacity.kv import DTYPE_BYTES, bytes_per_token_layer, cdiv, pp_partitions
+from kvlint.capacity.plan import EngineSettings, Plan, Term
+from kvlint.capacity.weights import weights as weight_bytes
+from kvlint.catalog.arch import ModelArch
+from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines.trtllm.compute import activation_bytes, outside_torch_bytes
+from kvlint.units import gib, tokens
+
+NVFP4_BYTES = 0.5 + 1 / 16  # 4-bit values and one fp8 scale per 16 (calculate_scaling_factor_size_bytes)
+
+
+def kv_bytes(arch: ModelArch, kv_cache_dtype: str) -> float:
+    name = kv_cache_dtype.lower()
+    if name.startswith("fp8") or name == "int8":
+        return 1.0
+    if name == "nvfp4":
+        return NVFP4_BYTES
+    return DTYPE_BYTES.get(arch.dtype.lower(), 2.0) if name == "auto" else DTYPE_BYTES.get(name, 2.0)
+
+
+def kv_per_token(arch: ModelArch, s: EngineSettings) -> int:
+    """KV bytes of one token on the GPU that holds the most layers (the first pipeline stages)."""
+    layers = max(pp_partitions(arch.layers, s.pp))
+    return layers * bytes_per_token_layer(arch, s.tp, kv_bytes(arch, s.kv_cache_dtype))
+
+
+def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
+    total = gpu.engine_bytes or 0
+    ep = int(s.extra.get("ep") or 0)
+    w = weight_bytes(
+        arch, s.tp, s.pp, s.dtype, None, "trtllm", moe_ranks=max(s.tp, ep), expert_parallel=ep > 1
+    )
+    act, act_note = activation_bytes(arch, s)
+    outside, outside_note = outside_torch_bytes(s)
+    terms = [
+        Term("weights", w.per_gpu_max, w.source),
+        Term("activations", act, act_note),
+        Term("outside torch", outside, outside_note),
+    ]
+    free = total - sum(t.bytes for t in terms)
+    fraction = s.utilization
+    per_token = kv_per_token(arch, s)
+    budget = int(max(0, free) * fraction)
+    max_tokens = budget // per_token if per_token else 0
+    cap = s.extra.get("kv_max_tokens")
+    if isinstance(cap, int) and cap > 0:
+        max_tokens = min(max_tokens, cap)
+    block = max(1, s.block_size)
+    blocks = max_tokens // block
+    kv_tokens = blocks * block
+    pool = kv_tokens * per_token if free > 0 else free
+    beam = max(1, int(s.extra.get("beam") or 1))
+    upper = blocks // beam * block
+    request_units = cdiv(s.max_model_len, block)
+    p = Plan(
+        engine="trtllm", generation=s.extra.get("backend", "pytorch"), gpu_total=total, utilization=1.0,
+        budget=total, terms=terms, kv_pool=pool, kv_per_token=per_token, page_bytes=per_token * block,
+        block_size=block, layers_per_block=max(pp_partitions(arch.layers, s.pp)), num_blocks=blocks,
+        kv_tokens=kv_tokens, max_model_len=s.max_model_len, max_num_seqs=s.max_num_seqs,
+        request_bytes=per_token * s.max_model_len,
+        max_concurrency=kv_tokens / s.max_model_len if s.max_model_len else 0.0,
+        max_len_that_fits=upper, context_at_max_seqs=kv_tokens // max(1, s.max_num_seqs) // block * block,
+        weights_per_gpu=w.per_gpu_max, weights_total=w.total, weights_source=w.source,
+        stage_pools=[pool] * s.pp, pool_units=blocks, request_units=request_units,
+    )  # fmt: skip
+    if 0 < upper < s.max_model_len:
+        p.notes.append(
+            f"max_seq_len {s.max_model_len:,} does not fit the pool: TensorRT-LLM starts with it reduced to"
+            f' {upper:,} ("Adjusted max_seq_len to {upper}")'
+        )
+    shown = f"{fraction}{s.utilization_default}"
+    p.lines = [
+        f"GPU memory: {gib(total)} (TensorRT-LLM {p.generation} backend, TP {s.tp}, PP {s.pp})",
+        *(f"  - {t.label}: {gib(t.bytes)}  ({t.note})" for t in terms),
+        f"  = {gib(free)} free after the estimation run x free_gpu_memory_fraction {shown} = {gib(budget)}",
+        f"KV cache: {tokens(kv_tokens)} tokens ({blocks:,} blocks of {block}) x {per_token:,} B per token"
+        f" ({s.kv_cache_dtype}) = {gib(max(0, pool))}"
+        + (f" (kv_cache_config.max_tokens {cap:,})" if isinstance(cap, int) and cap > 0 else ""),
+        f"  one sequence of max_seq_len {s.max_model_len:,}: {gib(p.request_bytes)}; the longest that fits: {tokens(upper)}",
+    ]
+    return p

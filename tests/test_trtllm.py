@@ -1,0 +1,111 @@
+"""TensorRT-LLM (kvlint.engines.trtllm): recognised by what runs (trtllm-serve, Dynamo's worker, Triton), its
+options read from the command line, and the pool its PyTorch backend sizes (the memory fraction of what is
+free after the estimation run, whole blocks, max_seq_len shrunk to what the pool holds)."""
+
+from __future__ import annotations
+
+from conftest import gpu_pod, lint
+
+from kvlint import engines
+from kvlint.engines.base import Startup
+from kvlint.engines.trtllm.launch import image_version
+
+IMAGE = "nvcr.io/nvidia/tensorrt-llm/release:1.0.0"
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def _one(text: str):
+    r = lint(text)
+    assert len(r.deployments) == 1, [f.message for f in r.findings]
+    return r, r.deployments[0]
+
+
+def test_trtllm_serve_serve_model_reads_the_model_not_the_subcommand():
+    _, res = _one(gpu_pod(IMAGE, ["trtllm-serve", "serve", MODEL, "--max_seq_len", "8192"]))
+    assert res.deployment.engine.value == "trtllm"
+    assert res.deployment.model.value == MODEL
+    assert res.settings.max_model_len == 8192
+
+
+def test_a_stated_free_memory_fraction_reaches_the_plan_and_shrinks_the_pool():
+    args = ["trtllm-serve", MODEL, "--max_seq_len", "8192"]
+    _, low = _one(gpu_pod(IMAGE, [*args, "--kv_cache_free_gpu_memory_fraction", "0.5"]))
+    _, default = _one(gpu_pod(IMAGE, args))
+    assert low.settings.utilization == 0.5 and low.settings.utilization_default == ""
+    assert default.settings.utilization == 0.9 and "default" in default.settings.utilization_default
+    # the fraction applies to what is free after the weights and the estimation run, not to the GPU
+    free = default.plan.gpu_total - sum(t.bytes for t in default.plan.terms)
+    assert abs(low.plan.kv_pool - free * 0.5) <= low.plan.page_bytes
+    assert abs(default.plan.kv_pool - free * 0.9) <= default.plan.page_bytes
+
+
+def test_the_pool_is_whole_blocks_of_tokens_per_block():
+    _, res = _one(gpu_pod(IMAGE, ["trtllm-serve", MODEL, "--max_seq_len", "8192"]))
+    p = res.plan
+    assert p.block_size == 32 and p.kv_tokens == p.num_blocks * 32
+    assert p.kv_pool == p.kv_tokens * p.kv_per_token
+
+
+def test_a_longer_max_num_tokens_leaves_a_smaller_pool():
+    args = ["trtllm-serve", MODEL, "--max_seq_len", "8192"]
+    _, small = _one(gpu_pod(IMAGE, [*args, "--max_num_tokens", "2048"]))
+    _, large = _one(gpu_pod(IMAGE, [*args, "--max_num_tokens", "32768"]))
+    assert large.plan.term("activations") > small.plan.term("activations")
+    assert large.plan.kv_pool < small.plan.kv_pool
+
+
+def test_a_max_seq_len_the_pool_cannot_hold_is_shrunk_and_kv102_says_to_what():
+    r, res = _one(
+        gpu_pod(IMAGE, ["trtllm-serve", "meta-llama/Llama-3.1-70B-Instruct", "--tp_size", "2"], gpus=2)
+    )
+    p = res.plan
+    assert p.max_model_len == 131072  # inferred from the model, as TensorRT-LLM does when not stated
+    assert 0 < p.max_len_that_fits < p.max_model_len and p.max_len_that_fits % 32 == 0
+    kv102 = [f for f in r.findings if f.rule == "KV102"]
+    assert kv102 and f"starts with a maximum length of {p.max_len_that_fits:,}" in kv102[0].message
+    assert engines.get("trtllm").long_sequence(None, None).startup is Startup.SHRINKS
+
+
+def test_dynamo_worker_options_and_their_variables_are_read():
+    text = gpu_pod(
+        "nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.6.0",
+        ["python3", "-m", "dynamo.trtllm", "--model-path", MODEL, "--tensor-parallel-size", "2"],
+        env={"DYN_TRTLLM_FREE_GPU_MEMORY_FRACTION": "0.8", "DYN_TRTLLM_MAX_SEQ_LEN": "16384"},
+        gpus=2,
+    )
+    _, res = _one(text)
+    s = res.settings
+    assert (s.engine, s.tp, s.utilization, s.max_model_len) == ("trtllm", 2, 0.8, 16384)
+    assert res.deployment.engine_version is None  # the tag is Dynamo's release, not TensorRT-LLM's
+
+
+def test_triton_and_an_unread_options_file_are_said_not_planned():
+    triton = gpu_pod(
+        "nvcr.io/nvidia/tritonserver:24.12-trtllm-python-py3", ["tritonserver", "--model-repository=/m"]
+    )
+    r, res = _one(triton)
+    assert res.plan is None and any(f.rule == "KV004" and "config.pbtxt" in f.message for f in r.findings)
+    named = gpu_pod(IMAGE, ["trtllm-serve", MODEL, "--extra_llm_api_options", "/etc/x.yaml"])
+    r, res = _one(named)
+    assert res.plan is None and any(f.rule == "KV004" and "/etc/x.yaml" in f.message for f in r.findings)
+
+
+def test_a_launch_stating_tp_precision_and_max_seq_len_only_plans_with_the_release_defaults():
+    """What a profile (NVIDIA NIM's) states of a TensorRT-LLM launch: the rest are trtllm-serve's defaults."""
+    _, res = _one(gpu_pod(IMAGE, ["trtllm-serve", MODEL, "--tp_size", "2", "--max_seq_len", "4096"], gpus=2))
+    s = res.settings
+    assert (s.tp, s.max_model_len, s.max_num_seqs, s.max_batched_tokens, s.block_size) == (
+        2,
+        4096,
+        2048,
+        8192,
+        32,
+    )
+    assert res.in_force.max_sequences.origin == "default"
+
+
+def test_image_tags_name_the_release():
+    assert image_version("nvcr.io/nvidia/tensorrt-llm/release:1.0.0") == "1.0.0"
+    assert image_version("nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6") == "1.2.0rc6"
+    assert image_version("nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.6.0") is None
+    assert image_version("nvcr.io/nvidia/tritonserver:24.12-trtllm-python-py3") is None
