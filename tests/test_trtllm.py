@@ -109,3 +109,40 @@ def test_image_tags_name_the_release():
     assert image_version("nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6") == "1.2.0rc6"
     assert image_version("nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.6.0") is None
     assert image_version("nvcr.io/nvidia/tritonserver:24.12-trtllm-python-py3") is None
+
+
+OPTIONS_FILE = """apiVersion: v1
+kind: ConfigMap
+metadata: {name: llm-api}
+data:
+  config.yaml: |
+    tensor_parallel_size: 2
+    max_seq_len: 16384
+    kv_cache_config:
+      free_gpu_memory_fraction: 0.7
+      max_tokens: 40000
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: m}
+spec:
+  template:
+    spec:
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+      containers:
+      - name: server
+        image: nvcr.io/nvidia/tensorrt-llm/release:1.0.0
+        command: ["trtllm-serve", "meta-llama/Llama-3.1-8B-Instruct", "--extra_llm_api_options", "/etc/llm/config.yaml"]
+        volumeMounts: [{name: opts, mountPath: /etc/llm}]
+        resources: {limits: {nvidia.com/gpu: 2}}
+      volumes: [{name: opts, configMap: {name: llm-api}}]
+"""
+
+
+def test_the_options_file_a_mounted_configmap_holds_is_read_and_wins_over_the_defaults():
+    r, res = _one(OPTIONS_FILE)
+    s = res.settings
+    assert (s.tp, s.max_model_len, s.utilization) == (2, 16384, 0.7)
+    assert res.plan.kv_tokens <= 40000 + 32  # kv_cache_config.max_tokens caps the pool (whole blocks)
+    assert res.in_force.gpu_memory_utilization.where.line == 5  # located at the ConfigMap's key
+    assert not [f for f in r.findings if f.rule == "KV004"]

@@ -153,6 +153,14 @@ class Engine(Protocol):
         """The engine's command-line options, as another input kind hands them over (a chart's args, a
         KubeAI Model's args, a Ray Serve engine_kwargs)."""
 
+    def option_files(self, d: Deployment) -> tuple[str, ...]:
+        """Paths of option files the launch names that the engine reads at start-up (TensorRT-LLM's LLM-API
+        YAML); extract hands each one's text to `read_option_file` when a mounted ConfigMap holds it."""
+
+    def read_option_file(self, d: Deployment, path: str, found: Any) -> None:
+        """The options file at `path`: `found` is extract.pod.mounted.MountedFile (its text, or why it is out of
+        reach) or None when nothing is mounted there."""
+
     def options(self) -> Any:
         """The engine's option table (extract.pod.engine_args.options.OptionTable)."""
 

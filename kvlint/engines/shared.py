@@ -106,6 +106,12 @@ class EngineBase:
     ) -> None:
         import_module(self.reader).read(d, tokens, env, strict=strict)
 
+    def option_files(self, d: Deployment) -> tuple[str, ...]:
+        return ()
+
+    def read_option_file(self, d: Deployment, path: str, found: Any) -> None:
+        return None
+
     def options(self) -> Any:
         from kvlint.extract.pod.engine_args.options import load_table
 

@@ -25,10 +25,6 @@ class TensorRTLLM(EngineBase):
     image_words = _launch.IMAGES
     native_fields = {
         "quantization": Absent(_QUANT),
-        "kv_cache_dtype": Absent(
-            "trtllm-serve has no KV-cache dtype option: kv_cache_config.dtype in the LLM-API options file"
-            " (--extra_llm_api_options) sets it, and `auto` takes the checkpoint's KV quantization"
-        ),
         "data_parallel": Absent(
             "TensorRT-LLM serves one model per trtllm-serve; its attention DP (enable_attention_dp) splits TP",
             matches=1,
@@ -59,7 +55,7 @@ class TensorRTLLM(EngineBase):
     image_version = staticmethod(_launch.image_version)
 
     def read(self, d: Deployment, launch: Any, env: dict[str, Any], storage: Any = None) -> None:
-        from kvlint.engines.trtllm import llm_api, options
+        from kvlint.engines.trtllm import options
 
         if _launch.is_triton(launch.how):
             return options.not_modelled(d, options.TRITON, "trtllm-triton")
@@ -74,15 +70,26 @@ class TensorRTLLM(EngineBase):
             options.read(d, tokens, env)
         backend = d.extra.get("backend")
         if backend is not None and str(backend.value).lower() == "_autodeploy":
-            return options.not_modelled(d, options.AUTODEPLOY, "trtllm-autodeploy", engine_not_modelled=True)
-        llm_api.note_unread(d)
+            options.not_modelled(d, options.AUTODEPLOY, "trtllm-autodeploy", engine_not_modelled=True)
 
     def read_options(
         self, d, tokens, env, positional_model=True, strict=True, unknown=None, argv=True
     ) -> None:
-        from kvlint.engines.trtllm import options
+        from kvlint.engines.trtllm import llm_api, options
 
         options.read(d, tokens, env, strict=strict)
+        llm_api.read_file(d, None)  # another input kind's args: no mounted file to read
+
+    def option_files(self, d: Deployment) -> tuple[str, ...]:
+        path = d.extra.get("llm_api_options")
+        if path is None or "unsupported" in d.extra or not str(path.value).strip():
+            return ()
+        return (str(path.value),)
+
+    def read_option_file(self, d: Deployment, path: str, found: Any) -> None:
+        from kvlint.engines.trtllm import llm_api
+
+        llm_api.read_file(d, found)
 
     def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
         """The PyTorch backend bounds max_seq_len by the blocks the pool holds and starts

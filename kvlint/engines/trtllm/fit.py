@@ -74,7 +74,9 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     if isinstance(cap, int) and cap > 0:
         max_tokens = min(max_tokens, cap)
     block = max(1, s.block_size)
-    blocks = max_tokens // block
+    # whole blocks, rounded up: max_tokens 86,711 -> 2,710 blocks of 32 = 86,720 ("Allocated 5.95 GiB for max
+    # tokens in paged KV cache (86720)", TensorRT-LLM 1.1.0rc3 gpt-oss-120b log, calibration t-001)
+    blocks = cdiv(max_tokens, block)
     kv_tokens = blocks * block
     pool = kv_tokens * per_token if free > 0 else free
     beam = max(1, int(s.extra.get("beam") or 1))

@@ -24,7 +24,7 @@ KEYS: dict[str, str] = {
     "enable_chunked_prefill": "enable_chunked_prefill",
     "kv_cache_config.free_gpu_memory_fraction": "gpu_memory_utilization",
     "kv_cache_config.max_tokens": "kv_max_tokens",
-    "kv_cache_config.dtype": "kv_dtype",
+    "kv_cache_config.dtype": "kv_cache_dtype",
     "kv_cache_config.tokens_per_block": "block_size",
     "kv_cache_config.enable_block_reuse": "enable_block_reuse",
 }
@@ -49,18 +49,42 @@ def apply(d: Deployment, options: dict[str, Any], where: Location, note: str) ->
     d.extra.pop("llm_api_options", None)
 
 
-def note_unread(d: Deployment) -> None:
-    """A named options file whose text kvlint does not have: the settings it may override (parallelism,
-    max_seq_len, kv_cache_config) are unknown, so the workload is not planned from a guess (one KV004)."""
+def read_file(d: Deployment, found: Any) -> None:
+    """The LLM-API options file the launch names, from a mounted ConfigMap (`found`: its text and where, or
+    why it is out of reach; None: nothing mounted there). Without its text the settings it may override
+    (parallelism, max_seq_len, kv_cache_config) are unknown, so the workload is not planned from a guess
+    (one KV004)."""
     from kvlint.engines.trtllm.options import not_modelled
 
     path = d.extra.get("llm_api_options")
     if path is None or not str(path.value).strip():
         return
+    text = getattr(found, "text", None)
+    if text is not None:
+        options = _mapping(text)
+        if options is not None:
+            apply(d, options, found.where or path.where or d.where, f"{path.value} (LLM-API options)")
+            return
+        why = "its text is not a YAML mapping"
+    else:
+        why = getattr(found, "why", "") or (
+            "no ConfigMap of this file or beside it is mounted at that path (a start script may write it)"
+        )
     not_modelled(
         d,
         f"the LLM-API options file {path.value} (keyword arguments of tensorrt_llm.LLM that override the"
-        " command line: parallelism, max_seq_len, kv_cache_config) is not in this file or beside it, so the"
-        " settings in force are unknown",
+        f" command line: parallelism, max_seq_len, kv_cache_config) cannot be read: {why}; the settings in force"
+        " are unknown",
         "trtllm-options-file",
     )
+
+
+def _mapping(text: str) -> dict[str, Any] | None:
+    from kvlint.load import load_bytes
+    from kvlint.load.tree import Mapping, to_plain
+
+    loaded = load_bytes(text.encode("utf-8"), "llm-api-options.yaml", 1024 * 1024)
+    if loaded.issues or not loaded.documents or not isinstance(loaded.documents[0].root, Mapping):
+        return None
+    plain = to_plain(loaded.documents[0].root, [100_000])
+    return plain if isinstance(plain, dict) else None

@@ -36,6 +36,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--max_beam_width": ("max_beam_width", "int"),
     "--kv_cache_free_gpu_memory_fraction": ("gpu_memory_utilization", "float"),
     "--extra_llm_api_options": ("llm_api_options", "text"),
+    "--kv_cache_dtype": ("kv_cache_dtype", "text"),
 }
 DYNAMO_MAPPING: dict[str, tuple[str, str]] = {
     "--model": ("model", "text"),

@@ -78,8 +78,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
             ' smaller than 1.0")',
             fraction.where,
         )
-    said_kv = f.options.get("kv_dtype")  # kv_cache_config.dtype of the LLM-API options
-    kv = str(said_kv.value).lower() if said_kv is not None else "auto"
+    kv = str(f.kv_cache_dtype.value).lower() if f.kv_cache_dtype is not None else "auto"
     if kv == "auto" and arch.quant is not None and arch.quant.kv_cache_dtype:
         kv = str(
             arch.quant.kv_cache_dtype
