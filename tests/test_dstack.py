@@ -154,11 +154,13 @@ def test_a_memory_range_admits_the_cards_between():
     assert not {"a100-80gb-sxm", "l4"} & ids
 
 
-def test_an_engine_kvlint_does_not_model_is_kv004_with_the_gpu_read():
+def test_trtllm_serve_is_planned_with_the_gpu_and_its_variables_read():
     result = run("trtllm-serve-r1.dstack.yml")
     (r,) = result.deployments
     assert r.deployment.gpu.value == "h200" and r.deployment.gpus_per_pod.value == 8
-    assert [f.rule for f in result.findings] == ["KV004"]
+    # --tp_size $DSTACK_GPUS_NUM and the env's limits reach TensorRT-LLM's plan
+    assert (r.settings.tp, r.settings.max_num_seqs, r.settings.max_model_len) == (8, 256, 16384)
+    assert r.plan is not None and "KV004" not in [f.rule for f in result.findings]
 
 
 def test_replica_groups_are_workloads_of_their_own():

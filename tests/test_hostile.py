@@ -208,7 +208,8 @@ def test_recognised_workloads_that_cannot_be_checked_say_what_was_skipped(tmp_pa
     found = {(f["rule"], f["line"]): f for f in json.loads(r.stdout)["findings"]}
     assert ("KV004", 10) in found and "custom serving program" in found[("KV004", 10)]["message"]
     assert not any(line == 14 for _, line in found)  # the client container is not a workload
-    assert ("KV004", 24) in found and "TensorRT-LLM" in found[("KV004", 24)]["message"]
+    # located at the Triton launch script the command runs (kvlint.engines.trtllm.launch)
+    assert ("KV004", 25) in found and "TensorRT-LLM" in found[("KV004", 25)]["message"]
     assert "cannot read --max-model-len 'lots'" in found[("KV005", 37)]["message"]
     assert "cannot read nvidia.com/gpu 'one'" in found[("KV005", 38)]["message"]
     assert ("KV002", 30) in found and any("skipped: KV101" in d for d in found[("KV002", 30)]["details"])

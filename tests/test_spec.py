@@ -61,5 +61,5 @@ def test_documents_that_are_not_specs_are_silent():
 
 
 def test_engine_must_be_known():
-    r = lint(BASE + "engine: trtllm\n")
+    r = lint(BASE + "engine: jetstream\n")
     assert rules_of(r) == ["KV001"] and "vllm, sglang, tgi" in r.findings[0].message

@@ -146,3 +146,24 @@ def test_the_options_file_a_mounted_configmap_holds_is_read_and_wins_over_the_de
     assert res.plan.kv_tokens <= 40000 + 32  # kv_cache_config.max_tokens caps the pool (whole blocks)
     assert res.in_force.gpu_memory_utilization.where.line == 5  # located at the ConfigMap's key
     assert not [f for f in r.findings if f.rule == "KV004"]
+
+
+def test_a_stated_precision_is_the_weights_quantization():
+    """A NIM TensorRT-LLM profile's precision (tp2-fp8): FP8 weights, a byte each; NVFP4 half a byte and a scale."""
+    from kvlint.catalog import models
+    from kvlint.engines.trtllm.quant import quant_of
+
+    engine = engines.get("trtllm")
+    arch = models.resolve(MODEL).arch
+    assert (
+        quant_of("FP8").bits == 8.0 and quant_of("NVFP4").bits == 4.5 and quant_of("w4a16_awq").bits == 4.125
+    )
+    assert (
+        engine.online_quant("fp8").min_capability == 89 and engine.online_quant("nvfp4").min_capability == 100
+    )
+    _, bf16 = _one(gpu_pod(IMAGE, ["trtllm-serve", MODEL, "--max_seq_len", "4096"]))
+    spec = f"kind: ServingSpec\nengine: trtllm\nmodel: {MODEL}\ngpu: H100\ntensor_parallel: 2\nquantization: fp8\nmax_context: 4096\n"
+    _, fp8 = _one(spec)
+    assert fp8.settings.quantization == "fp8" and fp8.settings.tp == 2
+    assert fp8.plan.weights_total < 0.6 * bf16.plan.weights_total
+    assert arch is not None

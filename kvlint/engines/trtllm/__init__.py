@@ -12,19 +12,15 @@ from kvlint.engines.native import Absent
 from kvlint.engines.shared import EngineBase
 from kvlint.engines.trtllm import launch as _launch
 
-_QUANT = (
-    "TensorRT-LLM loads the checkpoint's own quantization (hf_quant_config.json / quantization_config: FP8,"
-    " NVFP4, W4A16 AWQ ...) and quantizes nothing at load"
-)
-
 
 class TensorRTLLM(EngineBase):
     name = "trtllm"
     display = "TensorRT-LLM"
     script_word = "trtllm"
     image_words = _launch.IMAGES
+    # llmaz's backendName of its TensorRT-LLM BackendRuntime (InftyAI/llmaz chart/templates/backends/tensorrt-llm.yaml)
+    goes_by = {"llmaz": ("tensorrt-llm",)}
     native_fields = {
-        "quantization": Absent(_QUANT),
         "data_parallel": Absent(
             "TensorRT-LLM serves one model per trtllm-serve; its attention DP (enable_attention_dp) splits TP",
             matches=1,
@@ -90,6 +86,13 @@ class TensorRTLLM(EngineBase):
         from kvlint.engines.trtllm import llm_api
 
         llm_api.read_file(d, found)
+
+    def online_quant(self, name: str) -> Any:
+        """A stated precision as TensorRT-LLM's weight quantization (QuantConfig.quant_algo, the precision of a
+        NIM TensorRT-LLM profile); a checkpoint's own hf_quant_config wins (capacity.weights.effective_quant)."""
+        from kvlint.engines.trtllm.quant import quant_of
+
+        return quant_of(name)
 
     def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
         """The PyTorch backend bounds max_seq_len by the blocks the pool holds and starts

@@ -56,7 +56,7 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
     ep = int(s.extra.get("ep") or 0)
     w = weight_bytes(
-        arch, s.tp, s.pp, s.dtype, None, "trtllm", moe_ranks=max(s.tp, ep), expert_parallel=ep > 1
+        arch, s.tp, s.pp, s.dtype, s.quantization, "trtllm", moe_ranks=max(s.tp, ep), expert_parallel=ep > 1
     )
     act, act_note = activation_bytes(arch, s)
     outside, outside_note = outside_torch_bytes(s)

@@ -103,7 +103,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         max_num_seqs=int(batch.value),
         max_batched_tokens=int(tokens.value),
         dtype=str(d.dtype.value) if d.dtype else None,
-        quantization=None,
+        quantization=str(d.quantization.value) if d.quantization else None,
         kv_cache_dtype=kv,
         utilization=float(fraction.value),
         utilization_default=default_label(fraction, "TensorRT-LLM"),
