@@ -1,11 +1,11 @@
-"""How close kvlint's engine accounting is to what vLLM, SGLang, TGI and llama.cpp really logged (a script, not a test).
+"""How close kvlint's engine accounting is to what vLLM, SGLang, TGI, llama.cpp, LMDeploy and TensorRT-LLM really logged (a script, not a test).
 
     python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--llamacpp PATH] [--ollama PATH]
-        [--lmdeploy PATH] [--cases] [--markdown]
+        [--lmdeploy PATH] [--trtllm PATH] [--cases] [--markdown]
 
 Defaults: ../shared/calibration/vllm_startup_logs.yaml (split by source in
 benchmarks/calibration/vllm_splits.yaml) and
-benchmarks/calibration/{sglang,tgi,llamacpp,ollama,lmdeploy}_startup_logs.yaml
+benchmarks/calibration/{sglang,tgi,llamacpp,ollama,lmdeploy,trtllm}_startup_logs.yaml
 (each case carries its split). For every scorable case whose model and GPU kvlint resolves, it
 builds the deployment the log describes, runs kvlint's plan and rules, and compares weights GiB,
 KV GiB and KV tokens (relative error: median, p90, max) and the start-up verdict, scored by
@@ -116,6 +116,7 @@ NAMES = {
     "llamacpp": "llama.cpp",
     "ollama": "Ollama",
     "lmdeploy": "LMDeploy",
+    "trtllm": "TensorRT-LLM",
 }
 HEADER = (
     "| engine | split | logs | evaluated | KV tokens | KV GiB | weights | verdicts |\n"
@@ -297,6 +298,7 @@ def main() -> int:
     ap.add_argument("--llamacpp", type=Path, default=DATA / "llamacpp_startup_logs.yaml")
     ap.add_argument("--ollama", type=Path, default=DATA / "ollama_startup_logs.yaml")
     ap.add_argument("--lmdeploy", type=Path, default=DATA / "lmdeploy_startup_logs.yaml")
+    ap.add_argument("--trtllm", type=Path, default=DATA / "trtllm_startup_logs.yaml")
     ap.add_argument("--cases", action="store_true", help="print every case")
     ap.add_argument("--markdown", action="store_true", help="print docs/accuracy.md's table instead")
     args = ap.parse_args()
@@ -305,7 +307,7 @@ def main() -> int:
     rules = all_rules()
     if args.markdown:
         print(HEADER)
-    for engine in ("vllm", "sglang", "tgi", "llamacpp", "ollama", "lmdeploy"):
+    for engine in ("vllm", "sglang", "tgi", "llamacpp", "ollama", "lmdeploy", "trtllm"):
         run_engine(engine, getattr(args, engine), args, rules, vllm_fit)
     return 0
 

@@ -271,6 +271,31 @@ def build_lmdeploy(case: dict, version: str | None) -> tuple[Deployment | None, 
     return d, ""
 
 
+def build_trtllm(case: dict, version: str | None) -> tuple[Deployment | None, str]:
+    """A trtllm-serve (LLM API, PyTorch backend) start-up: the batch, token and length limits, the memory
+    fraction, the block size and the KV dtype the log states (benchmarks/calibration/trtllm_startup_logs.yaml)."""
+    d, why = _base(case, "trtllm", version)
+    if d is None:
+        return None, why
+    where = d.where
+    s = case.get("settings") or {}
+    for key, attr in (
+        ("max_batch_size", "max_sequences"),
+        ("max_num_tokens", "max_batched_tokens"),
+        ("max_seq_len", "max_context"),
+        ("free_gpu_memory_fraction", "gpu_memory_utilization"),
+        ("tokens_per_block", "block_size"),
+        ("kv_cache_dtype", "kv_cache_dtype"),
+    ):
+        if s.get(key) is not None:
+            setattr(d, attr, stated(s[key], where))
+    if s.get("ep_size"):
+        d.extra["moe_expert_parallel_size"] = stated(int(s["ep_size"]), where)
+    if s.get("max_tokens"):
+        d.extra["kv_max_tokens"] = stated(int(s["max_tokens"]), where)
+    return d, ""
+
+
 def logged(engine: str, case: dict) -> dict[str, float]:
     """The figures a log states, as accuracy.py compares them: weights, kv (GiB), tokens."""
     m = case.get("measured") or {}
@@ -287,6 +312,11 @@ def logged(engine: str, case: dict) -> dict[str, float]:
             out["tokens"] = float(m["max_block_count"]) * float(m.get("block_len") or 64)
             if m.get("block_mib") is not None:
                 out["kv"] = float(m["max_block_count"]) * float(m["block_mib"]) / 1024
+        return out
+    if engine == "trtllm":
+        for key, name in (("weights_gib", "weights"), ("kv_cache_gib", "kv"), ("kv_tokens", "tokens")):
+            if m.get(key) is not None:
+                out[name] = float(m[key])
         return out
     if engine == "vllm":
         for key, name in (("weights_gib", "weights"), ("kv_cache_gib", "kv"), ("kv_cache_tokens", "tokens")):
@@ -323,5 +353,6 @@ ENGINES = {
         "build": build_lmdeploy,
         "version": lambda c: c.get("engine_version"),
     },
+    "trtllm": {"key": "trtllm_cases", "build": build_trtllm, "version": lambda c: c.get("engine_version")},
 }
 LLAMACPP_SERVERS = ("llamacpp", "ollama")  # the calibration sets planned by kvlint.engines.llamacpp

@@ -167,3 +167,21 @@ def test_a_stated_precision_is_the_weights_quantization():
     assert fp8.settings.quantization == "fp8" and fp8.settings.tp == 2
     assert fp8.plan.weights_total < 0.6 * bf16.plan.weights_total
     assert arch is not None
+
+
+def test_kv_bytes_per_token_and_whole_blocks_are_what_the_logs_print():
+    """benchmarks/calibration/trtllm_startup_logs.yaml t-001 ("kv size is 73728", max_tokens 86,711 -> "Allocated
+    ... (86720)") and t-002 (9.06 GiB for 422,048 tokens in 13,189 blocks of 32)."""
+    from kvlint.catalog import models
+    from kvlint.engines.trtllm.fit import kv_per_token, pool_of
+
+    _, gpt_oss = _one(gpu_pod(IMAGE, ["trtllm-serve", "openai/gpt-oss-120b", "--max_seq_len", "8192"]))
+    # every layer at full length, sliding-window ones too (max_attention_window not set)
+    assert kv_per_token(models.resolve("openai/gpt-oss-120b").arch, gpt_oss.settings) == 73728
+    assert pool_of(86711 * 73728 + 1, 73728, 32) == (2710, 86720)
+    _, smol = _one(
+        gpu_pod(IMAGE, ["trtllm-serve", "HuggingFaceTB/SmolLM2-135M-Instruct", "--max_seq_len", "2049"])
+    )
+    per_token = kv_per_token(models.resolve("HuggingFaceTB/SmolLM2-135M-Instruct").arch, smol.settings)
+    assert per_token == 23040 and pool_of(422040 * per_token, per_token, 32) == (13189, 422048)
+    assert pool_of(10**12, 1000, 32, max_tokens=40000) == (1250, 40000)  # kv_cache_config.max_tokens caps it

@@ -52,6 +52,17 @@ def kv_per_token(arch: ModelArch, s: EngineSettings) -> int:
     return layers * bytes_per_token_layer(arch, s.tp, kv_bytes(arch, s.kv_cache_dtype))
 
 
+def pool_of(budget: int, per_token: int, block: int, max_tokens: int | None = None) -> tuple[int, int]:
+    """(blocks, tokens) of the pool `budget` bytes buy: `max_tokens = budget // per_token`, capped by
+    kv_cache_config.max_tokens, in whole blocks rounded up (max_tokens 86,711 -> 2,710 blocks of 32 = 86,720:
+    "Allocated 5.95 GiB for max tokens in paged KV cache (86720)", TensorRT-LLM 1.1.0rc3, calibration t-001)."""
+    tokens = budget // per_token if per_token else 0
+    if max_tokens is not None and max_tokens > 0:
+        tokens = min(tokens, max_tokens)
+    blocks = cdiv(tokens, max(1, block))
+    return blocks, blocks * max(1, block)
+
+
 def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
     ep = int(s.extra.get("ep") or 0)
@@ -69,15 +80,9 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     fraction = s.utilization
     per_token = kv_per_token(arch, s)
     budget = int(max(0, free) * fraction)
-    max_tokens = budget // per_token if per_token else 0
     cap = s.extra.get("kv_max_tokens")
-    if isinstance(cap, int) and cap > 0:
-        max_tokens = min(max_tokens, cap)
+    blocks, kv_tokens = pool_of(budget, per_token, s.block_size, cap if isinstance(cap, int) else None)
     block = max(1, s.block_size)
-    # whole blocks, rounded up: max_tokens 86,711 -> 2,710 blocks of 32 = 86,720 ("Allocated 5.95 GiB for max
-    # tokens in paged KV cache (86720)", TensorRT-LLM 1.1.0rc3 gpt-oss-120b log, calibration t-001)
-    blocks = cdiv(max_tokens, block)
-    kv_tokens = blocks * block
     pool = kv_tokens * per_token if free > 0 else free
     beam = max(1, int(s.extra.get("beam") or 1))
     upper = blocks // beam * block
