@@ -97,17 +97,22 @@ def test_sglang_inside_sh_c_with_a_command_substitution():
     assert d.engine.where.line == 8 and r.plan is not None
 
 
-def test_trt_llm_is_kv004_naming_the_settings_not_checked():
+def test_trt_llm_is_planned_by_tensorrt_llm_with_the_builders_settings():
     result = run("trt-llm-h100x2")
     (r,) = result.deployments
     d = r.deployment
     assert d.gpu.value == "h100-sxm" and d.gpus_per_pod.value == 2
     assert d.model.value == "deepseek-ai/DeepSeek-R1-Distill-Llama-70B"
-    (f,) = result.findings
-    assert f.rule == "KV004"
-    (said,) = [line for line in f.details if line.startswith("trt_llm settings not checked")]
-    assert "build.max_seq_len 131072" in said and "build.tensor_parallel_count 2" in said
-    assert "build.quantization_type fp8_kv" in said
+    s = r.settings
+    # build.max_seq_len, build.tensor_parallel_count, build.quantization_type fp8_kv (FP8 weights and KV)
+    assert (s.engine, s.max_model_len, s.tp, s.quantization, s.kv_cache_dtype) == (
+        "trtllm",
+        131072,
+        2,
+        "fp8",
+        "fp8",
+    )
+    assert r.plan is not None and "KV004" not in [f.rule for f in result.findings]
 
 
 def test_a_python_model_on_a_gpu_is_kv004_not_silence():

@@ -31,6 +31,7 @@ from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.engines.base import LongSequence, Startup
 from kvlint.engines.trtllm.compute import activation_bytes, outside_torch_bytes
 from kvlint.units import gib, tokens
 
@@ -99,6 +100,8 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         stage_pools=[pool] * s.pp, pool_units=blocks, request_units=request_units,
     )  # fmt: skip
     if 0 < upper < s.max_model_len:
+        # the length it starts with, which only the plan knows (KV102 reads Plan.startup first)
+        p.startup = LongSequence(Startup.SHRINKS, f"Adjusted max_seq_len to {upper}", shrinks_to=upper)
         p.notes.append(
             f"max_seq_len {s.max_model_len:,} does not fit the pool: TensorRT-LLM starts with it reduced to"
             f' {upper:,} ("Adjusted max_seq_len to {upper}")'

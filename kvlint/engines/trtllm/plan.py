@@ -24,7 +24,7 @@ def _filled(f: Filling, name: str, key: str, version: str | None, flag: str) -> 
     if said is not None:
         return said
     row = release_default(key, version)
-    v = default(row.value, f"TensorRT-LLM default {flag} {row.value} ({row.source})")
+    v = default(row.value, f"TensorRT-LLM default {flag} {row.value}")  # row.source: data/releases.json
     setattr(f, name, v)
     return v
 
@@ -41,9 +41,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
     backend = f.options.get("backend")
     if backend is None:
         row = release_default("backend", version_text)
-        backend = f.options["backend"] = default(
-            row.value, f"TensorRT-LLM default --backend {row.value} ({row.source})"
-        )
+        backend = f.options["backend"] = default(row.value, f"TensorRT-LLM default --backend {row.value}")
     if str(backend.value).lower() not in BACKENDS:
         raise SettingRefused(
             f"TensorRT-LLM: --backend {backend.value!r} is not one trtllm-serve knows (pytorch, trt, _autodeploy):"
@@ -58,8 +56,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         # tensorrt_llm/_torch/pyexecutor/py_executor_creator.py: "max_seq_len is not specified, using inferred value"
         f.max_context = default(
             arch.max_positions,
-            "TensorRT-LLM infers max_seq_len from the model's max_position_embeddings when not stated"
-            ' ("max_seq_len is not specified, using inferred value N")',
+            "TensorRT-LLM default: the model's max_position_embeddings",
         )
     batch = _filled(f, "max_sequences", "max_batch_size", version_text, "--max_batch_size")
     tokens = _filled(f, "max_batched_tokens", "max_num_tokens", version_text, "--max_num_tokens")

@@ -110,6 +110,7 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
             d.engine_version = inferred(version, f"from the image tag {image_text}", image.where(path))
     ct.read_engine(d, launch, env)
     if isinstance(trt, Mapping):
+        _trt_quant(d, trt, path)
         _trt_said(d, trt)
     _repo_model(d, root, path)
     nodes = root.at("resources", "node_count")
@@ -160,6 +161,32 @@ def _trt_launch(trt: Mapping, path: str) -> Launch:
     tokens += option_tokens(entries, path)
     entry = Token("trt_llm", trt.where(path))
     return Launch("trtllm", tokens, entry, "Truss trt_llm (Baseten's TensorRT-LLM engine builder)")
+
+
+# Baseten's build.quantization_type (truss/base/trt_llm_config.py TrussTRTLLMQuantizationType) -> the weights'
+# TensorRT-LLM quant algo and the KV cache dtype it builds the engine with (`_kv`: an FP8 / int8 KV cache)
+TRT_QUANT = {
+    "fp8": ("fp8", None),
+    "fp8_kv": ("fp8", "fp8"),
+    "fp4": ("nvfp4", None),
+    "fp4_kv": ("nvfp4", "fp8"),
+    "weights_int8": ("int8_wo", None),
+    "weights_kv_int8": ("int8_wo", "int8"),
+    "weights_int4": ("int4_awq", None),
+    "weights_int4_kv_int8": ("int4_awq", "int8"),
+}
+
+
+def _trt_quant(d: Deployment, trt: Mapping, path: str) -> None:
+    """The engine builder's quantization: the weights' algorithm and the KV cache dtype it builds with."""
+    node = trt.at("build", "quantization_type")
+    algo = TRT_QUANT.get(str(node.value).lower()) if isinstance(node, Scalar) and node.value else None
+    if algo is None:
+        return
+    where = node.where(path)  # type: ignore[union-attr]
+    d.quantization = stated(algo[0], where, "Truss build.quantization_type")
+    if algo[1] is not None:
+        d.kv_cache_dtype = stated(algo[1], where, "Truss build.quantization_type")
 
 
 def _trt_said(d: Deployment, trt: Mapping) -> None:
