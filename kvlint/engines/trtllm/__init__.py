@@ -71,10 +71,10 @@ class TensorRTLLM(EngineBase):
     def read_options(
         self, d, tokens, env, positional_model=True, strict=True, unknown=None, argv=True
     ) -> None:
-        from kvlint.engines.trtllm import llm_api, options
+        from kvlint.engines.trtllm import options
 
         options.read(d, tokens, env, strict=strict)
-        llm_api.read_file(d, None)  # another input kind's args: no mounted file to read
+        options.read_file(d, None)  # another input kind's args: no mounted file to read
 
     def option_files(self, d: Deployment) -> tuple[str, ...]:
         path = d.extra.get("llm_api_options")
@@ -83,9 +83,9 @@ class TensorRTLLM(EngineBase):
         return (str(path.value),)
 
     def read_option_file(self, d: Deployment, path: str, found: Any) -> None:
-        from kvlint.engines.trtllm import llm_api
+        from kvlint.engines.trtllm import options
 
-        llm_api.read_file(d, found)
+        options.read_file(d, found)
 
     def online_quant(self, name: str) -> Any:
         """A stated precision as TensorRT-LLM's weight quantization (QuantConfig.quant_algo, the precision of a
