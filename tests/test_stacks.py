@@ -68,12 +68,15 @@ def test_dynamo_real_sglang_multinode_spans_two_pods():
     assert "KV201" not in rules(result) and "KV005" not in rules(result)
 
 
-def test_dynamo_real_trtllm_is_said_with_its_model():
+def test_dynamo_real_trtllm_is_read_with_its_model_and_options_file():
     result = run(corpus2("ai-dynamo__dynamo__recipes__gpt-oss-120b__trtllm__agg__deploy.yaml"))
     (d,) = deps(result).values()
     assert d.engine.value == "trtllm" and "gpt-oss-120b" in str(d.model.value)
     assert d.gpus_per_pod.value == 4 and d.shm_size.value == "80Gi"
-    assert [f.rule for f in result.findings] == ["KV004"]
+    # Dynamo's flags (TP 4, --free-gpu-memory-fraction 0.9) and the ConfigMap's LLM-API YAML are read; the GPU
+    # type is not stated (KV002) and the model is an HF cache path on a PVC (KV003)
+    assert d.tensor_parallel.value == 4 and d.gpu_memory_utilization.value == 0.9
+    assert [f.rule for f in result.findings] == ["KV002", "KV003"]
 
 
 def test_dynamo_shell_exports_feed_the_engine_flags():

@@ -31,6 +31,7 @@ SGLANG = FIXTURES / "KV103" / "bad-sglang-l4-64-requests.yaml"  # SGLang v0.4.6.
 TGI = FIXTURES / "KV102" / "good-tgi-8b-l4-8k.yaml"  # TGI 3.0.1
 LLAMACPP = FIXTURES / "KV102" / "good-llamacpp-8b-l4.yaml"  # llama.cpp build b6500
 LMDEPLOY = FIXTURES / "KV102" / "good-lmdeploy-8b-l4-16k.yaml"  # LMDeploy v0.7.3
+TRTLLM = FIXTURES / "KV102" / "good-trtllm-8b-l4-16k.yaml"  # TensorRT-LLM 1.0.0
 OLDEST_START = "0.10.1"  # --engine-version for the workloads no image pins, so they walk too
 UPDATE = bool(os.environ.get("KVLINT_UPDATE_SNAPSHOTS"))
 
@@ -131,7 +132,7 @@ WALKED = {e for e in engines.names() if releases.has_table(e)}
 def test_walked_releases_give_checks_verdict_on_the_engine_examples():
     """The engine examples, every release their walks read."""
     compared, seen = _compare(
-        [VLLM, SGLANG, TGI, LLAMACPP, LMDEPLOY], lambda e, st: releases.later(e, st.release, None)
+        [VLLM, SGLANG, TGI, LLAMACPP, LMDEPLOY, TRTLLM], lambda e, st: releases.later(e, st.release, None)
     )
     assert seen == WALKED and compared >= 30
 
