@@ -106,3 +106,36 @@ def test_moe_experts_are_shared_by_tp_times_dp_ranks_and_the_rest_only_by_tp():
         vllm.plan(dense, lookup("H100"), settings(dp=4)).weights_per_gpu
         == vllm.plan(dense, lookup("H100"), settings()).weights_per_gpu
     )  # no experts: DP replicates the whole model
+
+
+def _non_torch(gpu: str, tp: int, **kw):
+    a = resolve("meta-llama/Llama-3.1-70B-Instruct").arch
+    p = vllm.plan(a, lookup(gpu), settings(tp=tp, **kw))
+    return next(t for t in p.terms if t.label == "non-torch")
+
+
+def test_custom_all_reduce_off_on_more_than_two_pcie_gpus_is_said_and_charges_nothing_of_its_own():
+    """vLLM turns custom all-reduce off on more than two GPUs not all NVLink-connected
+    (vllm==0.19.0:custom_all_reduce.py:152-158); its 24 MiB of buffers are allocated before the memory
+    snapshot the non-torch term is measured from (gpu_worker.py:263/:282), so the term holds none of them."""
+    pcie, sxm = _non_torch("H100 PCIe", 4), _non_torch("H100", 4)
+    assert "custom all-reduce is off" in pcie.note and "PCIe" in pcie.note
+    assert "custom all-reduce" not in sxm.note
+    assert pcie.bytes == sxm.bytes  # NCCL's share, measured on SXM: no custom all-reduce share to take out
+    assert "custom all-reduce" not in _non_torch("H100 PCIe", 2).note  # two PCIe GPUs keep it
+
+
+def test_disable_custom_all_reduce_flag_and_unsupported_world_size_say_so():
+    off = _non_torch("H100", 4, extra={"disable_custom_all_reduce": True})
+    assert "--disable-custom-all-reduce" in off.note
+    assert "TP 2, 4, 6, 8 only" in _non_torch("H100", 3).note
+
+
+def test_disable_custom_all_reduce_is_read_from_the_command_line():
+    from conftest import gpu_pod, lint
+
+    args = ["--model", "meta-llama/Llama-3.1-70B-Instruct", "--tensor-parallel-size", "4"]
+    for flag, said in (([], False), (["--disable-custom-all-reduce"], True)):
+        r = lint(gpu_pod("vllm/vllm-openai:v0.19.0", args + flag, gpus=4)).deployments[0]
+        note = next(t.note for t in r.plan.terms if t.label == "non-torch")
+        assert ("--disable-custom-all-reduce" in note) is said

@@ -37,6 +37,12 @@ class GpuSpec:
         )
 
     @property
+    def pcie_card(self) -> bool:
+        """The catalog's name says PCIe (A100 / H100 PCIe): cards joined at most in NVLink-bridged pairs, so more
+        than two of them are never all NVLink-connected. Other cards' links are not recorded here."""
+        return "pcie" in f"{self.name} {self.nvidia_smi_name or ''}".lower()
+
+    @property
     def cc_text(self) -> str:
         return (
             f"{self.compute_capability[0]}.{self.compute_capability[1]}"

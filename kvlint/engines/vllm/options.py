@@ -50,6 +50,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--performance-mode": ("performance_mode", "text"),
     "--max-cudagraph-capture-size": ("max_cudagraph_capture_size", "int"),
     "--kv-transfer-config": ("kv_transfer_config", "text"),
+    "--disable-custom-all-reduce": ("disable_custom_all_reduce", "bool"),
 }
 NEEDED = {
     "--model",

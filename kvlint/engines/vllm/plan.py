@@ -56,17 +56,47 @@ MIB = 1 << 20
 # --- the working-memory terms ------------------------------------------------------------------
 
 
-def non_torch_bytes(tp: int, pp: int) -> tuple[int, str]:
+def non_torch_bytes(
+    tp: int, pp: int, gpu: GpuSpec | None = None, extra: dict | None = None
+) -> tuple[int, str]:
     """Memory outside PyTorch's allocator that the profile run measures. With TP > 1 it is
-    dominated by NCCL and the custom all-reduce buffers; at TP 1 by cuBLAS workspaces and CUDA
-    context extras; pipeline-only workers (no all-reduce) hold the least. Figures from the
-    calibration logs (../shared/calibration/vllm_startup_logs.yaml, vLLM 0.19 on H100):
-    TP 1 0.24-0.26 GiB; TP 2 2.07-2.09 GiB; TP 4 2.13-2.21 GiB; PP 4 x TP 1 0.07 GiB."""
+    dominated by NCCL; at TP 1 by cuBLAS workspaces and CUDA context extras; pipeline-only workers
+    (no all-reduce) hold the least. Figures from the calibration logs
+    (../shared/calibration/vllm_startup_logs.yaml, vLLM 0.19 on H100 SXM; no log measures PCIe cards at
+    TP > 1, so the TP > 1 figure is assumed there): TP 1 0.24-0.26 GiB; TP 2 2.07-2.09 GiB; TP 4
+    2.13-2.21 GiB; PP 4 x TP 1 0.07 GiB. Custom all-reduce is no part of it: its buffers (24 MiB, see
+    `custom_all_reduce_off`) are allocated in init_device before the snapshot the term is measured from
+    (vllm==0.19.0:vllm/v1/worker/gpu_worker.py:263 init_worker_distributed_environment, :282
+    MemorySnapshot; vllm==0.11.0 the same at :169/:182; vllm==0.8.5 V1 counted all non-torch memory,
+    gpu_worker.py:205, which the 24 MiB hardly moves), so where vLLM turns it off the term stays."""
     if tp > 1:
-        return int(2.1 * GIB), f"non-torch memory at TP {tp} (NCCL and custom all-reduce buffers)"
+        off = custom_all_reduce_off(tp, gpu, extra or {})
+        why = f"; custom all-reduce is off, {off}, and its buffers are not in this term anyway" if off else ""
+        return int(2.1 * GIB), f"non-torch memory at TP {tp} (NCCL buffers{why})"
     if pp > 1:
         return int(0.07 * GIB), "non-torch memory of a pipeline-parallel worker without TP"
     return int(0.25 * GIB), "non-torch memory at TP 1 (cuBLAS workspace and CUDA context extras)"
+
+
+# vLLM's custom all-reduce (vllm==0.19.0:vllm/distributed/device_communicators/custom_all_reduce.py; the same
+# checks at vllm==0.8.5 :135 and vllm==0.11.0 :143): on the TP group only (cuda_communicator.py:44-56), off under
+# --disable-custom-all-reduce (gpu_worker.py:1026 set_custom_all_reduce), for world sizes other than 2, 4, 6, 8
+# (:52, :105-113) and on more than two GPUs not all NVLink-connected (:152-158 "not supported on more than two
+# PCIe-only GPUs"). When on it allocates meta_size() + 8 MiB uncached, an 8 MiB IPC buffer and 8 MiB of rank
+# data per GPU (:59 max_size=8192 * 1024, :176-189).
+CUSTOM_AR_WORLD_SIZES = (2, 4, 6, 8)
+
+
+def custom_all_reduce_off(tp: int, gpu: GpuSpec | None, extra: dict) -> str | None:
+    """Why vLLM runs without custom all-reduce at this TP on this GPU, or None (on, or the catalog cannot
+    tell: it records the PCIe form factor only where the card's name says PCIe)."""
+    if extra.get("disable_custom_all_reduce"):
+        return "--disable-custom-all-reduce"
+    if tp not in CUSTOM_AR_WORLD_SIZES:
+        return f"vLLM supports it at TP {', '.join(map(str, CUSTOM_AR_WORLD_SIZES))} only"
+    if tp > 2 and gpu is not None and gpu.pcie_card:
+        return f"vLLM turns it off on more than two PCIe GPUs ({gpu.name})"
+    return None
 
 
 # Bytes per vocabulary entry per sampled row when FlashInfer or the Triton kernel does top-k/top-p
@@ -153,7 +183,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         redundant_experts=spare_experts(s.extra),
     )
     budget = int(total * s.utilization)
-    non_torch, non_torch_note = non_torch_bytes(s.tp, s.pp)
+    non_torch, non_torch_note = non_torch_bytes(s.tp, s.pp, gpu, s.extra)
     act, act_note = activation_bytes(arch, s, act_dtype_bytes)
     graphs, graphs_note = cuda_graph_bytes(arch, s, gpu)
     if not s.subtract_cuda_graphs:

@@ -133,6 +133,7 @@ _EXTRA_KEYS = (
     "lora_adapters",
     "VLLM_USE_FLASHINFER_SAMPLER",
     "max_cudagraph_capture_size",
+    "disable_custom_all_reduce",
 )
 
 
