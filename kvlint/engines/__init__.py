@@ -38,6 +38,12 @@ def known(name: str) -> bool:
     return name in ENGINES
 
 
+def modelled() -> str:
+    """The engines kvlint models, as messages name them: "vLLM, SGLang, ... and TensorRT-LLM"."""
+    shown = list(ENGINES.values())
+    return ", ".join(shown[:-1]) + f" and {shown[-1]}" if len(shown) > 1 else "".join(shown)
+
+
 def display(name: str) -> str:
     """`vllm` -> `vLLM`; a name kvlint does not model prints as given."""
     return ENGINES.get(name, name)

@@ -4,6 +4,14 @@ from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.units import parse_size
 
+# Where a layout that is not a pod sets /dev/shm: compose's service `shm_size` (Docker's --shm-size) or
+# `ipc: host` (the compose specification's shm_size and ipc keys), dstack's `resources.shm_size`
+# (dstackai/dstack@0.21.2 runner/internal/shim/docker.go: 64 MiB without it)
+_SHM_FIX = {
+    "compose": "set shm_size on the service (e.g. 16gb) or ipc: host",
+    "dstack": "set resources.shm_size (e.g. 16GB)",
+}
+
 
 class ShmTooSmall(DeploymentRule):
     """A multi-GPU pod without a memory-backed /dev/shm, or an shm larger than the memory limit.
@@ -61,7 +69,7 @@ class ShmTooSmall(DeploymentRule):
                 where,
                 f"{what} but no memory-backed /dev/shm: containers get 64 MiB, too little for NCCL and the engine's "
                 "worker processes",
-                fix="mount an emptyDir with medium: Memory at /dev/shm",
+                fix=_SHM_FIX.get(d.kind, "mount an emptyDir with medium: Memory at /dev/shm"),
             )
         if d.has_shm and d.shm_size is not None and d.shm_size.value and d.memory_limit is not None:
             try:

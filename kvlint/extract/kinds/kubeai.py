@@ -113,9 +113,8 @@ UNSTATED_ENGINE = "vllm"
 # features they serve: charts/models/values.yaml `features: [SpeechToText]` / `[TextEmbedding]`)
 _NOT_TEXT_GENERATION = {
     "fasterwhisper": "KubeAI engine FasterWhisper serves speech-to-text models (CTranslate2 Whisper), not a "
-    "text-generation KV cache; kvlint models vLLM, SGLang and TGI: not checked",
-    "infinity": "KubeAI engine Infinity serves embedding and reranking models, which keep no KV cache; kvlint "
-    "models vLLM, SGLang and TGI: not checked",
+    "text-generation KV cache: not checked",
+    "infinity": "KubeAI engine Infinity serves embedding and reranking models, which keep no KV cache: not checked",
 }
 
 

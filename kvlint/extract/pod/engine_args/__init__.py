@@ -20,7 +20,7 @@ UNSUPPORTED = {
     "else tensor parallel over a node's GPUs and pipeline parallel over nodes), --max-model-len auto and the "
     "memory fraction from the GPU memory free at start (kaito-project/kaito pkg/model/interface.go, "
     "presets/workspace/inference/vllm/inference_api.py); not modelled",
-    "other": "a custom serving program; kvlint models vLLM, SGLang and TGI",
+    "other": f"a custom serving program; kvlint models {engines.modelled()}",
     "hfserver": "KServe's Hugging Face server on transformers; not modelled",
     "simulator": "an engine simulator (it answers the engine's API without loading a model): nothing to check",
     "vllm-omni": "vLLM-Omni (`--omni`) runs a multi-stage pipeline whose stages and their GPUs come from its "
