@@ -151,6 +151,17 @@ def test_attention_default_follows_the_launchers_resolve_attention():
     assert tgi.block_size((2, 2, 0), "flashinfer") == 16
 
 
+def test_gemma2_falls_back_through_v2_3_1_and_takes_flashinfer_from_v2_4_0():
+    """resolve_attention matches `Some("gemma2") | Some("falcon") | Some("deepseek_v2")` in v2.3.0 and
+    v2.3.1 (launcher/src/main.rs:97 @v2.3.1) and only falcon | deepseek_v2 from v2.4.0: GKE's TGI 2.3 build
+    (cu124.2-3, from the v2.3.1 tag) serves Gemma 2 with flashdecoding's 256-token blocks."""
+    l4 = lookup("L4")
+    gemma2 = model("google/gemma-2-27b-it").arch
+    assert resolve_attention((2, 3, 1), gemma2, l4, None)[0] == "flashdecoding"
+    assert resolve_attention((2, 3), gemma2, l4, None)[0] == "flashdecoding"  # a 2.3 tag floats to 2.3.1
+    assert resolve_attention((2, 4, 0), gemma2, l4, None)[0] == "flashinfer"
+
+
 def test_llamacpp_backend_reads_its_own_options_and_says_what_it_holds():
     """backends/llamacpp/src/main.rs: n_ctx = max_batch_total_tokens, else max_batch_size x
     max_total_tokens; --n-gpu-layers 0 (default) keeps everything in host memory."""

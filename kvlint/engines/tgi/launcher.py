@@ -163,14 +163,15 @@ def resolve_attention(
     1 flashinfer, 64 flashdecoding-ipex, else 16). Before v2.3 the server has no ATTENTION: blocks of
     16 (v2.1-v2.2 only FLASH_DECODING=1 gave 256). From v2.3 the launcher's resolve_attention keeps a
     stated ATTENTION (value, where it comes from), else: a head size flashinfer does not take (get_head_dim not 64/128/256) or a
-    falcon / deepseek_v2 model (v2.3.0 also gemma2) falls back to "paged" on a GPU of compute
+    falcon / deepseek_v2 model (v2.3.x also gemma2) falls back to "paged" on a GPU of compute
     capability < 8 (v2.3.1+; v3.3 also when it is unknown) and "flashdecoding" otherwise; everything
     else gets "flashinfer"."""
     if version is not None and version < (2, 3):
         return "paged", "TGI before v2.3 pages KV in blocks of 16"
     if stated:
         return stated[0], f"ATTENTION={stated[0]}" + (f", {stated[1]}" if stated[1] else "")
-    models = FALLBACK_MODELS + (("gemma2",) if version is not None and version[:3] == (2, 3, 0) else ())
+    # gemma2 is in the fallback list of v2.3.0 and v2.3.1 (launcher/src/main.rs resolve_attention), not v2.4.0
+    models = FALLBACK_MODELS + (("gemma2",) if version is not None and (2, 3) <= version[:3] < (2, 4) else ())
     head_ok = arch.head_dim in FLASHINFER_HEAD_DIMS
     if head_ok and arch.family not in models:
         return "flashinfer", "TGI default ATTENTION=flashinfer (launcher resolve_attention)"
