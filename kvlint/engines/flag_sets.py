@@ -117,11 +117,10 @@ class _Names:
     """One set of flags (a release's, or every release's) and the lookups `_accepted` makes in it, each
     O(log n) a name: a command line of 70,000 made-up flags scanned the set twice a flag."""
 
-    abbreviations = True
-    inverses = True
-
-    def __init__(self, flags: set[str]) -> None:
+    def __init__(self, flags: set[str], abbreviations: bool = True, inverses: bool = True) -> None:
         self.flags = frozenset(flags)
+        self.abbreviations = abbreviations  # the parser takes an unambiguous prefix (argparse allow_abbrev)
+        self.inverses = inverses  # the parser makes --no-x / --disable-x of boolean options
         self._sorted = sorted(flags)
         self._backwards = sorted(f[2:][::-1] for f in flags)  # each flag after its dashes, reversed
         self.long = sorted(f for f in flags if f.startswith("--"))  # what a did-you-mean is chosen from
@@ -143,9 +142,7 @@ def _names(engine: str, releases: tuple[str, ...]) -> _Names:
     """The flags of `releases` together, made once a run for each set of releases asked."""
     t = table(engine)
     assert t is not None
-    names = _Names(set().union(*(t.sets[r] for r in releases)))
-    names.abbreviations, names.inverses = t.abbreviations, t.inverses
-    return names
+    return _Names(set().union(*(t.sets[r] for r in releases)), t.abbreviations, t.inverses)
 
 
 def _accepted(name: str, names: _Names) -> bool:

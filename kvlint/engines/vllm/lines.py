@@ -28,9 +28,9 @@ def _per_token(p: Plan, arch: ModelArch, s: EngineSettings, kv_bytes: float, dsa
 
 
 def _logged_as(s: EngineSettings) -> str:
-    from kvlint.engines.vllm.versions import logs_concurrency_tokens, parse_version
+    from kvlint.engines.vllm.versions import logs_concurrency_tokens
 
-    if s.generation == "V1" and logs_concurrency_tokens(parse_version(s.version)):
+    if logs_concurrency_tokens(s.generation, s.version):
         return "the requests of max_model_len the blocks hold, times max_model_len"
     return "the blocks per group times the block size"
 

@@ -346,7 +346,7 @@ def _logged_tokens(s: EngineSettings, num_groups: int, num_blocks: int, need_blo
     one request takes (`max_concurrency`)."""
     if not num_groups:
         return 0
-    if s.generation == "V1" and not dsa and need_blocks and logs_concurrency_tokens(parse_version(s.version)):
+    if not dsa and need_blocks and logs_concurrency_tokens(s.generation, s.version):
         return int(num_blocks / need_blocks * s.max_model_len)
     return num_blocks // num_groups * s.block_size
 

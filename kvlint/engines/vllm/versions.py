@@ -155,11 +155,12 @@ def v0_long_context_chunk(
     return 0 if any(bars) else chunk
 
 
-def logs_concurrency_tokens(version: tuple[int, ...] | None) -> bool:
-    """From 0.20.1 the start-up line "GPU KV cache size: N tokens" is max_concurrency x max_model_len; before,
-    num_blocks // KV-cache groups x block size (the table's kv_tokens_logged rows). The two differ most for
-    hybrid models, whose blocks the attention and state groups share."""
-    return lookup("kv_tokens_logged", version).value == "concurrency"
+def logs_concurrency_tokens(generation: str, version_text: str | None) -> bool:
+    """From 0.20.1 V1's start-up line "GPU KV cache size: N tokens" is max_concurrency x max_model_len;
+    before, num_blocks // KV-cache groups x block size (the table's kv_tokens_logged rows). The two differ
+    most for hybrid models, whose blocks the attention and state groups share."""
+    version = parse_version(version_text)
+    return generation == "V1" and lookup("kv_tokens_logged", version).value == "concurrency"
 
 
 def capped_seqs(version: tuple[int, ...] | None) -> bool:
