@@ -224,10 +224,6 @@ def _stock_parts(ctx, cfg, backend, config_name):
     return (image, command, args, None, synthetic.scalar(ctx.root, STOCK_SHM)), how
 
 
-# llmaz backends of engines kvlint does not model (chart/templates/backends/)
-_NOT_MODELLED = {"tensorrt-llm": "TensorRT-LLM"}
-
-
 def _no_stock(backend: str, config_name: str, no_runtime: bool) -> str:
     """Why a backend with no BackendRuntime in or beside the file has no pod: the engine packages say which
     llmaz backend names are theirs."""
@@ -237,8 +233,6 @@ def _no_stock(backend: str, config_name: str, no_runtime: bool) -> str:
             f"llmaz backend {backend} runs {engine.display} from llmaz's stock BackendRuntime, which is not in"
             " kvlint's table of llmaz runtimes, so its command line and resources are unknown"
         )
-    if no_runtime and backend in _NOT_MODELLED:
-        return f"llmaz backend {backend} runs {_NOT_MODELLED[backend]}, an engine kvlint does not model"
     return f"its BackendRuntime {backend} (config {config_name}) is not in this file or beside it"
 
 
