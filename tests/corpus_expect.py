@@ -37,8 +37,9 @@ FINDING_KEYS = ("code", "line", "severity", "why")
 HEADER = """\
 # kvlint's output on every file of ../shared/corpus/manifests and manifests2, hand-checked.
 # Written by `python tests/corpus_expect.py --update FILE` (see its docstring); `why` notes are by hand.
-# workloads: line of the object, kind/name, engine, model as the file states it, GPU as kvlint resolved
-#   it (null: not stated or not known), GPUs per replica, plan: whether a capacity plan was made.
+# workloads: line of the object, kind/name, engine, model as kvlint read it (the file's id, or the base
+#   model a table maps a tag to, e.g. an Ollama tag), GPU as kvlint resolved it (null: not stated or not
+#   known), GPUs per replica, plan: whether a capacity plan was made.
 # findings: code, line, severity; `why` (errors and warnings): what in the file makes the finding right.
 # recheck: findings or workloads changed since the last hand check; re-read the file, fix the notes,
 #   delete the recheck line (tests/test_corpus.py fails while one remains).
