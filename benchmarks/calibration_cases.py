@@ -289,6 +289,8 @@ def build_trtllm(case: dict, version: str | None) -> tuple[Deployment | None, st
     ):
         if s.get(key) is not None:
             setattr(d, attr, stated(s[key], where))
+    if s.get("backend"):  # trtllm-serve --backend (pytorch, or trt: a trtllm-build engine directory)
+        d.extra["backend"] = stated(str(s["backend"]), where)
     if s.get("ep_size"):
         d.extra["moe_expert_parallel_size"] = stated(int(s["ep_size"]), where)
     if s.get("max_tokens"):

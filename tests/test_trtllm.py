@@ -185,3 +185,22 @@ def test_kv_bytes_per_token_and_whole_blocks_are_what_the_logs_print():
     per_token = kv_per_token(models.resolve("HuggingFaceTB/SmolLM2-135M-Instruct").arch, smol.settings)
     assert per_token == 23040 and pool_of(422040 * per_token, per_token, 32) == (13189, 422048)
     assert pool_of(10**12, 1000, 32, max_tokens=40000) == (1250, 40000)  # kv_cache_config.max_tokens caps it
+
+
+def test_an_fp8_kv_cache_halves_the_bytes_per_token_the_logs_print():
+    """t-004 and t-005 (Llama-3.1-8B with an FP8 KV cache: 52.51 GiB for 860,320 tokens, the estimate's 860,308
+    rounded up to blocks of 32; 16.05 GiB for 8,219 blocks of 32) and t-006 (a Qwen3-0.6B-shaped model in bf16:
+    68.69 GiB for 643,136 tokens)."""
+    from kvlint.catalog import models
+    from kvlint.engines.trtllm.fit import kv_per_token, pool_of
+
+    llama = models.resolve(MODEL).arch
+    _, fp8 = _one(gpu_pod(IMAGE, ["trtllm-serve", MODEL, "--kv_cache_dtype", "fp8"]))
+    _, auto = _one(gpu_pod(IMAGE, ["trtllm-serve", MODEL]))
+    per_token = kv_per_token(llama, fp8.settings)
+    assert per_token == 65536 == kv_per_token(llama, auto.settings) // 2
+    assert pool_of(860308 * per_token + 1, per_token, 32) == (26885, 860320)
+    assert round(860320 * per_token / 2**30, 2) == 52.51 and round(8219 * 32 * per_token / 2**30, 2) == 16.05
+    _, qwen = _one(gpu_pod(IMAGE, ["trtllm-serve", "Qwen/Qwen3-0.6B"]))
+    qwen_per_token = kv_per_token(models.resolve("Qwen/Qwen3-0.6B").arch, qwen.settings)
+    assert round(643136 * qwen_per_token / 2**30, 2) == 68.69 and 643136 % 32 == 0
