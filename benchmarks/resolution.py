@@ -10,7 +10,8 @@
    architecture, or a must-not-match id that matched. The target is 0 wrong matches.
 3. **Weights against published totals** (benchmarks/published_weights.yaml): the GGUF file sizes a
    quantizer published per file type, priced by kvlint from the base's config and the file type's tensor
-   roles; and the makers' stated parameter totals against kvlint's count from the config. Median, p90 and
+   roles; the makers' stated parameter totals against kvlint's count from the config; and the exact byte
+   totals of published safetensors checkpoints against the weights kvlint prices for them. Median, p90 and
    max of the signed error, by group. A quantizer's own recipe (bartowski's `_L`/`_XL`) is no llama.cpp
    file type: kvlint must leave it unpriced, and the report counts any such row it priced.
 
@@ -156,9 +157,29 @@ def published(show: bool) -> list[str]:
             f"  {row['id']}: {arch.params / 1e9:.2f}B counted, maker says {row['says']!r} ({err:+.2f} %)"
         )
     out.append(f"parameter totals against the makers' figures: {_pct(params)}")
+    stored, srow = _checkpoints(data.get("checkpoints") or [])
+    out.append(f"safetensors checkpoint totals against the weights kvlint prices: {_pct(stored)}")
     if show:
-        out += rows + priced_custom + prow
+        out += rows + priced_custom + prow + srow
     return out
+
+
+def _checkpoints(rows: list[dict]) -> tuple[list[float], list[str]]:
+    """Signed error of the weights kvlint prices (TP 1) against each checkpoint's stored byte total."""
+    errors: list[float] = []
+    lines: list[str] = []
+    for row in rows:
+        arch = models.resolve(row["id"]).arch
+        if arch is None:
+            lines.append(f"  {row['id']}: not resolved")
+            continue
+        got = weights(arch, 1, 1).total
+        err = 100 * (got - row["bytes"]) / row["bytes"]
+        errors.append(err)
+        lines.append(
+            f"  {row['id']}: {got / 1e9:.2f} GB priced, {row['bytes'] / 1e9:.2f} GB stored ({err:+.2f} %)"
+        )
+    return errors, lines
 
 
 def main() -> None:

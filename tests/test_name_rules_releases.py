@@ -7,8 +7,10 @@ trailing date stamp is part of the name).
   card) where the catalogued Qwen/Qwen3-235B-A22B states 40,960: -Thinking is not a variant word.
 - deepseek-ai/DeepSeek-V3.1-Terminus, deepseek-ai/DeepSeek-V3.2-Exp: suffixed releases; -Terminus / -Exp are
   not variant words, so they are never read as the catalogued V3.1 / V3.2.
-- zai-org/GLM-4.6-Air, MiniMaxAI/MiniMax-M2.1: a smaller sibling and a point release, not the catalogued
-  GLM-4.6 / MiniMax-M2.
+- zai-org/GLM-4.6-Air: a smaller sibling, not the catalogued GLM-4.6.
+- MiniMaxAI/MiniMax-Text-01, MiniMaxAI/MiniMax-M1: the model M1 was trained from, and the family name without
+  the thinking budget that each of the two M1 repositories names; neither is read as MiniMax-M1-80k. (A point
+  release resolves only to a row of its own: MiniMax-M2.1 now has one, with its source.)
 - llama3.1:8b, qwen3:30b: Ollama library tags, a namespace of GGUF builds with no published mapping to a
   Hugging Face config (benchmarks/model_coverage.py sets them aside).
 - mlx-community/...-4bit: an MLX conversion; its 4-bit format is not one of the name rules' quantization
@@ -29,7 +31,8 @@ from kvlint.catalog import models
         ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-ai/DeepSeek-V3.1"),
         ("deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-ai/DeepSeek-V3.2"),
         ("zai-org/GLM-4.6-Air", "zai-org/GLM-4.6"),
-        ("MiniMaxAI/MiniMax-M2.1", "MiniMaxAI/MiniMax-M2"),
+        ("MiniMaxAI/MiniMax-Text-01", "MiniMaxAI/MiniMax-M1-80k"),
+        ("MiniMaxAI/MiniMax-M1", "MiniMaxAI/MiniMax-M1-80k"),
         ("llama3.1:8b", "meta-llama/Llama-3.1-8B"),
         ("qwen3:30b", "Qwen/Qwen3-30B-A3B"),
         ("mlx-community/Qwen3-30B-A3B-4bit", "Qwen/Qwen3-30B-A3B"),
