@@ -168,14 +168,19 @@ def evaluate(engine: str, case: dict, version: str | None, rules) -> dict | None
         if engine == "vllm":
             kv = (p.stage_pools[0] if p.stage_pools else p.kv_pool) / GIB  # rank 0 logs its own pool
         elif engine in LLAMACPP_SERVERS:
-            kv = (
-                max(p.kv_pool, 0) / GIB
-            )  # the KV buffer it allocates (sliding-window layers at their own size)
+            # the KV buffers it allocates (sliding-window layers at their own size), every GPU's together
+            kv = (sum(p.stage_pools) if p.stage_pools else max(p.kv_pool, 0)) / GIB
         else:
             kv = p.kv_tokens * p.kv_per_token / GIB
         pred = {"weights": p.weights_per_gpu / GIB, "kv": kv, "tokens": float(p.kv_tokens)}
         pred["compute"] = p.term("compute buffer") / GIB
         real = logged(engine, case)
+        by_gpu = (case.get("measured") or {}).get("kv_by_device_mib")
+        if by_gpu and len(p.stage_pools) == len(by_gpu):  # llama.cpp: each GPU's own KV buffer
+            row["kv_gpu"] = [
+                (q / GIB, m / 1024, rel(q / GIB, m / 1024))
+                for q, m in zip(p.stage_pools, by_gpu, strict=True)
+            ]
         failed_memory = case.get("failure_class") in LOGGED_REASON
         for name, value in real.items():
             if name == "kv" and case.get("outcome") == "failed" and not failed_memory:
@@ -207,6 +212,9 @@ def report(engine: str, split: str, cases: list[dict], rows: list[dict]) -> None
         if name == "compute" and not any(name in r for r in done):
             continue  # only llama.cpp logs a compute buffer of its own
         print(f"          {label:<10} {stats([r[name][2] for r in done if name in r])}")
+    per_gpu = [t[2] for r in done for t in r.get("kv_gpu", [])]
+    if per_gpu:  # only multi-GPU llama.cpp logs print a KV buffer per GPU
+        print(f"          {'KV per GPU':<10} {stats(per_gpu)}")
     judged = [r for r in done if not r["verdict"].startswith("not scored")]
     ok = sum(r["verdict"] == "ok" for r in judged)
     print(f"          verdicts   {ok}/{len(judged)} agree" + (f" ({ok / len(judged):.0%})" if judged else ""))

@@ -81,6 +81,8 @@ def _base(case: dict, engine: str, version: str | None) -> tuple[Deployment | No
         d.engine_version = stated(version, where)
     d.model = stated(ref, where)
     d.gpu = stated(gpu, where)
+    if case.get("gpus"):  # the GPUs the run saw (llama.cpp splits its layers over them)
+        d.gpus = stated(int(case["gpus"]), where)
     for key, attr in (
         ("tensor_parallel_size", "tensor_parallel"),
         ("pipeline_parallel_size", "pipeline_parallel"),
@@ -235,6 +237,8 @@ def build_llamacpp(case: dict, version: str | None) -> tuple[Deployment | None, 
             d.extra["n_gpu_layers"] = stated(str(s["n_gpu_layers"]), where)
         if s.get("n_ubatch") is not None:
             d.extra["n_ubatch"] = stated(int(s["n_ubatch"]), where)
+        if s.get("tensor_split"):
+            d.extra["tensor_split"] = stated(str(s["tensor_split"]), where)
     if s.get("flash_attn") is not None:
         d.extra["flash_attn"] = stated(str(s["flash_attn"]), where)
     if s.get("cache_type_k"):

@@ -110,6 +110,8 @@ class Engine(Protocol):
     runs_on_cpu_without_gpu: (
         bool  # a pod that requests no GPU runs it on the host CPU (llama.cpp's CPU backend)
     )
+    # its GPUs of one pod talk through /dev/shm (NCCL, worker processes): KV207 asks for a memory-backed one
+    gpus_share_memory: bool
 
     # recognising the engine in a launch
     def entry_point(self, at: Any) -> Any:

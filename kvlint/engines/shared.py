@@ -62,6 +62,7 @@ class EngineBase:
     refuses_context_beyond_model = True
     rope_cache_at_load = True
     runs_on_cpu_without_gpu = False
+    gpus_share_memory = True
     script_word = ""  # a word that, in a shell command or a Python import path, names the engine
     image_words: tuple[str, ...] = ()
     goes_by: dict[str, tuple[str, ...]] = {}  # input kind -> the words it names the engine by

@@ -69,6 +69,11 @@ class KvCacheBelowMaxContext(PlanRule):
     "No enough blocks for `session_len` (S), `session_len` truncated to T."; the PyTorch engine
     likewise), so a longer request is refused; TurboMind from v0.15 keeps it and fails such a
     request ("cache out of memory").
+    llama.cpp allocates fixed buffers (weights, a KV cache of `-c` cells, a compute buffer) and exits
+    when one does not fit ("failed to allocate buffer for kv cache"); on several GPUs each holds its own
+    layers with their KV cache, so one GPU short of memory fails the start-up whatever the others have
+    free (an uneven `--tensor-split`, say). From the builds that fit by default, an unset `-c` is cut to
+    what fits instead.
 
     ## Formula
     `KV per token per GPU = 2 × layers × max(1, kv_heads ÷ TP) × head_dim × bytes` (MLA: one

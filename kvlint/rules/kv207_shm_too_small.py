@@ -1,5 +1,6 @@
 from collections.abc import Iterator
 
+from kvlint import engines
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.units import parse_size
@@ -22,7 +23,8 @@ class ShmTooSmall(DeploymentRule):
     `/dev/shm`, and an shm `sizeLimit` above the container's memory limit. Ranks spread one GPU per
     pod talk over the network, not /dev/shm; KubeRay mounts a memory-backed /dev/shm in every Ray
     container it builds (kuberay ray-operator/controllers/ray/common/pod.go, sized to the memory
-    limit), so Ray pods are not reported for lacking one.
+    limit), so Ray pods are not reported for lacking one. llama.cpp and Ollama drive every GPU from one
+    process without NCCL, so their pods are not reported for lacking one either.
 
     ## Why is this bad?
     Containers get a 64 MiB /dev/shm by default; NCCL and the engine's worker processes need far
@@ -53,6 +55,9 @@ class ShmTooSmall(DeploymentRule):
         d = ctx.deployment
         if d.has_shm is None or d.accelerator != "gpu":
             return
+        engine = ctx.in_force.engine_name
+        if engines.known(engine) and not engines.get(engine).gpus_share_memory:
+            return  # one process drives every GPU (llama.cpp): nothing goes through /dev/shm
         per_pod = int(d.gpus_per_pod.value) if d.gpus_per_pod else 1
         tp = int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1
         pp = int(ctx.in_force.pipeline_parallel.value) if ctx.in_force.pipeline_parallel else 1

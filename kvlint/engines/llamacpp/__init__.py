@@ -60,6 +60,9 @@ class LlamaCpp(EngineBase):
     # with no GPU in the container, ggml's CPU backend serves (every llama.cpp build has it; -ngl has nothing
     # to offload to): weights and KV cache in host memory
     runs_on_cpu_without_gpu = True
+    # one process drives every GPU and ggml-cuda copies between them itself: no NCCL, no worker processes
+    # (ollama/ollama@v0.15.5 ml/backend/ggml/ggml/src/ggml-cuda calls no NCCL, llama.cpp ec98e2002 vendored)
+    gpus_share_memory = False
 
     entry_point = staticmethod(_launch.entry_point)
     wrapper_entry = staticmethod(_launch.wrapper_entry)

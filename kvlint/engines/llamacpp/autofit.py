@@ -27,16 +27,21 @@ MIN_CTX = 4096  # common.h:337 fit_params_min_ctx
 
 
 def shrunk(
-    arch: ModelArch, gpu: GpuSpec, s: EngineSettings, failed: Plan, layout: Callable[..., Plan]
+    arch: ModelArch,
+    gpu: GpuSpec,
+    s: EngineSettings,
+    failed: Plan,
+    layout: Callable[..., Plan],
+    kv: int,
+    deficit: int,
 ) -> Plan | None:
-    """The plan llama.cpp starts with after --fit cut the context, or None when the cut does not make it fit."""
-    left = failed.budget - sum(t.bytes for t in failed.terms)
+    """The plan llama.cpp starts with after --fit cut the context, or None when the cut does not make it fit:
+    `kv` is the KV cache of every GPU, `deficit` the memory short of the margin on them all."""
     n_ctx = int(s.extra["n_ctx"])
-    kv = left - failed.kv_pool  # a failed plan's pool is what is left less the cache
     if kv <= 0 or n_ctx <= MIN_CTX:
         return None
     per_cell = kv / n_ctx
-    cut = min(-(-int(kv - (left - MARGIN)) // max(1, int(per_cell))), n_ctx - MIN_CTX)
+    cut = min(-(-int(deficit) // max(1, int(per_cell))), n_ctx - MIN_CTX)
     new_ctx = n_ctx - cut
     unified, n_seq = bool(s.extra["unified"]), max(1, s.max_num_seqs)
     seq = L.pad(new_ctx, s.block_size) if unified else L.pad(new_ctx // n_seq, s.block_size)

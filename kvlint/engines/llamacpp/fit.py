@@ -5,8 +5,9 @@ from __future__ import annotations
 from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
-from kvlint.engines.llamacpp import autofit
+from kvlint.engines.llamacpp import autofit, multi, ollama_gpus
 from kvlint.engines.llamacpp import layers as L
+from kvlint.engines.llamacpp.autofit import MARGIN
 from kvlint.engines.llamacpp.compute import CONTEXT_BYTES, compute_bytes
 from kvlint.units import gib, tokens
 
@@ -48,13 +49,47 @@ def ollama_layers(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> int:
     return _fits_layers(arch, s, room)
 
 
+def ollama_placement(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, n_gpus: int) -> list[int]:
+    """The layers Ollama's scheduler puts on each GPU it uses: all on one when they fit it (ollama_layers),
+    else spread over the fewest of the pod's `n_gpus` that hold them (ollama_gpus.py)."""
+    ngl = ollama_layers(arch, gpu, s)
+    if n_gpus <= 1 or ngl > arch.layers:
+        return [ngl]
+    arch = L.as_pulled(arch, s.extra.get("gguf_file_type"))
+    layers, _embed, output = L.weights_by_layer(arch)
+    kv = _kv(arch, s, int(s.extra["n_ctx_seq"])) if s.extra["kv_offload"] else [0] * len(layers)
+    room = (gpu.engine_bytes or 0) - CONTEXT_BYTES - int(s.extra.get("gpu_overhead") or 0)
+    room -= compute_bytes(arch, s, True)[0]  # the graph every GPU it uses reserves (llm/server.go:613-635)
+    counts = ollama_gpus.spread([w + k for w, k in zip(layers, kv, strict=True)] + [output], room, n_gpus, 2)
+    return [c for c in counts if c]  # the runner hands llama.cpp only the GPUs with layers
+
+
 def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
-    """The buffers on the GPU; when they do not fit and --fit may cut the unset context, the cut plan
-    (autofit.py)."""
+    """The buffers on the GPU (on each GPU: multi.py); when they do not fit and --fit may cut the unset
+    context, the cut plan (autofit.py)."""
     p = _layout(arch, gpu, s)
     if p.warmup_fails and s.extra.get("ctx_fit"):
-        return autofit.shrunk(arch, gpu, s, p, _layout) or p
+        kv, deficit = _deficit(arch, gpu, s, p)
+        return autofit.shrunk(arch, gpu, s, p, _layout, kv, deficit) or p
     return p
+
+
+def _deficit(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, failed: Plan) -> tuple[int, int]:
+    """(the KV cache, the memory --fit must free with its margin on every GPU): llama_params_fit weighs
+    the sum over the GPUs (src/llama.cpp:228)."""
+    n_dev = int(s.extra.get("n_devices") or 1)
+    if n_dev > 1:
+        pulled = L.as_pulled(arch, s.extra.get("gguf_file_type"))
+        kv, room = multi.surplus(multi.rows(pulled, gpu, s, *_kv_lists(pulled, s)))
+        return kv, n_dev * MARGIN - room
+    left = failed.budget - sum(t.bytes for t in failed.terms)
+    kv = left - failed.kv_pool  # a failed plan's pool is what is left less the cache
+    return kv, kv - (left - MARGIN)
+
+
+def _kv_lists(arch: ModelArch, s: EngineSettings) -> tuple[list[int], list[int]]:
+    """Each layer's KV bytes at the plan's cells, and at one cell of one stream."""
+    return _kv(arch, s, int(s.extra["n_ctx_seq"])), _kv(arch, s, 1, streams=1)
 
 
 def _layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
@@ -62,7 +97,7 @@ def _layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     ngl = min(int(s.extra["ngl"]), arch.layers + 1)
     notes: list[str] = []
     fails_says = ""
-    if s.extra["ollama"]:
+    if s.extra["ollama"] and int(s.extra.get("n_devices") or 1) == 1:
         ngl = ollama_layers(arch, gpu, s)
         if ngl <= arch.layers:
             notes.append(
@@ -70,6 +105,8 @@ def _layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
                 f" ({arch.layers - min(ngl, arch.layers)} on the CPU: it runs, slowly)"
             )
     arch = L.as_pulled(arch, s.extra.get("gguf_file_type"))
+    if int(s.extra.get("n_devices") or 1) > 1:
+        return multi.layout(arch, gpu, s, *_kv_lists(arch, s))
     weights, kv, compute, out_gpu = _on_gpu(arch, s, ngl)
     layers_all, embed, output = L.weights_by_layer(arch)
     whole = sum(layers_all) + embed + (output if arch.lm_head_params else 0)

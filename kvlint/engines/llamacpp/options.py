@@ -38,6 +38,9 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--fit": ("fit", "text"),
     "--hf-repo": ("hf_repo", "text"),
     "--hf-file": ("hf_file", "text"),
+    "--split-mode": ("split_mode", "text"),
+    "--tensor-split": ("tensor_split", "text"),
+    "--main-gpu": ("main_gpu", "int"),
 }
 ENV = {  # option -> its variable (common/arg.cpp set_env)
     "--model": "LLAMA_ARG_MODEL",
@@ -55,6 +58,9 @@ ENV = {  # option -> its variable (common/arg.cpp set_env)
     "--fit": "LLAMA_ARG_FIT",
     "--hf-repo": "LLAMA_ARG_HF_REPO",
     "--hf-file": "LLAMA_ARG_HF_FILE",
+    "--split-mode": "LLAMA_ARG_SPLIT_MODE",
+    "--tensor-split": "LLAMA_ARG_TENSOR_SPLIT",
+    "--main-gpu": "LLAMA_ARG_MAIN_GPU",
 }
 NEEDED = {"--ctx-size", "--parallel", "--n-gpu-layers", "--cache-type-k", "--cache-type-v"}
 # -fa takes on|off|auto from the release that made it auto (PR #15434); before, it was a bare switch

@@ -26,7 +26,7 @@ from kvlint.deployment import Deployment, Value, default
 from kvlint.engines import native
 from kvlint.engines.base import SettingRefused
 from kvlint.engines.filling import Filling
-from kvlint.engines.llamacpp import fit
+from kvlint.engines.llamacpp import fit, split
 from kvlint.engines.llamacpp import layers as L
 from kvlint.engines.llamacpp.releases import llama_default, ollama_default
 from kvlint.findings import Issue, Severity
@@ -161,6 +161,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
             said_v.where if said_v is not None else f.d.where,
         )
     _cpu_layers(f, arch, ngl, ollama)
+    devices = {"n_devices": 1} if ollama else split.settings(f)
     pad_rule = _default("ctx_pad", ollama, version_text).value
     pad_to = (256 if fa else 32) if pad_rule == "fa" else int(str(pad_rule))
     n_ctx = L.pad(n_ctx, pad_to)
@@ -185,6 +186,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         kv_offload=not _flag(f, "no_kv_offload"),
         kv_streams=bool(_default("kv_streams", ollama, version_text).value),
         ctx_fit=ctx_fit,
+        **devices,
     )
     es = EngineSettings(
         engine="llamacpp",
@@ -208,7 +210,10 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         in_force=f.in_force(),
     )
     if ollama and gpu is not None and gpu.engine_bytes:
-        _ollama_cpu_layers(f, arch, fit.ollama_layers(arch, gpu, es))
+        counts = fit.ollama_placement(arch, gpu, es, split.visible(f))
+        if len(counts) > 1:
+            es = replace(es, extra={**es.extra, **split.spread_by_ollama(f, counts)})
+        _ollama_cpu_layers(f, arch, sum(counts))
         es = replace(es, in_force=f.in_force())
     return es
 
