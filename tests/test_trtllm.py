@@ -204,3 +204,18 @@ def test_an_fp8_kv_cache_halves_the_bytes_per_token_the_logs_print():
     _, qwen = _one(gpu_pod(IMAGE, ["trtllm-serve", "Qwen/Qwen3-0.6B"]))
     qwen_per_token = kv_per_token(models.resolve("Qwen/Qwen3-0.6B").arch, qwen.settings)
     assert round(643136 * qwen_per_token / 2**30, 2) == 68.69 and 643136 % 32 == 0
+
+
+def test_the_engine_build_path_takes_the_fraction_of_what_the_engine_leaves_free():
+    """--backend trt runs a TensorRT engine in the C++ executor: no estimation run; the fraction applies to the
+    free memory after the engine, its execution context and buffers (kvCacheManager.cpp calculateFreeMemBytes;
+    t-005: 17.83 GiB x 0.9 = 16.05 GiB). The same arithmetic as the PyTorch backend, its terms named for the path."""
+    args = [MODEL, "--max_num_tokens", "1024", "--max_seq_len", "2048"]
+    _, engine = _one(gpu_pod(IMAGE, ["trtllm-serve", *args, "--backend", "trt"]))
+    _, torch = _one(gpu_pod(IMAGE, ["trtllm-serve", *args]))
+    assert engine.plan.generation == "trt" and torch.plan.generation == "pytorch"
+    assert engine.plan.kv_tokens == torch.plan.kv_tokens > 0
+    free_line = next(line for line in engine.plan.lines if "free_gpu_memory_fraction" in line)
+    assert "after the engine, its execution context and buffers" in free_line
+    assert not any("estimation run" in line for line in engine.plan.lines)
+    assert any("estimation run" in line for line in torch.plan.lines)

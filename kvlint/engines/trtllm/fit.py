@@ -21,6 +21,13 @@ When max_seq_len does not fit the pool the engine does not refuse: `get_max_atte
 available blocks. Reducing to U." ... "Adjusted max_seq_len to U" (resource_manager.py
 adjust_window_sizes_for_vswa's caller; KvCacheCreator._create_kv_cache_manager sets max_seq_len from it).
 
+The engine-build path (`--backend trt`: the LLM API builds a TensorRT engine and runs it in the C++ executor) has
+no estimation run: once the engine, its execution context and the runtime and decoder buffers are allocated,
+cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp (calculateFreeMemBytes) takes the free memory the device
+reports ("Memory usage when calculating max tokens in paged kv cache: total: X GiB, available: Y GiB") times
+free_gpu_memory_fraction (17.83 GiB x 0.9 = 16.05 GiB = 8,219 blocks of 32, TensorRT-LLM 0.19.0, calibration
+t-005). The same arithmetic, with the terms before it named for that path.
+
 The activation and outside-torch terms are kvlint's estimates (compute.py), said so in the plan.
 """
 
@@ -32,7 +39,7 @@ from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines.base import LongSequence, Startup
-from kvlint.engines.trtllm.compute import activation_bytes, outside_torch_bytes
+from kvlint.engines.trtllm.compute import activation_bytes, engine_path, outside_torch_bytes
 from kvlint.units import gib, tokens
 
 NVFP4_BYTES = 0.5 + 1 / 16  # 4-bit values and one fp8 scale per 16 (calculate_scaling_factor_size_bytes)
@@ -75,7 +82,7 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     terms = [
         Term("weights", w.per_gpu_max, w.source),
         Term("activations", act, act_note),
-        Term("outside torch", outside, outside_note),
+        Term("runtime buffers" if engine_path(s) else "outside torch", outside, outside_note),
     ]
     free = total - sum(t.bytes for t in terms)
     fraction = s.utilization
@@ -107,10 +114,11 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             f' {upper:,} ("Adjusted max_seq_len to {upper}")'
         )
     shown = f"{fraction}{s.utilization_default}"
+    after = "the engine, its execution context and buffers" if engine_path(s) else "the estimation run"
     p.lines = [
         f"GPU memory: {gib(total)} (TensorRT-LLM {p.generation} backend, TP {s.tp}, PP {s.pp})",
         *(f"  - {t.label}: {gib(t.bytes)}  ({t.note})" for t in terms),
-        f"  = {gib(free)} free after the estimation run x free_gpu_memory_fraction {shown} = {gib(budget)}",
+        f"  = {gib(free)} free after {after} x free_gpu_memory_fraction {shown} = {gib(budget)}",
         f"KV cache: {tokens(kv_tokens)} tokens ({blocks:,} blocks of {block}) x {per_token:,} B per token"
         f" ({s.kv_cache_dtype}) = {gib(max(0, pool))}"
         + (f" (kv_cache_config.max_tokens {cap:,})" if isinstance(cap, int) and cap > 0 else ""),
