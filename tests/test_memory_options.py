@@ -369,11 +369,12 @@ def test_capture_size_lists_set_the_largest_graph(flag, words, largest, tag):
 
 
 def test_multimodal_limits_of_zero_say_the_encoder_is_not_loaded():
-    """vLLM 0.33 skips a tower whose modalities all have limit 0 (model_executor/models/interfaces.py:389-390)."""
+    """vLLM 0.33 skips a tower whose modalities all have limit 0 (model_executor/models/interfaces.py:389-390);
+    other limits size the profile run's dummy batch, which the plan prices (engines/vllm/encoder.py)."""
     zero = _kv004(BASE + '"--limit-mm-per-prompt", \'{"image": 0, "video": 0}\'')
     some = _kv004(BASE + '"--limit-mm-per-prompt", \'{"image": 5}\'')
     assert len(zero) == 1 and "do not load it" in zero[0]
-    assert len(some) == 1 and "do not load it" not in some[0] and "dummy multimodal input" in some[0]
+    assert some == []
 
 
 def test_ngram_speculation_has_no_draft_model_to_say():

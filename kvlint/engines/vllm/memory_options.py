@@ -46,13 +46,13 @@ def _mm_limits(text: str) -> str | None:
         if isinstance(limits, dict)
         else []
     )
-    if counts and all(c == 0 for c in counts):
-        return (
-            f" ({_TOWER} (vllm==0.33.0:vllm/model_executor/models/interfaces.py:347-395, from 0.15.0; before, some "
-            "models by their own check, e.g. vllm==0.14.0 qwen2_5_vl.py:1186-1197), so its weights are not on the "
-            "GPU though kvlint counts them)"
-        )
-    return ""
+    if not counts or not all(c == 0 for c in counts):
+        return None  # the dummy batch it sets is in the plan (encoder.py)
+    return (
+        f" ({_TOWER} (vllm==0.33.0:vllm/model_executor/models/interfaces.py:347-395, from 0.15.0; before, some "
+        "models by their own check, e.g. vllm==0.14.0 qwen2_5_vl.py:1186-1197), so its weights are not on the "
+        "GPU though kvlint counts them)"
+    )
 
 
 def _speculative(text: str) -> str | None:

@@ -51,6 +51,8 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--max-cudagraph-capture-size": ("max_cudagraph_capture_size", "int"),
     "--kv-transfer-config": ("kv_transfer_config", "text"),
     "--disable-custom-all-reduce": ("disable_custom_all_reduce", "bool"),
+    "--limit-mm-per-prompt": ("limit_mm_per_prompt", "text"),
+    "--skip-mm-profiling": ("skip_mm_profiling", "bool"),
 }
 NEEDED = {
     "--model",

@@ -28,7 +28,7 @@ from kvlint.capacity.weights import Weights, spare_experts
 from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
-from kvlint.engines.vllm import lora
+from kvlint.engines.vllm import encoder, lora
 from kvlint.engines.vllm.dsa import cache as dsa_cache
 from kvlint.engines.vllm.lines import plan_lines
 from kvlint.engines.vllm.sampler import FUSED, moe_caches_persist, sampler_path, sort_bytes_per_logit
@@ -184,7 +184,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     )
     budget = int(total * s.utilization)
     non_torch, non_torch_note = non_torch_bytes(s.tp, s.pp, gpu, s.extra)
-    act, act_note = activation_bytes(arch, s, act_dtype_bytes)
+    act, act_note = encoder.profile_peak(arch, s, lambda t: activation_bytes(arch, t, act_dtype_bytes))
     graphs, graphs_note = cuda_graph_bytes(arch, s, gpu)
     if not s.subtract_cuda_graphs:
         graphs_note += "; not subtracted (before v0.20, AMD before v0.26, or the estimate switched off)"

@@ -122,6 +122,8 @@ def _default_cache(f: Filling, version: tuple[int, ...] | None, arch: ModelArch,
 
 _EXTRA_KEYS = (
     "cpu_offload_gb",
+    "limit_mm_per_prompt",
+    "skip_mm_profiling",
     "num_gpu_blocks_override",
     "num_redundant_experts",
     "max_model_len_auto",
