@@ -163,17 +163,19 @@ def family(arch: ModelArch) -> str:
 V0_QWEN_TOKENS = 1280
 
 
-def _v0_item(item: DummyItem) -> tuple[DummyItem, int]:
-    """(the item V0 profiles, the modalities its max_mm_tokens sums). V0 Qwen2-VL profiles one image a
-    sequence while max_mm_tokens sums the image and the video limits (vllm==0.6.3:vllm/model_executor/models/
-    qwen2_vl.py:676-735; vllm/multimodal/registry.py:190-194)."""
-    if item.modality != "video":
-        return item, 1
-    patches = V0_QWEN_TOKENS * 4  # 2 x 2 merge
-    per_patch = item.pixels // item.patches
-    return DummyItem(
-        "image", V0_QWEN_TOKENS, patches * per_patch, patches, f"one image, {V0_QWEN_TOKENS:,} tokens"
-    ), 2
+def _v0_item(item: DummyItem, version: tuple[int, ...] | None) -> tuple[DummyItem, int]:
+    """(the item V0 profiles, max_mm_tokens: the tokens per item summed over the model's modalities, which
+    sets how many dummy sequences run: vllm==0.6.3:vllm/multimodal/registry.py:190-194, vllm==0.8.5:
+    registry.py:163-170, model_runner.py:1296-1301). Qwen2-VL before 0.7 capped max_pixels at 1280 x 28 x 28
+    and profiled one image a sequence (vllm==0.6.3:vllm/model_executor/models/qwen2_vl.py:655-735)."""
+    if item.image is None:
+        return item, item.tokens
+    if version is not None and version < (0, 7):
+        patches = V0_QWEN_TOKENS * 4  # 2 x 2 merge
+        per_patch = item.pixels // item.patches
+        how = f"one image, {V0_QWEN_TOKENS:,} tokens"
+        return DummyItem("image", V0_QWEN_TOKENS, patches * per_patch, patches, how), 2 * V0_QWEN_TOKENS
+    return item, item.tokens + item.image.tokens
 
 
 def limits(extra: dict) -> dict[str, int]:
@@ -223,9 +225,7 @@ class EncoderProfile:
 def profile(arch: ModelArch, s: EngineSettings, act_bytes: float) -> EncoderProfile | str | None:
     """The encoder profile at these settings; a note when vLLM profiles an encoder kvlint does not size;
     None when there is none (text-only, limits of 0, --skip-mm-profiling)."""
-    if (
-        not arch.vision_params or arch.encoder_tokens
-    ):  # cross-attention (mllama): its own encoder-decoder profile
+    if not arch.vision_params:
         return None
     version = parse_version(s.version)
     v0 = s.generation == "V0"
@@ -237,9 +237,9 @@ def profile(arch: ModelArch, s: EngineSettings, act_bytes: float) -> EncoderProf
         if stated and not any(stated.values()):
             return None
         return f"vLLM's profile run also runs the {family(arch)} vision encoder on dummy images, which kvlint does not size"
-    modalities = 1
+    mm_tokens = item.tokens
     if v0:
-        item, modalities = _v0_item(item)
+        item, mm_tokens = _v0_item(item, version)
     limit = stated.get(item.modality, V0_LIMIT if v0 else V1_LIMIT)
     if limit == 0 and item.image is not None:  # Qwen with videos off: the image is profiled instead
         item = item.image
@@ -247,7 +247,7 @@ def profile(arch: ModelArch, s: EngineSettings, act_bytes: float) -> EncoderProf
     if limit == 0:
         return None
     if v0:
-        items = max(1, min(s.max_num_seqs, s.max_batched_tokens // (limit * item.tokens * modalities)))
+        items = max(1, min(s.max_num_seqs, s.max_batched_tokens // (limit * mm_tokens)))
     else:
         items = _items(s, item.tokens, limit, version)
     inputs = items * item.pixels * act_bytes
