@@ -19,6 +19,7 @@ from kvlint.catalog.gpus import GpuSpec
 from kvlint.codes import MATCHED_BY_NAME, NOT_CHECKABLE, UNKNOWN_GPU, UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, InForce, Value, default, inferred
 from kvlint.engines import flag_sets
+from kvlint.engines.base import NotPlanned
 from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.record import field, record, replace
 
@@ -393,6 +394,14 @@ def resolve(d: Deployment, defaults: Defaults, on: Value[str] | None = None) -> 
                 filled, engine=r.in_force.engine, engine_version=r.in_force.engine_version, gpu=r.in_force.gpu
             )
             r.issues.extend(filled.said)  # what the engine's settings found (a field it has no setting for)
+    except NotPlanned as exc:
+        if str(exc):
+            why = f"{d.label()}: {exc}: not checked"
+            r.issues.append(
+                Issue(NOT_CHECKABLE, why, exc.where or d.where, kind=IssueKind.ENGINE_NOT_MODELLED)
+            )
+        r.unknown.add("engine")
+        return r
     except ValueError as exc:
         where = getattr(exc, "where", None) or d.where
         r.issues.append(Issue(UNPARSED_SETTING, f"engine settings could not be read: {exc}", where))

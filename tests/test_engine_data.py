@@ -192,7 +192,54 @@ def _image_problems(doc: dict) -> list[str]:
     return out
 
 
+PROFILE_KEYS = {
+    "id",
+    "backend",
+    "precision",
+    "tp",
+    "pp",
+    "gpus",
+    "gpu",
+    "gpu_tag",
+    "gpu_device",
+    "kind",
+    "lora",
+    "buildable",
+}
+
+
+def _profile_problems(doc: dict) -> list[str]:
+    """NIM's profile table: per image release its source and profiles (a 64-hex id, a backend NIM has, TP and
+    PP counts, the catalog GPU a hardware-specific profile targets); each GPU a profile names is a catalog GPU."""
+    from kvlint.catalog import gpus
+
+    out: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for i, rel in enumerate(doc.get("releases") or [None]):
+        if not isinstance(rel, dict) or not {"image", "release", "source", "profiles"} <= set(rel):
+            out.append(f"release {i}: must have image, release, source, profiles")
+            continue
+        where = f"{rel['image']}:{rel['release']}"
+        if (rel["image"], rel["release"]) in seen:
+            out.append(f"{where}: listed twice")
+        seen.add((rel["image"], rel["release"]))
+        if problem := _citation(rel["source"]):
+            out.append(f"{where}: {problem}")
+        ids = [p.get("id") for p in rel["profiles"]]
+        if len(set(ids)) != len(ids) or not all(re.fullmatch(r"[0-9a-f]{64}", str(x)) for x in ids):
+            out.append(f"{where}: profile ids must be distinct 64-hex ids")
+        for p in rel["profiles"]:
+            if not set(p) <= PROFILE_KEYS or p.get("backend") not in ("tensorrt_llm", "vllm", "sglang"):
+                out.append(f"{where} {p.get('id', '')[:8]}: unknown key or backend")
+            if not all(isinstance(p.get(k), int) and p[k] >= 1 for k in ("tp", "pp")):
+                out.append(f"{where} {p.get('id', '')[:8]}: tp and pp must be counts")
+            if "gpu" in p and gpus.by_id(p["gpu"]) is None:
+                out.append(f"{where} {p.get('id', '')[:8]}: GPU {p['gpu']!r} is not in the catalog")
+    return out
+
+
 SCHEMAS = {
+    "profiles": _profile_problems,
     "images": _image_problems,
     "flag_sets": _flag_set_problems,
     "releases": _release_problems,

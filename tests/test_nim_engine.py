@@ -52,17 +52,21 @@ def test_an_image_the_table_does_not_list_is_a_kv004_not_a_plan():
     assert "does not list meta/llama-3.1-8b-instruct-v2" in msg
 
 
+# a release kvlint's profile table has no list for (it lists 1.3.3 and 1.13.1 of this image)
+UNLISTED = "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.1.0"
+
+
 @pytest.mark.parametrize(
     ("profile", "said"),
     [
-        ("tensorrt_llm-h100-fp8-tp1-throughput", "runs TensorRT-LLM"),
+        ("tensorrt_llm-h100-int4_wo-tp1-throughput", "runs TensorRT-LLM at precision int4_wo"),
         ("751382df4272eafc83f541f364d61b35aed9cce8c7b0c869269cea5a366cd08c", "is a profile id"),
-        (None, "sets no NIM_MODEL_PROFILE"),
+        (None, "has no list for meta/llama-3.1-8b-instruct:1.1.0"),
     ],
 )
 def test_what_cannot_be_known_offline_is_said_once(profile, said):
     env = {"NIM_MODEL_PROFILE": profile} if profile else {}
-    r, findings = _one(gpu_pod(IMAGE, [], env))
+    r, findings = _one(gpu_pod(UNLISTED, [], env))
     assert r.plan is None
     (msg,) = _not_modelled(findings)
     assert said in msg

@@ -34,6 +34,16 @@ class SettingRefused(ValueError):
         self.where = where
 
 
+class NotPlanned(ValueError):
+    """The engine cannot say what it runs on this GPU (NIM: no published profile the GPU admits): resolve
+    reports the message as the workload's KV004 at `where`; an empty message says nothing (the GPU is not
+    stated, and kvlint/run/fleet.py tries the usual cards, each settling its own answer)."""
+
+    def __init__(self, message: str = "", where: Location | None = None) -> None:
+        super().__init__(message)
+        self.where = where
+
+
 class Startup(Enum):
     """What the engine does when one sequence of its configured maximum length cannot fit the KV pool."""
 
@@ -222,6 +232,7 @@ __all__ = [
     "Engine",
     "KvHeadSharding",
     "LongSequence",
+    "NotPlanned",
     "Refusal",
     "SettingRefused",
     "Startup",

@@ -72,6 +72,8 @@ class ParallelismGpuMismatch(DeploymentRule):
             return  # (an engine run kvlint does not model, KV004: its parallel sizes are not known)
         if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
             return  # a parallel size kvlint could not read (KV005 says which): no guess at idle GPUs
+        if ctx.model is not None and ctx.settings is None and ctx.in_force.tensor_parallel is None:
+            return  # the engine could not settle its settings here (NIM: the profile waits for the GPU type)
         tp = int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1
         pp = int(ctx.in_force.pipeline_parallel.value) if ctx.in_force.pipeline_parallel else 1
         dp = int(d.data_parallel.value) if d.data_parallel else 1

@@ -17,11 +17,14 @@ from kvlint.engines.base import LongSequence
 from kvlint.engines.nim import launch as _launch
 from kvlint.engines.shared import EngineBase
 
-BACKEND = "vllm"  # the backend kvlint plans a NIM profile on
+BACKEND = (
+    "vllm"  # the backend whose options NIM reads (NIM_PASSTHROUGH_ARGS) and whose start-up answers it gives
+)
 
 
-def _backend() -> Any:
-    return engines.get(BACKEND)
+def _backend(s: Any = None) -> Any:
+    """vLLM, or the backend of the profile settings `s` were planned under (planned.py)."""
+    return engines.get(s.extra.get("nim_backend", BACKEND) if s is not None else BACKEND)
 
 
 @cache
@@ -116,19 +119,25 @@ class Nim(EngineBase):
         return from_data(self.name, "memory_options")
 
     def settings(self, d: Deployment, arch: Any, gpu: Any, version_text: str | None) -> Any:
-        """vLLM's settings for the options NIM passes it; the vLLM release inside a NIM image is not read
-        from its tag (a NIM tag is NIM's own release), so vLLM's defaults are kvlint's default release's.
-        The settings are NIM's (engine `nim`: the plan, fixes and messages come back here), planned by the
-        backend."""
+        """The settings of the profile NIM runs, planned by the profile's backend (planned.py) where the image's
+        profiles are published; else vLLM's settings for the options a vLLM NIM_MODEL_PROFILE passes it. The
+        backend's release inside a NIM image is not read from its tag (a NIM tag is NIM's own release), so its
+        defaults are kvlint's default release's. The settings are NIM's (engine `nim`: the plan, fixes and
+        messages come back here)."""
+        from kvlint.engines.nim import planned
         from kvlint.record import replace
 
+        if planned.applies(d):
+            return planned.settings(d, arch, gpu)
         return replace(_backend().settings(d, arch, gpu, None), engine=self.name)
 
     def plan(self, arch: Any, gpu: Any, s: Any) -> Any:
-        return _backend().plan(arch, gpu, s)
+        from kvlint.engines.nim import planned
+
+        return planned.plan(arch, gpu, s)
 
     def request_units(self, arch: Any, gpu: Any, s: Any, tokens: int) -> int:
-        return int(_backend().request_units(arch, gpu, s, tokens))
+        return int(_backend(s).request_units(arch, gpu, s, tokens))
 
     def release(self, version_text: str | None) -> tuple[int, ...] | None:
         return None  # a NIM release says nothing of vLLM's
@@ -137,7 +146,7 @@ class Nim(EngineBase):
         return _backend().long_sequence(None, max_context)
 
     def indexer_keys(self, arch: Any, plan: Any) -> bool:
-        return bool(_backend().indexer_keys(arch, plan))
+        return bool(engines.get(plan.engine).indexer_keys(arch, plan))
 
 
 ENGINE = Nim()

@@ -1,10 +1,13 @@
-"""A NIM container as kvlint plans it: the model its image serves, the profile NIM_MODEL_PROFILE selects,
-and that profile's backend options as NIM passes them on.
+"""A NIM container as kvlint reads it: the model its image serves, the profile it runs, and the options the
+NIM_* variables set.
 
-A vLLM profile is read as the vLLM options NIM sets (the profile's TP, PP and precision, under the NIM_*
-variables the file states). What kvlint cannot know offline is said, once, as a KV004: an image its table
-does not list, a profile named by an id, a backend it does not plan, or no NIM_MODEL_PROFILE at all (NIM
-then picks from the GPUs it finds at start-up).
+Where kvlint's table lists the profiles the image publishes at its release (data/profiles.json), the profile
+is settled at planning, when the GPU is known (planned.py: the one NIM_MODEL_PROFILE names by id or name, else
+NIM's selection for the GPUs). Without a list, a vLLM profile NIM_MODEL_PROFILE names is read as the vLLM
+options NIM sets (its TP, PP and precision, under the NIM_* variables the file states), and a TensorRT-LLM one
+is planned from the tags its name spells. What kvlint cannot know offline is said, once, as a KV004: an image
+its table does not list, a profile id it has no list for, a precision it does not price, or no
+NIM_MODEL_PROFILE and no published list (NIM then picks from the GPUs it finds at start-up).
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, stated
 from kvlint.engines.nim import env as nim_env
-from kvlint.engines.nim import launch, profiles
+from kvlint.engines.nim import launch, planned, profiles, selection
 from kvlint.extract.pod.argv import EnvVar, Token
+from kvlint.extract.pod.engine_args.apply import env_value
 from kvlint.findings import Issue, IssueKind, Location
 
 SELECTION = (
@@ -30,6 +34,11 @@ PRECISION = {
 }
 
 
+# the precisions of a TensorRT-LLM profile kvlint prices (planned.py: 16-bit as the dtype, the rest as
+# TensorRT-LLM's weight quantization, kvlint/engines/trtllm/quant.py)
+TRTLLM_PRECISIONS = ("fp16", "bf16", "fp8", "nvfp4", "int4_awq", "int8_wo")
+
+
 def read(d: Deployment, env: dict[str, EnvVar]) -> None:
     image = str(d.image.value) if d.image is not None else ""
     where = (d.image.where if d.image is not None else None) or _where(d)
@@ -40,19 +49,76 @@ def read(d: Deployment, env: dict[str, EnvVar]) -> None:
         return
     d.model = stated(model.text, model.where or where, model.note)
     tok = nim_env.profile_variable(env)
+    if (
+        name is not None
+        and nim_env.model_variable(env) is None
+        and _published(d, name, image, env, tok, where, model)
+    ):
+        return
     if tok is None:
-        _not_checked(d, where, SELECTION)
+        _not_checked(d, where, _selection(name, image))
         return
     profile = profiles.parse(tok.text)
     if profile is None:
         _not_checked(d, tok.where or where, _unread_profile(tok.text))
         return
     d.extra["nim_profile"] = stated(profile.name, tok.where, "NIM_MODEL_PROFILE")
+    if profile.backend == "tensorrt_llm" and profile.precision in TRTLLM_PRECISIONS:
+        d.extra[planned.NAMED] = stated(profile.name, tok.where, "NIM_MODEL_PROFILE")
+        engines.get("vllm").read_options(d, nim_env.vllm_tokens(env, model), {}, positional_model=False)
+        return
     if profile.backend != "vllm" or profile.precision not in PRECISION:
         _not_checked(d, tok.where or where, _not_planned(profile))
         return
     tokens = nim_env.vllm_tokens(env, model) + _profile_tokens(profile, tok, env)
     engines.get("vllm").read_options(d, tokens, {}, positional_model=False)
+
+
+def _published(
+    d: Deployment,
+    name: str,
+    image: str,
+    env: dict[str, EnvVar],
+    tok: Token | None,
+    where: Location,
+    model: Token,
+) -> bool:
+    """The image's release has a published profile list (data/profiles.json): the NIM_* variables read as
+    the options they set, the profile left to planned.py (which NIM_MODEL_PROFILE names, or which NIM's
+    selection leaves for the GPUs). False where the table has no list, or NIM_MODEL_PROFILE names a profile
+    the list does not hold (read as a name, below)."""
+    tag = launch.image_tag(image) or ""
+    rel = selection.release_of(name, tag)
+    if rel is None:
+        return False
+    fixed = selection.by_id_or_name(rel, tok.text) if tok is not None else None
+    if tok is not None and fixed is None:
+        return False
+    d.extra[planned.RELEASE] = stated(f"{name}:{tag}", where, rel.source)
+    if fixed is not None and tok is not None:
+        d.extra[planned.FIXED] = stated(fixed.id, tok.where or where, "NIM_MODEL_PROFILE")
+        d.extra["nim_profile"] = stated(fixed.name, tok.where, "NIM_MODEL_PROFILE")
+    tp = env_value(env, "NIM_TENSOR_PARALLEL_SIZE")
+    if tp is not None and tp.text.strip().isdigit():
+        d.extra[planned.TP] = stated(int(tp.text.strip()), tp.where)
+    if env_value(env, "NIM_PEFT_SOURCE") is not None:
+        d.extra[planned.LORA] = stated(True, where)
+    engines.get("vllm").read_options(d, nim_env.vllm_tokens(env, model), {}, positional_model=False)
+    return True
+
+
+def _selection(name: str | None, image: str) -> str:
+    """Why the profile is not known offline: no profile list for this release in kvlint's table."""
+    if name is None or not launch.model_of(name):
+        return SELECTION
+    listed = selection.releases_of(name)
+    tag = launch.image_tag(image) or "(no tag)"
+    has = f"it lists {', '.join(listed)}" if listed else "it lists no release of this image"
+    return (
+        f"NIM picks its profile at start-up from the GPUs it finds, the file sets no NIM_MODEL_PROFILE, and "
+        f"kvlint's table of published NIM profiles (kvlint/engines/nim/data/profiles.json) has no list for "
+        f"{name}:{tag} ({has}; a release's list is never carried to another)"
+    )
 
 
 def _where(d: Deployment) -> Location:
@@ -100,9 +166,9 @@ def _unread_profile(text: str) -> str:
 
 def _not_planned(profile: profiles.Profile) -> str:
     backend = profiles.BACKENDS[profile.backend]
-    if profile.backend != "vllm":
+    if profile.backend == "sglang":
         return f"the NIM profile {profile.name} runs {backend}, which kvlint does not plan for NIM yet"
-    return f"the NIM profile {profile.name} runs vLLM at precision {profile.precision}, which kvlint does not map"
+    return f"the NIM profile {profile.name} runs {backend} at precision {profile.precision}, which kvlint does not map"
 
 
 def _not_checked(d: Deployment, where: Location, why: str) -> None:

@@ -1,0 +1,159 @@
+"""NIM's settings and plan under the profile it runs, planned by that profile's backend engine.
+
+Where the image's profiles are published (data/profiles.json, selection.py), the profile is the one
+NIM_MODEL_PROFILE names, else the one NIM's automatic selection leaves for the GPU type and count; its tags
+(TP, PP, precision) go to the backend as the settings NIM starts it with, below what the NIM_* variables
+state (docs.nvidia.com/nim/large-language-models/2.0.0/reference/advanced-configuration.html, Configuration
+Priority). A TensorRT-LLM profile of these releases is a pre-built engine (its manifest ships
+trtllm_engine/rank*.engine files; 1.12.0/profiles.html: "LLM-specific NIMs download pre-compiled TensorRT-LLM
+engines for optimized profiles"): TensorRT-LLM's engine path (`--backend trt`), planned by kvlint/engines/trtllm.
+When NIM may start several profiles (its documented order leaves a tie, e.g. a throughput and a latency
+profile), each is planned: kvlint's default is the one that uses the most of the pod's GPUs, named as a default
+with each other profile's KV cache and whether one sequence of the context fits it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvlint import engines
+from kvlint.deployment import Deployment, inferred
+from kvlint.engines.base import NotPlanned
+from kvlint.engines.nim import selection
+from kvlint.engines.nim.profiles import BACKENDS, ENGINE_OF
+from kvlint.record import replace
+from kvlint.units import tokens
+
+RELEASE = "nim_release"  # Deployment.extra: "org/name:tag", the image release whose profiles are read
+FIXED = "nim_profile_id"  # Deployment.extra: the published profile NIM_MODEL_PROFILE names
+NAMED = (
+    "nim_profile_named"  # Deployment.extra: a TensorRT-LLM profile NIM_MODEL_PROFILE names, no list at hand
+)
+LORA = "nim_lora"  # Deployment.extra: the file serves adapters (NIM_PEFT_SOURCE)
+TP = "nim_tp"  # Deployment.extra: NIM_TENSOR_PARALLEL_SIZE as stated
+# a profile's precision -> the Deployment field its backend takes it in, and the value
+HALF = {"fp16": ("dtype", "float16"), "bf16": ("dtype", "bfloat16")}
+QUANT = {"int8wo": "int8_wo"}  # TensorRT-LLM's QuantAlgo spelling of a manifest's precision word
+
+
+def applies(d: Deployment) -> bool:
+    """The profile is settled here: a published list, or a TensorRT-LLM profile named."""
+    return published(d) is not None or NAMED in d.extra
+
+
+def published(d: Deployment) -> selection.Release | None:
+    said = d.extra.get(RELEASE)
+    if said is None:
+        return None
+    image, _, tag = str(said.value).partition(":")
+    return selection.release_of(image, tag)
+
+
+def settings(d: Deployment, arch: Any, gpu: Any) -> Any:
+    """The settings of the profile NIM runs, planned by its backend (engine `nim`, the backend in
+    `extra["nim_backend"]`, what kvlint assumed in `extra["nim_says"]`)."""
+    rel = published(d)
+    if rel is None:  # a TensorRT-LLM profile named, its tags read from its name (options.read)
+        named = d.extra[NAMED]
+        picked, why = (
+            (_from_name(str(named.value)),),
+            "named by NIM_MODEL_PROFILE (its tags read from the name)",
+        )
+    else:
+        picked, why = _picked(d, rel, gpu, d.extra[RELEASE].where)
+    runs = [(p, _backend_settings(d, arch, gpu, p)) for p in picked]
+    says = f"NIM profile {_named(picked[0])}: {why}"
+    if len(runs) > 1 and gpu is not None and gpu.engine_bytes:
+        runs, says = _default(runs, arch, gpu, why)
+    p, s = runs[0]
+    extra = {**s.extra, "nim_backend": ENGINE_OF[p.backend], "nim_says": says}
+    return replace(s, engine="nim", extra=extra)
+
+
+def _picked(d: Deployment, rel: selection.Release, gpu: Any, where: Any) -> tuple[tuple[Any, ...], str]:
+    fixed = d.extra.get(FIXED)
+    if fixed is not None:
+        p = next(p for p in rel.profiles if p.id == fixed.value)
+        if gpu is not None and p.gpu and p.gpu != gpu.id:
+            raise NotPlanned(
+                f"NIM_MODEL_PROFILE {_named(p)} is built for {p.gpu_tag}, not {gpu.name} (NIM lists it as "
+                "incompatible with the system)",
+                fixed.where,
+            )
+        return (p,), "named by NIM_MODEL_PROFILE"
+    count = d.gpus_per_pod or d.gpus
+    if count is None:
+        raise NotPlanned(
+            f"NIM picks the profile of {rel.image}:{rel.release} by the GPUs it finds, and the pod's GPU count "
+            "is not stated",
+            where,
+        )
+    if gpu is None:
+        raise NotPlanned()  # the GPU type is not stated: the usual cards are each tried (run/fleet.py)
+    tp = d.extra.get(TP)
+    choice = selection.choose(rel, gpu.id, int(count.value), int(tp.value) if tp else None, LORA in d.extra)
+    if not choice.picked:
+        raise NotPlanned(f"{choice.none}, so NIM starts none ({rel.source.split(' (')[0]})", where)
+    kept = f"; {choice.kept}" if choice.kept else ""
+    return choice.picked, f"{selection.SELECTION} on {count.value} x {gpu.name}{kept}"
+
+
+def _from_name(text: str) -> selection.Published:
+    from kvlint.engines.nim import profiles
+
+    p = profiles.parse(text)
+    assert p is not None  # options.read keeps a name only where it parses
+    return selection.Published("", p.backend, p.precision, p.tp, p.pp, p.tp * p.pp, gpu_tag=p.gpu)
+
+
+def _named(p: selection.Published) -> str:
+    ident = f"{p.id[:12]}…, " if p.id else ""
+    return f"{p.name} ({ident}{BACKENDS[p.backend]} {p.precision}, TP {p.tp})"
+
+
+def _backend_settings(d: Deployment, arch: Any, gpu: Any, p: selection.Published) -> Any:
+    """The backend's settings for profile `p`: its tags where the file states none of its own."""
+    engine = ENGINE_OF[p.backend]
+    note = f"NIM profile {p.name}"
+    changes: dict[str, Any] = {}
+    if d.tensor_parallel is None:
+        changes["tensor_parallel"] = inferred(p.tp, note)
+    if d.pipeline_parallel is None:
+        changes["pipeline_parallel"] = inferred(p.pp, note)
+    field, value = HALF.get(p.precision) or ("quantization", QUANT.get(p.precision, p.precision))
+    if getattr(d, field) is None:
+        changes[field] = inferred(value, note)
+    if engine == "trtllm":  # a pre-built engine: TensorRT-LLM's engine path
+        changes["extra"] = {**d.extra, "backend": inferred("trt", f"{note}: a pre-built TensorRT-LLM engine")}
+    return engines.get(engine).settings(replace(d, **changes), arch, gpu, None)
+
+
+def _default(runs: list[tuple[Any, Any]], arch: Any, gpu: Any, why: str) -> tuple[list[tuple[Any, Any]], str]:
+    """Every profile NIM may start, planned; kvlint's default first: the one that uses the most of the GPUs the
+    pod requests (none idle), then the one whose KV cache holds the fewest tokens."""
+    planned = [(p, s, engines.get(ENGINE_OF[p.backend]).plan(arch, gpu, s)) for p, s in runs]
+    planned.sort(key=lambda t: (-t[0].gpus, t[2].kv_tokens, t[0].id))
+    others = "; ".join(_figures(p, plan) for p, _, plan in planned[1:])
+    says = (
+        f"NIM may start any of {len(planned)} profiles ({why}); kvlint's default is {_named(planned[0][0])}, the "
+        f"one that uses the most of the pod's GPUs; the others, each planned: {others}"
+    )
+    return [(p, s) for p, s, _ in planned], says
+
+
+def _figures(p: selection.Published, plan: Any) -> str:
+    short = plan.max_concurrency < 1
+    fits = f", one sequence of {plan.max_model_len:,} tokens does not fit" if short else ""
+    return f"{p.name}: a KV cache of {tokens(plan.kv_tokens)} tokens{fits}"
+
+
+def plan(arch: Any, gpu: Any, s: Any) -> Any:
+    p = engines.get(s.extra.get("nim_backend", "vllm")).plan(arch, gpu, s)
+    says = s.extra.get("nim_says")
+    if says:
+        p.notes.append(says)
+        p.lines = [says, *p.lines]
+    return p
+
+
+__all__ = ["FIXED", "LORA", "NAMED", "RELEASE", "TP", "applies", "plan", "published", "settings"]
