@@ -182,11 +182,12 @@ def test_nim_num_gpus_is_no_gpu_request_and_the_gpu_left_out_is_the_charts_one()
     assert str(d.gpu.value).startswith("h100")  # the node selector's real product label
 
 
-def test_nim_good_values_only_say_nim_is_not_modelled():
+def test_nim_good_values_are_planned_under_a_published_profile():
     result = run(STACKS / "nim" / "good-nim-llm.yaml")
-    assert [f.rule for f in result.findings] == ["KV004"]
-    d = result.deployments[0].deployment
-    assert d.gpus_per_pod.value == 4 and d.gpus_per_pod.origin == "stated"
+    assert [f.rule for f in result.findings] == ["KV103"]  # the engine-default limits' info
+    r = result.deployments[0]
+    assert r.deployment.gpus_per_pod.value == 4 and r.deployment.gpus_per_pod.origin == "stated"
+    assert r.plan is not None and r.settings.tp == 4  # the profile that uses the 4 GPUs
 
 
 def test_nim_gpu_label_no_node_carries_is_a_warning():
