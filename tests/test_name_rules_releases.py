@@ -5,8 +5,9 @@ trailing date stamp is part of the name).
 
 - Qwen/Qwen3-235B-A22B-Thinking-2507: a separate release with its own config (262,144 native context, per its
   card) where the catalogued Qwen/Qwen3-235B-A22B states 40,960: -Thinking is not a variant word.
-- deepseek-ai/DeepSeek-V3.1-Terminus, deepseek-ai/DeepSeek-V3.2-Exp: suffixed releases; -Terminus / -Exp are
-  not variant words, so they are never read as the catalogued V3.1 / V3.2.
+- Qwen/Qwen3-30B-A3B-Thinking-2507: -Thinking and a date stamp are not variant words, so it is never read as the
+  catalogued Qwen3-30B-A3B. (deepseek-ai/DeepSeek-V3.1-Terminus and DeepSeek-V3.2-Exp resolve only because each
+  now has a row of its own whose source quotes DeepSeek stating the architecture unchanged.)
 - zai-org/GLM-4.6-Air: a smaller sibling, not the catalogued GLM-4.6.
 - MiniMaxAI/MiniMax-Text-01, MiniMaxAI/MiniMax-M1: the model M1 was trained from, and the family name without
   the thinking budget that each of the two M1 repositories names; neither is read as MiniMax-M1-80k. (A point
@@ -28,8 +29,7 @@ from kvlint.catalog import models
     ("name", "sibling"),
     [
         ("Qwen/Qwen3-235B-A22B-Thinking-2507", "Qwen/Qwen3-235B-A22B"),
-        ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-ai/DeepSeek-V3.1"),
-        ("deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-ai/DeepSeek-V3.2"),
+        ("Qwen/Qwen3-30B-A3B-Thinking-2507", "Qwen/Qwen3-30B-A3B"),
         ("zai-org/GLM-4.6-Air", "zai-org/GLM-4.6"),
         ("MiniMaxAI/MiniMax-Text-01", "MiniMaxAI/MiniMax-M1-80k"),
         ("MiniMaxAI/MiniMax-M1", "MiniMaxAI/MiniMax-M1-80k"),
@@ -41,6 +41,20 @@ from kvlint.catalog import models
 def test_a_release_the_maker_changed_stays_unknown(name, sibling):
     assert models.lookup(sibling) is not None  # the sibling it could be mistaken for is catalogued
     assert models.resolve(name).arch is None
+
+
+@pytest.mark.parametrize(
+    ("name", "family", "said"),
+    [
+        ("deepseek-ai/DeepSeek-V3.1-Terminus", "deepseek-ai/DeepSeek-V3.1", "is the same as DeepSeek-V3"),
+        ("deepseek-ai/DeepSeek-V3.2-Exp", "deepseek-ai/DeepSeek-V3.2", "exactly the same architecture"),
+    ],
+)
+def test_a_suffixed_release_resolves_only_through_its_own_row(name, family, said):
+    """-Terminus / -Exp are still no variant words: the row of its own, with the maker's statement, is what matches."""
+    row = models.lookup(name)
+    assert row is not None and row["twin_of"] == family and said in row["source"]
+    assert models.resolve(name).arch.layers == models.resolve(family).arch.layers
 
 
 def test_a_quantized_copy_of_a_catalogued_release_still_matches():
