@@ -301,7 +301,8 @@ def _not_capacity_checked(ref: str, res: model_catalog.Resolution, where: Locati
             f"model {ref!r}: {res.how} (rules: {res.derived}); {res.unpriced}: capacity not checked",
             where,
             details=(res.derived_from,),
-            fix="name the GGUF file (e.g. `...Q4_K_M.gguf`, or `repo:Q4_K_M`), whose type prices the weights",
+            fix=res.unpriced_fix
+            or "name the GGUF file (e.g. `...Q4_K_M.gguf`, or `repo:Q4_K_M`), whose type prices the weights",
             severity=Severity.INFO,
         )
     return Issue(

@@ -14,8 +14,8 @@ trailing date stamp is part of the name).
   release resolves only to a row of its own: MiniMax-M2.1 now has one, with its source.)
 - llama3.1:8b, qwen3:30b: Ollama library tags, a namespace of GGUF builds with no published mapping to a
   Hugging Face config (benchmarks/model_coverage.py sets them aside).
-- mlx-community/...-4bit: an MLX conversion; its 4-bit format is not one of the name rules' quantization
-  suffixes, so it is not priced as the 16-bit base.
+(MLX conversions, mlx-community/...-4bit, resolve to the base's architecture with unpriced weights:
+tests/test_mlx_names.py.)
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from kvlint.catalog import models
         ("MiniMaxAI/MiniMax-M1", "MiniMaxAI/MiniMax-M1-80k"),
         ("llama3.1:8b", "meta-llama/Llama-3.1-8B"),
         ("qwen3:30b", "Qwen/Qwen3-30B-A3B"),
-        ("mlx-community/Qwen3-30B-A3B-4bit", "Qwen/Qwen3-30B-A3B"),
     ],
 )
 def test_a_release_the_maker_changed_stays_unknown(name, sibling):

@@ -53,6 +53,7 @@ def resolution(
         derived=rules,
         derived_from=f"architecture facts from {base.id}: {base.source}",
         unpriced=unpriced,
+        unpriced_fix=found.stated.fix if found.stated is not None else "",
     )
 
 

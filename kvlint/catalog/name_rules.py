@@ -8,6 +8,8 @@ The rules, in the order they apply (docs/models.md repeats them):
    quantized.w4a16 / W4A16 (int4, group 128), AWQ / AWQ-INT4 / AWQ-4bit, GPTQ / GPTQ-Int4 /
    GPTQ-4bit, GPTQ-Int8 / GPTQ-8bit, bnb-4bit (nf4), NVFP4 / FP4, MXFP4, INT4, INT8; BF16 / FP16
    state unquantized 16-bit weights (a BF16 copy of a model published in FP8 is twice its size).
+   An MLX conversion (-Nbit under mlx-community, or with an MLX word before it) keeps the base's
+   architecture with its weights unpriced (split_mlx: no GPU engine kvlint models loads MLX weights).
 2. Organisation. The base must come from the same organisation (RedHatAI and neuralmagic count as
    one), or the id is published by a known republisher (REPUBLISHERS below), or rule 1 matched
    (a quantized copy states its base by name), or the reference has no organisation (a bare name or
@@ -52,6 +54,7 @@ class NameQuant(NamedTuple):
     kv_dtype: str | None = None
     unpriced: str = ""  # why the weights cannot be priced from the name (a GGUF repository), or ""
     gguf: bool = False  # a GGUF file or repository (kvlint.catalog.gguf)
+    fix: str = ""  # what to serve instead, when the weights are unpriced for a reason other than GGUF's
 
 
 def _q(method: str, bits: float, scheme: str) -> Quant:
@@ -182,6 +185,39 @@ def split_quant(name: str) -> tuple[str, NameQuant | None]:
     return name, None
 
 
+# An MLX conversion (mlx-lm's `mlx_lm.convert -q`): the base's name, an optional MLX word, then N-bit. mlx-lm stores
+# each quantized weight packed in uint32 with a scale and a bias per group (ml-explore/mlx@29a620ca
+# python/mlx/nn/layers/quantized.py QuantizedLinear: weight, scales, biases; group_size 64 by default).
+_MLX_NAME = re.compile(r"^(?P<base>.+?)(?:[-_]mlx)?[-_](?P<bits>[2-8])bit$", re.IGNORECASE)
+# the MLX community's organisation: every repository is an mlx-lm conversion
+MLX_ORGS = frozenset({"mlx-community"})
+# Why no engine kvlint models serves one: vLLM has no MLX quantization method (vllm-project/vllm@0034007d
+# vllm/model_executor/layers/quantization/__init__.py QuantizationMethods); SGLang runs MLX models only on its
+# opt-in Apple-silicon backend (sgl-project/sglang@3e95f8d7 python/sglang/srt/hardware_backend/mlx/runtime.py:
+# SGLANG_USE_MLX needs a PyTorch MPS and an MLX Metal device); llama.cpp reads its own file format.
+_MLX_WHY = (
+    "an MLX conversion ({bits}-bit weights packed as mlx-lm stores them, a scale and a bias per group): no GPU "
+    "engine kvlint models loads it (vLLM has no MLX quantization method; SGLang runs MLX models only on its "
+    "opt-in Apple-silicon backend, SGLANG_USE_MLX=1; llama.cpp reads its own file format), so the weights are "
+    "not priced at any precision"
+)
+
+
+def split_mlx(name: str, org: str | None) -> tuple[str, NameQuant] | None:
+    """An MLX conversion's name (under mlx-community, or with an MLX word before -Nbit): the base's name and why
+    its weights are not priced. A -Nbit name anywhere else (XuanYuan-70B-Chat-8bit) is no MLX conversion."""
+    found = _MLX_NAME.match(name)
+    if found is None or (org not in MLX_ORGS and "mlx" not in re.split(r"[-_.]", name.lower())):
+        return None
+    bits = found["bits"]
+    return found["base"], NameQuant(
+        f"MLX {bits}-bit weights (an MLX conversion)",
+        None,
+        unpriced=_MLX_WHY.format(bits=bits),
+        fix="serve the base checkpoint, or a format the engine loads (FP8, AWQ, GPTQ; a GGUF file for llama.cpp)",
+    )
+
+
 _DIGIT_UNDERSCORE = re.compile(r"(?<=\d)_(?=\d)")
 
 
@@ -253,8 +289,8 @@ class NameIndex:
     def derive(self, ident: str, has_org: bool) -> Derived:
         """Apply the rules to `ident` (org/name, a bare name, or a path's last component)."""
         name = ident.rstrip("/").rsplit("/", 1)[-1]
-        base_name, stated = split_quant(name)
         org = _org(ident) if has_org else None
+        base_name, stated = split_mlx(name, org) or split_quant(name)
         free = org is None or org in REPUBLISHERS or stated is not None
         rules = _republished(ident, name, base_name, stated, org)
         found = _entries_of(self._by_stem.get(stem(base_name), []), free, org)
@@ -296,6 +332,8 @@ def _republished(
         rules.append(
             "GGUF name"
             if stated.label.startswith("GGUF")
+            else "MLX conversion name"
+            if stated.label.startswith("MLX")
             else f"quantization suffix -{name[len(base_name) + 1 :]}"
         )
     if org in REPUBLISHERS:

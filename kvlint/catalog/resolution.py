@@ -17,5 +17,6 @@ class Resolution:
     # known, but its capacity cannot be checked: why (a GGUF whose quant type the name does not state);
     # arch then carries the base's facts (KV per token), never weights to plan with
     unpriced: str = ""
+    unpriced_fix: str = ""  # what to serve instead, when that is not a GGUF file naming its type
     # not a text-generation checkpoint (kvlint/catalog/model_kinds.py): what it is; arch is None
     kind: str = ""

@@ -29,6 +29,9 @@ class NotCheckable(IssueRule):
     model kvlint cannot tell vLLM supports). A file that gives no workload but holds a container
     requesting GPUs (or TPUs, Neuron, Gaudi), such a request in a layout kvlint does not know, or an
     engine command line, gets one KV004 per document: never "no problems found".
+    Also, at the model, a model kvlint knows but whose weights it cannot price: a GGUF repository that
+    does not name the file (and so the quant type) served, and an MLX conversion (`mlx-community/…-4bit`),
+    which no GPU engine kvlint models loads (docs/models.md).
     Also, as a warning at `-ngl`, llama.cpp layers left on the CPU ("N of M layers on the CPU: it runs,
     slowly"): kvlint checks the GPU's share only.
     Also, as an info at the option, an engine option that changes GPU memory in a way kvlint's plan leaves
