@@ -75,4 +75,4 @@ def _extract(
 
     if isinstance(root.value("apiVersion"), str) and isinstance(root.value("kind"), str):
         return registry.extract_object(root, path, base_dir, lines, nearby), []
-    return registry.extract_other(root, path, base_dir, lines), registry.document_issues(root, path)
+    return registry.extract_other(root, path, base_dir, lines, nearby), registry.document_issues(root, path)

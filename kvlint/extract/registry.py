@@ -97,9 +97,18 @@ def extract_object(
     return extract(root, path, base_dir, lines, load(ref) if ref else None, nearby)  # type: ignore[no-any-return]
 
 
-def extract_other(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
-    for _name, claims, reader in DOCUMENT_KINDS:
+# layouts whose reader also reads files the document names beside it (compose's .env and env_file):
+# given the Nearby of the file
+READS_BESIDE = frozenset({"docker-compose"})
+
+
+def extract_other(
+    root: Mapping, path: str, base_dir: str, lines: list[str], nearby: Nearby | None = None
+) -> list[Deployment]:
+    for name, claims, reader in DOCUMENT_KINDS:
         if load(claims)(root):
+            if name in READS_BESIDE:
+                return load(reader)(root, path, base_dir, lines, nearby)  # type: ignore[no-any-return]
             return load(reader)(root, path, base_dir, lines)  # type: ignore[no-any-return]
     return []
 

@@ -13,7 +13,7 @@ import os
 import stat
 from functools import lru_cache
 
-from kvlint.fileio import read_regular
+from kvlint.fileio import TooLarge, read_regular
 from kvlint.load import load_bytes  # Helm templates and YAML that does not parse give no objects
 from kvlint.load.compose import Document
 from kvlint.load.tree import Mapping, Scalar
@@ -21,6 +21,7 @@ from kvlint.record import field, record
 
 SIBLINGS_MAX = 500  # files of one directory looked at; a larger directory is read up to this many
 SUFFIXES = (".yaml", ".yml")
+BESIDE_FILE_BYTES = 256 * 1024  # a .env or env_file named beside a file: far above any real one
 
 
 @record(frozen=True)
@@ -68,6 +69,31 @@ class Nearby:
     def named(self, kinds: tuple[str, ...], name: str) -> list[Found]:
         """Objects of these kinds whose metadata.name is `name`, as `objects()` orders them."""
         return [f for f in self.objects(kinds) if object_name(f.root) == name]
+
+    def file_beside(self, relative: str, cap: int = BESIDE_FILE_BYTES) -> tuple[bytes | None, str, str]:
+        """(bytes, how findings show it, why not) of a file the linted one names by a path relative
+        to its own directory (compose's `.env`, an `env_file:`): read only when its real path stays
+        inside that directory (no `..`, no absolute path, no link out: S20), it is a regular file and
+        holds at most `cap` bytes. `why not` says what kept it unread ("" when read, "absent" when
+        there is no such file)."""
+        shown = os.path.normpath(os.path.join(os.path.dirname(self.display), relative))
+        if self.real_path is None:
+            return None, shown, "read from standard input: no directory to look in"
+        if os.path.isabs(relative) or os.path.normpath(relative).split(os.sep)[0] == "..":
+            return None, shown, "outside the file's directory"
+        directory = os.path.dirname(os.path.abspath(self.real_path))
+        path = os.path.join(directory, relative)
+        try:
+            if not os.path.lexists(path):
+                return None, shown, "absent"
+            real, top = os.path.realpath(path), os.path.realpath(directory)
+            if os.path.commonpath([real, top]) != top:
+                return None, shown, "a link that leaves the file's directory"
+            return read_regular(real, cap), shown, ""
+        except TooLarge:
+            return None, shown, f"larger than {cap:,} bytes"
+        except OSError:
+            return None, shown, "not a regular file kvlint can read"
 
     def lines_of(self, shown: str) -> list[str]:
         """The text lines of a file beside this one, named as `objects()` shows it (empty if unreadable)."""

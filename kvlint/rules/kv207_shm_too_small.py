@@ -7,11 +7,13 @@ from kvlint.units import parse_size
 
 # Where a layout that is not a pod sets /dev/shm: compose's service `shm_size` (Docker's --shm-size) or
 # `ipc: host` (the compose specification's shm_size and ipc keys), dstack's `resources.shm_size`
-# (dstackai/dstack@0.21.2 runner/internal/shim/docker.go: 64 MiB without it)
+# (dstackai/dstack@0.21.2 runner/internal/shim/docker.go: 64 MiB without it); and what holds the GPUs
+# there: one /dev/shm is a container's (a pod's containers share it only through a mounted emptyDir)
 _SHM_FIX = {
     "compose": "set shm_size on the service (e.g. 16gb) or ipc: host",
     "dstack": "set resources.shm_size (e.g. 16GB)",
 }
+_UNIT = {"compose": "container", "dstack": "container"}
 
 
 class ShmTooSmall(DeploymentRule):
@@ -66,7 +68,8 @@ class ShmTooSmall(DeploymentRule):
         local = per_pod > 1 or (d.gpus_per_pod is None and pods <= 1 and tp * pp > 1)
         if not d.has_shm and local:
             where = (d.gpus_per_pod.where if d.gpus_per_pod and d.gpus_per_pod.where else None) or d.where
-            what = f"{per_pod} GPU{'s' if per_pod != 1 else ''} per pod" + (
+            unit = _UNIT.get(d.kind, "pod")
+            what = f"{per_pod} GPU{'s' if per_pod != 1 else ''} per {unit}" + (
                 f", TP {tp} x PP {pp}," if tp * pp > 1 else ""
             )
             yield ctx.finding(

@@ -6,26 +6,32 @@ one shell-split string), `environment` (a mapping or `NAME=value` items) the env
 `count: all` and `gpus: all` mean every GPU of the host, which the file does not say), or `runtime: nvidia`
 with NVIDIA_VISIBLE_DEVICES. `shm_size` and `ipc: host` give /dev/shm;
 without either Docker mounts a 64 MiB /dev/shm (Docker run reference, --shm-size default).
-`${VAR}` in the file is filled by compose from the shell or a .env file kvlint does not read;
-`${VAR:-default}` takes its default.
+Every value is interpolated first, as compose does: with the `.env` beside the file, a default where none
+sets the variable, an unknown variable left a placeholder (compose_vars.py); the engine's environment is the
+service's `env_file` files (read when beside the file), then its `environment` (compose-spec
+05-services.md "environment": it wins over env_file).
 """
 
 from __future__ import annotations
 
 import re
 
+from kvlint.bounds import show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, default, stated
+from kvlint.extract.charts import release_values as rv
+from kvlint.extract.kinds import compose_vars as cv
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import synthetic as syn
 from kvlint.extract.pod.argv import EnvVar
 from kvlint.findings import Issue, Severity
+from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
-from kvlint.record import replace
+from kvlint.record import record, replace
 
 DOCKER_SHM_DEFAULT = "64Mi"
-_DEFAULTED = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?-([^}]*)\}")
-_PLAIN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_DIGITS = re.compile(r"[0-9]+")
+_PLACEHOLDER = re.compile(r"\$\(([_a-zA-Z][_a-zA-Z0-9]*)\)")
 
 
 def is_compose(root: Mapping) -> bool:
@@ -39,47 +45,124 @@ def is_compose(root: Mapping) -> bool:
     )
 
 
-def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
+def extract(
+    root: Mapping, path: str, base_dir: str, lines: list[str], nearby: Nearby | None = None
+) -> list[Deployment]:
     services = root.map("services")
+    if services is None:
+        return []
+    project = _Project.of(nearby, path)
     out: list[Deployment] = []
-    for name, svc in services.items() if services is not None else ():
+    for name, svc in services.items():
         if isinstance(svc, Mapping):
-            d = _service(root, name, services.keys[name], svc, path, base_dir, lines)  # type: ignore[union-attr]
+            d = _service(root, name, services.keys[name], svc, path, base_dir, lines, project)
             if d is not None:
                 out.append(d)
     return out
 
 
-def _interpolate(text: str) -> str:
-    """Compose's own interpolation: `${VAR:-default}` is the default; `${VAR}` comes from the shell or
-    a .env file kvlint does not read, kept as `$(VAR)` so the argument reader reports it unset."""
-    return _PLAIN.sub(lambda m: f"$({m.group(1)})", _DEFAULTED.sub(lambda m: m.group(2), text))
+@record
+class _Project:
+    """The variables of the compose project as kvlint reads them: the `.env` beside the file."""
+
+    nearby: Nearby | None
+    env: cv.EnvFile
+    unread: str  # why the .env was not read ("absent", ...; "" when read)
+
+    @classmethod
+    def of(cls, nearby: Nearby | None, path: str) -> _Project:
+        if nearby is None:
+            return cls(None, cv.EnvFile(), "not looked for")
+        data, _shown, why = nearby.file_beside(".env")
+        env = cv.parse_env_file(data.decode("utf-8", "replace")) if data is not None else cv.EnvFile()
+        return cls(nearby, env, why)
+
+    def lookup(self, name: str) -> str | None:
+        return self.env.values.get(name)
 
 
-def _defaults(node: Node | None) -> Node | None:
-    if isinstance(node, Scalar) and isinstance(node.value, str) and "${" in node.value:
-        text = _interpolate(node.value)
-        return Scalar(text, text, node.tag, node.quoted, (node.line, node.col, node.end_line, node.end_col))
-    if isinstance(node, Sequence):
-        return syn.sequence(node, [_defaults(n) or n for n in node.items])
-    return node
+@record
+class _Filled:
+    svc: Mapping  # the service with every value interpolated
+    unknown: dict[str, Node]  # variables left placeholders, each at its first place
+    required: set[str]
 
 
-def _env(svc: Mapping, path: str) -> dict[str, EnvVar]:
+def _fill(node: Node, project: _Project, into: _Filled | None) -> Node:
+    """A copy of `node` with every string value interpolated, positions kept (keys are not: compose-spec)."""
+    return syn.rebuilt(node, lambda scalar: _filled(scalar, project, into))
+
+
+def _filled(node: Scalar, project: _Project, into: _Filled | None) -> Scalar:
+    if not isinstance(node.value, str) or "$" not in node.value:
+        return node
+    done = cv.interpolate(node.value, project.lookup)
+    if into is not None:
+        for name in done.unknown:
+            into.unknown.setdefault(name, node)
+        into.required.update(done.required)
+    if done.text == node.value:
+        return node
+    value: object = int(done.text) if not node.quoted and _DIGITS.fullmatch(done.text) else done.text
+    out = Scalar(value, done.text, node.tag, node.quoted, (node.line, node.col, node.end_line, node.end_col))
+    out.file = node.file
+    return out
+
+
+def _env(svc: Mapping, path: str, project: _Project, notes: list[str]) -> dict[str, EnvVar]:
+    """The container's environment: each `env_file` (in order), then `environment`, which wins."""
     env: dict[str, EnvVar] = {}
+    for entry in _env_files(svc):
+        _env_file(entry, path, project, env, notes)
     box = svc.get("environment")
     if isinstance(box, Mapping):
         for key, node in box.items():
-            if isinstance(node, Scalar):
-                text = None if node.value is None else _interpolate(str(node.value))
+            if isinstance(node, Scalar):  # `NAME:` with no value: the shell's (unknown)
+                text = (
+                    None
+                    if node.value is None
+                    else str(node.text if isinstance(node.value, bool) else node.value)
+                )
                 env[key] = EnvVar(None if text is None or "$(" in text else text, node.where(path))
     elif isinstance(box, Sequence):
         for item in box.items:
-            if isinstance(item, Scalar) and isinstance(item.value, str) and "=" in item.value:
-                key, _, value = item.value.partition("=")
-                text = _interpolate(value)
-                env[key] = EnvVar(None if "$(" in text else text, item.where(path))
+            if isinstance(item, Scalar) and isinstance(item.value, str):
+                key, eq, value = item.value.partition("=")
+                env[key] = EnvVar(value if eq and "$(" not in value else None, item.where(path))
     return env
+
+
+def _env_files(svc: Mapping) -> list[tuple[str, bool, Node]]:
+    """(path, required, node) of each `env_file` entry: a string, or a list of strings and
+    {path, required} mappings (compose-spec 05-services.md "env_file"; `required` defaults to true)."""
+    box = svc.get("env_file")
+    items = [box] if isinstance(box, Scalar) else box.items if isinstance(box, Sequence) else []
+    out: list[tuple[str, bool, Node]] = []
+    for item in items[:16]:
+        if isinstance(item, Scalar) and item.value is not None:
+            out.append((str(item.value), True, item))
+        elif isinstance(item, Mapping) and isinstance(item.value("path"), str):
+            out.append((str(item.value("path")), item.value("required") is not False, item))
+    return out
+
+
+def _env_file(
+    entry: tuple[str, bool, Node], path: str, project: _Project, env: dict[str, EnvVar], notes: list[str]
+) -> None:
+    rel, required, node = entry
+    if project.nearby is None:
+        return
+    data, shown, why = project.nearby.file_beside(rel)
+    if data is None:
+        if why != "absent" or required:
+            notes.append(f"env_file {shown} not read ({why}): the variables it sets are unknown")
+        return
+    read = cv.parse_env_file(data.decode("utf-8", "replace"), project.lookup)
+    where = node.where(path)
+    for key, value in read.values.items():
+        env[key] = EnvVar(value, where)
+    for key in read.unknown:
+        env[key] = EnvVar(None, where)
 
 
 def _device_requests(svc: Mapping) -> list[Node]:
@@ -121,6 +204,9 @@ def _gpus(svc: Mapping, path: str) -> tuple[Scalar | None, Issue | None]:
             return count, None
         if count is not None and str(count.value).lower() == "all":
             return None, _all_gpus(count, "count: all", path)
+        unset = tuple(_PLACEHOLDER.findall(str(count.value))) if count is not None else ()
+        if unset:  # `count: ${GPUS}` no file sets: compose's placeholder (_placeholders says it)
+            return None, Issue(UNPARSED_SETTING, "GPU count unknown", count.where(path), unset=unset)  # type: ignore[union-attr]
         return syn.scalar(dev, 1), None  # compose: a GPU device request without count or ids is one GPU
     runtime = svc.scalar("runtime")
     if runtime is not None and runtime.value == "nvidia":
@@ -166,9 +252,19 @@ def _all_gpus(node: Scalar, said: str, path: str) -> Issue:
 
 
 def _service(
-    root: Mapping, name: str, key: Scalar, svc: Mapping, path: str, base_dir: str, lines: list[str]
+    root: Mapping,
+    name: str,
+    key: Scalar,
+    raw: Mapping,
+    path: str,
+    base_dir: str,
+    lines: list[str],
+    project: _Project,
 ) -> Deployment | None:
-    image = _defaults(svc.get("image"))
+    filled = _Filled(raw, {}, set())
+    svc = _fill(raw, project, filled)
+    assert isinstance(svc, Mapping)
+    image = svc.get("image")
     count, problem = _gpus(svc, path)
     limits = {"nvidia.com/gpu": count} if count is not None else {}
     mem = svc.at("deploy", "resources", "limits", "memory") or svc.get("mem_limit")
@@ -178,8 +274,8 @@ def _service(
         svc,
         {
             "image": image,
-            "command": _defaults(svc.get("entrypoint")),
-            "args": _defaults(svc.get("command")),
+            "command": svc.get("entrypoint"),
+            "args": svc.get("command"),
             "resources": {"limits": limits} if limits else None,
         },
     )
@@ -190,7 +286,11 @@ def _service(
         and (count is None or svc.value("tty") is True or svc.value("stdin_open") is True)
     ):
         return None  # the image's own program on no reserved GPU, or an interactive shell: no server to read
-    d = ct.build(ctx, syn.mapping(svc, {}), container, _env(svc, path))
+    notes: list[str] = []
+    env = _env(svc, path, project, notes)
+    for unknown in filled.unknown:  # compose's variable, not the container's: never read from its env
+        env[unknown] = EnvVar(None, filled.unknown[unknown].where(path))
+    d = ct.build(ctx, syn.mapping(svc, {}), container, env)
     if d is None:
         if count is None and problem is None:
             return None
@@ -206,18 +306,70 @@ def _service(
     if problem is not None:
         d.issues.append(problem)
         d.unreadable.append("gpus_per_pod")
-    _shm(d, svc, path)
+    _placeholders(d, filled, project, notes, path)
+    _shm(d, svc, root.map("services"), project, path)
     ct.finish(d)
     return d
 
 
-def _shm(d: Deployment, svc: Mapping, path: str) -> None:
-    size = svc.scalar("shm_size")
+def _placeholders(d: Deployment, filled: _Filled, project: _Project, notes: list[str], path: str) -> None:
+    """Compose's variables no file sets: the settings that use them are not checked, and one info says
+    which (a KV005 "the container does not set it" would blame the container for compose's job)."""
+    dropped = [i for i in d.issues if i.unset and set(i.unset) <= set(filled.unknown)]
+    d.issues = [i for i in d.issues if i not in dropped]
+    needed = {n for i in dropped for n in i.unset}
+    names = [n for n in filled.unknown if n in needed]  # those a setting kvlint reads uses, in file order
+    if not names and not notes:
+        return
+    where = dropped[0].where if dropped else d.where
+    parts = []
+    if names:
+        said = ", ".join(f"${{{show(n, 40)}}}" for n in names[:4]) + (" …" if len(names) > 4 else "")
+        them = "it" if len(names) == 1 else "them"
+        env_file = (
+            f"the .env beside the file does not set {them}"
+            if not project.unread
+            else "no .env beside the file"
+            if project.unread == "absent"
+            else f".env not read: {project.unread}"
+        )
+        required = "; compose refuses to start without them" if needed & filled.required else ""
+        parts.append(
+            f"{said} {'has' if len(names) == 1 else 'have'} no value kvlint can read ({env_file}, no default "
+            f"in the file{required}): docker compose fills {them} from the shell's environment, which kvlint "
+            f"does not read; {'a placeholder' if len(names) == 1 else 'placeholders'}, the settings that use "
+            f"{them} are not checked"
+        )
+    parts.extend(notes)
+    d.issues.append(rv.elsewhere(f"{d.label()}: " + "; ".join(parts), where))
+
+
+def _shm(d: Deployment, svc: Mapping, services: Mapping | None, project: _Project, path: str) -> None:
+    """/dev/shm as Docker mounts it (docker/docs engine/containers/run.md "IPC settings (--ipc)"): `host` is
+    the host's; `service:NAME` / `container:NAME` join another container's IPC namespace and its /dev/shm
+    (a service of this file is read for it); `shareable`, `private` and the default are the container's own,
+    `shm_size` or 64 MiB."""
     ipc = svc.scalar("ipc")
+    mode = str(ipc.value) if ipc is not None and ipc.value is not None else ""
     d.has_shm = True
-    if ipc is not None and ipc.value == "host":
-        d.shm_size = stated("", ipc.where(path), "ipc: host shares the host's /dev/shm")
-    elif size is not None and size.value is not None:
+    if mode == "host":
+        d.shm_size = stated("", ipc.where(path), "ipc: host shares the host's /dev/shm")  # type: ignore[union-attr]
+        return
+    other = (
+        services.get(mode.partition(":")[2]) if mode.startswith("service:") and services is not None else None
+    )
+    if isinstance(other, Mapping) and other is not svc:
+        owner = _fill(other, project, None)
+        assert isinstance(owner, Mapping)
+        if str(owner.value("ipc") or "") == "host":
+            d.shm_size = stated("", ipc.where(path), f"ipc: {mode}, which shares the host's /dev/shm")  # type: ignore[union-attr]
+            return
+        svc = owner  # its shm_size, or Docker's default
+    elif mode.startswith(("service:", "container:")):
+        d.has_shm = None  # another container's /dev/shm, which the file does not describe: not judged
+        return
+    size = svc.scalar("shm_size")
+    if size is not None and size.value is not None:
         d.shm_size = stated(str(size.value), size.where(path), "shm_size")
         d.memory_quantities.append(("shm_size", str(size.value), size.where(path)))
     else:  # Docker's own 64 MiB /dev/shm: KV207 says what that means for a multi-GPU engine

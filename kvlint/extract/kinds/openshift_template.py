@@ -24,7 +24,7 @@ from kvlint.extract.pod import synthetic as syn
 from kvlint.findings import Issue
 from kvlint.load.compose import Document
 from kvlint.load.nearby import Nearby
-from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.load.tree import Mapping, Node, Scalar
 
 _PARAM = re.compile(r"\$\{\{([A-Za-z0-9_]+)\}\}|\$\{([A-Za-z0-9_]+)\}")
 MAX_OBJECTS = 1000  # objects of one Template read (a larger one is read up to this many)
@@ -79,28 +79,22 @@ def _parameters(root: Mapping) -> dict[str, str]:
 
 def _fill(node: Node, values: dict[str, str]) -> Node:
     """A copy of `node` with each `${NAME}` that has a value replaced, positions kept."""
-    if isinstance(node, Scalar):
-        if not isinstance(node.value, str) or "${" not in node.value:
-            return node
-        whole = _PARAM.fullmatch(node.value)
-        if whole is not None and whole.group(1) in values:  # ${{NAME}}: the value as a YAML value
-            text = values[str(whole.group(1))]
-            return syn.scalar(node, rv.set_value(text), text)
-        text = _PARAM.sub(lambda m: values.get(m.group(1) or m.group(2), m.group(0)), node.value)
-        if text == node.value:
-            return node
-        out = Scalar(text, text, node.tag, node.quoted, (node.line, node.col, node.end_line, node.end_col))
-        out.file = node.file
-        return out
-    if isinstance(node, Mapping):
-        copy = Mapping((node.line, node.col, node.end_line, node.end_col))
-        copy.file = node.file
-        for key, child in node.items():
-            copy.keys[key], copy.values[key] = node.keys[key], _fill(child, values)
-        return copy
-    if isinstance(node, Sequence):
-        return syn.sequence(node, [_fill(i, values) for i in node.items])
-    return node
+    return syn.rebuilt(node, lambda scalar: _filled(scalar, values))
+
+
+def _filled(node: Scalar, values: dict[str, str]) -> Scalar:
+    if not isinstance(node.value, str) or "${" not in node.value:
+        return node
+    whole = _PARAM.fullmatch(node.value)
+    if whole is not None and whole.group(1) in values:  # ${{NAME}}: the value as a YAML value
+        text = values[str(whole.group(1))]
+        return syn.scalar(node, rv.set_value(text), text)
+    text = _PARAM.sub(lambda m: values.get(m.group(1) or m.group(2), m.group(0)), node.value)
+    if text == node.value:
+        return node
+    out = Scalar(text, text, node.tag, node.quoted, (node.line, node.col, node.end_line, node.end_col))
+    out.file = node.file
+    return out
 
 
 def _unfilled(node: Node) -> bool:

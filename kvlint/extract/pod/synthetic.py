@@ -4,6 +4,8 @@ on the result, and every value keeps the position it has in the file."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
 
@@ -42,6 +44,22 @@ def sequence(anchor: Node, items: list[Node]) -> Sequence:
     out.file = anchor.file
     out.items = list(items)
     return out
+
+
+def rebuilt(node: Node, scalar_of: Callable[[Scalar], Node]) -> Node:
+    """A copy of a tree with each scalar replaced by `scalar_of(scalar)`, every position kept (keys stay
+    as they are): a tool's substitution in values (a Template's parameters, compose's variables)."""
+    if isinstance(node, Scalar):
+        return scalar_of(node)
+    if isinstance(node, Mapping):
+        copy = Mapping((node.line, node.col, node.end_line, node.end_col))
+        copy.file = node.file
+        for key, child in node.items():
+            copy.keys[key], copy.values[key] = node.keys[key], rebuilt(child, scalar_of)
+        return copy
+    if isinstance(node, Sequence):
+        return sequence(node, [rebuilt(i, scalar_of) for i in node.items])
+    return node
 
 
 def merged(*parts: Mapping | None) -> dict[str, Node]:
