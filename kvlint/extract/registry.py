@@ -57,7 +57,11 @@ GROUP_KINDS: dict[tuple[str, str], str] = {
     ("argoproj.io/", "ApplicationSet"): "argocd:application_set",
     ("helm.toolkit.fluxcd.io/", "HelmRelease"): "flux:helm_release",
     ("template.openshift.io/", "Template"): "openshift_template:extract",
-    ("v1/", "Template"): "openshift_template:extract",  # the Template before its API group (OpenShift 3)
+    ("v1/", "Template"): "openshift_template:extract",
+    (
+        "kustomize.config.k8s.io/",
+        "Kustomization",
+    ): "kustomize:kustomization",  # the Template before its API group (OpenShift 3)
 }
 
 # (name, detector, reader), tried in order
@@ -67,6 +71,7 @@ DOCUMENT_KINDS: list[tuple[str, str, str]] = [
     ("truss", "truss:is_truss", "truss:extract"),
     ("vllm-config", "vllm_config:is_vllm_config", "vllm_config:extract"),
     ("docker-compose", "compose:is_compose", "compose:extract"),
+    ("kustomize-helm-charts", "kustomize:is_kustomization", "kustomize:extract"),
     ("ray-serve-config", "ray_serve:is_serve_config", "ray_serve:extract"),
     ("llm-d-modelservice", "llmd_values:is_modelservice", "llmd_values:extract"),
     ("helm-values", "helm_values:always", "helm_values:extract"),
@@ -97,9 +102,10 @@ def extract_object(
     return extract(root, path, base_dir, lines, load(ref) if ref else None, nearby)  # type: ignore[no-any-return]
 
 
-# layouts whose reader also reads files the document names beside it (compose's .env and env_file):
+# layouts whose reader also reads files the document names beside it (compose's .env and env_file,
+# a kustomization's values files):
 # given the Nearby of the file
-READS_BESIDE = frozenset({"docker-compose"})
+READS_BESIDE = frozenset({"docker-compose", "kustomize-helm-charts"})
 
 
 def extract_other(
@@ -139,8 +145,8 @@ NODE_POOL_FILES: list[tuple[str, str, str]] = [
 ]
 
 
-def node_pool_file_reader(ref: str) -> Callable[[str, str], list[node_pools.Pool]]:
-    """The reader of a NODE_POOL_FILES entry's text."""
+def node_pool_file_reader(ref: str) -> Callable[[str, str, str | None], list[node_pools.Pool]]:
+    """The reader of a NODE_POOL_FILES entry's text: (text, path as shown, path on disk)."""
     return load(ref)  # type: ignore[no-any-return]
 
 

@@ -176,7 +176,8 @@ def repository_pools(root: str) -> tuple[Pool, ...]:
             continue
         for _kind, suffix, read in NODE_POOL_FILES:
             if rel.endswith(suffix):
-                pools.extend(node_pool_file_reader(read)(data.decode("utf-8", "replace"), rel))
+                text = data.decode("utf-8", "replace")
+                pools.extend(node_pool_file_reader(read)(text, rel, os.path.join(root, rel)))
     for rel, obj in objects:
         reader = node_pool_reader(obj)
         if reader is not None:

@@ -10,7 +10,7 @@ from kvlint.findings import Issue, Location
 from kvlint.load.compose import Document, compose
 from kvlint.load.directives import Directive, Span, read_directives
 from kvlint.load.source import DEFAULT_MAX_BYTES, LINE_BREAK, SourceText, decode, oversized
-from kvlint.load.tree import Mapping, Node, Scalar, Sequence
+from kvlint.load.tree import Mapping, Scalar, Sequence, nodes
 from kvlint.record import field, record
 
 
@@ -134,22 +134,7 @@ _COMMENT_BEFORE = re.compile(r"(?:^|\s)#")
 
 
 def _scalars(docs: list[Document]) -> list[Scalar]:
-    out: list[Scalar] = []
-    seen: set[int] = set()
-    stack: list[Node] = [d.root for d in docs if d.root is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Scalar):
-            out.append(node)
-        elif isinstance(node, Mapping):
-            stack.extend(node.keys.values())
-            stack.extend(node.values.values())
-        elif isinstance(node, Sequence):
-            stack.extend(node.items)
-    return out
+    return [n for n in nodes([d.root for d in docs if d.root is not None]) if isinstance(n, Scalar)]
 
 
 def _positions(text: str, offsets: list[int]) -> list[tuple[int, int]]:

@@ -13,8 +13,8 @@ holds one parses again); the objects are those of
   (helm-charts/karpenter-resources/templates/node-pool.yaml @06c7fe93: labels NodePool and
   NodeGroupType = .Values.name, then each map of nodePool.labels; nodePool.taints, .requirements,
   .limits).
-`var.x` / `local.x` are filled where the module states them (a variable's default, a literal local, in
-this file or another .tf file of its folder: terraform_blocks.fill). Any other interpolation
+`var.x` / `local.x` are filled where the module states them (a variable's default, a tfvars value, a
+local: terraform_names.py). Any other interpolation
 (`${module.eks.cluster_name}`) inside a YAML string is kept as its text (a placeholder: no value
 kvlint can read); a whole-line one is left out of the YAML. A
 `yamldecode(file(...))` or `templatefile(...)` names a file read on its own, not here. A YAML string
@@ -24,25 +24,23 @@ is located at its lines in the .tf file; an object built from HCL at its resourc
 from __future__ import annotations
 
 import json
-import os
 import re
 from functools import lru_cache
 from typing import Any
 
 from kvlint.codes import NOT_CHECKABLE
-from kvlint.fileio import read_regular
-from kvlint.findings import Issue, Location
+from kvlint.findings import Issue, Location, Severity
 from kvlint.load import terraform_blocks as blocks
+from kvlint.load import terraform_files as tf_files
+from kvlint.load import terraform_names as tf_names
 from kvlint.load.compose import compose
-from kvlint.load.tree import Mapping, Node, Sequence, to_plain
+from kvlint.load.terraform_trees import from_plain, from_yaml
+from kvlint.load.tree import Mapping, mark_file, to_plain
 
 OBJECTS_MAX = 200  # objects read from one file
 UNSTATED_MAX = 10  # unstated references said per file
-MODULE_FILES_MAX = 64  # .tf files beside one whose variables and locals are read
-MODULE_FILE_BYTES = 1 << 20
 # what a .tf file must name to carry an object kvlint reads (the rest are not parsed)
 MARKERS = ("kubernetes_", "kubectl_manifest", "helm_release", "karpenter_resources_helm_config")
-_INTERPOLATION_LINE = re.compile(r"^\s*\$\{.*\}\s*$")
 _MERGE = re.compile(r"^\$\{merge\((.*)\)\}$", re.S)
 _CALL = re.compile(r"^\$\{(yamlencode|yamldecode|jsonencode)\((.*)\)\}$", re.S)
 
@@ -103,53 +101,46 @@ def _hcl_object(expr: str) -> Any:
     return _plain(tree.get("v")) if tree is not None else None
 
 
-def _relocate(node: Node, line: int, col: int = 0, shift: bool = False) -> None:
-    """Place a tree in the .tf file: shifted by `line` lines (a YAML string), or every node at `line`."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if shift:
-            n.line += line
-            n.end_line += line
-        else:
-            n.line, n.col, n.end_line, n.end_col = line, col, line, col + 1
-        if isinstance(n, Mapping):
-            stack.extend(n.keys.values())
-            stack.extend(n.values.values())
-        elif isinstance(n, Sequence):
-            stack.extend(n.items)
-
-
-def from_plain(data: Any, path: str, line: int) -> Mapping | None:
-    """A plain object as kvlint's tree, every node at the (0-based) line."""
-    if not isinstance(data, dict):
-        return None
-    docs, issues = compose(json.dumps(data), path)
-    if issues or not docs or not isinstance(docs[0].root, Mapping):
-        return None
-    _relocate(docs[0].root, line)
-    return docs[0].root
-
-
-def from_yaml(text: str, path: str, first_line: int) -> list[Mapping]:
-    """The objects of a YAML string whose first line is the .tf file's (0-based) `first_line`."""
-    lines = ["" if _INTERPOLATION_LINE.match(x) else x for x in text.split("\n")]
-    docs, issues = compose("\n".join(lines), path)
-    if issues:
-        return []
-    out = [d.root for d in docs if isinstance(d.root, Mapping)]
-    for root in out:
-        _relocate(root, first_line, shift=True)
-    return out
-
-
 class _File:
     """One .tf file's lines (to locate what it carries) and the names its module states."""
 
-    def __init__(self, source: str, path: str, known: dict[str, Any]) -> None:
+    def __init__(self, source: str, path: str, known: dict[str, Any], real_path: str | None = None) -> None:
         self.lines = source.splitlines()
         self.path = path
         self.known = known
+        self.real_path = real_path
+        self.issues: list[Issue] = []  # templates not read, placeholders they leave
+
+    def render(self, expr: str, at: int) -> tuple[str, str] | None:
+        """(text, file as shown) of a `templatefile(...)` / template `file(...)` call (terraform_files.py);
+        None when it names none or is not read (then an info says why, at line `at`)."""
+        call = tf_files.call_of(expr)
+        if call is None:
+            return None
+        fn, quoted, args = call
+        variables = tf_names.fill(_hcl_object(args), self.known) if args else {}
+        text, shown, left = tf_files.rendered(
+            fn, _unquote(quoted), variables, self.real_path, self.path, self.known
+        )
+        where = Location(self.path, at + 1, 1)
+        if text is None:
+            if shown:
+                self.issues.append(
+                    _info(
+                        f"Terraform {fn}({_unquote(quoted)}) {shown}: what it renders is not checked", where
+                    )
+                )
+            return None
+        if left:
+            said = ", ".join(f"${{{n[:40]}}}" for n in left[:4]) + (" …" if len(left) > 4 else "")
+            self.issues.append(
+                _info(
+                    f"Terraform {fn}({_unquote(quoted)}): {said} {'is' if len(left) == 1 else 'are'} not given a "
+                    "literal value by its vars: placeholders, read as written, the settings that use them are not checked",
+                    where,
+                )
+            )
+        return text, shown
 
     def find(self, pattern: str, after: int = 0) -> int:
         """The 0-based line of the first match at or after `after` (`after` when none)."""
@@ -163,27 +154,33 @@ def _string_objects(value: str, f: _File, at: int, attr: str) -> list[Mapping]:
     if call is not None:
         fn, arg = call.groups()
         if fn in ("yamlencode", "jsonencode"):
-            root = from_plain(blocks.fill(_hcl_object(arg), f.known), f.path, at)
+            root = from_plain(tf_names.fill(_hcl_object(arg), f.known), f.path, at)
             return [root] if root is not None else []
         arg = arg.strip()
-        if not arg.startswith('"'):
-            return []  # yamldecode(file(...)): that file is linted on its own
+        if not arg.startswith('"'):  # yamldecode(templatefile(...)): the template, filled, in its own file
+            got = f.render(arg, at)
+            return mark_file(from_yaml(got[0], got[1], 0), got[1]) if got is not None else []
         value = _unquote(arg)
-    elif value.startswith("${") and value.endswith("}"):
-        return []  # templatefile(...), a variable: nothing written here
+    elif value.startswith("${") and value.endswith("}"):  # `yaml_body = templatefile(...)`, a variable
+        got = f.render(value[2:-1], at)
+        return mark_file(from_yaml(got[0], got[1], 0), got[1]) if got is not None else []
     start = f.find(rf"^\s*{re.escape(attr)}\b", at)
     heredoc = start < len(f.lines) and "<<" in f.lines[start]  # `yaml_body = <<-EOT`
-    return from_yaml(blocks.fill_text(value, f.known), f.path, start + 1 if heredoc else start)
+    return from_yaml(tf_names.fill_text(value, f.known), f.path, start + 1 if heredoc else start)
 
 
-def objects(source: str, path: str, module: dict[str, Any] | None = None) -> list[Mapping]:
+def objects(source: str, path: str, real_path: str | None = None) -> list[Mapping]:
     """Every Kubernetes object (and Helm values document) the file's resources and the data-addons
-    module carry ([] when the file does not parse), at most OBJECTS_MAX. `module`: the variable
-    defaults and locals the module's other files state (`names`)."""
+    module carry ([] when the file does not parse), at most OBJECTS_MAX; `var.x` / `local.x` filled
+    with what the module beside `real_path` states (`known`)."""
+    return _objects(source, path, real_path)[0]
+
+
+def _objects(source: str, path: str, real_path: str | None) -> tuple[list[Mapping], list[Issue]]:
     tree = _parse(source)
     if tree is None:
-        return []
-    f = _File(source, path, {**(module or {}), **blocks.names(tree, _plain)})
+        return [], []
+    f = _File(source, path, known(source, real_path), real_path)
     out: list[Mapping] = []
     for block in tree.get("resource", []):
         for rtype, named in block.items():
@@ -198,7 +195,7 @@ def objects(source: str, path: str, module: dict[str, Any] | None = None) -> lis
             configs = body.get("karpenter_resources_helm_config") if isinstance(body, dict) else None
             for key, config in configs.items() if isinstance(configs, dict) else ():
                 out.extend(_karpenter_resources(_unquote(key), config, f, at))
-    return out[:OBJECTS_MAX]
+    return out[:OBJECTS_MAX], f.issues
 
 
 def carried(source: str, path: str, real_path: str | None) -> tuple[list[Mapping], list[Issue]]:
@@ -215,8 +212,8 @@ def carried(source: str, path: str, real_path: str | None) -> tuple[list[Mapping
             why, fix = "it does not parse as HCL (python-hcl2)", "check it with `terraform validate`"
         text = f"Terraform file not read: {why}; the Kubernetes objects and Helm values it may carry are not checked"
         return [], [Issue(NOT_CHECKABLE, text, Location(path, 1, 1), fix=fix)]
-    roots = objects(source, path, module_names(real_path) if real_path else None)
-    return roots, _unstated(roots, path)
+    roots, issues = _objects(source, path, real_path)
+    return roots, issues + _unstated(roots, path)
 
 
 _UNSTATED = re.compile(r"\$\{\s*((?:var|local)\.[A-Za-z_][A-Za-z0-9_-]*)\s*\}")
@@ -234,6 +231,10 @@ def _containers(data: Any) -> list[Any]:
         elif isinstance(node, list):
             stack.extend(node)
     return out
+
+
+def _info(message: str, where: Location) -> Issue:
+    return Issue(NOT_CHECKABLE, message, where, severity=Severity.INFO)
 
 
 def _unstated(roots: list[Mapping], path: str) -> list[Issue]:
@@ -259,42 +260,14 @@ def _unstated(roots: list[Mapping], path: str) -> list[Issue]:
     return out
 
 
-def module_names(real_path: str) -> dict[str, Any]:
-    """What the other .tf files of the file's folder (its module) state: bounded, no symlinks."""
-    folder = os.path.dirname(os.path.abspath(real_path))
-    out: dict[str, Any] = {}
-    try:
-        entries = sorted((e for e in os.scandir(folder) if e.name.endswith(".tf")), key=lambda e: e.name)[
-            :MODULE_FILES_MAX
-        ]
-    except OSError:
-        return out
-    for entry in entries:
-        if entry.path == os.path.abspath(real_path) or not entry.is_file(follow_symlinks=False):
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-        except OSError:
-            continue
-        out.update(_file_names(entry.path, st.st_mtime_ns, st.st_size))
-    return out
-
-
-@lru_cache(maxsize=256)
-def _file_names(path: str, _mtime: int, size: int) -> dict[str, Any]:
-    if size > MODULE_FILE_BYTES:
+def known(source: str, real_path: str | None) -> dict[str, Any]:
+    """What `var.x` / `local.x` are for one .tf file: its module's defaults, the file's own names, then
+    the module's tfvars, locals settled (terraform_names.py: the one resolver of every .tf reader)."""
+    tree = _parse(source) if ("var." in source or "local." in source) else None
+    if tree is None:
         return {}
-    try:
-        data = read_regular(path, MODULE_FILE_BYTES)
-    except (OSError, ValueError):
-        return {}
-    return names(data.decode("utf-8", "replace"))
-
-
-def names(source: str) -> dict[str, Any]:
-    """The variable defaults and literal locals one .tf file states (terraform_blocks.names)."""
-    tree = _parse(source) if ("variable" in source or "locals" in source) else None
-    return blocks.names(tree, _plain) if tree is not None else {}
+    defaults, assigned = tf_names.module_names(real_path, _parse, _plain) if real_path else ({}, {})
+    return tf_names.settle({**defaults, **tf_names.names(tree, _plain), **assigned})
 
 
 def _resource(rtype: str, body: Any, f: _File, at: int) -> list[Mapping]:
@@ -307,10 +280,10 @@ def _resource(rtype: str, body: Any, f: _File, at: int) -> list[Mapping]:
         manifest = body.get("manifest")
         if isinstance(manifest, str):
             return _string_objects(_unquote(manifest), f, at, "manifest")
-        return _located(blocks.fill(_plain(manifest), f.known), f, at)
+        return _located(tf_names.fill(_plain(manifest), f.known), f, at)
     if rtype == "helm_release":
         return _helm_release(body, f, at)
-    return _located(blocks.fill(blocks.workload(rtype, body, _plain), f.known), f, at)
+    return _located(tf_names.fill(blocks.workload(rtype, body, _plain), f.known), f, at)
 
 
 def _located(data: Any, f: _File, at: int) -> list[Mapping]:
@@ -326,17 +299,18 @@ def _helm_release(body: dict[str, Any], f: _File, at: int) -> list[Mapping]:
         if not text.startswith("${"):
             start = f.find(r"^\s*values\b", at)
             return from_yaml(
-                blocks.fill_text(text, f.known), f.path, f.find(r"<<-?\s*[A-Za-z_]+\s*$", start) + 1
+                tf_names.fill_text(text, f.known), f.path, f.find(r"<<-?\s*[A-Za-z_]+\s*$", start) + 1
             )
 
     def documents(entry: Any) -> list[Any]:
         text = _unquote(entry) if isinstance(entry, str) else ""
         call = _CALL.match(text)
         if call is not None and call.group(1) == "yamlencode":
-            return [blocks.fill(_hcl_object(call.group(2)), f.known)]
-        if text.startswith("${"):
-            return []  # file(...), templatefile(...): read where the file is
-        docs, issues = compose(blocks.fill_text(text, f.known), f.path)
+            return [tf_names.fill(_hcl_object(call.group(2)), f.known)]
+        if text.startswith("${") and text.endswith("}"):  # templatefile(...), a template's file(...)
+            got = f.render(text[2:-1], at)
+            text = got[0] if got is not None else ""
+        docs, issues = compose(tf_names.fill_text(text, f.known), f.path)
         return [] if issues else [to_plain(d.root) for d in docs]
 
     return _located(blocks.helm_values(body, _plain, documents), f, at)
@@ -350,7 +324,7 @@ def _karpenter_resources(key: str, config: Any, f: _File, at: int) -> list[Mappi
         if not isinstance(text, str):
             continue
         start = f.find(rf'^\s*"?{re.escape(key)}"?\s*=', at)
-        text = blocks.fill_text(_unquote(text), f.known)
+        text = tf_names.fill_text(_unquote(text), f.known)
         for root in from_yaml(text, f.path, f.find(r"<<-?\s*[A-Za-z_]+\s*$", start) + 1):
             pool = root.map("nodePool")
             if pool is None:

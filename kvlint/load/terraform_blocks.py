@@ -12,8 +12,7 @@ attribute (`labels`, `limits = { "nvidia.com/gpu" = 1 }`, `node_selector`) keeps
 `set_string` block's dotted name (registry.terraform.io/providers/hashicorp/helm: later values win,
 `set` over values), as one values document.
 
-`var.NAME` and `local.NAME` are replaced where the module states them: a variable's `default`, a
-`locals` entry that is itself a literal; anything else stays as its `${...}` text.
+`var.NAME` and `local.NAME` are filled by terraform_names.py, the one resolver of the .tf readers.
 """
 
 from __future__ import annotations
@@ -51,7 +50,6 @@ _LISTS = {
     "host_aliases": "hostAliases",
     "items": "items",
 }
-_REF = re.compile(r"\$\{\s*(var|local)\.([A-Za-z_][A-Za-z0-9_-]*)\s*\}")
 
 
 def _camel(name: str) -> str:
@@ -149,50 +147,3 @@ def _set(into: dict[str, Any], dotted: str, value: Any) -> None:
         if not isinstance(seq[index], dict):
             seq[index] = {}
         node = seq[index]
-
-
-def names(tree: dict[str, Any], plain) -> dict[str, Any]:
-    """`var.x` and `local.x` of one file: variable defaults and literal locals, by `var.x` / `local.x`."""
-    out: dict[str, Any] = {}
-    for block in tree.get("variable") or []:
-        for name, body in block.items() if isinstance(block, dict) else ():
-            if isinstance(body, dict) and "default" in body:
-                value = plain(body["default"])
-                if value is not None:
-                    out[f"var.{plain(name)}"] = value
-    for block in tree.get("locals") or []:
-        for name, value in block.items() if isinstance(block, dict) else ():
-            v = plain(value)
-            if not name.startswith("__") and not (isinstance(v, str) and "${" in v):
-                out[f"local.{name}"] = v
-    return out
-
-
-def fill(value: Any, known: dict[str, Any]) -> Any:
-    """Replace the stated variables and locals in plain data (module docstring)."""
-    if not known:
-        return value
-    if isinstance(value, dict):
-        return {k: fill(v, known) for k, v in value.items()}
-    if isinstance(value, list):
-        return [fill(v, known) for v in value]
-    if isinstance(value, str):
-        whole = _REF.fullmatch(value.strip())
-        if whole is not None and f"{whole.group(1)}.{whole.group(2)}" in known:
-            return known[f"{whole.group(1)}.{whole.group(2)}"]
-        return fill_text(value, known)
-    return value
-
-
-def fill_text(text: str, known: dict[str, Any]) -> str:
-    def one(m: re.Match[str]) -> str:
-        v = known.get(f"{m.group(1)}.{m.group(2)}")
-        return (
-            str(v).lower()
-            if isinstance(v, bool)
-            else str(v)
-            if isinstance(v, (str, int, float))
-            else m.group(0)
-        )
-
-    return _REF.sub(one, text) if known and "${" in text else text

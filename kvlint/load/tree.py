@@ -124,6 +124,33 @@ class Sequence(Node):
         return f"Sequence(len={len(self.items)} @{self.line + 1}:{self.col + 1})"
 
 
+def nodes(roots: list) -> list[Node]:
+    """Every node of these trees, each once however many aliases share it."""
+    out: list[Node] = []
+    stack: list[Node] = list(roots)
+    seen: set[int] = set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        out.append(n)
+        if isinstance(n, Mapping):
+            stack.extend(n.keys.values())
+            stack.extend(n.values.values())
+        elif isinstance(n, Sequence):
+            stack.extend(n.items)
+    return out
+
+
+def mark_file(roots: list, shown: str) -> list:
+    """Trees read from another file (a values file a kustomization names, a Terraform template): each
+    node says so, and findings point into that file."""
+    for n in nodes(roots):
+        n.file = shown
+    return roots
+
+
 def to_plain(node: Node | None, budget: list[int] | None = None):
     """The node as plain Python data (dict/list/scalars), for schema validation of small documents."""
     if budget is None:

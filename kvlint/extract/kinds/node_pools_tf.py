@@ -10,7 +10,8 @@ Terraform is parsed with python-hcl2 (imported only when a .tf file is read: it 
 - modules' `eks_managed_node_groups` / `self_managed_node_groups` maps (terraform-aws-modules/eks:
   instance_types, labels, taints, max_size);
 - node-pool objects the file carries as Kubernetes objects (kvlint/load/terraform.py).
-A value Terraform computes (`var.x`, `${...}`) is not a literal: it is left out.
+`var.x` / `local.x` are filled where the module states them (a default, a tfvars value, a local); a value
+Terraform computes (`module.x`, `data.x`, a function) is not a literal: it is left out.
 ARM / Bicep-compiled JSON: Microsoft.ContainerService/managedClusters agentPoolProfiles and
 managedClusters/agentPools resources (vmSize, nodeLabels, nodeTaints, maxCount).
 """
@@ -92,29 +93,34 @@ class _Lines:
         return Location(self.path, after + 1, 1)
 
 
-def read(source: str, path: str) -> list[Pool]:
+def read(source: str, path: str, real_path: str | None = None) -> list[Pool]:
     """The node pools of one Terraform file ([] when it does not parse): its node-pool resources and
     modules, then the node-pool objects it carries (kvlint/load/terraform.py: Karpenter NodePools in
-    kubectl_manifest / kubernetes_manifest, and the data-addons module's karpenter-resources values)."""
-    out = _resources(source, path) if re.search(r"node_group|node_pool", source) else []
+    kubectl_manifest / kubernetes_manifest, and the data-addons module's karpenter-resources values).
+    `var.x` / `local.x` are what the module beside `real_path` states (load/terraform_names.py, the
+    resolver the workload reader uses too)."""
+    out = _resources(source, path, real_path) if re.search(r"node_group|node_pool", source) else []
     if "karpenter" in source:
-        out.extend(_carried(source, path))
+        out.extend(_carried(source, path, real_path))
     return out
 
 
-def _carried(source: str, path: str) -> list[Pool]:
+def _carried(source: str, path: str, real_path: str | None) -> list[Pool]:
     from kvlint.extract.registry import node_pool_reader
     from kvlint.load import terraform as tf_objects
 
     out: list[Pool] = []
-    for root in tf_objects.objects(source, path):
+    for root in tf_objects.objects(source, path, real_path):
         reader = node_pool_reader(root)
         if reader is not None:
             out.extend(reader(root, path, {}))
     return out
 
 
-def _resources(source: str, path: str) -> list[Pool]:
+def _resources(source: str, path: str, real_path: str | None) -> list[Pool]:
+    from kvlint.load import terraform as tf_objects
+    from kvlint.load import terraform_names as tf_names
+
     try:
         import hcl2
         from hcl2.utils import SerializationOptions
@@ -124,6 +130,7 @@ def _resources(source: str, path: str) -> list[Pool]:
         tree = hcl2.loads(source, serialization_options=SerializationOptions(strip_string_quotes=True))
     except Exception:  # noqa: BLE001 - python-hcl2 raises lark's and its own errors: the file is skipped
         return []
+    tree = tf_names.fill(tree, tf_objects.known(source, real_path))
     lines = _Lines(source, path)
     out: list[Pool] = []
     for block in tree.get("resource", []):
@@ -200,7 +207,7 @@ def _aks(name: str, body: dict[str, Any], where: Location, kind: str) -> Pool:
     return pool
 
 
-def read_arm(source: str, path: str) -> list[Pool]:
+def read_arm(source: str, path: str, _real_path: str | None = None) -> list[Pool]:
     """AKS agent pools of an ARM template (JSON)."""
     if "Microsoft.ContainerService" not in source:
         return []
