@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 
-from conftest import shared
-
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
 
@@ -30,21 +28,16 @@ def _lint(folder, more: str, text: str = _KUSTOMIZATION):
 
 
 def test_values_file_is_read_with_the_chart_s_layout(tmp_path):
-    """The production-stack tutorial's values (vllm-project/production-stack tutorials/assets/
-    values-01-minimal-example.yaml, corpus) as the kustomization's valuesFile: the workloads linting the
-    values file gives, named after the release, located in the values file."""
-    values = shared(
-        "corpus",
-        "manifests",
-        "vllm-project__production-stack__tutorials__assets__values-01-minimal-example.yaml",
-    )
-    (tmp_path / "values.yaml").write_text(values.read_text(encoding="utf-8"))
+    """The vLLM production-stack chart's keys (vllm-project/production-stack helm/values.yaml:
+    servingEngineSpec.modelSpec[]) in the kustomization's valuesFile: the workloads linting the values file
+    gives, named after the release, located in the values file."""
+    (tmp_path / "values.yaml").write_text(_VALUES)
     alone = read_and_lint(str(tmp_path / "values.yaml"), Settings(), "values.yaml")
     result = _lint(tmp_path, "    valuesFile: values.yaml\n")
     assert not isinstance(alone, str)
     (r,) = result.deployments
     (a,) = alone.deployments
-    assert r.deployment.model.value == a.deployment.model.value == "facebook/opt-125m"
+    assert r.deployment.model.value == a.deployment.model.value == "Qwen/Qwen2.5-7B-Instruct"
     assert r.deployment.label().startswith("Kustomization/vllm/") and r.deployment.where.file == "values.yaml"
     assert [f.rule for f in result.findings] == [f.rule for f in alone.findings]
 

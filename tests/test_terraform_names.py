@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from kvlint.extract.kinds import node_pools_tf
 from kvlint.load import terraform_names as tf_names
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
-
-pytest.importorskip("hcl2")
 
 _VARIABLES = """
 variable "gpu_type" {
