@@ -51,7 +51,7 @@ def extract(
     services = root.map("services")
     if services is None:
         return []
-    project = _Project.of(nearby, path)
+    project = _Project(nearby)
     out: list[Deployment] = []
     for name, svc in services.items():
         if isinstance(svc, Mapping):
@@ -63,21 +63,20 @@ def extract(
 
 @record
 class _Project:
-    """The variables of the compose project as kvlint reads them: the `.env` beside the file."""
+    """The variables of the compose project as kvlint reads them: the `.env` beside the file, read on the
+    first variable a value uses (a file that uses none reads nothing beside it)."""
 
     nearby: Nearby | None
-    env: cv.EnvFile
-    unread: str  # why the .env was not read ("absent", ...; "" when read)
-
-    @classmethod
-    def of(cls, nearby: Nearby | None, path: str) -> _Project:
-        if nearby is None:
-            return cls(None, cv.EnvFile(), "not looked for")
-        data, _shown, why = nearby.file_beside(".env")
-        env = cv.parse_env_file(data.decode("utf-8", "replace")) if data is not None else cv.EnvFile()
-        return cls(nearby, env, why)
+    env: cv.EnvFile | None = None
+    unread: str = ""  # why the .env was not read ("absent", ...; "" when read)
 
     def lookup(self, name: str) -> str | None:
+        if self.env is None:
+            self.env, self.unread = cv.EnvFile(), "not looked for"
+            if self.nearby is not None:
+                data, _shown, self.unread = self.nearby.file_beside(".env")
+                if data is not None:
+                    self.env = cv.parse_env_file(data.decode("utf-8", "replace"))
         return self.env.values.get(name)
 
 
