@@ -91,7 +91,7 @@ def _left(text: str, variables: Any) -> list[str]:
     out: list[str] = []
     for m in _ANY_REF.finditer(text):
         name = m.group(1).strip()
-        text = tf_names.as_text(given.get(name))
-        if (text is None or "${" in text) and name not in out:
+        value = tf_names.as_text(given.get(name))
+        if (value is None or "${" in value) and name not in out:
             out.append(name)
     return out
