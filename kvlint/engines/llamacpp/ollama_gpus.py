@@ -9,7 +9,10 @@ is full (greedyFit, :1137-1160). Its runner hands llama.cpp only the GPUs that g
 counts as --tensor-split (runner/llamarunner/runner.go:907-927).
 
 kvlint sizes the layers and the graph reserve by its own accounting (fit.py, compute.py), takes every GPU of
-the pod as equally free, and searches the share to 1e-6 as Ollama does.
+the pod as equally free, and searches the share to 1e-6 as Ollama does. Earlier releases also take the fewest
+GPUs that hold the model (v0.12.0 llm/memory.go:29-30 pickBestFullFitByLibrary, "Try to pack into as few GPUs
+as possible") but deal the layers out round-robin (estimateGPULayers), so on the GPUs chosen their layer
+counts may differ from this balance by a layer.
 """
 
 from __future__ import annotations
