@@ -174,6 +174,7 @@ def evaluate(engine: str, case: dict, version: str | None, rules) -> dict | None
             kv = p.kv_tokens * p.kv_per_token / GIB
         pred = {"weights": p.weights_per_gpu / GIB, "kv": kv, "tokens": float(p.kv_tokens)}
         pred["compute"] = p.term("compute buffer") / GIB
+        pred["slots"] = float(p.state_slots)  # SGLang's mamba pool
         real = logged(engine, case)
         by_gpu = (case.get("measured") or {}).get("kv_by_device_mib")
         if by_gpu and len(p.stage_pools) == len(by_gpu):  # llama.cpp: each GPU's own KV buffer
@@ -208,9 +209,10 @@ def report(engine: str, split: str, cases: list[dict], rows: list[dict]) -> None
         ("kv", "KV GiB"),
         ("weights", "weights"),
         ("compute", "compute"),
+        ("slots", "state slots"),
     ):
-        if name == "compute" and not any(name in r for r in done):
-            continue  # only llama.cpp logs a compute buffer of its own
+        if name in ("compute", "slots") and not any(name in r for r in done):
+            continue  # only llama.cpp logs a compute buffer of its own, only SGLang its mamba slots
         print(f"          {label:<10} {stats([r[name][2] for r in done if name in r])}")
     per_gpu = [t[2] for r in done for t in r.get("kv_gpu", [])]
     if per_gpu:  # only multi-GPU llama.cpp logs print a KV buffer per GPU
@@ -233,8 +235,10 @@ def print_cases(rows: list[dict]) -> None:
         if "skipped" in row:
             continue
         cells = []
-        for name in ("weights", "kv", "tokens", "compute"):
+        for name in ("weights", "kv", "tokens", "compute", "slots"):
             v = row.get(name)
+            if name == "slots" and not v:
+                continue
             cells.append(f"{name} {v[0]:,.2f}/{v[1]:,.2f} {v[2]:+.1%}" if v else f"{name} -")
         print(f"  {row['id']:<6} {row['model'][:40]:<40} " + "  ".join(cells) + f"  {row['verdict']}")
 

@@ -336,6 +336,8 @@ def logged(engine: str, case: dict) -> dict[str, float]:
         out["tokens"] = float(m[tokens_key])
     if m.get("k_size_gib") is not None:
         out["kv"] = float(m["k_size_gib"]) + float(m.get("v_size_gib") or m["k_size_gib"])
+    if m.get("max_mamba_cache_size") is not None:  # "Mamba Cache is allocated. max_mamba_cache_size: N"
+        out["slots"] = float(m["max_mamba_cache_size"])
     return out
 
 

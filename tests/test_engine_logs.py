@@ -177,6 +177,7 @@ def _implied_fraction(m):
         c
         for c in _with(_sglang_cases(), "avail_after_gib", "weights_gib", "k_size_gib")
         if c["engine_version"] is not None
+        and c.get("scorable", True)  # s-066: the fraction may be stated in the part of the log not quoted
         and c["settings"].get("mem_fraction_static") is None
         and c.get("outcome") == "started"
         and gpu_catalog.lookup(str(c["gpu"])) is not None

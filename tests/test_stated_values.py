@@ -230,6 +230,7 @@ VALUES = {
     "kv_cache_dtype": "fp8_e5m2",
     "distributed_executor_backend": "mp",
     "mamba_cache_mode": "all",
+    "mamba_ssm_dtype": "bfloat16",
     "performance_mode": "throughput",
     "speculative_algorithm": "NGRAM",
     "cuda_graph_backend_prefill": "full",

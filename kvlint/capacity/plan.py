@@ -92,6 +92,12 @@ class Plan:
     # layer of a group); 0 where the engine has no such groups
     kv_groups: int = 0
     group_slots: int = 0
+    # hybrid models whose state the engine keeps in a pool of per-request slots apart from the KV pool
+    # (SGLang's mamba pool): the slots, the running requests they allow, and the state layers; 0 where the
+    # engine has none. kv_tokens then counts the attention layers' tokens, all of which one request may use
+    state_slots: int = 0
+    state_cap: int = 0
+    state_layers: int = 0
 
     # typed verdicts a rule reads (never by matching a note's text): the engine's start-up warm-up does not
     # fit, in its words ('' when it does; TGI), and the KV cache also holds a sparse-attention indexer's

@@ -126,6 +126,11 @@ class ModelArch:
     )
     state_bytes_per_seq: int = 0  # hybrid models: fixed Mamba / linear-attention state per running sequence
     state_layers: tuple[int, ...] = ()  # the layers holding that state (Mamba / linear attention), in order
+    # the SSM / recurrent part of that state: its elements per sequence and the width state_bytes_per_seq
+    # prices them at (the config's mamba_ssm(_cache)_dtype, else the model dtype); an engine that keeps it
+    # at another width (SGLang's --mamba-ssm-dtype, float32 by default) reprices it (engines/sglang/state.py)
+    state_ssm_elems: int = 0
+    state_ssm_width: float = 0.0
     encoder_tokens: int = 0  # cross-attention models: encoder (image) tokens one request's CROSS layers cache
     checkpoint_bytes: int | None = None  # safetensors total_size when known
     checkpoint_bytes_source: str = ""

@@ -30,7 +30,7 @@ from kvlint.catalog.hf_keys import (
     served_part,
     text_part,
 )
-from kvlint.catalog.hybrid import STATEFUL, mixers, state_note, state_per_layer
+from kvlint.catalog.hybrid import STATEFUL, mixers, ssm_width, state_note, state_per_layer
 from kvlint.catalog.layer_kinds import unpriced_attention, window_and_kinds
 from kvlint.catalog.native_keys import native_keys
 from kvlint.catalog.nested_defaults import with_text_defaults, with_vision_defaults
@@ -123,6 +123,16 @@ def _hybrid_state(cfg: dict[str, Any], mix: tuple[str, ...] | None, shape: Shape
     width = _DTYPE_BYTES.get(dtype, 2.0)
     h, nq, d = shape.hidden, shape.query_heads, shape.attn_dim
     return sum(state_per_layer(cfg, m, h, nq, d, width) for m in mix)
+
+
+def _ssm_elems(cfg: dict[str, Any], mix: tuple[str, ...] | None, shape: Shape, dtype: str) -> int:
+    """Elements of the SSM / recurrent part of that state (the part an engine may keep at another width than
+    the config's: SGLang's --mamba-ssm-dtype), counted as the state in float32 less the state in 16-bit."""
+    if not mix:
+        return 0
+    wide = _hybrid_state({**cfg, "mamba_ssm_cache_dtype": "float32"}, mix, shape, dtype)
+    narrow = _hybrid_state({**cfg, "mamba_ssm_cache_dtype": "bfloat16"}, mix, shape, dtype)
+    return max(0, wide - narrow) // 2
 
 
 def _cross(p: LayerParams, head_dim: int) -> LayerParams:
@@ -311,6 +321,8 @@ def parse_config(
         gated_mlp=gated,
         notes=notes,
         state_bytes_per_seq=state,
+        state_ssm_elems=_ssm_elems(cfg, mix, shape, dtype) if state else 0,
+        state_ssm_width=ssm_width(cfg, _DTYPE_BYTES.get(dtype, 2.0)) if state else 0.0,
         state_layers=tuple(i for i, m in enumerate(mix or ()) if m in STATEFUL) if state else (),
         encoder_tokens=enc_tokens,
         facts={"kv_heads_query_heads": f"{nkv} KV heads, {nq} query heads"},

@@ -334,6 +334,11 @@ def mixer_params(cfg: dict[str, Any], mixer: str, h: int, nq: int, d: int) -> in
     return 0
 
 
+def ssm_width(cfg: dict[str, Any], dtype_bytes: float) -> float:
+    """Bytes per element of the SSM / recurrent state as the config states it (its model dtype otherwise)."""
+    return _ssm_bytes(cfg, dtype_bytes)
+
+
 def _ssm_bytes(cfg: dict[str, Any], dtype_bytes: float) -> float:
     name = str(first(cfg, "mamba_ssm_cache_dtype", "mamba_ssm_dtype", default="") or "").lower()
     return {"float32": 4.0, "bfloat16": 2.0, "float16": 2.0}.get(name, dtype_bytes)
@@ -389,5 +394,6 @@ __all__ = [
     "mixer_params",
     "mixers",
     "state_note",
+    "ssm_width",
     "state_per_layer",
 ]

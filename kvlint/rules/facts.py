@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvlint import engines
 from kvlint.deployment import Deployment, Value
 from kvlint.findings import Location
+from kvlint.units import tokens
+
+if TYPE_CHECKING:
+    from kvlint.capacity.plan import Plan
 
 
 def where_of(d: Deployment, *values: Value | None, stated_only: bool = True) -> Location:
@@ -44,3 +50,25 @@ def flag(engine: str, setting: str) -> str:
 def spec_key(d: Deployment, setting: str, engine: str) -> str:
     """The name to tell the user: the spec key in a ServingSpec, the engine flag elsewhere."""
     return setting if d.kind == "ServingSpec" else flag(engine, setting)
+
+
+def pool_tokens(p: Plan) -> str:
+    """The pool's token count as a message gives it. For a hybrid whose state the engine keeps in slots of
+    its own (Plan.state_layers), the tokens are its attention layers' and one request may use them all:
+    the state layers take one slot per request whatever its length, so the rules count the tokens."""
+    if not p.state_layers:
+        return f"{tokens(p.kv_tokens)} tokens"
+    return (
+        f"{tokens(p.kv_tokens)} tokens of its attention layers, all usable by one request; its "
+        f"{p.state_layers} state layers take one slot per request instead"
+    )
+
+
+def state_cap_note(p: Plan, stated: int) -> str:
+    """Why fewer requests run than stated, when the engine's state slots cap them (SGLang's mamba pool)."""
+    if not p.state_cap or p.max_num_seqs != p.state_cap or stated <= p.state_cap:
+        return ""
+    return (
+        f"{engines.display(p.engine)} runs at most {p.state_cap:,} at once, what its {p.state_slots:,} "
+        "state slots allow"
+    )

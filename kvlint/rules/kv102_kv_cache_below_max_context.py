@@ -9,7 +9,7 @@ from kvlint.engines.base import LongSequence, Startup
 from kvlint.findings import Finding, Severity
 from kvlint.record import replace
 from kvlint.rules.base import PlanContext, PlanRule
-from kvlint.rules.facts import shown, spec_key, where_of
+from kvlint.rules.facts import pool_tokens, shown, spec_key, where_of
 from kvlint.rules.fixes import UNSAFE, display, set_setting
 from kvlint.units import gib, tokens
 
@@ -171,7 +171,7 @@ class KvCacheBelowMaxContext(PlanRule):
                 answer = replace(answer, shrinks_to=p.max_len_that_fits)  # the length only the plan knows
             message = (
                 f"one sequence of {shown(ctx.in_force.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
-                f"holds {gib(p.kv_pool)} per GPU ({tokens(p.kv_tokens)} tokens): {engine.display} {_verb(answer)}"
+                f"holds {gib(p.kv_pool)} per GPU ({pool_tokens(p)}): {engine.display} {_verb(answer)}"
             )
         said, slack = assumptions(ctx)
         severity = None

@@ -5,7 +5,7 @@ from kvlint.capacity.course import fits, max_concurrent, usable_budget
 from kvlint.findings import Finding, Severity
 from kvlint.record import record
 from kvlint.rules.base import PlanContext, PlanRule
-from kvlint.rules.facts import shown, spec_key, where_of
+from kvlint.rules.facts import pool_tokens, shown, spec_key, state_cap_note, where_of
 from kvlint.units import gib, tokens
 
 
@@ -26,6 +26,11 @@ class KvCacheBelowWorstCase(PlanRule):
     `src/aiconfigurator/cli/main.py:407-408`, `--isl`/`--osl`). It is counted as the engine
     allocates a request of that length (vLLM blocks and sliding windows, SGLang and TGI token
     slots), in the same pool. A context no longer than `expected-tokens` is its own typical request.
+
+    For a hybrid model whose Mamba / linear-attention state SGLang keeps in slots of its own, the pool is
+    the full-attention layers' tokens (what one request may use) and the running requests are at most what
+    the slots allow (a third of them with the radix cache on): when that cap, not the stated
+    `max_sequences`, is what runs, the message says so and counts the cap.
 
     It warns when the author stated `max_sequences` or `max_context` (the other may be the engine
     default, named in the message). When both are engine defaults the same figures are an info: the
@@ -98,10 +103,16 @@ class KvCacheBelowWorstCase(PlanRule):
         allowance = f" after {frag:.0%} fragmentation" if frag else ""
         admit = max(1, max_concurrent(usable, p.request_units, 1)) if p.request_units else 1
         typical = _typical(ctx, usable, admit)
+        lead = f"{shown(ctx.in_force.max_sequences)} sequences"
+        capped = state_cap_note(p, _stated(ctx))
+        if capped:  # the engine's state slots cap the running requests: the worst case is that many
+            lead = f"{lead} stated, but {capped}: {seqs:,} sequences"
         message = (
-            f"{shown(ctx.in_force.max_sequences)} sequences of {shown(ctx.in_force.max_context)} tokens need {gib(need)} of KV cache per GPU "
-            f"but the pool holds {gib(p.kv_pool)}: only {real:.2f} run at full length at once{allowance}; "
-            f"{seqs:,} sequences get {tokens(p.context_at_max_seqs)} tokens each"
+            f"{lead} of {shown(ctx.in_force.max_context)} tokens need {gib(need)} of KV cache per GPU "
+            f"but the pool holds {gib(p.kv_pool)}"
+            + (f" ({pool_tokens(p)})" if p.state_layers else "")
+            + f": only {real:.2f} run at full length at once{allowance}"
+            + f"; {seqs:,} sequences get {tokens(p.context_at_max_seqs)} tokens each"
         )
         if typical.tokens < p.max_model_len:
             message += f"; at a typical request of {tokens(typical.tokens)} tokens (expected-tokens) " + (
@@ -128,6 +139,11 @@ class KvCacheBelowWorstCase(PlanRule):
             f"{_trade_off(seq_key, seqs, admit, typical)}; or make room: shorten the context, use fp8 KV cache, "
             "or add GPUs",
         )
+
+
+def _stated(ctx: PlanContext) -> int:
+    v = ctx.in_force.max_sequences
+    return int(v.value) if v is not None and isinstance(v.value, int) else 0
 
 
 @record(frozen=True)

@@ -55,6 +55,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--attention-backend": ("attention_backend", "text"),
     "--max-mamba-cache-size": ("max_mamba_cache_size", "int"),
     "--mamba-full-memory-ratio": ("mamba_full_memory_ratio", "float"),
+    "--mamba-ssm-dtype": ("mamba_ssm_dtype", "text"),
     "--disable-radix-cache": ("disable_radix_cache", "bool"),
     "--speculative-num-draft-tokens": ("speculative_num_draft_tokens", "int"),
     "--enable-lora": ("enable_lora", "bool"),

@@ -25,7 +25,7 @@ from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines.sglang import defaults as sd
 from kvlint.engines.sglang import lora
 from kvlint.engines.sglang.dsa import dsa_indexer_bytes
-from kvlint.engines.sglang.state import sglang_state
+from kvlint.engines.sglang.state import MambaPool, sglang_state
 from kvlint.record import record
 from kvlint.units import GIB, gib, tokens
 
@@ -51,6 +51,8 @@ class Release:
     era: str | None = None  # how its memory fraction is picked (sglang/defaults.py era)
     mm_reserve_bytes: int = 0  # what it holds back for a vision tower's activations
     dsa_latent_bytes: int = 0  # a DeepSeek-sparse-attention latent's bytes per token, when it differs
+    mamba_pool: str = "auto"  # how a hybrid model's mamba pool is sized (data/releases.json mamba_pool)
+    radix_off: bool = False  # the release turns the radix cache off for this hybrid model (state.py)
 
 
 def _release(s: EngineSettings) -> Release:
@@ -85,14 +87,38 @@ def _cell(arch: ModelArch, s: EngineSettings, kv_bytes: float, layers: int) -> t
     return per_layer * layers, layers - swa, swa
 
 
-def _state_terms(state_bytes: int, slots: int, cap: int) -> list[Term]:
-    if not state_bytes:
+def _state_terms(pool: MambaPool) -> list[Term]:
+    if not pool.bytes:
         return []
+    radix = "radix cache on: a third of the slots" if pool.radix else "radix cache off: one slot each"
     note = (
-        f"SGLang mamba pool (handle_max_mamba_cache): {slots:,} state slots, taken before the KV pool; "
-        f"max_running_requests at most {cap:,} (max_mamba_cache_size // ratio)"
+        f"SGLang mamba pool (handle_max_mamba_cache): {pool.slots:,} state slots of {pool.per_req:,} B, taken "
+        f"before the KV pool; max_running_requests at most {pool.cap:,} ({radix})"
     )
-    return [Term("Mamba/linear state", state_bytes, note)]
+    return [Term("Mamba/linear state", pool.bytes, note)]
+
+
+def _state_line(pool: MambaPool) -> list[str]:
+    if not pool.bytes:
+        return []
+    return [
+        f"  - mamba state pool: {gib(pool.bytes)} ({pool.slots:,} slots x {pool.per_req:,} B: "
+        f"max_mamba_cache_size {pool.slots:,})"
+    ]
+
+
+def _state_layers(n_state: int, pool: MambaPool) -> str:
+    """What the hybrid's state layers hold, beside the attention layers that price the cell."""
+    return f"; {n_state} state layers hold one slot per request, no tokens" if pool.slots else ""
+
+
+def _running_line(s: EngineSettings, max_running: int, pool: MambaPool) -> str:
+    if pool.slots and max_running == pool.cap:
+        ratio = "a third of them with the radix cache on" if pool.radix else "one each, the radix cache off"
+        return f"max_running_requests {max_running:,} (the mamba pool's {pool.slots:,} slots, {ratio})"
+    return f"max_running_requests {max_running:,}" + (
+        "" if s.max_num_seqs else " (SGLang default: min(tokens // 2, request pool))"
+    )
 
 
 def _swa_split(kv_tokens: int, cell: int, layers: int, full_layers: int, swa_layers: int) -> tuple[int, str]:
@@ -148,11 +174,15 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     offload = int(float(s.extra.get("cpu_offload_gb") or 0) * GIB)  # sglang==0.5.23 utils/offloader.py:69-71
     stage_weights = max(0, w.per_gpu_max - offload)
     wsrc = w.source + (f"; minus {gib(offload)} offloaded to CPU (--cpu-offload-gb)" if offload else "")
-    state_bytes, slots, cap = 0, 0, 0
+    mamba, n_state = MambaPool(0, 0, 0, 0, True), 0
     if has_state(arch):  # handle_max_mamba_cache: the state pool comes out of the rest memory first
         rest = int(free_before * s.utilization) - stage_weights
         n_state = max(pp_partitions(len(arch.state_layers), s.pp))
-        state_bytes, slots, cap = sglang_state(arch, s.tp, n_state, rest, s.extra, s.max_num_seqs)
+        rel = _release(s)
+        mamba = sglang_state(
+            arch, s.tp, n_state, rest, s.extra, s.max_num_seqs, rel.mamba_pool, rel.radix_off
+        )
+    state_bytes, cap = mamba.bytes, mamba.cap
     mm_reserve = _release(s).mm_reserve_bytes
     pool = budget - stage_weights - state_bytes - mm_reserve
     kv_tokens = profile_max_num_token(
@@ -177,7 +207,7 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         gpu_total=total,
         utilization=s.utilization,
         budget=budget,
-        terms=[Term("weights", stage_weights, wsrc)] + _state_terms(state_bytes, slots, cap),
+        terms=[Term("weights", stage_weights, wsrc)] + _state_terms(mamba),
         kv_pool=pool,
         kv_per_token=full_cell,
         page_bytes=cell * page,
@@ -196,6 +226,9 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         weights_per_gpu=stage_weights,
         weights_total=w.total,
         weights_source=wsrc,
+        state_slots=mamba.slots,
+        state_cap=mamba.cap,
+        state_layers=n_state if mamba.slots else 0,
     )
     p.notes.extend(_notes(arch, s, swa_note))
     p.lines = [
@@ -209,11 +242,11 @@ def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             if mm_reserve
             else []
         ),
+        *_state_line(mamba),
         f"  = KV pool per GPU: {gib(pool)}",
-        f"cell per token: {cell:,} B ({layers} attention layers) -> max_total_num_tokens {tokens(kv_tokens)}"
-        + (f" (page size {page})" if page > 1 else ""),
-        f"max_running_requests {max_running:,}"
-        + ("" if s.max_num_seqs else " (SGLang default: min(tokens // 2, request pool))"),
+        f"cell per token: {cell:,} B ({layers} attention layers{_state_layers(n_state, mamba)}) -> "
+        f"max_total_num_tokens {tokens(kv_tokens)}" + (f" (page size {page})" if page > 1 else ""),
+        _running_line(s, max_running, mamba),
     ]
     lora_note = lora.note(s.extra)
     if lora_note:

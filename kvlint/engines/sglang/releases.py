@@ -48,6 +48,7 @@ class Rules:
     unknown_fraction: float
     graph_bs_capped: bool
     stated_reqs_cap: str
+    mamba_pool: str
 
 
 @cache

@@ -196,7 +196,22 @@ def _release(arch: ModelArch, gpu: GpuSpec | None, version: tuple[int, ...] | No
         era=sd.era(version),
         mm_reserve_bytes=sd.rules(version).mm_reserve_mb * MB if arch.vision_params else 0,
         dsa_latent_bytes=dsa_latent_bytes(arch, gpu, version, kv_dtype),
+        mamba_pool=sd.rules(version).mamba_pool,
+        radix_off=_radix_off(arch, sd.rules(version).mamba_pool),
     )
+
+
+# model_runner's mamba2_config classes, whose radix cache v0.5.4-v0.5.6 turn off ("FalconH1Config model
+# detected, disable radix cache": sglang==0.5.4 model_executor/model_runner.py:402-405, 1490-1495)
+MAMBA2_ARCHS = ("FalconH1ForCausalLM", "NemotronHForCausalLM", "NemotronH_Nano_VL_V2")
+
+
+def _radix_off(arch: ModelArch, mamba_pool: str) -> bool:
+    """The release runs this hybrid model without the radix cache whatever was stated: every hybrid up to
+    v0.5.3 (the only ones it runs: Qwen3-Next, Falcon-H1), the Mamba-2 ones in v0.5.4-v0.5.6."""
+    if not arch.state_layers:
+        return False
+    return mamba_pool == "fixed" or (mamba_pool == "ratio" and _arch_name(arch).startswith(MAMBA2_ARCHS))
 
 
 def checkpoint_kv_fp8(arch: ModelArch, version: tuple[int, ...] | None) -> bool:
