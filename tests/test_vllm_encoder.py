@@ -24,7 +24,7 @@ GIB = 1 << 30
 
 
 def _plan(model: str, **kw):
-    s = vllm_settings(version="0.19.0", max_num_seqs=1024, utilization=0.95, **kw)
+    s = vllm_settings(**{"version": "0.19.0", "max_num_seqs": 1024, "utilization": 0.95, **kw})
     return vllm.plan(arch_of(model), lookup_gpu("NVIDIA H100 80GB HBM3"), s)
 
 
@@ -95,3 +95,33 @@ def test_a_family_kvlint_does_not_size_is_said():
     163-197), which kvlint does not read: the plan says the encoder profile is left out, and the peak is the text one."""
     p = _plan("moonshotai/Kimi-VL-A3B-Instruct")
     assert "kimi_vl vision encoder on dummy images, which kvlint does not size" in _act(p)[1]
+
+
+def test_the_batch_size_rule_follows_the_release():
+    """Before 0.10 the encoder budget is divided rounding up (vllm==0.8.5 gpu_model_runner.py:1603); 0.10.0
+    rounds down against max_num_seqs x limit (gpu_model_runner.py:2358-2378); from 0.10.1 a prompt also holds
+    at most max_model_len // tokens items (vllm==0.10.1.1 vllm/v1/worker/utils.py:104-107)."""
+
+    def items(version: str, **kw) -> str:
+        return _act(_plan("google/gemma-3-27b-it", version=version, **kw))[1]
+
+    assert "32 x one" in items("0.8.5", max_batched_tokens=8000)
+    assert "31 x one" in items("0.19.0", max_batched_tokens=8000)
+    # four requests of one image each (max_model_len 300 holds one 256-token image)
+    assert "32 x one" in items("0.10.0", max_num_seqs=4, max_model_len=300)
+    assert "4 x one" in items("0.19.0", max_num_seqs=4, max_model_len=300)
+
+
+def test_data_parallel_encoder_runs_a_share_of_the_batch_on_whole_weights():
+    """--mm-encoder-tp-mode data: each TP rank runs ceil(items / TP) items with the whole tower
+    (vllm==0.19.0 vision.py:291-306): fewer patches but an unsplit MLP. One Qwen video cannot be shared."""
+    from kvlint.engines.vllm import encoder
+
+    def peak(model: str, mode: str) -> int:
+        s = vllm_settings(version="0.19.0", tp=4, max_num_seqs=1024, extra={"mm_encoder_tp_mode": mode})
+        p = encoder.profile(arch_of(model), s, encoder.ACT_BYTES)
+        assert isinstance(p, encoder.EncoderProfile)
+        return p.peak
+
+    assert peak("google/gemma-3-27b-it", "data") < peak("google/gemma-3-27b-it", "weights")
+    assert peak("Qwen/Qwen2-VL-72B-Instruct", "data") > peak("Qwen/Qwen2-VL-72B-Instruct", "weights")

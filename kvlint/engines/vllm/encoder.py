@@ -206,9 +206,16 @@ def _tower(arch: ModelArch) -> tuple[int, int, bool]:
 
 
 def _items(s: EngineSettings, tokens: int, limit: int, version: tuple[int, ...] | None) -> int:
+    """Dummy items per batch, by release: before 0.10 cdiv(budget, tokens) against max_num_seqs x limit
+    (vllm==0.8.5:vllm/v1/worker/gpu_model_runner.py:1600-1618); 0.10.0 the floor, at least 1
+    (vllm==0.10.0 gpu_model_runner.py:2358-2378); from 0.10.1 also at most max_model_len // tokens items a
+    prompt, and with chunked prefill off max_num_batched_tokens // tokens requests (vllm==0.10.1.1:
+    vllm/v1/worker/utils.py:82-122; vllm==0.19.0:vllm/multimodal/encoder_budget.py:140-180)."""
     budget = max(s.max_batched_tokens, tokens)
     if version is not None and version < (0, 10):
         return max(1, min(-(-budget // tokens), s.max_num_seqs * limit))
+    if version is not None and version < (0, 10, 1):
+        return max(1, min(budget // tokens, s.max_num_seqs * limit))
     per_prompt = max(1, min(limit, s.max_model_len // tokens))
     reqs = s.max_num_seqs if s.chunked_prefill else min(s.max_num_seqs, s.max_batched_tokens // tokens)
     return max(1, min(budget // tokens, reqs * per_prompt))
@@ -254,7 +261,13 @@ def profile(arch: ModelArch, s: EngineSettings, act_bytes: float) -> EncoderProf
     outputs = items * item.tokens * arch.hidden_size * act_bytes
     h, inter, gated = _tower(arch)
     tp = max(1, s.tp)
-    peak = inputs + outputs + items * item.patches * (3 * h + (3 if gated else 2) * inter // tp) * act_bytes
+    # --mm-encoder-tp-mode data: each rank runs ceil(items / TP) items on whole weights, then the outputs are
+    # gathered (vllm==0.19.0:vllm/model_executor/models/vision.py:291-306); weights: the MLP is split by TP
+    data = s.extra.get("mm_encoder_tp_mode") == "data" and tp > 1
+    ranked, split = (-(-items // tp), 1) if data else (items, tp)
+    peak = (
+        inputs + outputs + ranked * item.patches * (3 * h + (3 if gated else 2) * inter // split) * act_bytes
+    )
     note = (
         f"{'V0' if v0 else 'V1'} encoder profile: {items:,} x {item.how}"
         f" ({inputs / GIB:.2f} GiB of dummy input and {outputs / GIB:.2f} GiB of embeddings held through the text pass)"

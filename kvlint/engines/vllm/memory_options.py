@@ -55,6 +55,11 @@ def _mm_limits(text: str) -> str | None:
     )
 
 
+def _tp_mode(text: str) -> str | None:
+    """Only `data` moves memory kvlint prices: the default `weights` splits the tower like the text model."""
+    return "" if text.strip().strip("'\"") == "data" else None
+
+
 def _speculative(text: str) -> str | None:
     """method ngram proposes from the prompt on the CPU (numba; vllm==0.33.0 gpu_model_runner.py:614-617): no
     draft model, only num_speculative_tokens lookahead slots per sequence: nothing kvlint leaves out worth a KV004."""
@@ -91,6 +96,7 @@ def table() -> dict[str, MemoryOption]:
         {
             "_speculative": _speculative,
             "_mm_limits": _mm_limits,
+            "_tp_mode": _tp_mode,
             "_connector": _connector,
             "_all2all": _all2all,
             "_compilation": _compilation,

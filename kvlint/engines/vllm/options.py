@@ -53,6 +53,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--disable-custom-all-reduce": ("disable_custom_all_reduce", "bool"),
     "--limit-mm-per-prompt": ("limit_mm_per_prompt", "text"),
     "--skip-mm-profiling": ("skip_mm_profiling", "bool"),
+    "--mm-encoder-tp-mode": ("mm_encoder_tp_mode", "text"),
 }
 NEEDED = {
     "--model",

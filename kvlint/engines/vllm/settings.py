@@ -124,6 +124,7 @@ _EXTRA_KEYS = (
     "cpu_offload_gb",
     "limit_mm_per_prompt",
     "skip_mm_profiling",
+    "mm_encoder_tp_mode",
     "num_gpu_blocks_override",
     "num_redundant_experts",
     "max_model_len_auto",
