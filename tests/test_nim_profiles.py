@@ -162,3 +162,27 @@ def test_real_nim_manifests():
     )
     (f,) = [f for f in lint(unlisted.read_text()).findings if f.rule == "KV004"]
     assert "no list for mistralai/mixtral-8x7b-instruct-v01:1.0.0" in f.message
+
+
+def _on_fleet(image: str, gpus: int):
+    from kvlint.run.config import load_settings
+    from kvlint.run.lint import lint_text
+
+    settings = load_settings(str(FIXTURES / "fleet" / ".kvlint.yaml"))  # fleet: L4, A100-80GB, H100
+    text = _pod(image, "", gpus).replace("      nodeSelector: {nvidia.com/gpu.product: }\n", "")
+    (kv002,) = [
+        f for f in lint_text(text.encode(), "deploy.yaml", settings, ".").findings if f.rule == "KV002"
+    ]
+    return kv002.message
+
+
+def test_on_a_fleet_each_gpu_gets_its_own_profile_and_a_refusal_says_why():
+    image = "nvcr.io/nim/mistralai/mixtral-8x7b-instruct-v01:1.3.0"
+    # an A100 and an H100 run their TensorRT-LLM profiles (TP 2); an L4 only the generic vLLM one, too small
+    assert "fits on NVIDIA A100 80GB SXM4, NVIDIA H100 SXM5 80GB; does not fit on NVIDIA L4" in _on_fleet(
+        image, 2
+    )
+    assert (
+        "not checked on NVIDIA L4, NVIDIA A100 80GB SXM4, NVIDIA H100 SXM5 80GB: every profile"
+        in _on_fleet(image, 1)
+    )

@@ -188,7 +188,12 @@ def _on_fleet(
         per_type.append((label, sub, run_rules(path, sub, settings, capacity)))
     fits = [label for label, sub, found in per_type if sub.plan is not None and not _errors(found)]
     fails = [label for label, sub, found in per_type if sub.plan is not None and _errors(found)]
-    unplanned = [label for label, sub, _ in per_type if sub.plan is None]
+    unplanned = [label for label, sub, _ in per_type if sub.plan is None and _not_planned(sub) is None]
+    reasons: dict[str, list[str]] = {}
+    for label, sub, _ in per_type:
+        if sub.plan is None and (why := _not_planned(sub)):
+            reasons.setdefault(why, []).append(label)
+    refused = [f"{', '.join(labels)}: {why}" for why, labels in reasons.items()]
     summary = (
         f"{source} {'give' if pooled else 'admits'} {len(fleet)} GPU types: checked on each"
         if claim
@@ -200,11 +205,21 @@ def _on_fleet(
         summary += f"; does not fit on {', '.join(fails)}"
     if unplanned:
         summary += f"; not checked on {', '.join(unplanned)} (unknown GPU or memory)"
+    if refused:
+        summary += f"; not checked on {'; '.join(refused)}"
     r.issues[r.issues.index(base)] = replace(base, message=summary, severity=Severity.INFO)
     out = run_rules(path, r, settings, general)
     every = "GPU its node pools give" if pooled else "GPU the claim admits" if claim else "fleet GPU"
     out.extend(_merge(per_type, fits, every))
     return out
+
+
+def _not_planned(sub: Resolved) -> str | None:
+    """Why the engine settles nothing on this GPU (NIM: no profile it admits), as resolve said it; None."""
+    for i in sub.issues:
+        if i.kind is IssueKind.ENGINE_NOT_MODELLED and "engine" in sub.unknown:
+            return i.message.split(": ", 1)[-1].removesuffix(": not checked")
+    return None
 
 
 def _errors(found: list[Finding]) -> bool:

@@ -55,7 +55,8 @@ class Published:
             f"tp{self.tp}",
             f"pp{self.pp}",
         ]
-        parts += [self.kind] if self.kind else (["lora"] if self.lora else [])
+        parts += [self.kind] if self.kind else []
+        parts += ["lora"] if self.lora and "lora" not in self.kind else []
         return "-".join(parts)
 
 
