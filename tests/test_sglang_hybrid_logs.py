@@ -151,3 +151,14 @@ def test_kv102_counts_the_attention_layers_tokens_one_request_may_use():
         f"({p.kv_tokens:,} tokens of its attention layers, all usable by one request; its 36 state layers"
         in (f.message)
     )
+
+
+def test_a_qwen3_5_slot_and_cell_are_the_sizes_its_log_gives():
+    """kvcache-ai/ktransformers#1870 (s-067, ktransformers' SGLang build, Qwen3.5-397B-A17B at TP 2): "conv_state
+    size: 0.13GB, ssm_state size: 7.29GB" for 82 slots and the padding one, the config's float32
+    mamba_ssm_dtype; "#tokens: 580364, K size: 4.15 GB" over the 15 full-attention layers."""
+    arch = arch_of("Qwen/Qwen3.5-397B-A17B")
+    width = state.ssm_width(arch, {}, "auto")
+    conv, slot = state.slot_bytes(arch, 2, 45, 0.0), state.slot_bytes(arch, 2, 45, width)
+    assert (f"{83 * conv / GIB:.2f}", f"{83 * (slot - conv) / GIB:.2f}") == ("0.13", "7.29")
+    assert f"{580_364 * arch.attention_layers * 1 * arch.head_dim * 2 / GIB:.2f}" == "4.15"
