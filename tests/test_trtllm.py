@@ -9,6 +9,7 @@ from conftest import gpu_pod, lint
 from kvlint import engines
 from kvlint.engines.base import Startup
 from kvlint.engines.trtllm.launch import image_version
+from kvlint.findings import Severity
 
 IMAGE = "nvcr.io/nvidia/tensorrt-llm/release:1.0.0"
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"
@@ -219,3 +220,26 @@ def test_the_engine_build_path_takes_the_fraction_of_what_the_engine_leaves_free
     assert "after the engine, its execution context and buffers" in free_line
     assert not any("estimation run" in line for line in engine.plan.lines)
     assert any("estimation run" in line for line in torch.plan.lines)
+
+
+def test_an_options_file_number_the_llm_api_rejects_is_an_error_not_an_internal_one():
+    """The LLM-API arguments are pydantic fields: `0k` is no integer, `8.5` no batch size, and the launch
+    fails validating them. Each is a KV005 error at the ConfigMap, its setting unknown, never a crash in a
+    rule that reads the parallel sizes (KV201 took `0k` as the TP and raised)."""
+    text = OPTIONS_FILE.replace(
+        "tensor_parallel_size: 2", "tensor_parallel_size: 0k\n    max_batch_size: 8.5"
+    )
+    r = lint(text)
+    errors = [f for f in r.findings if f.rule == "KV005" and f.severity is Severity.ERROR]
+    assert sorted(f.message.split(" rejects ")[1].split(" in ")[0] for f in errors) == [
+        "max_batch_size '8.5'",
+        "tensor_parallel_size '0k'",
+    ]
+    assert not [f for f in r.findings if "internal error" in f.message]
+    assert not [f for f in r.findings if f.rule == "KV201"]  # the TP is unknown, not a guess
+
+
+def test_an_options_file_number_written_as_a_string_is_read_as_pydantic_reads_it():
+    r, res = _one(OPTIONS_FILE.replace("tensor_parallel_size: 2", 'tensor_parallel_size: "2"'))
+    assert res.settings.tp == 2
+    assert not [f for f in r.findings if f.rule == "KV005"]

@@ -15,12 +15,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kvlint.codes import NOT_CHECKABLE
+from kvlint.bounds import show
+from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.pod.argv import EnvVar, Token
 from kvlint.extract.pod.engine_args.apply import apply, env_value
 from kvlint.extract.pod.engine_args.options import load_table
-from kvlint.findings import Issue, IssueKind, Location
+from kvlint.findings import Issue, IssueKind, Location, Severity
 
 OPTIONS = os.path.join(os.path.dirname(__file__), "data", "options.json")
 DYNAMO_OPTIONS = os.path.join(os.path.dirname(__file__), "data", "dynamo_options.json")
@@ -160,12 +161,62 @@ def apply_llm_api(d: Deployment, options: dict[str, Any], where: Location, note:
     for key, target in KEYS.items():
         if key not in flat or flat[key] is None or isinstance(flat[key], (dict, list)):
             continue
-        v = stated(flat[key], where, note)
+        value, refused = _typed(key, flat[key])
+        if refused:
+            d.issues.append(
+                Issue(
+                    UNPARSED_SETTING,
+                    f"{d.label()}: TensorRT-LLM's LLM API rejects {key} {show(str(flat[key]), 60)!r} in {note}:"
+                    f" {refused} (its arguments are pydantic fields, tensorrt_llm/llmapi/llm_args.py"
+                    f" @{LLM_ARGS_COMMIT}: the launch fails validating them)",
+                    where,
+                    severity=Severity.ERROR,
+                )
+            )
+            d.unreadable.append(target)
+            continue
+        v = stated(value, where, note)
         if hasattr(d, target) and target != "backend":
             setattr(d, target, v)
         else:
             d.extra[target] = v
     d.extra.pop("llm_api_options", None)
+
+
+# The kind of each numeric LLM-API argument (tensorrt_llm/llmapi/llm_args.py: int fields, the KV fraction a
+# float); pydantic's lax mode takes a number, or a string that spells one, and rejects anything else.
+LLM_ARGS_COMMIT = "0004396720054fd8e205cbf616f21f0b57c6b412"
+NUMERIC: dict[str, type] = {
+    "tensor_parallel_size": int,
+    "pipeline_parallel_size": int,
+    "moe_expert_parallel_size": int,
+    "max_seq_len": int,
+    "max_batch_size": int,
+    "max_num_tokens": int,
+    "max_beam_width": int,
+    "kv_cache_config.free_gpu_memory_fraction": float,
+    "kv_cache_config.max_tokens": int,
+    "kv_cache_config.tokens_per_block": int,
+}
+
+
+def _typed(key: str, value: Any) -> tuple[Any, str]:
+    """The value as the LLM API validates it, and "" ; or (None, why it is rejected)."""
+    kind = NUMERIC.get(key)
+    if kind is None:
+        return value, ""
+    want = "an integer" if kind is int else "a number"
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None, f"not {want}"
+    try:
+        number = float(value.strip()) if isinstance(value, str) else float(value)
+    except ValueError:
+        return None, f"not {want}"
+    if kind is int:
+        if not number.is_integer():
+            return None, "not an integer"
+        return int(number), ""
+    return number, ""
 
 
 def read_file(d: Deployment, found: Any) -> None:
