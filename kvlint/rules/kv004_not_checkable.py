@@ -33,7 +33,8 @@ class NotCheckable(IssueRule):
     does not name the file (and so the quant type) served, and an MLX conversion (`mlx-community/…-4bit`),
     which no GPU engine kvlint models loads (docs/models.md).
     Also, as a warning at `-ngl`, llama.cpp layers left on the CPU ("N of M layers on the CPU: it runs,
-    slowly"): kvlint checks the GPU's share only.
+    slowly"): kvlint checks the GPU's share only. Ollama's scheduler leaves layers on the CPU only when the
+    pod's GPUs together cannot hold them: a model one GPU cannot hold is first spread over more of them.
     Also, as an info at the option, an engine option that changes GPU memory in a way kvlint's plan leaves
     out: a vLLM draft model (`--speculative-config`), a KV connector not known to transfer from the pool in
     place, an all-to-all backend's buffers, CUDA-graph settings in `--compilation-config` beyond the capture
