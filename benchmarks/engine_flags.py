@@ -36,6 +36,10 @@ import os
 import re
 import sys
 
+import argparse_calls
+import clap_enums
+import engine_choices
+
 SGLANG_FILES = ("sglang/srt/server_args.py",)
 
 
@@ -157,42 +161,105 @@ def _from_dataclass(root: str) -> bool:
     return tree is not None and "add_cli_args_from_dataclass" in ast.unparse(tree)
 
 
-def flags_of(root: str, files: list[str]) -> tuple[set[str], list[str]]:
+def flags_of(root: str, files: list[str]) -> tuple[set[str], list[str], dict[str, dict]]:
+    """The flags the files' parsers add, the files read, and each flag's choices (engine_choices.py)."""
     found: set[str] = set()
     read: list[str] = []
+    choices: dict[str, dict] = {}
+    source = engine_choices.Source(root)
     for rel in files:
         tree = _parse(root, rel)
         if tree is None:
             continue
         read.append(rel)
+        module = rel[:-3].replace("/", ".")
         scope = _server_args(tree) if rel == SGLANG_FILES[0] else tree
-        for call in (c for c in ast.walk(scope) if isinstance(c, ast.Call)):
-            if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):
-                continue
-            if rel == "vllm/scripts.py" and _receiver(call) != "serve_parser":
-                continue  # the `vllm` command's own options and its other sub-commands
-            found.update(_option_strings(call))
+        for fn in _functions(scope):
+            kwargs = argparse_calls.Kwargs(fn, module)
+            reader = engine_choices.Reader(source, module, kwargs.locals)
+            for call in (c for c in ast.walk(fn) if isinstance(c, ast.Call)):
+                if not (isinstance(call.func, ast.Attribute) and call.func.attr == "add_argument"):
+                    continue
+                if rel == "vllm/scripts.py" and _receiver(call) != "serve_parser":
+                    continue  # the `vllm` command's own options and its other sub-commands
+                names = _option_strings(call)
+                found.update(names)
+                entry = argparse_calls.call_choices(reader, call, kwargs) if names else None
+                if entry is not None:
+                    choices.update(dict.fromkeys(names, entry))
         generating = _generating_classes(tree)
         for cls in _used_generators(tree, generating):
-            found.update("--" + f.replace("_", "-") for f in _fields(tree, cls))
-    return found, read
+            for f in _fields(tree, cls):
+                flag = "--" + f.replace("_", "-")
+                found.add(flag)
+                entry = _generated_choices(source, module, tree, cls, f)
+                if entry is not None:
+                    choices[flag] = entry
+    return found, read, choices
+
+
+def _functions(scope: ast.AST) -> list[ast.AST]:
+    """The scopes get_kwargs names are bound in: `scope` itself when it is a function, else each
+    outermost function (a method counts) and the module's loose statements."""
+    if isinstance(scope, ast.FunctionDef):
+        return [scope]
+    return _outermost(
+        scope, [n for n in ast.walk(scope) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+    )
+
+
+def _outermost(scope: ast.AST, functions: list[ast.AST]) -> list[ast.AST]:
+    """Top-level statements' functions (nested ones walked with their parent), and a module body's own
+    add_argument calls as one more scope."""
+    nested = {id(n) for f in functions for n in ast.walk(f) if n is not f}
+    tops = [f for f in functions if id(f) not in nested]
+    loose = ast.Module(
+        body=[n for n in getattr(scope, "body", []) if not isinstance(n, ast.FunctionDef | ast.ClassDef)],
+        type_ignores=[],
+    )
+    return [*tops, loose]
+
+
+def _generated_choices(source, module: str, tree: ast.Module, cls: str, field: str) -> dict | None:
+    """The choices of a flag FrontendArgs makes from a field, after add_cli_args' own changes."""
+    reader = engine_choices.Reader(source, module)
+    for kwargs in _add_cli_args_kwargs(tree, module):
+        for owner, (_m, name) in kwargs.classes.items():
+            if name in (cls, "cls"):
+                return kwargs.field(reader, owner, field, cls)
+    return argparse_calls.field_choices(source, module, cls, field)
+
+
+_KWARGS: list[tuple[ast.Module, list]] = []  # the last module's
+
+
+def _add_cli_args_kwargs(tree: ast.Module, module: str) -> list:
+    """The get_kwargs names of each add_cli_args in the module, read once a module."""
+    if not _KWARGS or _KWARGS[0][0] is not tree:
+        found = [
+            argparse_calls.Kwargs(fn, module)
+            for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef) and fn.name == "add_cli_args"
+        ]
+        _KWARGS[:] = [(tree, found)]
+    return _KWARGS[0][1]
 
 
 _RUST_FIELD = re.compile(r"^\s*(?:pub\s+)?([a-z_][a-z0-9_]*)\s*:", re.MULTILINE)
 _ATTR = re.compile(r"#\[(?:clap|arg)\((.*?)\)\]", re.DOTALL)
 
 
-def tgi_flags(root: str) -> tuple[set[str], list[str]]:
+def tgi_flags(root: str) -> tuple[set[str], list[str], dict[str, dict]]:
     """The long and short flags of TGI's launcher `struct Args` (clap derive)."""
     rel = "launcher/src/main.rs"
     path = os.path.join(root, rel)
     if not os.path.exists(path):
-        return set(), []
+        return set(), [], {}
     with open(path, encoding="utf-8") as fh:
         text = fh.read()
     start = text.find("struct Args {")
     if start < 0:
-        return set(), []
+        return set(), [], {}
     body = text[start : text.find("\n}", start)]
     found = {"--help", "-h", "--version", "-V"}
     pending: list[str] = []
@@ -215,7 +282,7 @@ def tgi_flags(root: str) -> tuple[set[str], list[str]]:
         if "short" in words:
             explicit = re.search(r"short\s*=\s*'(.)'", attrs)
             found.add("-" + (explicit.group(1) if explicit else name[0]))
-    return found, [rel]
+    return found, [rel], clap_enums.enum_options(text)
 
 
 def table(engine: str, root: str) -> dict:
@@ -226,17 +293,21 @@ def table(engine: str, root: str) -> dict:
     )
     sets: dict[str, set[str]] = {}
     read: dict[str, str] = {}
+    per_release: dict[str, dict[str, dict]] = {}
     for release in releases:
         where = os.path.join(root, f"{engine}-{release}")
         if engine == "sglang" and _from_dataclass(where):
             continue  # 0.5.14 on: flags made from dataclass fields in sglang/srt/arg_groups/, not read here
         if engine == "tgi":
-            flags, used = tgi_flags(where)
+            flags, used, found_choices = tgi_flags(where)
         else:
-            flags, used = flags_of(where, _vllm_files(where) if engine == "vllm" else list(SGLANG_FILES))
+            flags, used, found_choices = flags_of(
+                where, _vllm_files(where) if engine == "vllm" else list(SGLANG_FILES)
+            )
         if not flags:
             continue
         sets[release] = flags
+        per_release[release] = found_choices
         read[release] = " ".join(f"{engine}=={release}:{f}" for f in used)
     order = list(sets)
     spans: dict[str, list[str]] = {}
@@ -250,7 +321,29 @@ def table(engine: str, root: str) -> dict:
             else:
                 runs.append([release, release])
         spans[flag] = [a if a == b else f"{a}..{b}" for a, b in runs]
-    return {"releases": order, "read": read, "flags": spans}
+    return {"releases": order, "read": read, "flags": spans, "choices": _choice_runs(order, per_release)}
+
+
+def _choice_runs(order: list[str], per_release: dict[str, dict[str, dict]]) -> dict[str, list[dict]]:
+    """Each flag's choices as runs of consecutive releases read with the same entry: {"releases":
+    "0.6.0..0.6.6", "type": "str", "values": [...]} (or "unjudged": the expression as written)."""
+    out: dict[str, list[dict]] = {}
+    for flag in sorted({f for c in per_release.values() for f in c}):
+        runs: list[tuple[int, int, str]] = []
+        for i, release in enumerate(order):
+            entry = per_release[release].get(flag)
+            if entry is None:
+                continue
+            key = json.dumps(entry, sort_keys=True)
+            if runs and runs[-1][1] == i - 1 and runs[-1][2] == key:
+                runs[-1] = (runs[-1][0], i, key)
+            else:
+                runs.append((i, i, key))
+        out[flag] = [
+            {"releases": order[a] if a == b else f"{order[a]}..{order[b]}", **json.loads(k)}
+            for a, b, k in runs
+        ]
+    return out
 
 
 def main(argv: list[str]) -> int:
@@ -258,9 +351,15 @@ def main(argv: list[str]) -> int:
     with open(out, encoding="utf-8") as fh:
         doc = json.load(fh)
     doc.update(table(engine, root))
+    choices = doc.pop("choices")
+    text = json.dumps(doc, indent=1)
+    # the choices one run a line: a value list each, not a value a line
+    runs = ",\n".join(
+        f"  {json.dumps(flag)}: [\n" + ",\n".join(f"   {json.dumps(r)}" for r in rs) + "\n  ]"
+        for flag, rs in choices.items()
+    )
     with open(out, "w", encoding="utf-8") as fh:
-        json.dump(doc, fh, indent=1)
-        fh.write("\n")
+        fh.write(text[: -len("\n}")] + ',\n "choices": {\n' + runs + "\n }\n}\n")
     return 0
 
 

@@ -26,7 +26,7 @@ from kvlint.bounds import FINDINGS_PER_RULE_MAX, show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.engines import display, facts
-from kvlint.extract.pod.argv import flag_name, split_flag
+from kvlint.extract.pod.argv import Token, flag_name, split_flag
 from kvlint.extract.pod.engine_args.options import Parsed
 from kvlint.findings import Issue, Location, Severity
 from kvlint.record import record
@@ -48,6 +48,10 @@ class Written:
     name: str
     known: bool
     where: Location | None
+    canonical: str = ""  # the option table's name for it (a prefix or `_` spelling resolved)
+    value: Token | None = None  # the value it is given (judged against the release's choices)
+    env: str = ""  # read from this environment variable, not written on the command line
+    ambiguous: tuple[str, ...] = ()  # the options a prefix matches in the releases kvlint read
 
 
 @record(frozen=True)
@@ -95,15 +99,27 @@ def table(engine: str) -> FlagTable | None:
     )
 
 
-def written(parsed: Parsed) -> list[Written]:
-    """The flags a command line writes: those the engine's option table knows and those it does not."""
+def written(parsed: Parsed, env: dict[str, str] | None = None) -> list[Written]:
+    """The flags a command line writes: those the engine's option table knows and those it does not;
+    `env`: options read from an environment variable (option -> variable), not written as flags."""
+    env = env or {}
     out = [
-        Written(split_flag(flag)[0], True, flag.where)
-        for name, (flag, _, _) in parsed.values.items()
+        Written(split_flag(flag)[0], True, flag.where, name, value, env.get(name, ""))
+        for name, (flag, value, _) in parsed.values.items()
         if "." not in name
     ]
     out += [Written(flag_name(tok), False, tok.where) for tok in parsed.unknown]  # no `=value` token built
     return out
+
+
+def ambiguous(parsed: Parsed) -> list[Written]:
+    """Takes the prefixes the option table found ambiguous out of `parsed.problems`: each is judged
+    against the release in force (a prefix may match one option of that release, or several)."""
+    taken = {id(tok) for tok, _ in parsed.ambiguous}
+    parsed.problems[:] = [(tok, m) for tok, m in parsed.problems if id(tok) not in taken]
+    return [
+        Written(flag_name(tok), True, tok.where, ambiguous=tuple(found)) for tok, found in parsed.ambiguous
+    ]
 
 
 def record_flags(d: Deployment, engine: str, written: list[Written]) -> None:
@@ -129,6 +145,17 @@ class _Names:
         """Some flag starts with `text` (names sharing a prefix are adjacent in sorted order)."""
         at = bisect_left(self._sorted, text)
         return at < len(self._sorted) and self._sorted[at].startswith(text)
+
+    def matches(self, prefix: str) -> list[str]:
+        """The long options that start with `prefix` (one when it is an option's exact name)."""
+        if prefix in self.flags:
+            return [prefix]
+        at = bisect_left(self._sorted, prefix)
+        out = []
+        while at < len(self._sorted) and self._sorted[at].startswith(prefix):
+            out.append(self._sorted[at])
+            at += 1
+        return out
 
     def has_suffix(self, text: str) -> bool:
         """Some flag's name after its two dashes ends with `text`."""
@@ -231,6 +258,12 @@ def issues(d: Deployment, version: Value | None) -> list[Issue]:
     rejected, last = 0, d.where
     for w in written:
         name = _normal(w.name, t.underscores)
+        if w.ambiguous or w.value is not None:
+            found = _value_or_prefix(d, t, p, w, name, engine)
+            if found is not None:
+                out.append(found)
+            if w.env or (w.ambiguous and (found is not None or not p.certain)):
+                continue  # clap ignores the variable of an option its release lacks
         if name in seen:
             continue
         seen.add(name)
@@ -246,6 +279,26 @@ def issues(d: Deployment, version: Value | None) -> list[Issue]:
             Issue(UNPARSED_SETTING, f"{more:,} more options the engine does not have, not listed", last)
         )
     return out
+
+
+def _value_or_prefix(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, engine: str) -> Issue | None:
+    """A prefix several options of the release in force start with, or a value outside the option's
+    choices there (kvlint/engines/flag_choices.py)."""
+    from kvlint.engines import flag_choices
+
+    if w.ambiguous:
+        matches = _names(engine, p.releases).matches(name) if p.certain else []
+        if p.certain and not matches:
+            return None  # no option of the release starts with it: the flag check says so
+        if p.certain and len(matches) == 1:
+            return None  # argparse takes the one option of the release in force
+        return flag_choices.ambiguous_issue(d, engine, name, matches, w.where, p, w.ambiguous)
+    value = w.value
+    if value is None or value.unresolved or not w.canonical:
+        return None
+    return flag_choices.value_issue(
+        d, engine, w.canonical, value.text, value.where or w.where, p, t.parser, w.env
+    )
 
 
 def _normal(name: str, underscores: bool) -> str:

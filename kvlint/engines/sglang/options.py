@@ -78,6 +78,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
     parsed = load_table(OPTIONS, "sglang").parse(tokens)
     if not strict:
         parsed.unknown.clear()  # a launcher with options of its own (Dynamo)
+    prefixes = flag_sets.ambiguous(parsed) if strict else []  # judged against the release in force
     apply(d, parsed, MAPPING, "SGLang", NEEDED)
     adapters.record(
         d,
@@ -88,7 +89,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
     memory_options.report(d, parsed, memory_table.table(), "SGLang")
     _graph_backends(d)
     if strict:  # judged against the release in force when it is known (kvlint/engines/flag_sets.py)
-        flag_sets.record_flags(d, "sglang", flag_sets.written(parsed))
+        flag_sets.record_flags(d, "sglang", flag_sets.written(parsed) + prefixes)
 
 
 # --cuda-graph-backend-{prefill,decode} (v0.5.14 on): argparse `choices=Backend.ALL`, compared as written

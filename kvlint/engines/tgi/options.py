@@ -48,6 +48,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
         return
     parsed = load_table(OPTIONS, "tgi").parse(tokens)
     # environment forms, where the command line does not set the option (clap: the flag wins)
+    from_env: dict[str, str] = {}
     for option in MAPPING:
         if option in parsed.values:
             continue
@@ -55,6 +56,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
         if tok is not None:
             flag = Token(option, tok.where, tok.note)
             parsed.values[option] = (flag, tok, False)
+            from_env[option] = option[2:].upper().replace("-", "_")
     cuda = env_value(env, "CUDA_MEMORY_FRACTION")
     if cuda is not None and "--cuda-memory-fraction" not in parsed.values:
         parsed.values["--cuda-memory-fraction"] = (Token("CUDA_MEMORY_FRACTION", cuda.where), cuda, False)
@@ -67,9 +69,22 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
         # (kvlint/engines/flag_sets.py: the launcher's clap stops on an option its release lacks)
         from kvlint.engines import flag_sets
 
-        flag_sets.record_flags(d, "tgi", flag_sets.written(parsed))
+        flag_sets.record_flags(d, "tgi", flag_sets.written(parsed, from_env) + _enum_env(parsed, env))
         memory_options.report(d, parsed, memory_table.table(), "TGI", env, env_forms=True)
     tgi_backends.apply(d)
+
+
+def _enum_env(parsed: Parsed, env: dict[str, EnvVar]) -> list:
+    """The `value_enum` options (ROPE_SCALING, USAGE_STATS, ...) whose variable sets them, beyond
+    MAPPING's: clap checks those values too (kvlint/engines/flag_choices.py)."""
+    from kvlint.engines import flag_choices, flag_sets
+
+    out = []
+    for option, name in flag_choices.env_names("tgi").items():
+        tok = env_value(env, name)
+        if option not in parsed.values and tok is not None:
+            out.append(flag_sets.Written(option, True, tok.where, option, tok, name))
+    return out
 
 
 def _attention(d: Deployment, env: dict[str, EnvVar]) -> None:

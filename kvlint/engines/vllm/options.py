@@ -101,6 +101,8 @@ def read(
     if max_len and max_len[1] is not None and max_len[1].text.strip().lower() in ("auto", "-1"):
         d.extra["max_model_len_auto"] = stated(True, max_len[1].where)
         del parsed.values["--max-model-len"]
+    # prefixes several options share, judged against the release in force (kvlint/engines/flag_sets.py)
+    prefixes = flag_sets.ambiguous(parsed) if strict and argv and unknown is None else []
     apply(d, parsed, MAPPING, "vLLM", NEEDED, refuses=_argparse_type if argv else None)
     adapters.record(d, adapters.vllm_lora_modules(tokens))
     # vLLM's --rope-scaling / --rope-theta (older releases) are hf_overrides of one key each
@@ -111,7 +113,7 @@ def read(
         ("--hf-overrides",),
         {"--rope-scaling": "rope_scaling", "--rope-theta": "rope_theta"},
     )
-    _unknown_options(d, parsed, strict, unknown, argv)
+    _unknown_options(d, parsed, strict, unknown, argv, prefixes)
     _capture_sizes(d, parsed, tokens)
     _compilation(d, parsed)
     _eplb(d, parsed)
@@ -138,7 +140,7 @@ def _positional_model(d: Deployment, first: Token) -> None:
 
 
 def _unknown_options(
-    d: Deployment, parsed, strict: bool, unknown: tuple[str, str] | None, argv: bool
+    d: Deployment, parsed, strict: bool, unknown: tuple[str, str] | None, argv: bool, prefixes: list
 ) -> None:
     """Options vLLM does not have: reported here under a launcher that ignores them or as keyword
     arguments (no argparse); else recorded, to be judged against the release in force when it is known
@@ -151,7 +153,7 @@ def _unknown_options(
         )
         report_unknown(d, parsed, message, fix=fix)
     elif strict:
-        flag_sets.record_flags(d, "vllm", flag_sets.written(parsed))
+        flag_sets.record_flags(d, "vllm", flag_sets.written(parsed) + prefixes)
 
 
 def _device_and_speculation(d: Deployment, parsed) -> None:

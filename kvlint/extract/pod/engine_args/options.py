@@ -28,6 +28,7 @@ class Parsed:
     positionals: list[Token] = field(default_factory=list)
     problems: list[tuple[Token, str]] = field(default_factory=list)  # (token, message) -> KV005
     unknown: list[Token] = field(default_factory=list)
+    ambiguous: list[tuple[Token, list[str]]] = field(default_factory=list)  # a prefix and what it matches
 
     def get(self, name: str) -> tuple[Token, Token | None, bool] | None:
         return self.values.get(name)
@@ -114,6 +115,7 @@ class OptionTable:
             return i + 1 if inline is None and i < len(tokens) else i
         found = self.lookup(name)
         if isinstance(found, list):
+            out.ambiguous.append((tok, found))
             out.problems.append(
                 (
                     tok,
