@@ -54,51 +54,22 @@ def real_deployments() -> list[str]:
 
 
 def derived(show: bool) -> list[str]:
-    import test_name_rules as rules  # the table reader and the format check the test uses
+    import test_name_rules as rules  # the tables the test reads
 
-    right, wrong, unknown_base = [], [], 0
-    for ident, true_base, fmt, _seen in rules.DERIVED:
-        expected = models.resolve(true_base).arch
-        got = models._by_name(ident, has_org=True)
-        if expected is None:
-            if got.arch is None:
-                unknown_base += 1
-            else:
-                wrong.append(f"{ident}: base not catalogued, yet matched: {got.how}")
-            continue
-        if got.arch is None:
-            continue
-        if rules._facts(got.arch) != rules._facts(expected):
-            wrong.append(f"{ident}: {got.how} (true base {true_base})")
-            continue
-        base = models.resolve(got.how.split(": ", 1)[1].split(" + ", 1)[0]).arch
-        if base is None or rules._format(got.arch, base, got.unpriced) != fmt:
-            wrong.append(f"{ident}: weight format differs from the name's {fmt}")
-            continue
-        right.append(ident)
-    known = len(rules.DERIVED) - unknown_base
-    matched_wrongly = [
-        r[0] for r in rules.NOT_DERIVED if models._by_name(r[0], has_org=True).arch is not None
-    ]
-    # a must-not-match id may since have been catalogued under its own name: the test allows that
-    # (test_not_derived_ids_stay_unknown); only a match on another model's stem is wrong
-    from kvlint.catalog.name_rules import split_quant, stem
+    from kvlint.catalog import name_audit
 
-    wrong_nd = []
-    for ident in matched_wrongly:
-        got = models._by_name(ident, has_org=True)
-        base = got.how.split(": ", 1)[1].split(" + ", 1)[0]
-        if stem(base.split("/")[-1]) != stem(split_quant(ident.split("/")[-1])[0]):
-            wrong_nd.append(f"{ident}: must not match, matched {got.how}")
+    judged = name_audit.judge_derived(rules.DERIVED)
+    wrong_nd = name_audit.judge_not_derived(rules.NOT_DERIVED)
+    known = judged.known
     out = [
-        f"derived ids (true base known to kvlint): {len(right)} of {known} resolved to their true base and "
-        f"format = {100 * len(right) / max(1, known):.1f} %; {unknown_base} more whose base is not catalogued "
-        "stayed unknown",
-        f"wrong matches: {len(wrong) + len(wrong_nd)} (derived {len(wrong)}, must-not-match "
+        f"derived ids (true base known to kvlint): {len(judged.right)} of {known} resolved to their true base and "
+        f"format = {100 * len(judged.right) / max(1, known):.1f} %; {len(judged.unknown_base)} more whose base is "
+        "not catalogued stayed unknown",
+        f"wrong matches: {len(judged.wrong) + len(wrong_nd)} (derived {len(judged.wrong)}, must-not-match "
         f"{len(wrong_nd)} of {len(rules.NOT_DERIVED)})",
     ]
     if show:
-        out += [f"  {w}" for w in wrong + wrong_nd]
+        out += [f"  {w}" for w in judged.wrong + wrong_nd]
     return out
 
 
