@@ -109,7 +109,7 @@ class ParallelismGpuMismatch(DeploymentRule):
             yield ctx.finding(
                 self,
                 where_of(d, d.gpus, ctx.in_force.tensor_parallel),
-                f"one replica gets {gpus} but {parts} uses {world}: {have - world} GPU{'s' if have - world != 1 else ''} sit idle"
+                f"one replica gets {gpus} but {parts} uses {world}: {have - world} {'GPUs sit' if have - world != 1 else 'GPU sits'} idle"
                 + ("" if written else "; that GPU count is kvlint's assumption, not the file's"),
                 fix=f"request {world} GPUs, or raise {spec_key(d, 'tensor_parallel', ctx.in_force.engine_name)} to use all {have}",
                 severity=Severity.WARNING if written else Severity.INFO,
