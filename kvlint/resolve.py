@@ -368,6 +368,13 @@ def _backend_kv(d: Deployment, reason: Value[str]) -> Issue:
     return Issue(NOT_CHECKABLE, f"{d.label()}: {reason.value}{kv}: not checked", reason.where or d.where)
 
 
+def _planned_accelerator(d: Deployment) -> bool:
+    """A GPU workload, or a TPU one the extractor found its engine plans on (it said no KV004 for it)."""
+    if d.accelerator == "tpu":
+        return not any(i.kind is IssueKind.ACCELERATOR_NOT_MODELLED for i in d.issues)
+    return d.accelerator == "gpu"
+
+
 def resolve(d: Deployment, defaults: Defaults, on: Value[str] | None = None) -> Resolved:
     """The deployment's model, GPU, settings in force and plan; `d` is only read. `on`: a GPU to place it
     on instead of the one it names (kvlint/run/fleet.py re-resolves a deployment that names none on each
@@ -378,7 +385,7 @@ def resolve(d: Deployment, defaults: Defaults, on: Value[str] | None = None) -> 
         r.issues.extend(flag_sets.issues(d, engine_in_force(d, defaults, r.in_force).engine_version))
     if d.backend_not_planned is not None:
         r.issues.append(_backend_kv(d, d.backend_not_planned))
-    if d.accelerator != "gpu" or "unsupported" in d.extra:
+    if not _planned_accelerator(d) or "unsupported" in d.extra:
         # GPU memory options are moot where nothing is planned
         r.issues = [i for i in r.issues if i.kind is not IssueKind.OPTION_NOT_MODELLED]
         return r  # the extractor said what it cannot check (KV004)

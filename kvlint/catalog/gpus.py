@@ -173,6 +173,11 @@ def smallest_slice(profile: str) -> tuple[GpuSpec | None, list[str]]:
 
 def by_id(gpu_id: str) -> GpuSpec | None:
     spec = _index()[0].get(gpu_id)
+    if spec is None and gpu_id.startswith("tpu-"):  # a TPU chip (catalog/tpus.py)
+        from kvlint.catalog import tpus
+
+        chip = tpus.entry(gpu_id)
+        return _spec(chip) if chip else None
     if spec is None and ":" in gpu_id:
         card, _, profile = gpu_id.partition(":")
         return slice_spec(card, profile)
@@ -196,6 +201,8 @@ def lookup(name: str) -> GpuSpec | None:
     raw = name.strip().lower()
     if raw in labels:
         return ids.get(labels[raw])
+    if raw.startswith("tpu-"):  # a TPU chip by its catalog id (catalog/tpus.py)
+        return by_id(raw)
     key = compact_name(name)
     if key in AMBIGUOUS:
         return None

@@ -122,6 +122,8 @@ class Engine(Protocol):
     )
     # its GPUs of one pod talk through /dev/shm (NCCL, worker processes): KV207 asks for a memory-backed one
     gpus_share_memory: bool
+    # its plan covers Google TPU chips (catalog/tpus.py) as well as GPUs: a TPU workload is planned, not a KV004
+    plans_on_tpu: bool
 
     # recognising the engine in a launch
     def entry_point(self, at: Any) -> Any:

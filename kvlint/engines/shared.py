@@ -63,6 +63,7 @@ class EngineBase:
     rope_cache_at_load = True
     runs_on_cpu_without_gpu = False
     gpus_share_memory = True
+    plans_on_tpu = False
     script_word = ""  # a word that, in a shell command or a Python import path, names the engine
     image_words: tuple[str, ...] = ()
     goes_by: dict[str, tuple[str, ...]] = {}  # input kind -> the words it names the engine by

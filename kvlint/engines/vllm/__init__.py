@@ -16,12 +16,13 @@ class VLLM(EngineBase):
     display = "vLLM"
     reader = "kvlint.engines.vllm.options"
     memory_table = "kvlint.engines.vllm.memory_options:table"
-    settings_of = "kvlint.engines.vllm.settings:settings"
-    plan_of = "kvlint.engines.vllm.plan:plan"
+    settings_of = "kvlint.engines.vllm.tpu:settings"  # the GPU path (settings.py, plan.py) on a GPU
+    plan_of = "kvlint.engines.vllm.tpu:plan"
     release_of = "kvlint.engines.vllm.versions:parse_version"
     fraction_field = "gpu_memory_utilization"
     batch_checks = frozenset({BatchCheck.SCHEDULER_TOKENS})
     no_kv_memory_says = "No available memory for the cache blocks"
+    plans_on_tpu = True  # vllm/vllm-tpu: the tpu-inference worker (tpu.py)
     ray_places_workers = True  # --distributed-executor-backend ray: workers are Ray actors over the pods
     models_expert_placement = True  # MoE experts over TP x DP (capacity/weights.py)
     names_fp8_weights_fix = True  # --quantization fp8 quantizes a bf16 checkpoint at load

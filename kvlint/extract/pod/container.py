@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from kvlint import engines
+from kvlint.catalog import gpus as gpu_catalog
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.kinds import node_pools
@@ -213,6 +214,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
             d.gpus_per_pod = stated(res.count, res.where, res.name)
         elif res.name in pods.TPU_RESOURCES:
             d.accelerator = "tpu"
+            d.gpus_per_pod = stated(res.count, res.where, res.name)  # TPU chips: one JAX device each
         elif res.name in pods.NEURON_RESOURCES:
             d.accelerator = "neuron"
         elif res.name in pods.GAUDI_RESOURCES:
@@ -241,6 +243,8 @@ def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -
     choice, accel = gpu_selectors.choose(labels)
     if accel is not None:
         d.accelerator = accel
+        if choice is not None and choice.spec is not None and d.gpu is None:  # a TPU chip (catalog/tpus.py)
+            d.gpu = inferred(choice.spec.id, choice.note, choice.where)
         return
     if choice is None or d.gpu is not None:
         return
@@ -304,6 +308,27 @@ def _on_the_cpu(d: Deployment) -> None:
     d.extra["unsupported"] = stated(f"{d.engine_name}-cpu", where)
 
 
+def _on_tpu(d: Deployment) -> str:
+    """Why a TPU workload is not checked, or '' when its engine is planned on TPU chips and the chip's HBM
+    is known (the node label names it: catalog/tpus.py)."""
+    plans = engines.known(d.engine_name) and engines.get(d.engine_name).plans_on_tpu
+    if not plans:
+        return gpu_sharing.NOT_MODELLED["tpu"]
+    spec = gpu_catalog.lookup(str(d.gpu.value)) if d.gpu is not None else None
+    display = engines.display(d.engine_name)
+    if spec is None:
+        return (
+            f"runs on Google TPUs whose generation the file does not state (no cloud.google.com/gke-tpu-accelerator "
+            f"node label kvlint knows): {display}'s KV cache on TPU is sized from the chip's HBM, not checked"
+        )
+    if not spec.engine_bytes:
+        return (
+            f"runs on {spec.name} ({d.gpu.describe() if d.gpu else ''}); kvlint knows no HBM figure JAX reports "
+            f"for this chip (bytes_limit), which {display} sizes its KV cache from: not checked"
+        )
+    return ""
+
+
 def finish(d: Deployment) -> None:
     """GPUs for one replica = GPUs per pod x pods; a non-GPU accelerator is said once (KV004)."""
     _pods_of_launch(d)
@@ -328,10 +353,13 @@ def finish(d: Deployment) -> None:
     _on_the_cpu(d)
     said = any(i.kind is IssueKind.ACCELERATOR_NOT_MODELLED for i in d.issues)  # by the input kind's reader
     if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra and not said:
+        why = _on_tpu(d) if d.accelerator == "tpu" else gpu_sharing.NOT_MODELLED[d.accelerator]
+        if not why:
+            return  # an engine planned on this TPU chip (catalog/tpus.py)
         d.issues.append(
             Issue(
                 NOT_CHECKABLE,
-                f"{d.label()}: {gpu_sharing.NOT_MODELLED[d.accelerator]}",
+                f"{d.label()}: {why}",
                 d.where,
                 kind=IssueKind.ACCELERATOR_NOT_MODELLED,
             )

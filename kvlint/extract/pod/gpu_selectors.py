@@ -18,6 +18,7 @@ claims keep the candidates on it (link/claims.py), node pools are given only to 
 from __future__ import annotations
 
 from kvlint.catalog import gpus as catalog
+from kvlint.catalog import tpus
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.codes import UNKNOWN_GPU
 from kvlint.findings import Issue, Location, Severity
@@ -53,7 +54,7 @@ def choose(labels: list[tuple[str, list[str], Location]]) -> tuple[GpuChoice | N
     mem = {k: v for k, v, _ in labels}
     for key, _values, _where in labels:
         if key in TPU_KEYS:
-            return None, "tpu"
+            return _tpu_chip(labels), "tpu"
         if "neuron" in key:
             return None, "neuron"
     candidates: list[GpuChoice] = []
@@ -87,6 +88,21 @@ def choose(labels: list[tuple[str, list[str], Location]]) -> tuple[GpuChoice | N
             best.note += f" (smallest of {len(known)} allowed GPU types)"
         return best, None
     return candidates[0], None
+
+
+def _tpu_chip(labels: list[tuple[str, list[str], Location]]) -> GpuChoice | None:
+    """The TPU chip `cloud.google.com/gke-tpu-accelerator` names (catalog/tpus.py), with the topology's chip
+    count in the note; None when the label is absent or names no chip kvlint knows."""
+    for key, values, where in labels:
+        if key == TPU_KEYS[0] and values:
+            chip = tpus.chip_of_label(values[0])
+            spec = catalog.by_id(chip) if chip else None
+            if spec is None:
+                return None
+            topo = next((v[0] for k, v, _ in labels if k == TPU_KEYS[1] and v), None)
+            shape = f", topology {topo}" if topo else ""
+            return GpuChoice(values[0], spec, None, where, f"from node label {key}={values[0]}{shape}")
+    return None
 
 
 def _karpenter(name: str, memory: list[str] | None) -> GpuSpec | None:
