@@ -1,11 +1,11 @@
 """How close kvlint's engine accounting is to what vLLM, SGLang, TGI, llama.cpp, LMDeploy and TensorRT-LLM really logged (a script, not a test).
 
     python benchmarks/accuracy.py [--vllm PATH] [--sglang PATH] [--tgi PATH] [--llamacpp PATH] [--ollama PATH]
-        [--lmdeploy PATH] [--trtllm PATH] [--cases] [--markdown]
+        [--lmdeploy PATH] [--trtllm PATH] [--vllm-tpu PATH] [--cases] [--markdown]
 
 Defaults: ../shared/calibration/vllm_startup_logs.yaml (split by source in
 benchmarks/calibration/vllm_splits.yaml) and
-benchmarks/calibration/{sglang,tgi,llamacpp,ollama,lmdeploy,trtllm}_startup_logs.yaml
+benchmarks/calibration/{sglang,tgi,llamacpp,ollama,lmdeploy,trtllm,vllm_tpu}_startup_logs.yaml
 (each case carries its split). For every scorable case whose model and GPU kvlint resolves, it
 builds the deployment the log describes, runs kvlint's plan and rules, and compares weights GiB,
 KV GiB and KV tokens (relative error: median, p90, max) and the start-up verdict, scored by
@@ -76,7 +76,7 @@ def predicted_reason(engine: str, errors: set[str], plan, context_stated: bool) 
         # vLLM refuses to start; TGI's router refuses a stated max_total_tokens above the batch
         # ("`max_total_tokens` must be <= `max_batch_total_tokens`"); SGLang starts and rejects
         # longer requests at run time.
-        if engine == "vllm" or (engine == "tgi" and context_stated):
+        if engine in ("vllm", "vllm-tpu") or (engine == "tgi" and context_stated):
             return "context larger than the KV cache"
     if "KV204" in errors:
         return "context beyond the model"
@@ -117,6 +117,7 @@ NAMES = {
     "ollama": "Ollama",
     "lmdeploy": "LMDeploy",
     "trtllm": "TensorRT-LLM",
+    "vllm-tpu": "vLLM on TPU",
 }
 HEADER = (
     "| engine | split | logs | evaluated | KV tokens | KV GiB | weights | verdicts |\n"
@@ -311,6 +312,7 @@ def main() -> int:
     ap.add_argument("--ollama", type=Path, default=DATA / "ollama_startup_logs.yaml")
     ap.add_argument("--lmdeploy", type=Path, default=DATA / "lmdeploy_startup_logs.yaml")
     ap.add_argument("--trtllm", type=Path, default=DATA / "trtllm_startup_logs.yaml")
+    ap.add_argument("--vllm-tpu", type=Path, default=DATA / "vllm_tpu_startup_logs.yaml")
     ap.add_argument("--cases", action="store_true", help="print every case")
     ap.add_argument("--markdown", action="store_true", help="print docs/accuracy.md's table instead")
     args = ap.parse_args()
@@ -319,8 +321,8 @@ def main() -> int:
     rules = all_rules()
     if args.markdown:
         print(HEADER)
-    for engine in ("vllm", "sglang", "tgi", "llamacpp", "ollama", "lmdeploy", "trtllm"):
-        run_engine(engine, getattr(args, engine), args, rules, vllm_fit)
+    for engine in ("vllm", "sglang", "tgi", "llamacpp", "ollama", "lmdeploy", "trtllm", "vllm-tpu"):
+        run_engine(engine, getattr(args, engine.replace("-", "_")), args, rules, vllm_fit)
     return 0
 
 

@@ -324,7 +324,7 @@ def logged(engine: str, case: dict) -> dict[str, float]:
             if m.get(key) is not None:
                 out[name] = float(m[key])
         return out
-    if engine == "vllm":
+    if engine in VLLM_SETS:
         for key, name in (("weights_gib", "weights"), ("kv_cache_gib", "kv"), ("kv_cache_tokens", "tokens")):
             if m.get(key) is not None:
                 out[name] = float(m[key])
@@ -362,5 +362,8 @@ ENGINES = {
         "version": lambda c: c.get("engine_version"),
     },
     "trtllm": {"key": "trtllm_cases", "build": build_trtllm, "version": lambda c: c.get("engine_version")},
+    # vLLM on TPU chips (kvlint.engines.vllm.tpu), scored on its own rows from its own logs
+    "vllm-tpu": {"key": "vllm_tpu_cases", "build": build_vllm, "version": lambda c: c.get("engine_version")},
 }
+VLLM_SETS = ("vllm", "vllm-tpu")  # the calibration sets planned by kvlint.engines.vllm
 LLAMACPP_SERVERS = ("llamacpp", "ollama")  # the calibration sets planned by kvlint.engines.llamacpp

@@ -106,3 +106,15 @@ def test_topology_counts_chips():
     assert tpus.topology_chips("4x4") == 16
     assert tpus.topology_chips("2x2x2") == 8
     assert tpus.topology_chips("bogus") is None
+
+
+def test_kubeai_tpu_profile_names_the_chip_and_the_torch_xla_release():
+    model = (
+        "apiVersion: kubeai.org/v1\nkind: Model\nmetadata: {name: m}\nspec:\n"
+        "  url: hf://meta-llama/Meta-Llama-3.1-8B-Instruct\n  engine: VLLM\n"
+        "  args: [--tensor-parallel-size=4]\n  resourceProfile: google-tpu-v5e-2x2:4\n"
+    )
+    r = lint(model)
+    (f,) = [f for f in r.findings if f.rule == "KV004"]
+    assert "TPU v5e" in f.message and "0.6.4" in f.message
+    assert f.where.line == 8  # at the resourceProfile

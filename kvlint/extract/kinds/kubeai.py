@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from kvlint import engines
+from kvlint.catalog import gpus as gpu_catalog
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.charts import kubeai_keys as keys
@@ -163,8 +164,11 @@ def _profile(d: Deployment, profile: Scalar, file: str) -> None:
         d.issues.append(
             Issue(UNPARSED_SETTING, f"{d.label()}: {message}", where, fix=fix, severity=Severity.WARNING)
         )
-    if text.startswith(("cpu", "google-tpu")):
-        d.accelerator = "cpu" if text.startswith("cpu") else "tpu"
+    if text.startswith("google-tpu"):
+        _tpu_profile(d, text, where)
+        return
+    if text.startswith("cpu"):
+        d.accelerator = "cpu"
         if d.accelerator == "cpu" and "unsupported" not in d.extra:  # one KV004 per workload
             d.issues.append(
                 Issue(
@@ -183,3 +187,39 @@ def _profile(d: Deployment, profile: Scalar, file: str) -> None:
         d.unreadable.extend(("gpus_per_pod",) if gpu is not None else ("gpu", "gpus_per_pod"))
     elif count is not None:
         d.gpus_per_pod = inferred(count, note, where)
+
+
+# KubeAI's TPU resource profiles (substratusai/kubeai charts/kubeai/values-gke.yaml resourceProfiles
+# google-tpu-v5e-1x1 / -2x2 / -2x4: nodeSelector cloud.google.com/gke-tpu-accelerator tpu-v5-lite-podslice,
+# limits google.com/tpu 1 per unit) and the image its chart runs vLLM from on them
+# (charts/kubeai/values.yaml modelServers.VLLM.images.google-tpu).
+TPU_PROFILE_CHIPS = {"google-tpu-v5e": "tpu-v5e"}
+TPU_VLLM_IMAGE = "substratusai/vllm:v0.6.4.post1-tpu"
+
+
+def _tpu_profile(d: Deployment, text: str, where: Location) -> None:
+    """A KubeAI TPU profile: the chip and its count, and the KV004 for the image KubeAI runs there (vLLM
+    0.6.4's torch_xla TPU worker, before the tpu-inference worker kvlint models)."""
+    d.accelerator = "tpu"
+    name, _, count = text.partition(":")
+    chip = next((c for prefix, c in TPU_PROFILE_CHIPS.items() if name.startswith(prefix)), None)
+    spec = gpu_catalog.by_id(chip) if chip else None
+    note = f"KubeAI resourceProfile {text}"
+    if spec is not None:
+        d.gpu = inferred(spec.id, note, where)
+        if count.isdigit():
+            d.gpus_per_pod = inferred(int(count), note, where)
+    if "unsupported" in d.extra:
+        return
+    on = spec.name if spec is not None else "Google TPUs"
+    d.issues.append(
+        Issue(
+            NOT_CHECKABLE,
+            f"{d.label()}: runs on {on} ({note}), where KubeAI's chart serves from {TPU_VLLM_IMAGE}: vLLM 0.6.4's "
+            "torch_xla TPU worker, whose XLA profile run kvlint does not model (it plans vLLM on TPU as the "
+            "tpu-inference worker of vllm/vllm-tpu runs)",
+            where,
+            kind=IssueKind.ACCELERATOR_NOT_MODELLED,
+        )
+    )
+    d.extra["unsupported"] = stated("vllm-tpu-torch-xla", where)
