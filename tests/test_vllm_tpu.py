@@ -118,3 +118,18 @@ def test_kubeai_tpu_profile_names_the_chip_and_the_torch_xla_release():
     (f,) = [f for f in r.findings if f.rule == "KV004"]
     assert "TPU v5e" in f.message and "0.6.4" in f.message
     assert f.where.line == 8  # at the resourceProfile
+
+
+def test_block_override_applies_and_kv_cache_memory_bytes_does_not():
+    a = resolve("meta-llama/Llama-3.1-8B-Instruct").arch
+    chip = lookup("tpu-v6e")
+    base = vllm_settings(tp=4, max_model_len=4096, block_size=256)
+    p = tpu.plan(a, chip, vllm_settings(tp=4, max_model_len=4096, block_size=256, kv_cache_memory_bytes=GIB))
+    assert p.kv_pool == tpu.plan(a, chip, base).kv_pool
+    assert any("--kv-cache-memory-bytes is not read on TPU" in n for n in p.notes)
+    q = tpu.plan(
+        a,
+        chip,
+        vllm_settings(tp=4, max_model_len=4096, block_size=256, extra={"num_gpu_blocks_override": 100}),
+    )
+    assert q.num_blocks == 100

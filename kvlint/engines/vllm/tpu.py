@@ -31,6 +31,8 @@ from kvlint.catalog import tpus
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.deployment import default
+from kvlint.engines.vllm.plan import override_blocks, override_note
+from kvlint.engines.vllm.plan import plan as gpu_plan
 from kvlint.record import replace
 from kvlint.units import gib, tokens
 
@@ -84,8 +86,6 @@ def page_bytes(arch: ModelArch, tp: int, kv_bytes: float, block_size: int) -> tu
 def plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     """vLLM's plan: tpu-inference's on a TPU chip, plan.py's on a GPU."""
     if not tpus.is_tpu(gpu):
-        from kvlint.engines.vllm.plan import plan as gpu_plan
-
         return gpu_plan(arch, gpu, s)
     return tpu_plan(arch, gpu, s)
 
@@ -96,12 +96,13 @@ def tpu_plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, run_dtype(arch.dtype, s.dtype))
     w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization, moe_ranks=s.tp * s.dp)
     budget = int(total * s.utilization)
-    weights = Term("weights", w.per_stage[0], w.source + " (bytes_in_use after loading)")
-    pool = s.kv_cache_memory_bytes or budget - weights.bytes
+    weights = Term("weights", w.per_stage[0], f"{w.source}; the chip's bytes_in_use after loading")
+    pool = budget - weights.bytes
     layers = arch.attention_layers
     page, how = page_bytes(arch, tp, kv_bytes, s.block_size)
     per_block = page * max(1, layers)
-    num_blocks = max(0, pool) // per_block if per_block else 0
+    from_memory = max(0, pool) // per_block if per_block else 0
+    num_blocks, pool = override_blocks(s, from_memory, pool, per_block)  # vLLM's core applies it on TPU too
     usable = max(0, num_blocks - 1)  # vLLM's block pool keeps the null block
     need = cdiv(s.max_model_len, s.block_size)
     seq_blocks = usable // s.max_num_seqs if s.max_num_seqs else 0
@@ -134,9 +135,15 @@ def tpu_plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         weights_source=w.source,
     )
     p.notes.append(ASSUMED)
+    p.notes.extend(override_note(s, from_memory))
+    if s.kv_cache_memory_bytes:
+        p.notes.append(
+            "--kv-cache-memory-bytes is not read on TPU: the tpu-inference worker sizes the pool from "
+            f"bytes_limit x gpu_memory_utilization ({SOURCE} has no kv_cache_memory_bytes)"
+        )
     if arch.has_sliding:
         p.notes.append("sliding-window layers are sized for the full context (tpu-inference's JAX path)")
-    p.lines = _lines(p, gpu, s, how)
+    p.lines = _lines(p, gpu, s, how) + override_note(s, from_memory)
     return p
 
 
