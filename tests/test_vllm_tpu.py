@@ -133,3 +133,16 @@ def test_block_override_applies_and_kv_cache_memory_bytes_does_not():
         vllm_settings(tp=4, max_model_len=4096, block_size=256, extra={"num_gpu_blocks_override": 100}),
     )
     assert q.num_blocks == 100
+
+
+def test_a_dra_tpu_claim_without_a_chip_is_a_kv004_saying_so():
+    text = (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: tpus}\nspec:\n  spec:\n"
+        "    devices:\n      requests:\n      - name: tpus\n        exactly: {deviceClassName: tpu.google.com}\n"
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
+        "      resourceClaims: [{name: tpus, resourceClaimTemplateName: tpus}]\n      containers:\n"
+        "      - name: server\n        image: vllm/vllm-tpu:latest\n"
+        '        args: ["--model=meta-llama/Llama-3.1-8B-Instruct"]\n        resources: {claims: [{name: tpus}]}\n'
+    )
+    (f,) = [f for f in lint(text).findings if f.rule == "KV004"]
+    assert "generation the file does not state" in f.message

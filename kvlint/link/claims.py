@@ -21,7 +21,7 @@ from kvlint.catalog import dra_devices
 from kvlint.codes import NOT_CHECKABLE, UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.pod.dra import ClaimRef
-from kvlint.extract.pod.gpu_sharing import NOT_MODELLED
+from kvlint.extract.pod.gpu_sharing import NOT_MODELLED, why_not_modelled
 from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.load.tree import Mapping, Scalar, Sequence
 from kvlint.record import field, record, replace
@@ -150,11 +150,12 @@ def attach(d: Deployment, known: Known) -> Deployment:
             candidates = ids if candidates is None else [i for i in candidates if i in ids]
             notes.append(note)
     said = any(i.code == NOT_CHECKABLE for i in issues)  # e.g. by extract/container.finish
-    if accelerator in NOT_MODELLED and "unsupported" not in extra and not said:
+    why = why_not_modelled(d, accelerator) if accelerator in NOT_MODELLED else ""
+    if why and "unsupported" not in extra and not said:
         issues.append(
             Issue(
                 NOT_CHECKABLE,
-                f"{d.label()}: {NOT_MODELLED[accelerator]}",
+                f"{d.label()}: {why}",
                 refs.where or d.where,
                 kind=IssueKind.ACCELERATOR_NOT_MODELLED,
             )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from kvlint import engines
-from kvlint.catalog import gpus as gpu_catalog
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.kinds import node_pools
@@ -308,27 +307,6 @@ def _on_the_cpu(d: Deployment) -> None:
     d.extra["unsupported"] = stated(f"{d.engine_name}-cpu", where)
 
 
-def _on_tpu(d: Deployment) -> str:
-    """Why a TPU workload is not checked, or '' when its engine is planned on TPU chips and the chip's HBM
-    is known (the node label names it: catalog/tpus.py)."""
-    plans = engines.known(d.engine_name) and engines.get(d.engine_name).plans_on_tpu
-    if not plans:
-        return gpu_sharing.NOT_MODELLED["tpu"]
-    spec = gpu_catalog.lookup(str(d.gpu.value)) if d.gpu is not None else None
-    display = engines.display(d.engine_name)
-    if spec is None:
-        return (
-            f"runs on Google TPUs whose generation the file does not state (no cloud.google.com/gke-tpu-accelerator "
-            f"node label kvlint knows): {display}'s KV cache on TPU is sized from the chip's HBM, not checked"
-        )
-    if not spec.engine_bytes:
-        return (
-            f"runs on {spec.name} ({d.gpu.describe() if d.gpu else ''}); kvlint knows no HBM figure JAX reports "
-            f"for this chip (bytes_limit), which {display} sizes its KV cache from: not checked"
-        )
-    return ""
-
-
 def finish(d: Deployment) -> None:
     """GPUs for one replica = GPUs per pod x pods; a non-GPU accelerator is said once (KV004)."""
     _pods_of_launch(d)
@@ -353,7 +331,7 @@ def finish(d: Deployment) -> None:
     _on_the_cpu(d)
     said = any(i.kind is IssueKind.ACCELERATOR_NOT_MODELLED for i in d.issues)  # by the input kind's reader
     if d.accelerator in gpu_sharing.NOT_MODELLED and "unsupported" not in d.extra and not said:
-        why = _on_tpu(d) if d.accelerator == "tpu" else gpu_sharing.NOT_MODELLED[d.accelerator]
+        why = gpu_sharing.why_not_modelled(d, d.accelerator)
         if not why:
             return  # an engine planned on this TPU chip (catalog/tpus.py)
         d.issues.append(

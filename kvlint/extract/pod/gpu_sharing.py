@@ -51,6 +51,28 @@ IMAGE_ACCELERATORS = (
 )
 
 
+def why_not_modelled(d: Deployment, accelerator: str) -> str:
+    """Why a workload on this non-GPU accelerator is not checked (its KV004), or '' for a TPU one whose engine
+    plans on TPU chips when the node label names a chip whose HBM is known (catalog/tpus.py)."""
+    from kvlint import engines
+
+    if accelerator != "tpu" or not (engines.known(d.engine_name) and engines.get(d.engine_name).plans_on_tpu):
+        return NOT_MODELLED[accelerator]
+    spec = catalog.lookup(str(d.gpu.value)) if d.gpu is not None else None
+    display = engines.display(d.engine_name)
+    if spec is None:
+        return (
+            "runs on Google TPUs whose generation the file does not state (no cloud.google.com/gke-tpu-accelerator "
+            f"node label kvlint knows): {display} sizes its KV cache on TPU from the chip's HBM, not checked"
+        )
+    if not spec.engine_bytes:
+        return (
+            f"runs on {spec.name} ({d.gpu.describe() if d.gpu else ''}); kvlint knows no HBM figure JAX reports "
+            f"for this chip (bytes_limit), which {display} sizes its KV cache from: not checked"
+        )
+    return ""
+
+
 def accelerator_of_image(image: str) -> str | None:
     """The non-GPU accelerator an engine image is built for, when the pod requests no GPU."""
     from kvlint.extract.pod.engine_args import image_repository
