@@ -93,11 +93,7 @@ def overcommits(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]
         groups.setdefault(s.card, []).append(s)
     for key, group in groups.items():
         claim = key.removeprefix("claim:") if key.startswith("claim:") else None
-        pods: list[tuple[float, Deployment]] = []
-        for s in group:
-            count = s.deployment.pod_replicas
-            n = int(count.value) if count is not None else 1
-            pods.extend([(s.fraction or 0.0, s.deployment)] * n)
+        pods = _each_pod(group)
         if len(pods) < 2:
             continue
         configs = [] if claim else read_configs()
@@ -109,23 +105,38 @@ def overcommits(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]
             continue
         engine = {id(s.deployment): s.engine for s in group}
         terms = " + ".join(f"{u:g} ({_name(d, engine[id(d)])})" for u, d in together)
-        how = (
-            f"every pod that names ResourceClaim {claim!r} gets the same device(s)"
-            if claim
-            else f"the device plugin's {configs[0].strategy} config ({configs[0].file}) shares each card {cap} "
-            "ways and keeps the name nvidia.com/gpu: a pod asking nvidia.com/gpu gets a share of a card "
-            "on the nodes it applies to"
-            if cap and all(s in unrenamed for s in group)
-            else f"the device plugin's {configs[0].strategy} config shares each card {cap} ways ({configs[0].file})"
-            if cap
-            else "no device-plugin sharing config beside the file: every shared-GPU pod here may land on one card"
-        )
+        how = _how_shared(claim, configs, cap, all(s in unrenamed for s in group))
         text = (
             f"{len(together)} pods on one shared GPU take {terms} = {total:.2f} of its memory (>= 1); {how}"
         )
         for d in {id(d): d for _u, d in together}.values():
             out[id(d)] = inferred(total, text, _where(d))
     return out
+
+
+def _each_pod(group: list[Sharer]) -> list[tuple[float, Deployment]]:
+    """(fraction of the card, deployment) for every pod of the group: a deployment counts once per replica."""
+    pods: list[tuple[float, Deployment]] = []
+    for s in group:
+        count = s.deployment.pod_replicas
+        n = int(count.value) if count is not None else 1
+        pods.extend([(s.fraction or 0.0, s.deployment)] * n)
+    return pods
+
+
+def _how_shared(claim: str | None, configs: list[Replicas], cap: int | None, unrenamed: bool) -> str:
+    """Why these pods end on one card: one ResourceClaim, a sharing config (renaming or not), or none at all."""
+    if claim:
+        return f"every pod that names ResourceClaim {claim!r} gets the same device(s)"
+    if cap and unrenamed:
+        return (
+            f"the device plugin's {configs[0].strategy} config ({configs[0].file}) shares each card {cap} "
+            "ways and keeps the name nvidia.com/gpu: a pod asking nvidia.com/gpu gets a share of a card "
+            "on the nodes it applies to"
+        )
+    if cap:
+        return f"the device plugin's {configs[0].strategy} config shares each card {cap} ways ({configs[0].file})"
+    return "no device-plugin sharing config beside the file: every shared-GPU pod here may land on one card"
 
 
 def _pods(group: list[Sharer]) -> int:

@@ -92,18 +92,35 @@ def _kv_lists(arch: ModelArch, s: EngineSettings) -> tuple[list[int], list[int]]
     return _kv(arch, s, int(s.extra["n_ctx_seq"])), _kv(arch, s, 1, streams=1)
 
 
+def _gpu_layers(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> tuple[int, list[str]]:
+    """The layers offloaded (-ngl, capped at the layers + the output layer) and what the plan notes of them:
+    on one GPU Ollama's scheduler decides how many, and fewer than all is said."""
+    ngl = min(int(s.extra["ngl"]), arch.layers + 1)
+    if not s.extra["ollama"] or int(s.extra.get("n_devices") or 1) != 1:
+        return ngl, []
+    ngl = ollama_layers(arch, gpu, s)
+    if ngl > arch.layers:
+        return ngl, []
+    on_gpu = min(ngl, arch.layers)
+    return ngl, [
+        f"Ollama's scheduler loads {on_gpu} of {arch.layers} layers on the GPU"
+        f" ({arch.layers - on_gpu} on the CPU: it runs, slowly)"
+    ]
+
+
+def _does_not_fit(weights: int, compute: int, kv: int, n_ctx: int, total: int) -> str:
+    """What KV102 says when llama.cpp's start-up allocation fails."""
+    return (
+        f"the buffers do not fit: weights {gib(weights)} + compute {gib(compute)} + KV cache {gib(kv)} ({n_ctx:,}"
+        f" cells) exceed the {gib(total)} of the GPU less {gib(CONTEXT_BYTES)} of CUDA context; llama.cpp"
+        ' fails to allocate ("cudaMalloc failed: out of memory", "failed to allocate buffer for kv cache")'
+        " and llama-server exits"
+    )
+
+
 def _layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     total = gpu.engine_bytes or 0
-    ngl = min(int(s.extra["ngl"]), arch.layers + 1)
-    notes: list[str] = []
-    fails_says = ""
-    if s.extra["ollama"] and int(s.extra.get("n_devices") or 1) == 1:
-        ngl = ollama_layers(arch, gpu, s)
-        if ngl <= arch.layers:
-            notes.append(
-                f"Ollama's scheduler loads {min(ngl, arch.layers)} of {arch.layers} layers on the GPU"
-                f" ({arch.layers - min(ngl, arch.layers)} on the CPU: it runs, slowly)"
-            )
+    ngl, notes = _gpu_layers(arch, gpu, s)
     arch = L.as_pulled(arch, s.extra.get("gguf_file_type"))
     if int(s.extra.get("n_devices") or 1) > 1:
         return multi.layout(arch, gpu, s, *_kv_lists(arch, s))
@@ -125,13 +142,7 @@ def _layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     left = total - sum(t.bytes for t in terms)
     per_token = sum(_kv(arch, s, 1, streams=1)[arch.layers - gpu_layers :]) if s.extra["kv_offload"] else 0
     fails = kv > left
-    if fails:
-        fails_says = (
-            f"the buffers do not fit: weights {gib(weights)} + compute {gib(compute)} + KV cache {gib(kv)} ({n_ctx:,}"
-            f" cells) exceed the {gib(total)} of the GPU less {gib(CONTEXT_BYTES)} of CUDA context; llama.cpp"
-            ' fails to allocate ("cudaMalloc failed: out of memory", "failed to allocate buffer for kv cache")'
-            " and llama-server exits"
-        )
+    fails_says = _does_not_fit(weights, compute, kv, n_ctx, total) if fails else ""
     pool = left - kv if fails else kv
     fit_cells = max(0, left) // per_token // s.block_size * s.block_size if per_token else 0
     p = Plan(
