@@ -272,7 +272,12 @@ def test_no_value_of_a_real_file_is_refused(paths, monkeypatch):
 
     monkeypatch.setattr(flag_choices, "value_issue", counting)
     refused = []
-    for path in [*paths, *sorted((ROOT / "fixtures").rglob("*.yaml"))]:
+    own = [
+        p
+        for p in sorted((ROOT / "fixtures").rglob("*.yaml"))
+        if not p.name.startswith("bad-vllm-dtype-choice")
+    ]
+    for path in [*paths, *own]:
         result = lint(path.read_text(encoding="utf-8", errors="replace"), str(path))
         refused += [
             f.message
