@@ -146,3 +146,31 @@ def test_a_dra_tpu_claim_without_a_chip_is_a_kv004_saying_so():
     )
     (f,) = [f for f in lint(text).findings if f.rule == "KV004"]
     assert "generation the file does not state" in f.message
+
+
+def test_lws_over_four_v5e_hosts_plans_tp_16_per_chip():
+    # kubernetes-sigs/lws docs/examples/vllm/TPU: a 4x4 v5e slice is four hosts of 4 chips; TP 16 spans them
+    pod = (
+        "        nodeSelector: {{cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice, "
+        "cloud.google.com/gke-tpu-topology: 4x4}}\n        containers:\n        - name: vllm\n"
+        "          image: vllm/vllm-tpu:latest\n{cmd}          resources: {{limits: {{google.com/tpu: '4'}}}}\n"
+    )
+    script = "bash /workspace/vllm/examples/online_serving/multi-node-serving.sh"
+    leader = (
+        f'          command: ["sh", "-c", "{script} leader --ray_cluster_size=4; python3 -m '
+        "vllm.entrypoints.openai.api_server --model meta-llama/Llama-3.3-70B-Instruct "
+        '--tensor-parallel-size=16 --max-model-len=8192"]\n'
+    )
+    worker = f'          command: ["sh", "-c", "{script} worker --ray_address=$(LWS_LEADER_ADDRESS)"]\n'
+    text = (
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: vllm}\nspec:\n"
+        "  leaderWorkerTemplate:\n    size: 4\n    leaderTemplate:\n      spec:\n"
+        + pod.format(cmd=leader)
+        + "    workerTemplate:\n      spec:\n"
+        + pod.format(cmd=worker)
+    )
+    (dep,) = lint(text).deployments
+    assert dep.deployment.gpus.value == 16
+    p = dep.plan
+    assert p.gpu_total == lookup("tpu-v5e").engine_bytes
+    assert p.weights_per_gpu * 16 >= p.weights_total  # the weights are sharded over the 16 chips
