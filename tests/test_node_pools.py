@@ -238,3 +238,14 @@ def test_an_unknown_karpenter_family_is_not_taken_for_no_gpu():
 
     assert carries_no_gpu("m5") and carries_no_gpu("c6i")
     assert not carries_no_gpu("g5") and not carries_no_gpu("p9") and not carries_no_gpu("inf2")
+
+
+def test_nimservice_node_selector_picks_its_karpenter_pool():
+    # the NIM operator copies spec.nodeSelector / tolerations to the pod: they decide the pool
+    (r,) = _lint(POOLS / "nimservice" / "nim-service.yaml", "n/nim-service.yaml").deployments
+    assert r.gpu is not None and r.gpu.id == "a10g"
+    assert "g5-gpu-karpenter" in (r.deployment.gpu.note or "")
+    result = _lint(POOLS / "nimservice" / "nim-service-cpu.yaml")
+    (cpu,) = result.deployments
+    assert cpu.gpu is None and cpu.plan is None
+    assert any("have none" in f.message for f in result.findings if f.rule == "KV002")

@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Callable
 
 from kvlint.deployment import Deployment, inferred, stated
+from kvlint.extract.kinds import node_pools
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import pods
 from kvlint.extract.pod.argv import read_env
@@ -126,10 +127,12 @@ def nim_service(ctx: ct.ObjectContext) -> list[Deployment]:
     gpus = spec.at("resources", "limits", "nvidia.com/gpu")
     if isinstance(gpus, Scalar):
         with contextlib.suppress(ValueError):
-            d.gpus_per_pod = stated(int(str(gpus.value)), gpus.where(ctx.file))
+            d.gpus_per_pod = stated(int(str(gpus.value)), gpus.where(ctx.file), "nvidia.com/gpu")
     # spec.env becomes the container's (NVIDIA/k8s-nim-operator@0464933f nimservice_types.go GetEnv)
     ct.read_engine(d, ct.Launch("nim", [], None, "NIMService"), read_env(spec, ctx.file))
-    # spec.nodeSelector becomes the pod's (NVIDIA/k8s-nim-operator@0464933f nimservice_types.go GetDeploymentParams)
+    # spec.nodeSelector, .affinity and .tolerations become the pod's (NVIDIA/k8s-nim-operator@0464933f
+    # nimservice_types.go GetDeploymentParams): they decide the node pools it lands on (link/pools.py)
+    d.placement = inferred(node_pools.placement(spec, ctx.file), "NIMService node selectors and tolerations")
     ct.apply_labels(d, pods.node_labels(spec, ctx.file))
     return [d]
 
