@@ -249,3 +249,31 @@ def test_nimservice_node_selector_picks_its_karpenter_pool():
     (cpu,) = result.deployments
     assert cpu.gpu is None and cpu.plan is None
     assert any("have none" in f.message for f in result.findings if f.rule == "KV002")
+
+
+def test_production_stack_values_land_on_the_pool_they_tolerate():
+    # the chart gives the pod servingEngineSpec.tolerations and requests nvidia.com/gpu: the GKE GPU pool
+    # (machine and accelerator from variable defaults) is met; the AKS pool's sku=gpu taint is not
+    (r,) = _lint(POOLS / "production-stack" / "values.yaml", "p/values.yaml").deployments
+    d = r.deployment
+    assert d.gpus_per_pod is not None and d.gpus_per_pod.note == "nvidia.com/gpu"
+    assert r.gpu is not None and r.gpu.id == "l4" and d.gpu_candidates is None
+    assert "production-stack-node-pool" in (d.gpu.note or "") and "gpupool" not in (d.gpu.note or "")
+    assert r.plan is not None
+
+
+def test_production_stack_override_policy_replaces_the_global_tolerations():
+    doc = load_bytes(
+        b"servingEngineSpec:\n  tolerations: [{key: a, operator: Exists}]\n  modelSpec:\n"
+        b"  - {name: m, repository: vllm/vllm-openai, modelURL: facebook/opt-125m, requestGPU: 1,\n"
+        b"     tolerationsPolicy: override, tolerations: [{key: b, operator: Exists}]}\n"
+        b"  - {name: n, repository: vllm/vllm-openai, modelURL: facebook/opt-125m, requestGPU: 1,\n"
+        b"     tolerations: [{key: b, operator: Exists}]}\n",
+        "v.yaml",
+        1 << 20,
+    ).documents[0]
+    from kvlint.extract.kinds import helm_values
+
+    first, second = helm_values.extract(doc.root, "v.yaml", "", [])
+    assert [t["key"] for t in first.placement.value[1]] == ["b"]
+    assert [t["key"] for t in second.placement.value[1]] == ["a", "b"]

@@ -163,7 +163,11 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
         d.issues.extend(ps_keys.runtime_issues(spec, path))
     if isinstance(gpu, Scalar) and gpu.value is not None:
         with contextlib.suppress(ValueError):
-            d.gpus_per_pod = stated(int(str(gpu.value)), gpu.where(path), "requestGPU")
+            # the note is the resource the chart requests: requestGPUType, else nvidia.com/gpu
+            # (helm/templates/_helpers.tpl:173 @a6c01db0): it tolerates that resource's taint (link/pools.py)
+            kind = spec.scalar("requestGPUType")
+            resource = str(kind.value) if kind is not None and kind.value else "nvidia.com/gpu"
+            d.gpus_per_pod = stated(int(str(gpu.value)), gpu.where(path), resource)
     elif ctx.kind != "VLLMRuntime":
         _no_gpu_request(d, spec, path)
     ray = spec.map("raySpec")
@@ -177,6 +181,8 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
     )
     if isinstance(terms, Sequence):
         _selector_terms(d, terms, path)
+    if ctx.kind != "VLLMRuntime":
+        d.placement = _placement(ctx.root, spec, terms, path)
     shm = spec.scalar("shmSize")
     d.has_shm = True if shm is not None else None
     if shm is not None:
@@ -266,6 +272,31 @@ def _selector_terms(d: Deployment, terms: Sequence, path: str) -> None:
     }
     fake.values = _wrap(aff, terms)
     ct.apply_labels(d, pods.node_labels(fake, path))
+
+
+def _placement(root: Mapping, spec: Mapping, terms, path: str):
+    """The pod's node placement as the chart writes it (helm/templates/deployment-vllm-multi.yaml:504-540
+    @a6c01db0): servingEngineSpec.tolerations, then the entry's own appended (or in their place with
+    tolerationsPolicy: override); the entry's affinity, else its nodeSelectorTerms as a required node
+    affinity. servingEngineSpec.nodeSelector is not a chart key: the pod gets none from it."""
+    from kvlint.extract.kinds import node_pools
+
+    tolerations = Sequence((spec.line, spec.col, spec.end_line, spec.end_col))
+    glob, own = root.at("servingEngineSpec", "tolerations"), spec.get("tolerations")
+    if not (isinstance(own, Sequence) and own.items and spec.value("tolerationsPolicy") == "override"):
+        tolerations.items.extend(glob.items if isinstance(glob, Sequence) else ())
+    tolerations.items.extend(own.items if isinstance(own, Sequence) else ())
+    fake = Mapping((spec.line, spec.col, spec.end_line, spec.end_col))
+    fake.values = {"tolerations": tolerations}
+    affinity = spec.get("affinity")
+    if isinstance(affinity, Mapping) and affinity.values:
+        fake.values["affinity"] = affinity
+    elif isinstance(terms, Sequence):
+        wrapped = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+        }
+        fake.values["affinity"] = _wrap({"affinity": wrapped}, terms)["affinity"]
+    return inferred(node_pools.placement(fake, path), "production-stack tolerations and node affinity")
 
 
 def _wrap(data, leaf):
