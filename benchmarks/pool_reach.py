@@ -44,6 +44,13 @@ REPOSITORIES = (
     ("llm-d/llm-d-infra", "21caa3f912d796aab9c30ac4017051183458b1a2"),
     ("rh-aiservices-bu/llm-on-openshift", "2b63898660f1ac651003e73a8ffe2a06b3d611f7"),
     ("walidshaari/sample-aws-eks-auto-mode", "8ebbbeb3a721a0fe73e5ebf3032876a47c7361a3"),
+    # added for the second measurement (GPU node definitions beside serving workloads)
+    ("GoogleCloudPlatform/accelerated-platforms", "9320f3b27aa0998e9607829ad6e9695d3514a8ef"),
+    ("adnan-drina/rhoai3-demo", "a12daf1cbab64731a41dfc484467d0c445f96f91"),
+    ("jinzishuai/jark-demo", "64cab4fb469f1c0a20ca5d66fb53e99caed81816"),
+    ("pakolee867/vllm-production-stack-terraform", "46898b693f16f70885aaa3d9689f2c6ebc5c9740"),
+    ("redhat-ai-services/ai-accelerator", "f241ba28f3597eab06d13c2eeada2160a5e99a5e"),
+    ("vllm-project/production-stack", "a6c01db05f65f556235413ba8dbcfb0c01132fff"),
 )
 REASON_RULES = ("KV004", "KV002", "KV003")
 

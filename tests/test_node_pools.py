@@ -277,3 +277,18 @@ def test_production_stack_override_policy_replaces_the_global_tolerations():
     first, second = helm_values.extract(doc.root, "v.yaml", "", [])
     assert [t["key"] for t in first.placement.value[1]] == ["b"]
     assert [t["key"] for t in second.placement.value[1]] == ["a", "b"]
+
+
+def test_gke_module_node_pools_give_their_accelerator_labels_and_taints():
+    found = _pools("gke-module")
+    gpu, cpu = found["gpu-pool"], found["cpu-pool"]
+    assert gpu.gpus == (("l4", 1),) and gpu.max_nodes == 3 and gpu.where.line == 14
+    assert gpu.labels["workload-type"] == "gpu" and gpu.labels["cloud.google.com/gke-nodepool"] == "gpu-pool"
+    assert ("dedicated", "llm", "NoSchedule") in gpu.taints
+    assert cpu.has_gpu is False and not any(t[0] == "dedicated" for t in cpu.taints)
+    (r,) = _lint(POOLS / "gke-module" / "vllm.yaml").deployments
+    assert r.gpu is not None and r.gpu.id == "l4"
+    # no toleration of the GPU pool's own taint: only the CPU pool is left, and no GPU is given
+    result = _lint(POOLS / "gke-module" / "vllm-untolerated.yaml")
+    (bare,) = result.deployments
+    assert bare.gpu is None and any("have none" in f.message for f in result.findings if f.rule == "KV002")

@@ -9,6 +9,11 @@ Terraform is parsed with python-hcl2 (imported only when a .tf file is read: it 
   vm_size, node_labels, node_taints, max_count (hashicorp/azurerm);
 - modules' `eks_managed_node_groups` / `self_managed_node_groups` maps (terraform-aws-modules/eks:
   instance_types, labels, taints, max_size);
+- modules' `node_pools` list (terraform-google-modules/kubernetes-engine, v38.0.0
+  modules/private-cluster-update-variant/cluster.tf: machine_type :852, guest_accelerator from
+  accelerator_type / accelerator_count :965-969, labels node_pool = name plus node_pools_labels["all"]
+  and [name] :883-885, taints node_pools_taints["all"] and [name] :906-907, max_count :785), read where
+  the list is literal or a variable / local the module states;
 - node-pool objects the file carries as Kubernetes objects (kvlint/load/terraform.py).
 `var.x` / `local.x` are filled where the module states them (a default, a tfvars value, a local); a value
 Terraform computes (`module.x`, `data.x`, a function) is not a literal: it is left out.
@@ -147,6 +152,39 @@ def _resources(source: str, path: str, real_path: str | None) -> list[Pool]:
                     if isinstance(group, dict):
                         where = lines.find(rf'^\s*"?{re.escape(gname)}"?\s*=', at.line - 1)
                         out.append(_eks_group(gname, group, where, f"terraform-aws-eks {key[:-1]}"))
+            out.extend(_gke_module_pools(_block(body), at, lines))
+    return out
+
+
+def _gke_module_pools(body: dict[str, Any], at: Location, lines: _Lines) -> list[Pool]:
+    """The `node_pools` items of a terraform-google-modules/kubernetes-engine module (module docstring)."""
+    items = body.get("node_pools")
+    if not isinstance(items, list):
+        return []
+    labels, taints = body.get("node_pools_labels"), body.get("node_pools_taints")
+    labels = labels if isinstance(labels, dict) else {}
+    taints = taints if isinstance(taints, dict) else {}
+    out: list[Pool] = []
+    for item in items:
+        name = _literal(item.get("name")) if isinstance(item, dict) else None
+        if not isinstance(item, dict) or not name:
+            continue
+        count = _int(item.get("accelerator_count")) or 0
+        accel = _literal(item.get("accelerator_type"))
+        pattern = rf'name\s*=\s*"{re.escape(name)}"'
+        where = lines.find(pattern, at.line - 1)
+        if where.line == at.line:  # not after the module line: the list is a variable's or a local's
+            where = lines.find(pattern)
+        kind = "terraform-google-kubernetes-engine node pool"
+        pool = gke_pool(
+            name, kind, where, _literal(item.get("machine_type")), [(accel, count)] if accel and count else []
+        )
+        pool.labels["node_pool"] = name
+        for key in ("all", name):
+            pool.labels.update(_labels(labels.get(key)))
+            pool.taints = (*pool.taints, *_taints(taints.get(key)))
+        pool.max_nodes = _int(item.get("max_count")) or _int(item.get("node_count"))
+        out.append(pool)
     return out
 
 
