@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 
 import pytest
-from conftest import ROOT, SHARED, gpu_pod, lint, shared_params
+from conftest import ROOT, SHARED, gpu_pod, lint
 
 from kvlint.engines import flag_choices
 from kvlint.findings import Severity
@@ -258,10 +258,10 @@ CORPUS = [
 ]
 
 
-@pytest.mark.parametrize("paths", shared_params("corpus", [CORPUS]))
-def test_no_value_of_a_real_file_is_refused(paths, monkeypatch):
-    """Every corpus and fixture file: each value judged against its release's choices is taken; the corpus
-    has values to judge (--dtype, --kv-cache-dtype, --quantization, TGI's QUANTIZE...)."""
+def test_no_value_of_a_real_file_is_refused(monkeypatch):
+    """Every fixture and corpus file (the corpus where ../shared is there: no skip on a bare clone): each
+    value judged against its pinned release's choices is taken, and there are values to judge (--dtype,
+    --kv-cache-dtype, --quantization, SGLang's --disaggregation-mode...)."""
     judged = []  # per value at a pinned release with choices: whether that release takes it
     real = flag_choices.value_issue
 
@@ -277,7 +277,7 @@ def test_no_value_of_a_real_file_is_refused(paths, monkeypatch):
         for p in sorted((ROOT / "fixtures").rglob("*.yaml"))
         if not p.name.startswith("bad-vllm-dtype-choice")
     ]
-    for path in [*paths, *own]:
+    for path in [*CORPUS, *own]:
         result = lint(path.read_text(encoding="utf-8", errors="replace"), str(path))
         refused += [
             f.message
@@ -287,4 +287,4 @@ def test_no_value_of_a_real_file_is_refused(paths, monkeypatch):
         ]
     assert refused == []
     print(f"values judged at a pinned release: {len(judged)}, taken: {judged.count(True)}")
-    assert judged.count(True) >= 20 and False not in judged
+    assert judged.count(True) >= (20 if CORPUS else 1) and False not in judged
