@@ -187,6 +187,21 @@ def _on_fleet(
         label = spec.name if spec is not None else name
         per_type.append((label, sub, run_rules(path, sub, settings, capacity)))
     fits = [label for label, sub, found in per_type if sub.plan is not None and not _errors(found)]
+    head = (
+        f"{source} {'give' if pooled else 'admits'} {len(fleet)} GPU types: checked on each"
+        if claim
+        else f"{NOT_STATED}: checked on each GPU of the fleet ({source})"
+    )
+    summary = head + _outcomes(per_type, fits)
+    r.issues[r.issues.index(base)] = replace(base, message=summary, severity=Severity.INFO)
+    out = run_rules(path, r, settings, general)
+    every = "GPU its node pools give" if pooled else "GPU the claim admits" if claim else "fleet GPU"
+    out.extend(_merge(per_type, fits, every))
+    return out
+
+
+def _outcomes(per_type: list[tuple[str, Resolved, list[Finding]]], fits: list[str]) -> str:
+    """The fleet summary's tail: where it fits, where not, and where it was not checked (and why)."""
     fails = [label for label, sub, found in per_type if sub.plan is not None and _errors(found)]
     unplanned = [label for label, sub, _ in per_type if sub.plan is None and _not_planned(sub) is None]
     reasons: dict[str, list[str]] = {}
@@ -194,23 +209,15 @@ def _on_fleet(
         if sub.plan is None and (why := _not_planned(sub)):
             reasons.setdefault(why, []).append(label)
     refused = [f"{', '.join(labels)}: {why}" for why, labels in reasons.items()]
-    summary = (
-        f"{source} {'give' if pooled else 'admits'} {len(fleet)} GPU types: checked on each"
-        if claim
-        else f"{NOT_STATED}: checked on each GPU of the fleet ({source})"
-    )
+    out = ""
     if fits:
-        summary += f"; fits on {', '.join(fits)}"
+        out += f"; fits on {', '.join(fits)}"
     if fails:
-        summary += f"; does not fit on {', '.join(fails)}"
+        out += f"; does not fit on {', '.join(fails)}"
     if unplanned:
-        summary += f"; not checked on {', '.join(unplanned)} (unknown GPU or memory)"
+        out += f"; not checked on {', '.join(unplanned)} (unknown GPU or memory)"
     if refused:
-        summary += f"; not checked on {'; '.join(refused)}"
-    r.issues[r.issues.index(base)] = replace(base, message=summary, severity=Severity.INFO)
-    out = run_rules(path, r, settings, general)
-    every = "GPU its node pools give" if pooled else "GPU the claim admits" if claim else "fleet GPU"
-    out.extend(_merge(per_type, fits, every))
+        out += f"; not checked on {'; '.join(refused)}"
     return out
 
 

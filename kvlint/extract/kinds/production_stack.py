@@ -144,7 +144,6 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
         {},
         positional_model=False,
     )
-    gpu = spec.scalar("requestGPU")
     if ctx.kind != "VLLMRuntime":
         d.issues.extend(
             chart_layouts.keys_not_read(
@@ -158,18 +157,9 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
             )
         )
         d.issues.extend(ps_keys.nested_issues(spec, path, label))
-    if ctx.kind == "VLLMRuntime":
-        gpu = spec.at("deploymentConfig", "resources", "gpu")  # type: ignore[assignment]
+    else:
         d.issues.extend(ps_keys.runtime_issues(spec, path))
-    if isinstance(gpu, Scalar) and gpu.value is not None:
-        with contextlib.suppress(ValueError):
-            # the note is the resource the chart requests: requestGPUType, else nvidia.com/gpu
-            # (helm/templates/_helpers.tpl:173 @a6c01db0): it tolerates that resource's taint (link/pools.py)
-            kind = spec.scalar("requestGPUType")
-            resource = str(kind.value) if kind is not None and kind.value else "nvidia.com/gpu"
-            d.gpus_per_pod = stated(int(str(gpu.value)), gpu.where(path), resource)
-    elif ctx.kind != "VLLMRuntime":
-        _no_gpu_request(d, spec, path)
+    _gpu_request(d, spec, path, ctx.kind == "VLLMRuntime")
     ray = spec.map("raySpec")
     if ray is not None and ray.value("enabled") is True:
         _ray_group(d, spec, ray, path)
@@ -183,6 +173,27 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
         _selector_terms(d, terms, path)
     if ctx.kind != "VLLMRuntime":
         d.placement = _placement(ctx.root, spec, terms, path)
+    _memory(d, spec, path)
+    return [d]
+
+
+def _gpu_request(d: Deployment, spec: Mapping, path: str, runtime: bool) -> None:
+    """GPUs per pod: requestGPU (a VLLMRuntime's deploymentConfig.resources.gpu); left out of the chart's
+    values, the pod asks for none (_no_gpu_request)."""
+    gpu = spec.at("deploymentConfig", "resources", "gpu") if runtime else spec.scalar("requestGPU")
+    if isinstance(gpu, Scalar) and gpu.value is not None:
+        with contextlib.suppress(ValueError):
+            # the note is the resource the chart requests: requestGPUType, else nvidia.com/gpu
+            # (helm/templates/_helpers.tpl:173 @a6c01db0): it tolerates that resource's taint (link/pools.py)
+            kind = spec.scalar("requestGPUType")
+            resource = str(kind.value) if kind is not None and kind.value else "nvidia.com/gpu"
+            d.gpus_per_pod = stated(int(str(gpu.value)), gpu.where(path), resource)
+    elif not runtime:
+        _no_gpu_request(d, spec, path)
+
+
+def _memory(d: Deployment, spec: Mapping, path: str) -> None:
+    """shmSize (the chart mounts a memory-backed /dev/shm of that size) and requestMemory, as quantities."""
     shm = spec.scalar("shmSize")
     d.has_shm = True if shm is not None else None
     if shm is not None:
@@ -191,7 +202,6 @@ def production_stack_entry(ctx: ct.ObjectContext, spec: Mapping, label: str) -> 
     mem = spec.scalar("requestMemory")
     if mem is not None and mem.value is not None:
         d.memory_quantities.append(("requestMemory", str(mem.value), mem.where(path)))
-    return [d]
 
 
 def _no_gpu_request(d: Deployment, spec: Mapping, path: str) -> None:
