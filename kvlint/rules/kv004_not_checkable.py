@@ -62,8 +62,8 @@ class NotCheckable(IssueRule):
     infos = {
         IssueKind.ENGINE_NOT_MODELLED: "workloads not checked: their engine or operator sizes memory in a way "
         "kvlint does not model — nothing to fix",
-        IssueKind.ACCELERATOR_NOT_MODELLED: "workloads not checked: they run on TPUs, Neuron, Gaudi, NPUs or CPUs, "
-        "whose memory kvlint does not model — nothing to fix",
+        IssueKind.ACCELERATOR_NOT_MODELLED: "workloads not checked: they run on accelerators kvlint does not model "
+        "(Neuron, Gaudi, NPUs, CPUs, and TPUs other than vLLM's on v5e and v6e) — nothing to fix",
         IssueKind.OPTION_NOT_MODELLED: "engine options whose memory the plan leaves out (its figures are for the "
         "deployment without them) — keep headroom for them",
         IssueKind.DEFINED_ELSEWHERE: "serving templates not checked: the model or the GPUs come from each object "
