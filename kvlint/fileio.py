@@ -104,6 +104,20 @@ def base_dir(path: str) -> str:
         return os.path.dirname(path) or "."
 
 
+def nearest_up(folder: str, markers: tuple[str, ...], depth: int) -> str | None:
+    """The nearest folder at or above `folder` (at most `depth` of them) holding any of `markers`
+    (`.git`, a configuration file): a repository's top. None when none of them does."""
+    here = folder
+    for _ in range(depth):
+        if any(os.path.lexists(os.path.join(here, m)) for m in markers):
+            return here
+        up = os.path.dirname(here)
+        if up == here:
+            return None
+        here = up
+    return None
+
+
 def is_regular(path: str) -> bool:
     try:
         return stat.S_ISREG(os.stat(path).st_mode)

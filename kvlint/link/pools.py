@@ -25,7 +25,7 @@ from kvlint.catalog import gpus as catalog
 from kvlint.deployment import Deployment, Value, inferred
 from kvlint.extract.kinds.node_pools import Pool
 from kvlint.extract.pod import gpu_selectors
-from kvlint.fileio import read_regular
+from kvlint.fileio import nearest_up, read_regular
 from kvlint.load import load_bytes
 from kvlint.load.compose import Document
 from kvlint.load.tree import Mapping, Scalar
@@ -63,15 +63,9 @@ MARKERS: dict[str, tuple[bytes, ...]] = {
 
 
 def root_of(real_path: str) -> str | None:
-    d = os.path.dirname(os.path.abspath(real_path))
-    for _ in range(ROOT_DEPTH):
-        if any(os.path.lexists(os.path.join(d, m)) for m in (".git", *CONFIG_NAMES)):
-            return d
-        up = os.path.dirname(d)
-        if up == d:
-            return None
-        d = up
-    return None
+    """The repository root the pool search stops at: the nearest folder up holding `.git` or a
+    kvlint configuration file."""
+    return nearest_up(os.path.dirname(os.path.abspath(real_path)), (".git", *CONFIG_NAMES), ROOT_DEPTH)
 
 
 def pools_for(

@@ -20,7 +20,7 @@ import os
 import re
 from typing import Any
 
-from kvlint.fileio import read_regular
+from kvlint.fileio import nearest_up, read_regular
 from kvlint.load import terraform_names as tf_names
 
 FILE_BYTES = 1 << 20
@@ -39,15 +39,7 @@ def call_of(expr: str) -> tuple[str, str, str] | None:
 
 def repository_top(folder: str) -> str:
     """The nearest folder at or above `folder` holding `.git` (else `folder` itself)."""
-    here = folder
-    for _ in range(_UP):
-        if os.path.lexists(os.path.join(here, ".git")):
-            return here
-        up = os.path.dirname(here)
-        if up == here:
-            break
-        here = up
-    return folder
+    return nearest_up(folder, (".git",), _UP) or folder
 
 
 def rendered(
