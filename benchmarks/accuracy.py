@@ -183,6 +183,12 @@ def evaluate(engine: str, case: dict, version: str | None, rules) -> dict | None
                 (q / GIB, m / 1024, rel(q / GIB, m / 1024))
                 for q, m in zip(p.stage_pools, by_gpu, strict=True)
             ]
+        by_gpu = (case.get("measured") or {}).get("compute_by_device_mib")
+        if by_gpu and len(p.stage_compute) == len(by_gpu):  # llama.cpp: each GPU's own compute buffer
+            row["compute_gpu"] = [
+                (q / GIB, m / 1024, rel(q / GIB, m / 1024))
+                for q, m in zip(p.stage_compute, by_gpu, strict=True)
+            ]
         failed_memory = case.get("failure_class") in LOGGED_REASON
         for name, value in real.items():
             if name == "kv" and case.get("outcome") == "failed" and not failed_memory:
@@ -215,9 +221,10 @@ def report(engine: str, split: str, cases: list[dict], rows: list[dict]) -> None
         if name in ("compute", "slots") and not any(name in r for r in done):
             continue  # only llama.cpp logs a compute buffer of its own, only SGLang its mamba slots
         print(f"          {label:<10} {stats([r[name][2] for r in done if name in r])}")
-    per_gpu = [t[2] for r in done for t in r.get("kv_gpu", [])]
-    if per_gpu:  # only multi-GPU llama.cpp logs print a KV buffer per GPU
-        print(f"          {'KV per GPU':<10} {stats(per_gpu)}")
+    for key, label in (("kv_gpu", "KV per GPU"), ("compute_gpu", "compute/GPU")):
+        per_gpu = [t[2] for r in done for t in r.get(key, [])]
+        if per_gpu:  # only multi-GPU llama.cpp logs print a buffer per GPU
+            print(f"          {label:<10} {stats(per_gpu)}")
     judged = [r for r in done if not r["verdict"].startswith("not scored")]
     ok = sum(r["verdict"] == "ok" for r in judged)
     print(f"          verdicts   {ok}/{len(judged)} agree" + (f" ({ok / len(judged):.0%})" if judged else ""))

@@ -12,7 +12,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from calibration_cases import DATA, build_llamacpp, load_yaml  # noqa: E402
 
-from kvlint.engines.llamacpp import devices  # noqa: E402
+from kvlint.deployment import stated  # noqa: E402
+from kvlint.engines.llamacpp import compute, devices  # noqa: E402
 from kvlint.resolve import Defaults, resolve  # noqa: E402
 
 MIB = 1 << 20
@@ -43,6 +44,39 @@ def test_a_layer_and_its_kv_cache_sit_on_the_device_the_split_points_name():
     held = devices.shares([1] * 40, 1, [per_layer] * 40, 99, devices.split_points([12, 29]))
     assert [s.kv / MIB for s in held] == [1536.0, 3584.0]
     assert [(s.layers, s.output) for s in held] == [(12, False), (28, True)]
+
+
+def _plan(case: dict, **extra: str):
+    d, why = build_llamacpp(case, case.get("engine_version"))
+    assert d is not None, why
+    for key, value in extra.items():
+        d.extra[key] = stated(value, d.where)
+    return resolve(d, Defaults()).plan
+
+
+def test_the_pipeline_keeps_four_copies_of_each_gpus_inputs_in_its_compute_buffer():
+    # l-012 ("pipeline parallelism enabled (n_copies=4)", flash attention, -ub 256, 32768 cells): CUDA1 reads the
+    # hidden state and the F16 mask CUDA0 casts, 4 x (5 + 16) MiB beside its logits; CUDA0 the F32 mask and the
+    # embeddings from the CPU: "CUDA0 compute buffer size = 233.00 MiB", "CUDA1 ... = 237.51 MiB"
+    case = _case("l-012")
+    logged = case["measured"]["compute_by_device_mib"]
+    got = [b / MIB for b in _plan(case).stage_compute]
+    assert abs(got[1] - logged[1]) < 0.1 and abs(got[0] / logged[0] - 1) < 0.05, got
+    # --split-mode row turns the pipeline off: each GPU's buffer is its largest phase alone
+    row = _plan(case, split_mode="row").stage_compute
+    # CUDA0: (5 MiB row + 32 MiB F32 mask + 1 KiB positions) x 4 and the 16 MiB F16 cast; CUDA1: (5 + 16) x 4
+    assert [got[i] * MIB - row[i] for i in (0, 1)] == [
+        compute.N_COPIES * (37 * MIB + 1024) + 16 * MIB,
+        compute.N_COPIES * (21 * MIB + 1024),
+    ]
+
+
+def test_without_flash_attention_every_gpu_copies_the_f32_mask_in_place_of_its_own():
+    # l-011 (Command-R, 4096 cells, -ub 512, no flash attention) split 12 / 28 as its KV buffers show:
+    # "CUDA0 compute buffer size = 672.01 MiB" (its scores phase with the mask's four copies)
+    case = _case("l-011")
+    case = {**case, "gpus": 2, "settings": {**case["settings"], "tensor_split": "12,29"}}
+    assert abs(_plan(case).stage_compute[0] / MIB - 672.01) < 0.01
 
 
 def test_parse_split_reads_llama_cpp_separators_and_refuses_words():

@@ -80,6 +80,7 @@ class Plan:
     stage: int = 0  # the pipeline stage that binds
     load_budget: int = 0  # what the weights must fit in (0: the same as budget)
     stage_pools: list[int] = field(default_factory=list)  # KV pool of every pipeline stage
+    stage_compute: list[int] = field(default_factory=list)  # compute buffer of every stage (llama.cpp's GPUs)
     notes: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)  # the arithmetic, ready to print
 

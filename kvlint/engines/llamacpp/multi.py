@@ -7,9 +7,9 @@ backend). A GPU whose buffers do not fit fails its allocation ("cudaMalloc faile
 the others have free: the fit is per GPU, not one pool.
 
 kvlint's estimates, said in the plan: each GPU's compute buffer is the largest phase of one ubatch through its
-own layers (the logits only on the GPU holding the output layer), and with every layer offloaded llama.cpp
-runs them as a pipeline (src/llama-context.cpp:295-300, "pipeline parallelism enabled (n_copies=4)"), whose
-copies of each split's inputs are not counted; each GPU has its own CUDA context.
+own layers (the logits only on the GPU holding the output layer); with every layer offloaded llama.cpp runs
+them as a pipeline (src/llama-context.cpp:295-300, "pipeline parallelism enabled (n_copies=4)") and each GPU
+also keeps four copies of its split's inputs (compute.py stage_bytes); each GPU has its own CUDA context.
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines.llamacpp import layers as L
-from kvlint.engines.llamacpp.compute import CONTEXT_BYTES, compute_bytes
+from kvlint.engines.llamacpp.compute import CONTEXT_BYTES, compute_bytes, pipelined, stage_bytes
 from kvlint.engines.llamacpp.devices import Share, shares, split_points
 from kvlint.record import replace
 from kvlint.units import gib, tokens
 
-COMPUTE_NOTE = (
-    "kvlint's estimate: the largest phase of one ubatch through this GPU's layers; the pipeline's input"
-    " copies (n_copies=4) are not counted"
+COMPUTE_NOTE = "kvlint's estimate: the largest phase of one ubatch through this GPU's layers"
+PIPELINE_NOTE = (
+    COMPUTE_NOTE + ", and the pipeline's 4 copies of its inputs (hidden state, positions, KQ mask;"
+    " ggml-backend.cpp GGML_SCHED_MAX_COPIES)"
 )
 
 
@@ -46,11 +47,22 @@ def rows(
     kv_on = s.extra["kv_offload"]
     held = shares(layers_w, output_w, kv_layers if kv_on else [], ngl, points)
     token = shares([0] * len(layers_w), 0, per_token if kv_on else [], ngl, points)
+    pipe = pipelined(arch, s)
+    first = next((h.device for h in held if h.layers), None)
     out = []
     for share, one in zip(held, token, strict=True):
-        compute = compute_bytes(arch, s, share.output)[0] if share.layers or share.output else 0
+        compute = _compute(arch, s, share, pipe, share.device == first)
         out.append((share, compute, total - share.weights - compute - CONTEXT_BYTES, one.kv))
     return out
+
+
+def _compute(arch: ModelArch, s: EngineSettings, share: Share, pipe: bool, first: bool) -> int:
+    """A GPU's compute buffer: none without layers or the output; in the pipeline, with its input copies."""
+    if not share.layers and not share.output:
+        return 0
+    if pipe:
+        return stage_bytes(arch, s, share.output, first, share.layers > 0)
+    return compute_bytes(arch, s, share.output)[0]
 
 
 def surplus(found: list[Row]) -> tuple[int, int]:
@@ -80,7 +92,7 @@ def layout(
     )
     terms = [
         Term("weights", bind.weights, f"{what} (token_embd stays on the CPU)"),
-        Term("compute buffer", compute, COMPUTE_NOTE),
+        Term("compute buffer", compute, PIPELINE_NOTE if pipelined(arch, s) else COMPUTE_NOTE),
         Term(
             "CUDA context", CONTEXT_BYTES, "CUDA context and cuBLAS workspace on each GPU (kvlint assumption)"
         ),
@@ -96,7 +108,8 @@ def layout(
         context_at_max_seqs=n_ctx_seq, weights_per_gpu=max(r[0].weights for r in rows_),
         weights_total=sum(layers_all) + embed + (output_w if arch.lm_head_params else 0),
         weights_source=arch.quant.scheme if arch.quant is not None else "F16 GGUF weights",
-        stage=bind.device, stage_pools=[r[0].kv for r in rows_], pool_units=0 if fails else n_ctx,
+        stage=bind.device, stage_pools=[r[0].kv for r in rows_],
+        stage_compute=[r[1] for r in rows_], pool_units=0 if fails else n_ctx,
         request_units=n_ctx_seq, load_budget=total - CONTEXT_BYTES,
         notes=[f"{s.extra['split_how']}; each GPU must hold its own buffers"] + ([says] if says else []),
         warmup_fails=says,

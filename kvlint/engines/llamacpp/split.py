@@ -60,7 +60,12 @@ def settings(f: Filling) -> dict[str, Any]:
         how += "; --split-mode row also splits each weight matrix by rows, planned as the layer split"
     if f.pipeline_parallel is None:
         f.pipeline_parallel = default(seen, f"{PLACED_BY} (--split-mode {mode}): {seen} GPUs")
-    return {"n_devices": seen, "tensor_split": shares, "split_how": f"layers split over {seen} GPUs {how}"}
+    return {
+        "n_devices": seen,
+        "tensor_split": shares,
+        "layer_split": mode == "layer",  # the pipeline's condition (compute.py pipelined)
+        "split_how": f"layers split over {seen} GPUs {how}",
+    }
 
 
 def spread_by_ollama(f: Filling, counts: list[int]) -> dict[str, Any]:
