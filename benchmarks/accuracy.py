@@ -176,6 +176,9 @@ def evaluate(engine: str, case: dict, version: str | None, rules) -> dict | None
         pred = {"weights": p.weights_per_gpu / GIB, "kv": kv, "tokens": float(p.kv_tokens)}
         pred["compute"] = p.term("compute buffer") / GIB
         pred["slots"] = float(p.state_slots)  # SGLang's mamba pool
+        pred["free"] = (
+            p.gpu_total - sum(t.bytes for t in p.terms)
+        ) / GIB  # what a fraction of free is taken of
         real = logged(engine, case)
         by_gpu = (case.get("measured") or {}).get("kv_by_device_mib")
         if by_gpu and len(p.stage_pools) == len(by_gpu):  # llama.cpp: each GPU's own KV buffer
@@ -217,9 +220,10 @@ def report(engine: str, split: str, cases: list[dict], rows: list[dict]) -> None
         ("weights", "weights"),
         ("compute", "compute"),
         ("slots", "state slots"),
+        ("free", "free"),
     ):
-        if name in ("compute", "slots") and not any(name in r for r in done):
-            continue  # only llama.cpp logs a compute buffer of its own, only SGLang its mamba slots
+        if name in ("compute", "slots", "free") and not any(name in r for r in done):
+            continue  # only llama.cpp logs a compute buffer, SGLang its mamba slots, TensorRT-LLM's engine path its free
         print(f"          {label:<10} {stats([r[name][2] for r in done if name in r])}")
     for key, label in (("kv_gpu", "KV per GPU"), ("compute_gpu", "compute/GPU")):
         per_gpu = [t[2] for r in done for t in r.get(key, [])]
@@ -243,9 +247,9 @@ def print_cases(rows: list[dict]) -> None:
         if "skipped" in row:
             continue
         cells = []
-        for name in ("weights", "kv", "tokens", "compute", "slots"):
+        for name in ("weights", "kv", "tokens", "compute", "slots", "free"):
             v = row.get(name)
-            if name == "slots" and not v:
+            if name in ("slots", "free") and not v:
                 continue
             cells.append(f"{name} {v[0]:,.2f}/{v[1]:,.2f} {v[2]:+.1%}" if v else f"{name} -")
         print(f"  {row['id']:<6} {row['model'][:40]:<40} " + "  ".join(cells) + f"  {row['verdict']}")

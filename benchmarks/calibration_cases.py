@@ -320,7 +320,13 @@ def logged(engine: str, case: dict) -> dict[str, float]:
                 out["kv"] = float(m["max_block_count"]) * float(m["block_mib"]) / 1024
         return out
     if engine == "trtllm":
-        for key, name in (("weights_gib", "weights"), ("kv_cache_gib", "kv"), ("kv_tokens", "tokens")):
+        # free_after_engine_gib: the engine-build path's "available" that the fraction is taken of
+        for key, name in (
+            ("weights_gib", "weights"),
+            ("kv_cache_gib", "kv"),
+            ("kv_tokens", "tokens"),
+            ("free_after_engine_gib", "free"),
+        ):
             if m.get(key) is not None:
                 out[name] = float(m[key])
         return out

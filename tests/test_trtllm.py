@@ -215,7 +215,11 @@ def test_the_engine_build_path_takes_the_fraction_of_what_the_engine_leaves_free
     _, engine = _one(gpu_pod(IMAGE, ["trtllm-serve", *args, "--backend", "trt"]))
     _, torch = _one(gpu_pod(IMAGE, ["trtllm-serve", *args]))
     assert engine.plan.generation == "trt" and torch.plan.generation == "pytorch"
-    assert engine.plan.kv_tokens == torch.plan.kv_tokens > 0
+    # the same terms but the executor's runtime and decoder buffers, which only the engine path allocates first
+    buffers = engine.plan.term("runtime and decoder buffers")
+    assert buffers > 0 and torch.plan.term("runtime and decoder buffers") == 0
+    lost = torch.plan.kv_pool - engine.plan.kv_pool
+    assert abs(lost - buffers * engine.settings.utilization) <= engine.plan.page_bytes
     free_line = next(line for line in engine.plan.lines if "free_gpu_memory_fraction" in line)
     assert "after the engine, its execution context and buffers" in free_line
     assert not any("estimation run" in line for line in engine.plan.lines)
@@ -243,3 +247,54 @@ def test_an_options_file_number_written_as_a_string_is_read_as_pydantic_reads_it
     r, res = _one(OPTIONS_FILE.replace("tensor_parallel_size: 2", 'tensor_parallel_size: "2"'))
     assert res.settings.tp == 2
     assert not [f for f in r.findings if f.rule == "KV005"]
+
+
+def test_the_engine_paths_buffers_grow_with_the_batch_and_the_length_it_is_built_for():
+    """The C++ executor sizes its logits buffer and the decoder's embedding bias by max_batch_size x the padded
+    vocabulary and the decoder's per-slot ids and log probs by max_batch_size x max_seq_len, before it reads free
+    memory (runtimeBuffers.cpp setMaxBufferSizes, decoderState.cpp reshapeBuffers): twice the batch, twice the
+    buffers; a longer max_seq_len, more of them and a smaller pool."""
+    base = ["trtllm-serve", MODEL, "--backend", "trt", "--max_num_tokens", "1024"]
+
+    def buffers(*extra: str):
+        _, res = _one(gpu_pod(IMAGE, [*base, *extra]))
+        return res.plan.term("runtime and decoder buffers"), res.plan.kv_pool
+
+    small, _ = buffers("--max_batch_size", "256", "--max_seq_len", "2048")
+    double, _ = buffers("--max_batch_size", "512", "--max_seq_len", "2048")
+    longer, longer_pool = buffers("--max_batch_size", "512", "--max_seq_len", "32768")
+    _, short_pool = buffers("--max_batch_size", "512", "--max_seq_len", "2048")
+    assert double == 2 * small
+    assert longer > double and longer_pool < short_pool
+
+
+def test_the_new_logs_kv_bytes_per_token_and_blocks_are_what_kvlint_computes():
+    """t-008 (GLM-4-9B, fp16 cache: 11.00 GiB for 288,384 tokens in 4,506 blocks of 64), t-009 and t-010
+    (Qwen2.5-1.5B and -0.5B: 7.31 GiB for 4,278 blocks of 64, 2.18 GiB for 2,979 blocks of 64)."""
+    from kvlint.catalog import models
+    from kvlint.engines.trtllm.fit import kv_per_token, pool_of
+
+    cases = (
+        ("THUDM/glm-4-9b-chat", 12.22, 0.9, 288384, 11.00),
+        ("Qwen/Qwen2.5-1.5B-Instruct", 16.25, 0.45, 273792, 7.31),
+        ("Qwen/Qwen2.5-0.5B-Instruct", 8.73, 0.25, 190656, 2.18),
+    )
+    for model, free_gib, fraction, tokens, pool_gib in cases:
+        _, res = _one(
+            gpu_pod(IMAGE, ["trtllm-serve", model, "--backend", "trt", "--kv_cache_dtype", "float16"])
+        )
+        per_token = kv_per_token(models.resolve(model).arch, res.settings)
+        assert round(tokens * per_token / 2**30, 2) == pool_gib, model
+        # the fraction of the free memory the log prints, in whole blocks of 64, gives the logged tokens to a block
+        _, got = pool_of(int(free_gib * 2**30 * fraction), per_token, 64)
+        assert abs(got - tokens) <= 64 + 0.005 * 2**30 * fraction / per_token, model
+
+
+def test_a_stated_int4_weight_only_precision_prices_int4_weights():
+    """W4A16 (trtllm-build of a --use_weight_only --weight_only_precision int4 checkpoint, calibration t-007):
+    the linear weights at 4 bits and a scale per channel, embeddings and lm_head left at 16 bits."""
+    spec = "kind: ServingSpec\nengine: trtllm\nmodel: Qwen/QwQ-32B\ngpu: A100 40GB\nmax_context: 8192\n"
+    _, int4 = _one(spec + "quantization: w4a16\n")
+    _, fp16 = _one(spec)
+    assert int4.settings.quantization == "w4a16"
+    assert 0.25 * fp16.plan.weights_total < int4.plan.weights_total < 0.35 * fp16.plan.weights_total

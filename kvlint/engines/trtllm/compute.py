@@ -1,11 +1,13 @@
-"""The two terms before the KV cache that kvlint estimates: on the PyTorch backend, the estimation run's
+"""The terms before the KV cache that kvlint estimates: on the PyTorch backend, the estimation run's
 activations of a max_num_tokens forward pass and the memory outside torch (CUDA context, NCCL, CUDA graphs); on
 the engine-build path (`--backend trt`, a TensorRT engine run by the C++ executor), the engine's execution
-context, sized when the engine was built for max_num_tokens, and the CUDA context with the runtime's and
-decoder's buffers. fit.py has the rest."""
+context, sized when the engine was built for max_num_tokens, the CUDA context, and the runtime and decoder
+buffers the executor allocates for its batch and length limits before it measures free memory
+(`engine_buffer_bytes`, from the source). fit.py has the rest."""
 
 from __future__ import annotations
 
+from kvlint.capacity.kv import cdiv
 from kvlint.capacity.plan import EngineSettings
 from kvlint.catalog.arch import ModelArch
 from kvlint.units import GIB
@@ -15,11 +17,48 @@ NCCL_BYTES = int(0.5 * GIB)  # NCCL buffers with more than one rank (kvlint assu
 # trtllm-serve --backend values that build and run a TensorRT engine (tensorrt_llm/commands/serve.py get_llm_args:
 # "trt" selects the TensorRT flow of the LLM API, not the PyTorch executor)
 ENGINE_BACKENDS = ("trt", "tensorrt")
+# The engine's "logits" output is float32 unless the build says otherwise: tensorrt_llm/models/modeling_utils.py
+# PretrainedConfig.__init__ `logits_dtype: str = 'float32'` (trtllm-build --logits_dtype overrides it). The decoder
+# runs in the same type (cpp/tensorrt_llm/batch_manager/trtGptModelInflightBatching.cpp createDecoder:
+# `decoderType = mRuntime->getEngine().getTensorDataType("logits")`).
+LOGITS_BYTES = 4
+# DecoderState's per-slot [max_batch_size, beam, max_seq_len] arrays, 4 bytes each: output ids and parent ids
+# (int32), log probs and their tiled copy (float) (cpp/tensorrt_llm/runtime/decoderState.cpp reshapeBuffers:
+# ids, parentIds, logProbs on maxTotalTokensShape; logProbsTiled on {maxSequenceLength, maxBatchSize, maxBeamWidth})
+SLOT_ARRAYS = 4
 
 
 def engine_path(s: EngineSettings) -> bool:
     """The launch runs a TensorRT engine (the C++ executor), not the PyTorch backend's estimation run."""
     return str(s.extra.get("backend") or "").lower() in ENGINE_BACKENDS
+
+
+def vocab_padded(arch: ModelArch, world: int) -> int:
+    """The vocabulary rounded up to a multiple of the ranks (cpp/tensorrt_llm/runtime/modelConfig.h
+    getVocabSizePadded(worldSize): `(mVocabSize + worldSize - 1) / worldSize * worldSize`)."""
+    return cdiv(arch.vocab_size, max(1, world)) * max(1, world)
+
+
+def engine_buffer_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
+    """What the C++ executor allocates for its limits before the KV cache manager reads free memory
+    (trtGptModelInflightBatching.cpp: createBuffers, "Allocated ... GPU memory for runtime buffers", then
+    createDecoder, "... for decoder", then createKvCacheManager): the logits buffer of max_batch_size x beam rows
+    of the padded vocabulary (cpp/tensorrt_llm/batch_manager/runtimeBuffers.cpp setMaxBufferSizes `numLogits =
+    maxBatchSize * std::max(1 + maxDraftTokens, maxBeamWidth)`, reshape `logits [numLogits, vocabSizePadded]`);
+    the decoder state's four per-slot arrays of max_seq_len and its embedding bias [max_batch_size,
+    vocabSizePadded] in the decoder's type (decoderState.cpp reshapeBuffers). The sampling layers' workspaces
+    (top-p's sorted copies and cub's sort storage, whose size cub computes at run time) and the penalty
+    workspace are not counted: kvlint does not know them to the byte."""
+    beam = max(1, int(s.extra.get("beam") or 1))
+    rows = max(1, s.max_num_seqs) * beam
+    vocab = vocab_padded(arch, s.tp * s.pp)
+    logits = rows * vocab * LOGITS_BYTES
+    state = rows * s.max_model_len * SLOT_ARRAYS * 4 + max(1, s.max_num_seqs) * vocab * LOGITS_BYTES
+    why = (
+        f"logits for {rows:,} sequence slots x {vocab:,} tokens of vocabulary (float32) and the decoder's"
+        f" per-sequence arrays of max_seq_len {s.max_model_len:,} (the sampling workspaces are not counted)"
+    )
+    return logits + state, f"from the source: {why}"
 
 
 def activation_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
@@ -41,5 +80,5 @@ def activation_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
 
 def outside_torch_bytes(s: EngineSettings) -> tuple[int, str]:
     nccl = NCCL_BYTES if s.tp * s.pp > 1 else 0
-    held = "CUDA context, runtime and decoder buffers" if engine_path(s) else "CUDA context, CUDA graphs"
+    held = "CUDA context and cuBLAS workspace" if engine_path(s) else "CUDA context, CUDA graphs"
     return CONTEXT_BYTES + nccl, f"kvlint's estimate: {held}" + (" and NCCL" if nccl else "")

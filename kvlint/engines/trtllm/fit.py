@@ -26,7 +26,10 @@ no estimation run: once the engine, its execution context and the runtime and de
 cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp (calculateFreeMemBytes) takes the free memory the device
 reports ("Memory usage when calculating max tokens in paged kv cache: total: X GiB, available: Y GiB") times
 free_gpu_memory_fraction (17.83 GiB x 0.9 = 16.05 GiB = 8,219 blocks of 32, TensorRT-LLM 0.19.0, calibration
-t-005). The same arithmetic, with the terms before it named for that path.
+t-005). The same arithmetic, with the terms before it named for that path; of those, the runtime buffers' logits
+and the decoder state's arrays are read from the C++ source (compute.engine_buffer_bytes), while the engine's
+execution context (TensorRT's device memory size, fixed when the engine was built and known only from the built
+engine) and the decoder's sampling workspaces (sized by cub at run time) are not known to the byte.
 
 The activation and outside-torch terms are kvlint's estimates (compute.py), said so in the plan.
 """
@@ -39,7 +42,12 @@ from kvlint.capacity.weights import weights as weight_bytes
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines.base import LongSequence, Startup
-from kvlint.engines.trtllm.compute import activation_bytes, engine_path, outside_torch_bytes
+from kvlint.engines.trtllm.compute import (
+    activation_bytes,
+    engine_buffer_bytes,
+    engine_path,
+    outside_torch_bytes,
+)
 from kvlint.units import gib, tokens
 
 NVFP4_BYTES = 0.5 + 1 / 16  # 4-bit values and one fp8 scale per 16 (calculate_scaling_factor_size_bytes)
@@ -82,8 +90,10 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     terms = [
         Term("weights", w.per_gpu_max, w.source),
         Term("activations", act, act_note),
-        Term("runtime buffers" if engine_path(s) else "outside torch", outside, outside_note),
+        Term("CUDA context" if engine_path(s) else "outside torch", outside, outside_note),
     ]
+    if engine_path(s):
+        terms.append(Term("runtime and decoder buffers", *engine_buffer_bytes(arch, s)))
     free = total - sum(t.bytes for t in terms)
     fraction = s.utilization
     per_token = kv_per_token(arch, s)

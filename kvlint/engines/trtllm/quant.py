@@ -20,6 +20,8 @@ ALGOS = {
         4.0 + 16 / 128,
         "int4 weights, an fp16 scale per group of 128 (AWQ, fp8 activations)",
     ),
+    "w4a16": ("int4", 4.0 + 16 / 4096, "int4 weight-only, per-channel fp16 scales"),
+    "int4_wo": ("int4", 4.0 + 16 / 4096, "int4 weight-only, per-channel fp16 scales"),
     "w8a16": ("int8", 8.0 + 16 / 4096, "int8 weight-only, per-channel fp16 scales"),
     "int8_wo": ("int8", 8.0 + 16 / 4096, "int8 weight-only, per-channel fp16 scales"),
     "w8a8_sq_per_channel": ("int8", 8.0 + 16 / 4096, "int8 SmoothQuant weights, per-channel scales"),
@@ -27,8 +29,8 @@ ALGOS = {
 
 
 # the GPUs whose kernels run them: FP8 GEMMs from Ada/Hopper (sm89), NVFP4 from Blackwell (sm100), AWQ int4
-# from Ampere, int8 weight-only from Turing
-MIN_CAPABILITY = {"fp8": 89, "nvfp4": 100, "awq": 80, "int8": 75}
+# from Ampere, int8 and int4 weight-only (the same fpA_intB GEMMs) from Turing
+MIN_CAPABILITY = {"fp8": 89, "nvfp4": 100, "awq": 80, "int8": 75, "int4": 75}
 
 
 def quant_of(name: str) -> Quant | None:
