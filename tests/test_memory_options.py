@@ -267,8 +267,8 @@ def test_an_option_on_an_accelerator_kvlint_does_not_plan_is_not_said():
             BASE
             + '"--speculative-config", \'{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"}\''
         )
-        # TPU v7x: a chip whose HBM kvlint does not know (catalog/tpus.py), so the workload is not planned
-        .replace("nvidia.com/gpu.product: NVIDIA-L4", "cloud.google.com/gke-tpu-accelerator: tpu7x")
+        # TPU v4: a chip whose HBM kvlint does not know (catalog/tpus.py), so the workload is not planned
+        .replace("nvidia.com/gpu.product: NVIDIA-L4", "cloud.google.com/gke-tpu-accelerator: tpu-v4-podslice")
         .replace('nvidia.com/gpu: "1"', 'google.com/tpu: "4"')
     )
     kv004 = [f.message for f in lint(text).findings if f.rule == "KV004"]

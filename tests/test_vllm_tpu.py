@@ -94,12 +94,18 @@ def test_jetstream_on_a_tpu_stays_not_checked():
 
 
 def test_a_chip_without_a_known_bytes_limit_is_a_kv004_naming_it():
-    assert lookup(tpus.chip_of_label("tpu7x")).engine_bytes is None
+    assert lookup(tpus.chip_of_label("tpu-v4-podslice")).engine_bytes is None
     r = lint(
-        tpu_pod("vllm/vllm-tpu:latest", ["--model=meta-llama/Llama-3.1-8B-Instruct"], "tpu7x", "2x2x1", 4)
+        tpu_pod(
+            "vllm/vllm-tpu:latest",
+            ["--model=meta-llama/Llama-3.1-8B-Instruct"],
+            "tpu-v4-podslice",
+            "2x2x1",
+            4,
+        )
     )
     (f,) = [f for f in r.findings if f.rule == "KV004"]
-    assert "TPU v7x" in f.message and "bytes_limit" in f.message
+    assert "TPU v4" in f.message and "bytes_limit" in f.message
 
 
 def test_topology_counts_chips():

@@ -28,6 +28,11 @@ class GpuSpec:
     marketed: str | None = None
     mig_profile: str | None = None  # a MIG slice ("3g.40gb") of the card `parent`
     parent: str | None = None
+    # what one device the engine sizes is called in messages ("GPU"; a TPU's JAX device: "chip", or
+    # "TensorCore" where a chip shows two), and how many of them one requested unit gives (google.com/tpu 1
+    # on a TPU v7x: 2 JAX devices)
+    unit: str = "GPU"
+    devices_per_unit: int = 1
 
     @property
     def cc_int(self) -> int | None:
@@ -78,6 +83,8 @@ def _spec(entry: dict[str, Any]) -> GpuSpec:
         fp8=entry.get("fp8"),
         nvidia_smi_name=entry.get("nvidia_smi_name"),
         marketed=entry.get("marketed_memory"),
+        unit=entry.get("unit", "GPU"),
+        devices_per_unit=entry.get("devices_per_unit", 1),
     )
 
 

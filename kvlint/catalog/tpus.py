@@ -3,8 +3,24 @@
 vLLM on TPU (the tpu-inference plugin) sizes its KV cache from `jax.Device.memory_stats()["bytes_limit"]`
 summed over the devices it runs on (vllm-project/tpu-inference@v0.27.0 tpu_inference/utils.py:123-150
 hbm_usage_bytes, tpu_inference/worker/tpu_worker.py:511-520 determine_available_memory), so a chip's
-`engine_bytes` here is that bytes_limit, not the marketed HBM. Only chips whose bytes_limit a real log shows
-are planned on; the others (v5p, v7x) are known by their GKE label so the KV004 can name them.
+`engine_bytes` here is that bytes_limit, not the marketed HBM, as real logs show it (the worker's
+"Init model | hbm=[(used, limit), ...]GiB", two decimals). Only chips whose bytes_limit a real log shows are
+planned on.
+
+One JAX device is what the engine sizes (and what --tensor-parallel-size counts): a whole chip on v5e and v6e
+(one TensorCore) and on v5p (two TensorCores run as one megacore device), but one TensorCore on TPU7x, whose
+chip shows two devices of half its HBM each ("Each TPU7x chip contains two TensorCores", "HBM capacity per chip
+(GiB) 95 | 32 | 192" for v5p | v6e | TPU7x, "The Ironwood programming model lets you access two TPU devices
+instead of the single logical core (megacore)": https://docs.cloud.google.com/tpu/docs/tpu7x;
+vllm-project/tpu-inference@v0.27.0 tpu_inference/utils.py:193-196 "each JAX device (v7x core) has 1/2 of the
+total chip HBM"). `google.com/tpu` counts chips, so on TPU7x one requested chip is two devices
+(`devices_per_unit`), and messages say "per TensorCore" there, "per chip" elsewhere (`unit`).
+
+When memory_stats is not there to read (Pathways), tpu-inference takes a fixed limit per device instead:
+v5p 95 GiB, v5e 16, v6e 32, v7x 96 (tpu_inference/utils.py:184-201 get_device_hbm_limit, used by
+pathways_hbm_usage_gb :205-208); the older torch_xla worker (vllm v0.10.0-v0.12.0 vllm/v1/worker/tpu_worker.py,
+e.g. vllm==0.11.0 :213-224) took tpu_info's chip total_memory under SPMD and xm.get_memory_info's bytes_limit
+otherwise. kvlint plans the JAX worker reading memory_stats, the path the vllm/vllm-tpu image runs.
 
 GKE labels a TPU node `cloud.google.com/gke-tpu-accelerator` (tpu-v5-lite-podslice, tpu-v5p-slice,
 tpu-v6e-slice, tpu7x) and `cloud.google.com/gke-tpu-topology` (2x4, 4x4, 2x2x2); a pod requests its chips as
@@ -36,13 +52,36 @@ _CHIPS: dict[str, dict] = {
         "source": "jax memory_stats bytes_limit on a TPU v5e-8 (a public Kaggle notebook: 'bytes_limit': "
         "16909332480)",
     },
-    "tpu-v5p": {"name": "Google TPU v5p", "bytes": None, "source": ""},
-    "tpu-v7x": {"name": "Google TPU v7x (Ironwood)", "bytes": None, "source": ""},
+    "tpu-v5p": {
+        "name": "Google TPU v5p",
+        # SachinKonan/SkyRLTpu@4e014ea tpu/muse_glimmer/E2E.md:201-202, vllm-tpu 0.23.0 on a v5p-8 (4 chips,
+        # TP 4): "HBM per chip, before load | 0.00 / 95.74 GiB", model resident "13.06 / 95.74 GiB (x4 chips)"
+        # (the worker's hbm= pairs); Google lists 95 GiB of HBM per v5p chip
+        "bytes": 102_800_042_230,  # 95.74 GiB, as logged to 0.01 GiB
+        "source": "JAX bytes_limit of a TPU v5p chip as tpu-inference logs it (hbm= 95.74 GiB per chip on a v5p-8: "
+        "SachinKonan/SkyRLTpu tpu/muse_glimmer/E2E.md:201-202)",
+    },
+    "tpu-v7x": {
+        "name": "Google TPU7x (Ironwood)",
+        # yangwhale/gpu-tpu-pedia@3fa9ce1 tpu/tpu-inference/Kimi-K2.6-1T-A32B-INT4/README.md:217 "[tpu_runner.py:602]
+        # Init model | hbm=[(51.08, 94.75), ...]GiB" (TP 16 on 8 chips); Qwen3.5-397B-A17B-FP8/README.en.md:625
+        # "Init worker | rank=0 | hbm=[(0.0, 94.75), ...] x 16"; GLM-5.1-754B-FP4/README.en.md:491 "4 chips x 192
+        # GB raw HBM = 768 GB, but each device exposes 94.75 GB"
+        "bytes": 101_737_037_824,  # 94.75 GiB per TensorCore, as logged to 0.01 GiB
+        "source": "JAX bytes_limit of one TPU7x TensorCore (half a chip) as tpu-inference logs it (hbm= 94.75 GiB "
+        "per device: yangwhale/gpu-tpu-pedia tpu/tpu-inference/Kimi-K2.6-1T-A32B-INT4/README.md:217)",
+        "unit": "TensorCore",
+        "devices_per_unit": 2,
+    },
+    # no public log shows a v4 chip's bytes_limit (tpu-inference's Pathways table says 32 GiB, utils.py:191):
+    # known by its label so the KV004 can name it
+    "tpu-v4": {"name": "Google TPU v4", "bytes": None, "source": ""},
 }
 
 # cloud.google.com/gke-tpu-accelerator values (GKE "Plan TPUs in GKE": tpu-v5-lite-podslice and the older
-# single-host tpu-v5-lite-device are v5e; tpu-v5p-slice; tpu-v6e-slice; tpu7x)
+# single-host tpu-v5-lite-device are v5e; tpu-v5p-slice; tpu-v6e-slice; tpu7x; tpu-v4-podslice)
 GKE_ACCELERATORS = {
+    "tpu-v4-podslice": "tpu-v4",
     "tpu-v5-lite-podslice": "tpu-v5e",
     "tpu-v5-lite-device": "tpu-v5e",
     "tpu-v5p-slice": "tpu-v5p",
@@ -63,7 +102,19 @@ def entry(chip_id: str) -> dict[str, Any] | None:
         "engine_bytes": chip["bytes"],
         "engine_bytes_source": chip["source"],
         "bf16": True,
+        "unit": chip.get("unit", "chip"),
+        "devices_per_unit": chip.get("devices_per_unit", 1),
     }
+
+
+def planned() -> str:
+    """The chips whose bytes_limit kvlint knows, as messages list them: "v5e, v5p, v6e and TPU7x"."""
+    names = sorted(
+        c["name"].removeprefix("Google TPU ").removeprefix("Google ").split(" (")[0]
+        for c in _CHIPS.values()
+        if c["bytes"]
+    )
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
 
 
 def chip_of_label(value: str) -> str | None:

@@ -13,6 +13,12 @@ if TYPE_CHECKING:
     from kvlint.capacity.plan import Plan
 
 
+def unit(gpu: object) -> str:
+    """What one device the plan sizes is called ("GPU"; "chip" on a TPU, "TensorCore" on a TPU7x): the
+    catalog's word for it (catalog/gpus.py GpuSpec.unit), "GPU" when the device is not known."""
+    return str(getattr(gpu, "unit", None) or "GPU")
+
+
 def where_of(d: Deployment, *values: Value | None, stated_only: bool = True) -> Location:
     """The first value written in the file (or, failing that, any located value; then the workload)."""
     for v in values:

@@ -1,3 +1,4 @@
+from kvlint.catalog import tpus
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.findings import IssueKind, Severity
 from kvlint.rules.base import IssueRule
@@ -63,7 +64,7 @@ class NotCheckable(IssueRule):
         IssueKind.ENGINE_NOT_MODELLED: "workloads not checked: their engine or operator sizes memory in a way "
         "kvlint does not model — nothing to fix",
         IssueKind.ACCELERATOR_NOT_MODELLED: "workloads not checked: they run on accelerators kvlint does not model "
-        "(Neuron, Gaudi, NPUs, CPUs, and TPUs other than vLLM's on v5e and v6e) — nothing to fix",
+        f"(Neuron, Gaudi, NPUs, CPUs, and TPUs other than vLLM's on {tpus.planned()}) — nothing to fix",
         IssueKind.OPTION_NOT_MODELLED: "engine options whose memory the plan leaves out (its figures are for the "
         "deployment without them) — keep headroom for them",
         IssueKind.DEFINED_ELSEWHERE: "serving templates not checked: the model or the GPUs come from each object "

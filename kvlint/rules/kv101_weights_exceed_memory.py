@@ -4,7 +4,7 @@ from kvlint import engines
 from kvlint.capacity.whatif import replan, smallest_tp
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import PlanContext, PlanRule
-from kvlint.rules.facts import spec_key, where_of
+from kvlint.rules.facts import spec_key, unit, where_of
 from kvlint.units import gib
 
 
@@ -48,6 +48,7 @@ class WeightsExceedMemory(PlanRule):
         if p.weights_per_gpu <= p.weights_limit:
             return
         gpu = ctx.gpu
+        per = unit(gpu)
         fixes = []
         found = (
             None  # no tensor parallelism over MIG slices (KV209)
@@ -59,20 +60,26 @@ class WeightsExceedMemory(PlanRule):
         if found:
             tp, q = found
             fixes.append(
-                f"{spec_key(d, 'tensor_parallel', s.engine)} {tp} ({tp * s.pp} GPUs: {gib(q.weights_per_gpu)} of weights each)"
+                f"{spec_key(d, 'tensor_parallel', s.engine)} {tp} ({tp * s.pp} {per}s: {gib(q.weights_per_gpu)} of weights each)"
             )
         if ctx.model.quant is None and not s.quantization and engines.get(s.engine).names_fp8_weights_fix:
             q = replan(ctx.model, gpu, s, quantization="fp8")
             if q.weights_per_gpu <= q.weights_limit:
                 fixes.append(
-                    f"fp8 weights ({spec_key(d, 'quantization', s.engine)} fp8: {gib(q.weights_per_gpu)} per GPU)"
+                    f"fp8 weights ({spec_key(d, 'quantization', s.engine)} fp8: {gib(q.weights_per_gpu)} per {per})"
                 )
         where = where_of(d, ctx.in_force.tensor_parallel, d.gpus, ctx.in_force.gpu, d.model)
         yield ctx.finding(
             self,
             where,
-            f"weights need {gib(p.weights_per_gpu)} per GPU but {engines.display(s.engine)} may use {gib(p.weights_limit)} of the "
-            f"{gib(p.gpu_total)} a {gpu.name} gives it (x {p.utilization:g}): the model cannot load",
+            f"weights need {gib(p.weights_per_gpu)} per {per} but {engines.display(s.engine)} may use {gib(p.weights_limit)} of the "
+            f"{gib(p.gpu_total)} {_one(gpu.name, per)} gives it (x {p.utilization:g}): the model cannot load",
             details=[f"weights: {gib(p.weights_total)} in all ({p.weights_source})", *p.lines],
             fix=("use " + " or ".join(fixes)) if fixes else "use a larger GPU or a quantized checkpoint",
         )
+
+
+def _one(name: str, per: str) -> str:
+    """'a NVIDIA H100', 'a Google TPU v6e (Trillium)', or 'one TensorCore of a Google TPU7x (Ironwood)' where the
+    device is a part of the chip the catalog names."""
+    return f"a {name}" if per in ("GPU", "chip") else f"one {per} of a {name}"

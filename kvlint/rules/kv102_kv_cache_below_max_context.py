@@ -9,7 +9,7 @@ from kvlint.engines.base import LongSequence, Startup
 from kvlint.findings import Finding, Severity
 from kvlint.record import replace
 from kvlint.rules.base import PlanContext, PlanRule
-from kvlint.rules.facts import pool_tokens, shown, spec_key, where_of
+from kvlint.rules.facts import pool_tokens, shown, spec_key, unit, where_of
 from kvlint.rules.fixes import UNSAFE, display, set_setting
 from kvlint.units import gib, tokens
 
@@ -155,7 +155,7 @@ class KvCacheBelowMaxContext(PlanRule):
         if found:
             tp_key = spec_key(d, "tensor_parallel", s.engine)
             fixes.append(f"{tp_key} {found[0]}")
-            edits.append(display(f"{tp_key} {found[0]} on {found[0]} GPUs per replica"))
+            edits.append(display(f"{tp_key} {found[0]} on {found[0]} {unit(ctx.gpu)}s per replica"))
         if p.warmup_fails:
             message = p.warmup_fails
         elif p.kv_pool <= 0:
@@ -171,7 +171,7 @@ class KvCacheBelowMaxContext(PlanRule):
                 answer = replace(answer, shrinks_to=p.max_len_that_fits)  # the length only the plan knows
             message = (
                 f"one sequence of {shown(ctx.in_force.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
-                f"holds {gib(p.kv_pool)} per GPU ({pool_tokens(p)}): {engine.display} {_verb(answer)}"
+                f"holds {gib(p.kv_pool)} per {unit(ctx.gpu)} ({pool_tokens(p)}): {engine.display} {_verb(answer)}"
             )
         said, slack = assumptions(ctx)
         severity = None
@@ -187,7 +187,7 @@ class KvCacheBelowMaxContext(PlanRule):
             message,
             severity=severity,
             details=p.lines,
-            fix=("set " + "; or ".join(fixes)) if fixes else "use more or larger GPUs",
+            fix=("set " + "; or ".join(fixes)) if fixes else f"use more or larger {unit(ctx.gpu)}s",
             fixes=edits,
         )
 

@@ -5,7 +5,7 @@ from kvlint.capacity.course import fits, max_concurrent, usable_budget
 from kvlint.findings import Finding, Severity
 from kvlint.record import record
 from kvlint.rules.base import PlanContext, PlanRule
-from kvlint.rules.facts import pool_tokens, shown, spec_key, state_cap_note, where_of
+from kvlint.rules.facts import pool_tokens, shown, spec_key, state_cap_note, unit, where_of
 from kvlint.units import gib, tokens
 
 
@@ -108,7 +108,7 @@ class KvCacheBelowWorstCase(PlanRule):
         if capped:  # the engine's state slots cap the running requests: the worst case is that many
             lead = f"{lead} stated, but {capped}: {seqs:,} sequences"
         message = (
-            f"{lead} of {shown(ctx.in_force.max_context)} tokens need {gib(need)} of KV cache per GPU "
+            f"{lead} of {shown(ctx.in_force.max_context)} tokens need {gib(need)} of KV cache per {unit(ctx.gpu)} "
             f"but the pool holds {gib(p.kv_pool)}"
             + (f" ({pool_tokens(p)})" if p.state_layers else "")
             + f": only {real:.2f} run at full length at once{allowance}"
@@ -137,7 +137,7 @@ class KvCacheBelowWorstCase(PlanRule):
             details=p.lines,
             fix=f"{'a trade-off: ' if typical.tokens < p.max_model_len else ''}"
             f"{_trade_off(seq_key, seqs, admit, typical)}; or make room: shorten the context, use fp8 KV cache, "
-            "or add GPUs",
+            f"or add {unit(ctx.gpu)}s",
         )
 
 

@@ -4,7 +4,7 @@ from kvlint import engines
 from kvlint.engines.base import KvHeadSharding
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import SettingsContext, SettingsRule
-from kvlint.rules.facts import where_of
+from kvlint.rules.facts import unit, where_of
 from kvlint.units import human_bytes
 
 
@@ -50,12 +50,13 @@ class KvHeadsReplicated(SettingsRule):
         if s.tp <= 1:
             return
         where = where_of(d, ctx.in_force.tensor_parallel)
+        device = unit(ctx.gpu)
         if arch.mla:
             yield ctx.finding(
                 self,
                 where,
                 f"{arch.id} uses MLA: its {arch.head_dim}-wide latent is replicated on all {s.tp} tensor-parallel ranks, "
-                "so the KV cache per token per GPU does not shrink with TP",
+                f"so the KV cache per token per {device} does not shrink with TP",
                 fix="for more KV capacity use data parallelism (DP attention) rather than more TP",
             )
         elif (
@@ -67,7 +68,7 @@ class KvHeadsReplicated(SettingsRule):
             yield ctx.finding(
                 self,
                 where,
-                f"TP {s.tp} > {arch.kv_heads} KV heads: each KV head is replicated on {copies} GPUs; KV per GPU stays at "
+                f"TP {s.tp} > {arch.kv_heads} KV heads: each KV head is replicated on {copies} {device}s; KV per {device} stays at "
                 f"one head ({human_bytes(per)} per token in bf16) instead of shrinking",
-                fix=f"TP {arch.kv_heads} with more replicas keeps the same GPUs and more KV cache",
+                fix=f"TP {arch.kv_heads} with more replicas keeps the same {device}s and more KV cache",
             )

@@ -67,17 +67,20 @@ def default_block_size(max_model_len: int, max_num_seqs: int) -> int:
     return max(size, smallest)
 
 
-def page_bytes(arch: ModelArch, tp: int, kv_bytes: float, block_size: int) -> tuple[int, str]:
-    """One block of one layer on one chip, as the ragged paged attention kernel lays it out."""
+def page_bytes(
+    arch: ModelArch, tp: int, kv_bytes: float, block_size: int, per: str = "chip"
+) -> tuple[int, str]:
+    """One block of one layer on one JAX device (`per`: a chip, a TPU7x TensorCore), as the ragged paged
+    attention kernel lays it out."""
     heads = arch.kv_heads if arch.kv_heads >= tp else tp  # get_padded_num_heads
     per_chip = max(1, heads // max(1, tp))
     packing = max(1, int(4 // kv_bytes))  # values per 32-bit word (get_dtype_packing)
     if arch.head_dim == 64:
         rows, lanes = cdiv(per_chip, packing) * packing, 128
-        how = f"{per_chip} KV heads/chip (K and V packed in 128 lanes, head_dim 64)"
+        how = f"{per_chip} KV heads/{per} (K and V packed in 128 lanes, head_dim 64)"
     else:
         rows, lanes = cdiv(2 * per_chip, packing) * packing, cdiv(arch.head_dim, 128) * 128
-        how = f"2 x {per_chip} KV heads/chip -> {rows} rows x head_dim {arch.head_dim} -> {lanes}"
+        how = f"2 x {per_chip} KV heads/{per} -> {rows} rows x head_dim {arch.head_dim} -> {lanes}"
     if heads != arch.kv_heads:
         how += f" ({arch.kv_heads} KV heads padded to TP {tp})"
     return int(block_size * rows * lanes * kv_bytes), how
@@ -96,10 +99,10 @@ def tpu_plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     kv_bytes = kv_dtype_bytes(s.kv_cache_dtype, run_dtype(arch.dtype, s.dtype))
     w = weight_bytes(arch, s.tp, s.pp, s.dtype, s.quantization, moe_ranks=s.tp * s.dp)
     budget = int(total * s.utilization)
-    weights = Term("weights", w.per_stage[0], f"{w.source}; the chip's bytes_in_use after loading")
+    weights = Term("weights", w.per_stage[0], f"{w.source}; the {gpu.unit}'s bytes_in_use after loading")
     pool = budget - weights.bytes
     layers = arch.attention_layers
-    page, how = page_bytes(arch, tp, kv_bytes, s.block_size)
+    page, how = page_bytes(arch, tp, kv_bytes, s.block_size, gpu.unit)
     per_block = page * max(1, layers)
     from_memory = max(0, pool) // per_block if per_block else 0
     num_blocks, pool = override_blocks(s, from_memory, pool, per_block)  # vLLM's core applies it on TPU too
@@ -148,15 +151,15 @@ def tpu_plan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
 
 
 def _lines(p: Plan, gpu: GpuSpec, s: EngineSettings, how: str) -> list[str]:
-    tp = max(1, s.tp)
+    tp, per = max(1, s.tp), gpu.unit
     return [
-        f"TPU HBM the engine sees per chip ({gpu.name}, JAX bytes_limit): {gib(p.gpu_total)} x "
+        f"TPU HBM the engine sees per {per} ({gpu.name}, JAX bytes_limit): {gib(p.gpu_total)} x "
         f"gpu_memory_utilization {s.utilization:g}{s.utilization_default} = {gib(p.budget)}; summed over "
-        f"{tp} chip{'s' if tp > 1 else ''}",
+        f"{tp} {per}{'s' if tp > 1 else ''}",
         *(f"  - {t.label}: {gib(t.bytes)}  ({t.note})" for t in p.terms),
-        f"  = KV-cache pool per chip: {gib(p.kv_pool)} (no profile run or CUDA graphs on TPU: {SOURCE} "
+        f"  = KV-cache pool per {per}: {gib(p.kv_pool)} (no profile run or CUDA graphs on TPU: {SOURCE} "
         "tpu_inference/worker/tpu_worker.py:511-520)",
-        f"page per layer per chip: {s.block_size} tokens x {how} = {p.page_bytes:,} B",
+        f"page per layer per {per}: {s.block_size} tokens x {how} = {p.page_bytes:,} B",
         f"blocks: {gib(max(0, p.kv_pool))} / ({p.page_bytes:,} B x {p.layers_per_block} layers) = "
         f"{p.num_blocks:,} blocks = {tokens(p.kv_tokens)} tokens",
         f"one request of {tokens(s.max_model_len)} tokens needs {gib(p.request_bytes)}; the pool holds "

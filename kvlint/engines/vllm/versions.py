@@ -9,6 +9,7 @@ same way.
 
 from __future__ import annotations
 
+from kvlint.catalog import tpus
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines import facts
 from kvlint.engines.facts import Change
@@ -98,19 +99,38 @@ def default_batching(
             "vLLM V0 defaults (256 sequences, max(max_model_len, 2048) tokens)",
         )
     row = lookup("batching", version)
-    tier = _tier(gpu, str(row.value))
+    on_tpu = tpus.is_tpu(gpu)
+    tier = "small" if on_tpu else _tier(gpu, str(row.value))
     seqs, tokens = {"largest": (1024, 16384), "large": (1024, 8192), "small": (256, 2048)}[tier]
     if row.value == "name-1024":  # 0.8.0-0.8.3: 1024 sequences on every GPU
         seqs = 1024
     rule = str(row.value)
     large = "H100/H200" if rule.startswith("name") else "GPUs of >= 70 GiB"
     large += "" if rule.startswith(("name", "70gib")) and rule != "70gib-not-a100" else " that are not A100s"
-    what = {"largest": "GPUs of >= 160 GiB", "large": large, "small": "other GPUs"}[tier]
+    what = (
+        "TPU chips"
+        if on_tpu
+        else {"largest": "GPUs of >= 160 GiB", "large": large, "small": "other GPUs"}[tier]
+    )
+    why = f"; {ON_TPU}" if on_tpu else ""
     return (
         seqs,
         tokens,
-        f"vLLM default for {what} ({seqs} sequences, {tokens:,} tokens; {cite('batching', version)})",
+        f"vLLM default for {what} ({seqs} sequences, {tokens:,} tokens; {cite('batching', version)}{why})",
     )
+
+
+# vLLM on TPU takes the tier for devices it cannot size, whatever the chip's HBM: the platform's
+# get_device_total_memory raises NotImplementedError (vllm==0.9.0:vllm/platforms/tpu.py:65-66; tpu-inference@v0.27.0
+# tpu_inference/platforms/tpu_platform.py:201-202) and EngineArgs catches it as 0 bytes (vllm==0.27.0:
+# vllm/engine/arg_utils.py:2533-2538). Its TPU rows (max_num_batched_tokens 1,024 / 512 / 256 for the server on
+# 'V6E' / 'V5E' / 'V5P', :2565-2585; vllm==0.9.0 :1510-1540) compare those keys with get_device_name(), which
+# returns "TPU V6E" (f"TPU {chip_type.name}": vllm==0.9.0 platforms/tpu.py:60-62, tpu_platform.py:169): they
+# never match, so the GPU tier's 2,048 tokens hold.
+ON_TPU = (
+    "whatever the chip's HBM: get_device_total_memory raises on TPU (tpu-inference@v0.27.0 "
+    "tpu_inference/platforms/tpu_platform.py:201-202) and the per-chip TPU rows never match its name 'TPU V6E'"
+)
 
 
 def cite(key: str, version: tuple[int, ...] | None) -> str:

@@ -14,7 +14,7 @@ from kvlint.extract.pod.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, IssueKind, Location
 from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Scalar
-from kvlint.record import field, record
+from kvlint.record import field, record, replace
 
 
 @record
@@ -244,12 +244,23 @@ def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -
         d.accelerator = accel
         if choice is not None and choice.spec is not None and d.gpu is None:  # a TPU chip (catalog/tpus.py)
             d.gpu = inferred(choice.spec.id, choice.note, choice.where)
+            _devices_of_chips(d, choice.spec.devices_per_unit, choice.spec.unit)
         return
     if choice is None or d.gpu is not None:
         return
     d.gpu = inferred(choice.spec.id if choice.spec else choice.label, choice.note, choice.where)
     if choice.count and d.gpus_per_pod is None:
         d.gpus_per_pod = inferred(choice.count, choice.note, choice.where)
+
+
+def _devices_of_chips(d: Deployment, per_chip: int, unit: str) -> None:
+    """google.com/tpu counts chips; on a chip that shows several JAX devices (TPU7x: two TensorCores) the
+    engine's parallelism counts the devices (catalog/tpus.py)."""
+    got = d.gpus_per_pod
+    if per_chip <= 1 or got is None or not isinstance(got.value, int):
+        return
+    note = f"{got.value} chips ({got.note or 'google.com/tpu'}) x {per_chip} {unit}s (JAX devices) per chip"
+    d.gpus_per_pod = replace(got, value=got.value * per_chip, note=note)
 
 
 RAY_KINDS = (
