@@ -125,3 +125,21 @@ def test_image_names_and_profile_names_as_nim_writes_them():
     assert p is not None and (p.gpu, p.precision, p.tp, p.pp) == ("h100", "fp8", 2, 1)
     assert profiles.parse("vllm-bf16-tp2-pp1-lora").tp == 2
     assert profiles.parse("8835c31752fbc67ef658b20a9f78e056914fdef0660206d82f252d62fd96064d") is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["download-to-cache"],
+        ["download-to-cache", "--profile", "tensorrt_llm-l40s-bf16-tp2-throughput"],
+        ["list-model-profiles"],
+        ["/usr/local/bin/create-model-store", "--profile", "vllm-bf16-tp1", "--model-store", "/s"],
+    ],
+)
+def test_a_nim_utility_serves_nothing_so_no_nim_server_is_planned(args):
+    """NIM's utilities (docs.nvidia.com/nim/large-language-models/1.0.0/utilities.html) print or download a
+    profile and exit: a Job running one is no server (and a profile name after it names no engine)."""
+    result = lint(gpu_pod(IMAGE, args))
+    assert not result.deployments
+    (kv004,) = result.findings
+    assert "runs nothing kvlint reads as an LLM engine" in kv004.message

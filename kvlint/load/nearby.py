@@ -5,7 +5,13 @@ use (regular files only, each at most the size cap, at most SIBLINGS_MAX of them
 name one of the kinds asked for), so a directory of unrelated files costs one listing per run: the
 listing is kept while the directory is unchanged (its mtime), however many files of it are linted
 (security review S17). A sibling is read only as the directory walk would read it (S20): a regular
-file, or a symbolic link to one that stays inside the directory; a link out is never followed."""
+file, or a symbolic link to one that stays inside the directory; a link out is never followed.
+
+An object asked for by name that is in neither may be in a folder beside the file's (a repository that
+keeps `runtimes/` and `models/` apart, as NVIDIA/nim-deploy kserve/ does): `named_beside` reads the
+folders of the parent directory the same way, one level down, at most FOLDERS_MAX of them, and only
+inside a repository (a `.git` or kvlint configuration at or above the parent), so a file linted from
+an arbitrary directory never has its neighbours' folders read."""
 
 from __future__ import annotations
 
@@ -13,7 +19,7 @@ import os
 import stat
 from functools import lru_cache
 
-from kvlint.fileio import TooLarge, read_regular
+from kvlint.fileio import TooLarge, nearest_up, read_regular
 from kvlint.load import load_bytes  # Helm templates and YAML that does not parse give no objects
 from kvlint.load.compose import Document
 from kvlint.load.tree import Mapping, Scalar
@@ -22,6 +28,9 @@ from kvlint.record import field, record
 SIBLINGS_MAX = 500  # files of one directory looked at; a larger directory is read up to this many
 SUFFIXES = (".yaml", ".yml")
 BESIDE_FILE_BYTES = 256 * 1024  # a .env or env_file named beside a file: far above any real one
+FOLDERS_MAX = 64  # folders beside the file's own that a named object is looked for in
+REPOSITORY_MARKERS = (".git", ".kvlint.yaml", ".kvlint.yml")  # a repository's top (fileio.nearest_up)
+REPOSITORY_DEPTH = 8
 
 
 @record(frozen=True)
@@ -43,6 +52,8 @@ class Nearby:
     # the documents' positions by kind, made on first use: each workload asks, and 2,000 workloads
     # scanning 2,000 documents each cost seconds
     by_kind: dict[object, list[int]] | None = field(default=None, compare=False)
+    # files read from a folder beside this one: how findings show each -> its path on disk
+    beside: dict[str, str] = field(default_factory=dict, compare=False)
 
     def here(self, kinds: tuple[str, ...]) -> list[Found]:
         """Objects of these kinds among this file's own documents, in document order."""
@@ -69,6 +80,26 @@ class Nearby:
     def named(self, kinds: tuple[str, ...], name: str) -> list[Found]:
         """Objects of these kinds whose metadata.name is `name`, as `objects()` orders them."""
         return [f for f in self.objects(kinds) if object_name(f.root) == name]
+
+    def named_beside(self, kinds: tuple[str, ...], name: str) -> list[Found]:
+        """Objects of these kinds named `name` in the YAML files of the folders beside this file's (its
+        parent directory's other folders, by name), where the repository holds both; [] from stdin."""
+        if self.real_path is None or not name:
+            return []
+        own = os.path.dirname(os.path.abspath(self.real_path))
+        parent = os.path.dirname(own)
+        if parent == own or nearest_up(parent, REPOSITORY_MARKERS, REPOSITORY_DEPTH) is None:
+            return []
+        shown = os.path.dirname(os.path.dirname(self.display)) if os.path.dirname(self.display) else ".."
+        out: list[Found] = []
+        for folder in _folders(parent, os.path.basename(own)):
+            directory = os.path.join(parent, folder)
+            for file, root in _siblings(directory, "", kinds, self.max_bytes):
+                if object_name(root) == name:
+                    display = os.path.normpath(os.path.join(shown, folder, file))
+                    self.beside[display] = os.path.join(directory, file)
+                    out.append(Found(root, display, False))
+        return out
 
     def file_beside(self, relative: str, cap: int = BESIDE_FILE_BYTES) -> tuple[bytes | None, str, str]:
         """(bytes, how findings show it, why not) of a file the linted one names by a path relative
@@ -101,6 +132,9 @@ class Nearby:
             return []
         directory = os.path.dirname(os.path.abspath(self.real_path))
         path = os.path.join(directory, os.path.basename(shown))
+        if shown in self.beside:  # a file of a folder beside this one (named_beside)
+            path = self.beside[shown]
+            directory = os.path.dirname(path)
         try:
             if _stat_inside(path, directory) is None:
                 return []
@@ -108,6 +142,24 @@ class Nearby:
         except OSError:
             return []
         return data.decode("utf-8", "replace").splitlines()
+
+
+@lru_cache(maxsize=64)
+def _folder_listing(parent: str, _mtime: int) -> tuple[str, ...]:
+    """The folders of `parent` (not hidden, not links), sorted, the first FOLDERS_MAX + 1."""
+    names = []
+    for entry in os.scandir(parent):
+        if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+            names.append(entry.name)
+    return tuple(sorted(names)[: FOLDERS_MAX + 1])
+
+
+def _folders(parent: str, own: str) -> list[str]:
+    try:
+        names = _folder_listing(parent, os.stat(parent).st_mtime_ns)
+    except OSError:
+        return []
+    return [n for n in names if n != own][:FOLDERS_MAX]
 
 
 def _hashable(kind: object) -> object:

@@ -24,6 +24,9 @@ SERVE = "trtllm-serve"
 TRITON_HOW = "Triton"  # a Launch's `how` starts with this for Triton's TensorRT-LLM backend
 # NVIDIA's release tags: `1.0.0`, `1.2.0rc6`, `1.1.0rc2.post1`
 _TAG = re.compile(r"^v?(\d+\.\d+\.\d+(?:rc\d+)?(?:\.post\d+)?)")
+# the package as a module or a path (`tensorrt_llm.serve`, `/app/tensorrt_llm/run.py`); not a word that
+# only begins with it, as a NIM profile name does (`download-to-cache --profile tensorrt_llm-l40s-bf16-tp2-…`)
+_PACKAGE = re.compile(r"(?:^|[/.=])tensorrt_llm(?:$|[./])")
 
 
 def is_triton(how: str) -> bool:
@@ -45,7 +48,7 @@ def entry_point(at) -> Launch | None:
 def wrapper_entry(at) -> Launch | None:
     """`trtllm-llmapi-launch` with no trtllm-serve after it, or another tensorrt_llm module: TensorRT-LLM,
     options unknown (its own script)."""
-    if at.base == "trtllm-llmapi-launch" or "tensorrt_llm" in at.text:
+    if at.base == "trtllm-llmapi-launch" or _PACKAGE.search(at.text):
         return Launch("trtllm", [], at.tokens[at.i], at.base, wrapper="script")
     return None
 

@@ -13,7 +13,8 @@ components/predictor.go; pkg/apis/serving/v1beta1/predictor_model.go):
 - the runtime's pod fields (nodeSelector, affinity, tolerations, volumes, imagePullSecrets,
   schedulerName, resourceClaims) merge the same way under the predictor's.
 A multi-node predictor (`workerSpec`) is sized as KServe sizes its Ray cluster (extract/kinds/kserve_multinode.py).
-A runtime in this file or in a YAML file beside it is merged, a value it states located at its own file's
+A runtime in this file or in a YAML file beside it is merged (one named by `runtime:` also from a folder beside
+this file's, load/nearby.py named_beside), a value it states located at its own file's
 line (a workload-level KV004 stays at this file's reference to the runtime); KServe's stock Hugging Face runtime
 stands in, named as a default, when the format is `huggingface` and no runtime is found; any other
 runtime not found is said (KV004), and what only it could state (its args, env, /dev/shm) is left
@@ -135,6 +136,8 @@ def _find_runtime(ctx: ct.ObjectContext, predictor: Mapping, model: Mapping) -> 
     if name is not None and name.value:
         wanted = str(name.value)
         named = [f for f in candidates if object_name(f.root) == wanted]
+        if not named and ctx.nearby is not None:  # a runtimes/ folder beside this one (load/nearby.py)
+            named = [f for f in ctx.nearby.named_beside(RUNTIME_KINDS, wanted) if not ome.is_ome(f.root)]
         named.sort(key=lambda f: f.root.value("kind") != "ServingRuntime")  # namespace runtimes first
         if named:
             return named[0], _shown(named[0])

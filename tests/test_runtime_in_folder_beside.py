@@ -1,0 +1,54 @@
+"""A KServe runtime named by `runtime:` in a folder beside the InferenceService's (a repository that keeps
+runtimes/ and models/ apart, as NVIDIA/nim-deploy kserve/ does): read inside a repository, by name only,
+never from the folders around a file linted outside one."""
+
+from __future__ import annotations
+
+from conftest import FIXTURES
+
+from kvlint.run.lint import read_and_lint
+from kvlint.run.settings import Settings
+
+ISVC = FIXTURES / "stacks" / "kserve-isvc" / "runtime-beside"
+NAMED = "      runtime: vllm\n"
+
+
+def _tree(top, named: bool = True, repository: bool = True):
+    (top / "runtimes").mkdir(parents=True)
+    (top / "models").mkdir()
+    if repository:
+        (top / ".git").mkdir()
+    (top / "runtimes" / "vllm.yaml").write_text((ISVC / "runtime.yaml").read_text())
+    isvc = (ISVC / "isvc.yaml").read_text()
+    if named:
+        isvc = isvc.replace("      modelFormat:\n", NAMED + "      modelFormat:\n")
+    (top / "models" / "llama.yaml").write_text(isvc)
+    return top / "models" / "llama.yaml"
+
+
+def _lint(path):
+    result = read_and_lint(str(path), Settings(), "models/llama.yaml")
+    assert not isinstance(result, str)
+    return result
+
+
+def test_a_runtime_named_from_a_folder_beside_is_merged_at_its_own_file(tmp_path):
+    result = _lint(_tree(tmp_path))
+    assert "KV004" not in [f.rule for f in result.findings]
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.max_context is not None and d.max_context.value == 8192
+    assert d.max_context.where is not None and d.max_context.where.file == "runtimes/vllm.yaml"
+    assert d.extra["runtime"].value == "ServingRuntime vllm (runtimes/vllm.yaml)"
+
+
+def test_outside_a_repository_the_folders_beside_are_not_read(tmp_path):
+    result = _lint(_tree(tmp_path, repository=False))
+    (kv004,) = [f for f in result.findings if f.rule == "KV004"]
+    assert "runtime vllm is not in this file or a YAML file beside it" in kv004.message
+
+
+def test_a_runtime_chosen_by_model_format_is_not_looked_for_in_other_folders(tmp_path):
+    result = _lint(_tree(tmp_path, named=False))
+    (r,) = result.deployments
+    assert "runtime" not in r.deployment.extra and "KV004" in [f.rule for f in result.findings]
