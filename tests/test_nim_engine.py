@@ -113,6 +113,35 @@ def test_the_nim_llm_chart_values_read_image_env_and_the_default_gpu():
     assert r.plan is not None and r.plan.max_model_len == 4096 and r.deployment.gpus.value == 1
 
 
+def test_a_chart_value_left_out_is_the_nim_llm_chart_s_image_and_tag():
+    """nim-llm 1.1.2: image.repository nvcr.io/nim/meta/llama3-8b-instruct, the tag its appVersion 1.0.3."""
+    no_tag, _ = _one(CHART.replace(", tag: 1.0.3", ""))
+    image = no_tag.deployment.image
+    assert image.value == "nvcr.io/nim/meta/llama3-8b-instruct:1.0.3" and image.origin == "default"
+    assert "image.tag" in image.note and "image.repository" not in image.note
+    assert no_tag.plan is not None and no_tag.plan.max_model_len == 4096  # 1.0.3's list names vllm-fp16-tp1
+    neither, _ = _one(
+        CHART.replace("image: {repository: nvcr.io/nim/meta/llama3-8b-instruct, tag: 1.0.3}\n", "")
+    )
+    assert neither.deployment.image.value == image.value and "image.repository and image.tag" in (
+        neither.deployment.image.note
+    )
+
+
+def test_values_beside_another_chart_s_chart_yaml_are_not_nim_llm_values(tmp_path):
+    from kvlint.run.lint import read_and_lint
+    from kvlint.run.settings import Settings
+
+    (tmp_path / "values.yaml").write_text(CHART)
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: nim-llm\nversion: 1.1.2\n")
+    own = read_and_lint(str(tmp_path / "values.yaml"), Settings(), "values.yaml")
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: ngc-cache\nversion: 0.1.0\n")
+    other = read_and_lint(str(tmp_path / "values.yaml"), Settings(), "values.yaml")
+    assert not isinstance(own, str) and not isinstance(other, str)
+    assert [r.deployment.engine.note for r in own.deployments] == ["nim-llm Helm values"]
+    assert "nim-llm Helm values" not in [r.deployment.engine.note for r in other.deployments]
+
+
 def test_image_names_and_profile_names_as_nim_writes_them():
     assert launch.image_name("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3") == "meta/llama-3.1-8b-instruct"
     assert (
@@ -143,3 +172,21 @@ def test_a_nim_utility_serves_nothing_so_no_nim_server_is_planned(args):
     assert not result.deployments
     (kv004,) = result.findings
     assert "runs nothing kvlint reads as an LLM engine" in kv004.message
+
+
+def test_a_tensorrt_llm_profile_does_not_take_the_vllm_options_of_nim_passthrough_args():
+    """NIM_PASSTHROUGH_ARGS is a vLLM command line (docs.nvidia.com/nim/large-language-models/2.0.0/reference/
+    advanced-configuration.html); the TensorRT-LLM profile NIM picks on an H100 does not read it."""
+    env = {"NIM_PASSTHROUGH_ARGS": "--max-num-seqs 512 --gpu-memory-utilization 0.5 --tensor-parallel-size 2"}
+    passed, _ = _one(gpu_pod(IMAGE, [], env))
+    alone, _ = _one(gpu_pod(IMAGE, [], {}))
+    assert passed.settings.extra["nim_backend"] == "trtllm"
+    assert passed.settings.max_num_seqs == alone.settings.max_num_seqs != 512
+    assert passed.plan.kv_tokens == alone.plan.kv_tokens
+    assert passed.settings.tp == alone.settings.tp == 1  # the profile's TP, not the one passed to vLLM
+    assert (
+        "what it sets (tensor_parallel 2, max_sequences 512, gpu_memory_utilization 0.5) is not"
+        in " ".join(passed.plan.notes)
+    )
+    vllm, _ = _one(gpu_pod(IMAGE, [], {**env, "NIM_MODEL_PROFILE": "vllm-bf16-tp1"}))
+    assert vllm.settings.max_num_seqs == 512 and vllm.settings.tp == 2  # a vLLM profile does

@@ -103,9 +103,9 @@ def extract_object(
 
 
 # layouts whose reader also reads files the document names beside it (compose's .env and env_file,
-# a kustomization's values files):
+# a kustomization's values files, the Chart.yaml beside a chart's values):
 # given the Nearby of the file
-READS_BESIDE = frozenset({"docker-compose", "kustomize-helm-charts"})
+READS_BESIDE = frozenset({"docker-compose", "kustomize-helm-charts", "helm-values"})
 
 
 def extract_other(

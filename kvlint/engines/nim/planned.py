@@ -7,6 +7,9 @@ state (docs.nvidia.com/nim/large-language-models/2.0.0/reference/advanced-config
 Priority). A TensorRT-LLM profile of these releases is a pre-built engine (its manifest ships
 trtllm_engine/rank*.engine files; 1.12.0/profiles.html: "LLM-specific NIMs download pre-compiled TensorRT-LLM
 engines for optimized profiles"): TensorRT-LLM's engine path (`--backend trt`), planned by kvlint/engines/trtllm.
+NIM_PASSTHROUGH_ARGS is a vLLM command line (2.0.0/reference/advanced-configuration.html, Passthrough
+Arguments: "parsed as CLI-style arguments", vLLM's CLI format): a TensorRT-LLM profile does not take it, so
+what it states is left out of that profile's settings, and the plan says which (`passed_over`).
 When NIM may start several profiles (its documented order leaves a tie, e.g. a throughput and a latency
 profile), each is planned: kvlint's default is the one that uses the most of the pod's GPUs, named as a default
 with each other profile's KV cache and whether one sequence of the context fits it.
@@ -17,11 +20,12 @@ from __future__ import annotations
 from typing import Any
 
 from kvlint import engines
-from kvlint.deployment import Deployment, inferred
+from kvlint.deployment import Deployment, Value, inferred
 from kvlint.engines.base import NotPlanned
+from kvlint.engines.nim import env as nim_env
 from kvlint.engines.nim import selection
 from kvlint.engines.nim.profiles import BACKENDS, ENGINE_OF
-from kvlint.record import replace
+from kvlint.record import fields, replace
 from kvlint.units import tokens
 
 RELEASE = "nim_release"  # Deployment.extra: "org/name:tag", the image release whose profiles are read
@@ -66,6 +70,7 @@ def settings(d: Deployment, arch: Any, gpu: Any) -> Any:
     if len(runs) > 1 and gpu is not None and gpu.engine_bytes:
         runs, says = _default(runs, arch, gpu, why)
     p, s = runs[0]
+    says += passed_over(d) if ENGINE_OF[p.backend] == "trtllm" else ""
     extra = {**s.extra, "nim_backend": ENGINE_OF[p.backend], "nim_says": says}
     return replace(s, engine="nim", extra=extra)
 
@@ -112,20 +117,43 @@ def _named(p: selection.Published) -> str:
 
 
 def _backend_settings(d: Deployment, arch: Any, gpu: Any, p: selection.Published) -> Any:
-    """The backend's settings for profile `p`: its tags where the file states none of its own."""
+    """The backend's settings for profile `p`: its tags where the file states none of its own (for a TensorRT-LLM
+    profile, none but NIM_PASSTHROUGH_ARGS's, which it does not take)."""
     engine = ENGINE_OF[p.backend]
     note = f"NIM profile {p.name}"
-    changes: dict[str, Any] = {}
-    if d.tensor_parallel is None:
-        changes["tensor_parallel"] = inferred(p.tp, note)
-    if d.pipeline_parallel is None:
-        changes["pipeline_parallel"] = inferred(p.pp, note)
-    field, value = HALF.get(p.precision) or ("quantization", QUANT.get(p.precision, p.precision))
-    if getattr(d, field) is None:
-        changes[field] = inferred(value, note)
+    changes: dict[str, Any] = dict.fromkeys(_passed(d)) if engine == "trtllm" else {}
+    for field, value in (
+        ("tensor_parallel", p.tp),
+        ("pipeline_parallel", p.pp),
+        HALF.get(p.precision) or ("quantization", QUANT.get(p.precision, p.precision)),
+    ):
+        if field in changes or getattr(d, field) is None:
+            changes[field] = inferred(value, note)
     if engine == "trtllm":  # a pre-built engine: TensorRT-LLM's engine path
         changes["extra"] = {**d.extra, "backend": inferred("trt", f"{note}: a pre-built TensorRT-LLM engine")}
     return engines.get(engine).settings(replace(d, **changes), arch, gpu, None)
+
+
+def _passed(d: Deployment) -> list[str]:
+    """The Deployment fields NIM_PASSTHROUGH_ARGS set (vLLM options), which a TensorRT-LLM profile does not read."""
+    said = f"env {nim_env.PASSTHROUGH}"
+    return [
+        name
+        for name in fields(d)
+        if isinstance(v := getattr(d, name), Value) and v.origin == "stated" and v.note == said
+    ]
+
+
+def passed_over(d: Deployment) -> str:
+    """What the plan of a TensorRT-LLM profile says of NIM_PASSTHROUGH_ARGS ('' when it sets nothing kvlint reads)."""
+    names = _passed(d)
+    if not names:
+        return ""
+    shown = ", ".join(f"{n} {getattr(d, n).value}" for n in names)
+    return (
+        f"; {nim_env.PASSTHROUGH} is a vLLM command line, which the TensorRT-LLM profile does not take: "
+        f"what it sets ({shown}) is not in this plan"
+    )
 
 
 def _default(runs: list[tuple[Any, Any]], arch: Any, gpu: Any, why: str) -> tuple[list[tuple[Any, Any]], str]:

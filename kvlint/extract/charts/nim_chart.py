@@ -10,7 +10,12 @@ read in place:
   does not request GPUs;
 - node placement: `nodeSelector`, `affinity`, `tolerations` as written;
 - top-level and `model.*` keys: values.yaml plus every `.Values.<key>` the templates read. Helm renders
-  nothing from any other key (the chart's values.schema.json does not forbid extra keys).
+  nothing from any other key (the chart's values.schema.json does not forbid extra keys);
+- the image: deployment.yaml `"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"`,
+  values.yaml `image.repository: nvcr.io/nim/meta/llama3-8b-instruct`, `image.tag: ""`, Chart.yaml appVersion
+  "1.0.3": a values file that leaves either out gets the chart's, named as its default.
+Values in this layout beside a Chart.yaml naming another chart are that chart's own (NVIDIA/nim-deploy's
+ngc-cache chart copies these keys for a Job that runs download-to-cache): not read as nim-llm values.
 """
 
 from __future__ import annotations
@@ -22,11 +27,16 @@ from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import pods
 from kvlint.extract.pod.argv import read_env
 from kvlint.findings import Issue, Severity
+from kvlint.load import load_bytes
+from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Scalar
 
 SOURCE = "NVIDIA/nim-deploy@bd18a4ed helm/nim-llm (chart 1.1.2) values.yaml and templates"
 NAME = "NIM nim-llm chart"
+CHART = "nim-llm"  # Chart.yaml name
 DEFAULT_GPUS = 1
+DEFAULT_REPOSITORY = "nvcr.io/nim/meta/llama3-8b-instruct"  # values.yaml image.repository
+DEFAULT_TAG = "1.0.3"  # Chart.yaml appVersion, what `image.tag | default .Chart.AppVersion` gives for tag ""
 TOP = frozenset(
     [
         "affinity",
@@ -193,14 +203,32 @@ def nim_values(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     return d
 
 
+def of_nim_llm(nearby: Nearby | None) -> bool:
+    """False when a Chart.yaml beside the values names another chart (they are its own values)."""
+    if nearby is None:
+        return True
+    data, _shown, _why = nearby.file_beside("Chart.yaml")
+    if data is None:
+        return True
+    docs = [doc.root for doc in load_bytes(data, "Chart.yaml", len(data) + 1).documents]
+    name = docs[0].value("name") if docs and isinstance(docs[0], Mapping) else None
+    return not isinstance(name, str) or name == CHART
+
+
 def _image(d: Deployment, root: Mapping, path: str) -> None:
-    """The container's image, `image.repository:image.tag` (deployment.yaml)."""
-    repo = root.at("image", "repository")
-    if not isinstance(repo, Scalar) or repo.value is None:
+    """The container's image, `image.repository:image.tag` (deployment.yaml), the chart's where one is left out."""
+    repo, tag = root.at("image", "repository"), root.at("image", "tag")
+    repo_text = repo.text.strip() if isinstance(repo, Scalar) and repo.value is not None else ""
+    tag_text = tag.text.strip() if isinstance(tag, Scalar) and tag.value is not None else ""
+    where = (repo if isinstance(repo, Scalar) and repo_text else root).where(path)
+    shown = f"{repo_text or DEFAULT_REPOSITORY}:{tag_text or DEFAULT_TAG}"
+    if repo_text and tag_text:
+        d.image = stated(shown, where)
         return
-    tag = root.at("image", "tag")
-    shown = f"{repo.text}:{tag.text}" if isinstance(tag, Scalar) and tag.value is not None else repo.text
-    d.image = stated(shown, repo.where(path))
+    left = " and ".join(k for k, v in (("image.repository", repo_text), ("image.tag", tag_text)) if not v)
+    d.image = default(
+        shown, f"the {CHART} chart's {left} (values.yaml, Chart.yaml appVersion; {SOURCE})", where
+    )
 
 
 def _gpus(d: Deployment, root: Mapping, path: str) -> None:

@@ -24,6 +24,7 @@ from kvlint.extract.kinds.production_stack import PS_CONFIG, production_stack_en
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod.argv import option_tokens
 from kvlint.findings import Issue, IssueKind, Location, Severity
+from kvlint.load.nearby import Nearby
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
 # The engine whose options these charts' own keys set (production-stack vllmConfig, the chart LAYOUTS).
@@ -35,8 +36,15 @@ if TYPE_CHECKING:
     from kvlint.extract.pod.engine_args import Launch
 
 
-def _ctx(root: Mapping, path: str, lines: list[str], base_dir: str, kind: str = "values") -> ct.ObjectContext:
-    return ct.ObjectContext(path, lines, base_dir, root, kind, "", {})
+def _ctx(
+    root: Mapping,
+    path: str,
+    lines: list[str],
+    base_dir: str,
+    kind: str = "values",
+    nearby: Nearby | None = None,
+) -> ct.ObjectContext:
+    return ct.ObjectContext(path, lines, base_dir, root, kind, "", {}, nearby)
 
 
 def always(root: Mapping) -> bool:
@@ -44,9 +52,11 @@ def always(root: Mapping) -> bool:
     return True
 
 
-def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[Deployment]:
+def extract(
+    root: Mapping, path: str, base_dir: str, lines: list[str], nearby: Nearby | None = None
+) -> list[Deployment]:
     out: list[Deployment] = []
-    ctx = _ctx(root, path, lines, base_dir)
+    ctx = _ctx(root, path, lines, base_dir, nearby=nearby)
     spec_list = root.at("servingEngineSpec", "modelSpec")
     if isinstance(spec_list, Sequence):
         for i, entry in enumerate(spec_list.items):
@@ -62,7 +72,7 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
                 d = kubeai_spec(ctx, entry, f"catalog.{name}")
                 if d is not None:
                     out.append(d)
-    if not out and nim_chart.is_nim_chart(root):
+    if not out and nim_chart.is_nim_chart(root) and nim_chart.of_nim_llm(nearby):
         out.append(nim_chart.nim_values(ctx, root))
     if not out:
         out.extend(
