@@ -52,3 +52,22 @@ def test_a_runtime_chosen_by_model_format_is_not_looked_for_in_other_folders(tmp
     result = _lint(_tree(tmp_path, named=False))
     (r,) = result.deployments
     assert "runtime" not in r.deployment.extra and "KV004" in [f.rule for f in result.findings]
+
+
+def test_the_folders_beside_are_listed_once_however_many_files_look(tmp_path, monkeypatch):
+    import os
+
+    top = _tree(tmp_path)
+    for i in range(5):
+        (top.parent / f"llama-{i}.yaml").write_text(top.read_text())
+    listed: list[str] = []
+    real = os.scandir
+
+    def counting(path="."):
+        listed.append(os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", counting)
+    for i in range(5):
+        assert "KV004" not in [f.rule for f in _lint(top.parent / f"llama-{i}.yaml").findings]
+    assert listed.count(str(tmp_path)) == 1
