@@ -45,3 +45,16 @@ def test_a_line_that_is_not_an_architecture_falls_back_to_json(tmp_path):
     rest, archs = shipped.read(str(path))
     assert 'a"b' in archs and archs['a"b'] == {"x": 1}  # whole-JSON reading: the key as JSON means it
     assert len(rest["models"]) == len(json.loads(text)["models"])
+
+
+def test_every_shipped_data_file_is_ascii_and_the_catalog_keeps_its_text():
+    """A character beyond ASCII anywhere makes Python hold the whole decoded file at two or four bytes a
+    character (PEP 393): eight CJK characters in one source note of models.json had a fresh run decode
+    its 955 kB at that width on the first look-up. The builder writes them as \\u escapes instead, and a
+    note reads back unchanged."""
+    package = DATA.parents[2]
+    data_files = sorted(package.glob("catalog/data/*.json")) + sorted(package.glob("engines/*/data/*.json"))
+    assert DATA in data_files and len(data_files) > 10
+    assert [p.relative_to(package).as_posix() for p in data_files if not p.read_bytes().isascii()] == []
+    notes = [r["source"] for r in json.loads(DATA.read_text(encoding="ascii"))["models"]]
+    assert any("基础模型" in n for n in notes)  # Moonshot's own words about Kimi-Dev-72B's base, kept
