@@ -257,3 +257,30 @@ def test_every_reader_the_registry_names_exists():
     ]
     for ref in refs:
         assert callable(registry.load(ref)), ref
+
+
+def test_a_configured_run_with_its_settings_remembered_loads_neither_pydantic_nor_openssl(tmp_path):
+    """benchmarks/speed.py's configured row: `.kvlint.yaml` beside the file, validated by an earlier run.
+    The remembered settings are checked without pydantic, and the entry's SHA-256 name is made by
+    CPython's own module: hashlib would load OpenSSL's libcrypto (~3.5 ms, ~4 MiB) for that one digest."""
+    repo = _beside(tmp_path, DEPLOYMENT)
+    (repo / ".kvlint.yaml").write_text("fail-on: warning\nignore: [KV004]\ngpu: H100\n")
+    env = {**os.environ, "KVLINT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("KVLINT_NO_CACHE", None)
+    out = tmp_path / "probe.json"
+    for _ in range(2):  # the first run validates and remembers
+        subprocess.run([sys.executable, "-c", PROBE, str(out), "deploy.yaml"], cwd=repo, env=env, check=False)
+    data = json.loads(out.read_text())
+    mods = set(data["modules"])
+    opened = {os.path.basename(p) for kind, p in data["seen"] if kind == "open"}
+    assert "kvlint.run.config_cache" in mods and any(n.startswith("config-") for n in opened)  # remembered
+    assert {"pydantic", "hashlib", "_hashlib"}.isdisjoint(mods)
+
+
+def test_the_cache_entry_is_named_by_the_sha256_hashlib_gives():
+    import hashlib
+
+    from kvlint.run import config_cache
+
+    for text in (b"", b"fail-on: warning\n", bytes(range(256)) * 40):
+        assert config_cache._sha256(text).hexdigest() == hashlib.sha256(text).hexdigest()

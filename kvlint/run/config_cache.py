@@ -21,12 +21,22 @@ shared KVLINT_CACHE_DIR can hold a crafted entry), so nothing in it is believed 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 from functools import lru_cache
 from typing import Any
+
+try:  # CPython's own SHA-256 (3.12 on)
+    from _sha2 import sha256 as _sha256  # type: ignore[import-not-found]
+except ImportError:
+    try:  # (3.10, 3.11)
+        from _sha256 import sha256 as _sha256  # type: ignore[import-not-found,no-redef]
+    except ImportError:  # a build without them: hashlib's, the same digest
+        from hashlib import sha256 as _sha256  # type: ignore[assignment]
+
+# Not hashlib first: it loads OpenSSL's libcrypto, ~3.5 ms and ~4 MiB of a configured one-file run
+# (benchmarks/speed.py, row "kvlint FILE (.kvlint.yaml beside)"), for one digest of a few kilobytes.
 
 MAX_ENTRY_BYTES = 1024 * 1024
 _SCHEMA = os.path.join(os.path.dirname(__file__), "config_schema.json")
@@ -56,7 +66,7 @@ def _key(canonical: Any) -> str:
     """SHA-256 of what validation depends on: kvlint's version, the schema and the exact input."""
     from kvlint import __version__
 
-    digest = hashlib.sha256()
+    digest = _sha256()
     for part in (__version__.encode(), _schema_bytes(), json.dumps(canonical, sort_keys=True).encode()):
         digest.update(len(part).to_bytes(8, "big") + part)
     return digest.hexdigest()
