@@ -298,3 +298,24 @@ def test_a_stated_int4_weight_only_precision_prices_int4_weights():
     _, fp16 = _one(spec)
     assert int4.settings.quantization == "w4a16"
     assert 0.25 * fp16.plan.weights_total < int4.plan.weights_total < 0.35 * fp16.plan.weights_total
+
+
+def test_the_engine_path_shrinks_to_the_length_the_cpp_executor_computes():
+    """The C++ executor reduces max_seq_len with kvCacheManager.cpp calculateMaxAttentionWindow: with chunked
+    context the prompt is max_seq_len - 1 and the output one token, so 82 blocks of 64 start at 1 + 81 x 64 = 5,185
+    (a public log: "they are reduced to 5185" ... "Allocated 1.28 GiB for max tokens in paged KV cache (5248)");
+    without it the prompt is at most max_num_tokens, and an output longer than the pool gets whole blocks. KV102
+    quotes the executor's own words, not the PyTorch backend's."""
+    from kvlint.engines.trtllm.compute import engine_window
+    from kvlint.record import replace
+
+    _, res = _one(gpu_pod(IMAGE, ["trtllm-serve", MODEL, "--backend", "trt", "--max_seq_len", "8192"]))
+    chunked = replace(res.settings, chunked_prefill=True, max_model_len=8192)
+    assert engine_window(82, 64, 1, chunked) == 5185
+    packed = replace(res.settings, chunked_prefill=False, max_model_len=131072, max_batched_tokens=8192)
+    assert engine_window(3038, 32, 1, packed) == 3038 * 32
+    big = ["trtllm-serve", "meta-llama/Llama-3.1-70B-Instruct", "--tp_size", "2", "--backend", "trt"]
+    r, long = _one(gpu_pod(IMAGE, big, gpus=2))
+    assert long.plan.startup is not None and long.plan.startup.shrinks_to == long.plan.max_len_that_fits
+    kv102 = [f for f in r.findings if f.rule == "KV102"]
+    assert kv102 and "maxSequenceLen is reduced to maxAttentionWindow" in kv102[0].message

@@ -61,6 +61,25 @@ def engine_buffer_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
     return logits + state, f"from the source: {why}"
 
 
+def engine_window(blocks: int, block: int, beam: int, s: EngineSettings) -> int:
+    """The length the C++ executor starts with when one sequence of max_seq_len needs more blocks than the pool
+    has (trtGptModelInflightBatching.cpp clampWindowSizesToFitAtLeastOneSequence, "maxSequenceLen is reduced to
+    maxAttentionWindow: N"): kvCacheManager.cpp calculateMaxAttentionWindow, with the prompt at the executor's
+    maxInputLen and the rest of max_seq_len as output. When the output's own blocks exceed the pool, whole blocks
+    per beam; otherwise the output plus the blocks left, in tokens, at most max_seq_len. maxInputLen is
+    max_seq_len - 1 with chunked context, else min(max_seq_len - 1, max_num_tokens) (the executor's
+    "TRTGptModel maxInputLen: 4097 = maxSequenceLen - 1 since chunked context is enabled" and "... = min(
+    maxSequenceLen - 1, maxNumTokens) since context FMHA and usePackedInput are enabled", trtllm-build's
+    defaults)."""
+    length = s.max_model_len
+    prompt = length - 1 if s.chunked_prefill else min(length - 1, s.max_batched_tokens)
+    output = length - prompt
+    output_blocks = cdiv(output, block) * beam
+    if output_blocks > blocks:
+        return blocks // beam * block
+    return min(output + (blocks - output_blocks) * block, length)
+
+
 def activation_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
     """The estimation run's dummy context requests fill max_num_tokens (_util.py _create_dummy_context_requests):
     one layer's live tensors for that many tokens, 2 bytes each: the residual and the normed hidden state

@@ -46,6 +46,7 @@ from kvlint.engines.trtllm.compute import (
     activation_bytes,
     engine_buffer_bytes,
     engine_path,
+    engine_window,
     outside_torch_bytes,
 )
 from kvlint.units import gib, tokens
@@ -104,6 +105,9 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     pool = kv_tokens * per_token if free > 0 else free
     beam = max(1, int(s.extra.get("beam") or 1))
     upper = blocks // beam * block
+    shrinks = cdiv(s.max_model_len, block) * beam > blocks if engine_path(s) else 0 < upper < s.max_model_len
+    if engine_path(s) and shrinks:
+        upper = engine_window(blocks, block, beam, s)
     request_units = cdiv(s.max_model_len, block)
     p = Plan(
         engine="trtllm", generation=s.extra.get("backend", "pytorch"), gpu_total=total, utilization=1.0,
@@ -116,12 +120,18 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         weights_per_gpu=w.per_gpu_max, weights_total=w.total, weights_source=w.source,
         stage_pools=[pool] * s.pp, pool_units=blocks, request_units=request_units,
     )  # fmt: skip
-    if 0 < upper < s.max_model_len:
-        # the length it starts with, which only the plan knows (KV102 reads Plan.startup first)
-        p.startup = LongSequence(Startup.SHRINKS, f"Adjusted max_seq_len to {upper}", shrinks_to=upper)
+    if shrinks and 0 < upper < s.max_model_len:
+        # the length it starts with, which only the plan knows (KV102 reads Plan.startup first); the C++ executor
+        # of the engine path says it in its own words
+        said = (
+            f"maxSequenceLen is reduced to maxAttentionWindow: {upper}"
+            if engine_path(s)
+            else f"Adjusted max_seq_len to {upper}"
+        )
+        p.startup = LongSequence(Startup.SHRINKS, said, shrinks_to=upper)
         p.notes.append(
             f"max_seq_len {s.max_model_len:,} does not fit the pool: TensorRT-LLM starts with it reduced to"
-            f' {upper:,} ("Adjusted max_seq_len to {upper}")'
+            f' {upper:,} ("{said}")'
         )
     shown = f"{fraction}{s.utilization_default}"
     after = "the engine, its execution context and buffers" if engine_path(s) else "the estimation run"
