@@ -133,6 +133,19 @@ def test_the_variable_sets_the_split_as_the_option_does():
     assert rules["KV102"].message.startswith("GPU 0's buffers do not fit it")
 
 
+def test_builds_that_retry_without_the_pipeline_start_when_only_its_copies_do_not_fit():
+    # 62,464 cells with -ts 3,1: GPU 0 fits its weights, KV cache and largest phase, not the pipeline's four
+    # copies of its inputs (the F32 mask alone is 122 MiB a copy). b6500 fails to allocate; from 7f8ef50c
+    # llama.cpp reserves the buffers again without pipeline parallelism and starts
+    more = ', -c, "62464", -np, "1", -ts, "3,1"'
+    old, piped = _lint(more, build="b6500")
+    assert old["KV102"].message.startswith("GPU 0's buffers do not fit it")
+    new, plain = _lint(more, build="b7400")
+    assert "KV102" not in new and not plain.warmup_fails
+    assert "retrying without pipeline parallelism" in plain.terms[1].note
+    assert plain.stage_compute[0] < piped.stage_compute[0] - 4 * 122 * MIB
+
+
 def test_split_mode_none_plans_the_main_gpu_alone_and_the_other_sits_idle():
     rules, plan = _lint(', -c, "8192", -sm, none', gpu="NVIDIA-L4")
     assert "KV101" in rules and not plan.stage_pools  # 39 GiB of weights on one 22 GiB L4

@@ -20,6 +20,7 @@ from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines.llamacpp import layers as L
 from kvlint.engines.llamacpp.compute import CONTEXT_BYTES, compute_bytes, pipelined, stage_bytes
 from kvlint.engines.llamacpp.devices import Share, shares, split_points
+from kvlint.engines.llamacpp.releases import llama_default
 from kvlint.record import replace
 from kvlint.units import gib, tokens
 
@@ -34,11 +35,17 @@ Row = tuple[Share, int, int, int]  # a GPU's share, its compute buffer, the room
 
 
 def rows(
-    arch: ModelArch, gpu: GpuSpec, s: EngineSettings, kv_layers: list[int], per_token: list[int]
+    arch: ModelArch,
+    gpu: GpuSpec,
+    s: EngineSettings,
+    kv_layers: list[int],
+    per_token: list[int],
+    pipe: bool | None = None,
 ) -> list[Row]:
     """Each GPU's share of the layers, its compute buffer, the memory its KV cache may use, and its KV bytes
     per token: `kv_layers` is each layer's KV bytes at the plan's cells, `per_token` at one cell of one
-    stream (fit.py's `_kv`)."""
+    stream (fit.py's `_kv`); `pipe` whether the compute buffers hold the pipeline's copies (None: when
+    llama.cpp runs the split as a pipeline)."""
     total = gpu.engine_bytes or 0
     n_dev = int(s.extra["n_devices"])
     ngl = min(int(s.extra["ngl"]), arch.layers + 1)
@@ -47,7 +54,7 @@ def rows(
     kv_on = s.extra["kv_offload"]
     held = shares(layers_w, output_w, kv_layers if kv_on else [], ngl, points)
     token = shares([0] * len(layers_w), 0, per_token if kv_on else [], ngl, points)
-    pipe = pipelined(arch, s)
+    pipe = pipelined(arch, s) if pipe is None else pipe
     first = next((h.device for h in held if h.layers), None)
     out = []
     for share, one in zip(held, token, strict=True):
@@ -76,7 +83,7 @@ def layout(
 ) -> Plan:
     """The plan over `s.extra["n_devices"]` GPUs of one type (rows() has the arguments)."""
     total = gpu.engine_bytes or 0
-    rows_ = rows(arch, gpu, s, kv_layers, per_token)
+    rows_, compute_note = _rows_in_force(arch, gpu, s, kv_layers, per_token)
     ngl = min(int(s.extra["ngl"]), arch.layers + 1)
     layers_all, embed, output_w = L.weights_by_layer(arch)
     # the GPU that binds: the fewest cells its room holds (kv_pool, kv_per_token and the request are its own,
@@ -92,7 +99,7 @@ def layout(
     )
     terms = [
         Term("weights", bind.weights, f"{what} (token_embd stays on the CPU)"),
-        Term("compute buffer", compute, PIPELINE_NOTE if pipelined(arch, s) else COMPUTE_NOTE),
+        Term("compute buffer", compute, compute_note),
         Term(
             "CUDA context", CONTEXT_BYTES, "CUDA context and cuBLAS workspace on each GPU (kvlint assumption)"
         ),
@@ -116,6 +123,29 @@ def layout(
     )  # fmt: skip
     p.lines = _lines(s, gpu, rows_, kv, sum(r[3] for r in rows_), fit_cells)
     return p
+
+
+def _rows_in_force(
+    arch: ModelArch, gpu: GpuSpec, s: EngineSettings, kv_layers: list[int], per_token: list[int]
+) -> tuple[list[Row], str]:
+    """The rows llama.cpp ends up with, and the compute term's note: a pipeline whose copies leave a GPU
+    short is reserved again without them on builds that retry (releases.json `pp_fallback`), when every
+    GPU then fits; the KV cache is allocated before the compute buffers, so only they are redone."""
+    if not pipelined(arch, s):
+        return rows(arch, gpu, s, kv_layers, per_token, pipe=False), COMPUTE_NOTE
+    piped = rows(arch, gpu, s, kv_layers, per_token, pipe=True)
+    retry = llama_default("pp_fallback", s.version)
+    if not any(r[0].kv > r[2] for r in piped) or not retry.value:
+        return piped, PIPELINE_NOTE
+    plain = rows(arch, gpu, s, kv_layers, per_token, pipe=False)
+    if any(r[0].kv > r[2] for r in plain):
+        return piped, PIPELINE_NOTE
+    return plain, (
+        COMPUTE_NOTE
+        + ": with the pipeline's 4 copies of its inputs a GPU's buffers do not fit, and llama.cpp"
+        ' reserves them again without ("compute buffer allocation failed, retrying without pipeline'
+        f' parallelism"; {retry.source})'
+    )
 
 
 def _even(
