@@ -239,6 +239,8 @@ def build_llamacpp(case: dict, version: str | None) -> tuple[Deployment | None, 
             d.extra["n_ubatch"] = stated(int(s["n_ubatch"]), where)
         if s.get("tensor_split"):
             d.extra["tensor_split"] = stated(str(s["tensor_split"]), where)
+        if s.get("split_mode"):  # --split-mode (layer, the default; row: no pipeline)
+            d.extra["split_mode"] = stated(str(s["split_mode"]), where)
     if s.get("flash_attn") is not None:
         d.extra["flash_attn"] = stated(str(s["flash_attn"]), where)
     if s.get("cache_type_k"):

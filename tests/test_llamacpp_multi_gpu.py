@@ -57,11 +57,15 @@ def _plan(case: dict, **extra: str):
 def test_the_pipeline_keeps_four_copies_of_each_gpus_inputs_in_its_compute_buffer():
     # l-012 ("pipeline parallelism enabled (n_copies=4)", flash attention, -ub 256, 32768 cells): CUDA1 reads the
     # hidden state and the F16 mask CUDA0 casts, 4 x (5 + 16) MiB beside its logits; CUDA0 the F32 mask and the
-    # embeddings from the CPU: "CUDA0 compute buffer size = 233.00 MiB", "CUDA1 ... = 237.51 MiB"
+    # embeddings from the CPU: "CUDA0 compute buffer size = 233.00 MiB", "CUDA1 ... = 237.51 MiB"; and l-015
+    # (-ub 512, 32000 cells, -ts 3,10): "CUDA0 ... = 459.26 MiB", "CUDA1 ... = 472.02 MiB"
+    for case_id in ("l-012", "l-015"):
+        case = _case(case_id)
+        got = [b / MIB for b in _plan(case).stage_compute]
+        logged = case["measured"]["compute_by_device_mib"]
+        assert [round(g - m, 1) for g, m in zip(got, logged, strict=True)] == [0.0, 0.0], case_id
     case = _case("l-012")
-    logged = case["measured"]["compute_by_device_mib"]
     got = [b / MIB for b in _plan(case).stage_compute]
-    assert abs(got[1] - logged[1]) < 0.1 and abs(got[0] / logged[0] - 1) < 0.05, got
     # --split-mode row turns the pipeline off: each GPU's buffer is its largest phase alone
     row = _plan(case, split_mode="row").stage_compute
     # CUDA0: (5 MiB row + 32 MiB F32 mask + 1 KiB positions) x 4 and the 16 MiB F16 cast; CUDA1: (5 + 16) x 4
@@ -77,6 +81,18 @@ def test_without_flash_attention_every_gpu_copies_the_f32_mask_in_place_of_its_o
     case = _case("l-011")
     case = {**case, "gpus": 2, "settings": {**case["settings"], "tensor_split": "12,29"}}
     assert abs(_plan(case).stage_compute[0] / MIB - 672.01) < 0.01
+
+
+def test_row_split_runs_no_pipeline_and_each_gpu_holds_its_own_layers():
+    # l-014 (Qwen3-30B-A3B Q8_0, -sm row on four GPUs, b5261): the KV cache by the layer split
+    # ("CUDA2 KV buffer size = 703.50 MiB", "CUDA3 ... = 644.88 MiB"), CUDA0's weights in its two buffers
+    # (7969.22 + 248.62 MiB) and four equal compute buffers with no copies ("1958.63 MiB" each)
+    case = _case("l-014")
+    plan = _plan(case)
+    assert [round(b / MIB, 2) for b in plan.stage_pools][2:] == [703.5, 644.88]
+    assert round(plan.weights_per_gpu / MIB, 2) == case["measured"]["weights_mib"]
+    assert len(set(plan.stage_compute)) == 1 and "pipeline" not in plan.terms[1].note
+    assert abs(plan.stage_compute[0] / MIB / 1958.63 - 1) < 0.01
 
 
 def test_parse_split_reads_llama_cpp_separators_and_refuses_words():

@@ -25,8 +25,9 @@ from kvlint.units import GIB
 
 # hidden-size F32 rows per token beside a phase's largest tensor (kvlint's fit on the calibration logs,
 # benchmarks/calibration/llamacpp_startup_logs.yaml): one beside the logits (l-001), four beside the attention
-# scores and their mask (l-009, l-010, and l-005 of benchmarks/calibration/ollama_startup_logs.yaml)
-ROWS_BESIDE_LOGITS, ROWS_BESIDE_SCORES = 1, 4
+# scores and their mask (l-009, l-010, and l-005 of benchmarks/calibration/ollama_startup_logs.yaml), three
+# beside the FFN's gate and up (l-015, whose first GPU holds no output layer: its FFN phase binds)
+ROWS_BESIDE_LOGITS, ROWS_BESIDE_SCORES, ROWS_BESIDE_FFN = 1, 4, 3
 # CUDA context and cuBLAS workspace outside llama.cpp's buffers (kvlint assumption)
 CONTEXT_BYTES = int(0.5 * GIB)
 N_COPIES = 4  # GGML_SCHED_MAX_COPIES (ggml-backend.cpp:698-699 at ollama v0.15.5), llama.cpp's default build
@@ -50,7 +51,7 @@ def _phases(arch: ModelArch, s: EngineSettings, output_on_gpu: bool, masks: int)
         "attention scores": 0
         if s.extra["flash_attn"]
         else (arch.query_heads + masks) * n_kv * ub * 4 + ROWS_BESIDE_SCORES * row,
-        "FFN": 2 * n_ff * ub * 4 + row,
+        "FFN": 2 * n_ff * ub * 4 + ROWS_BESIDE_FFN * row,
     }
 
 
