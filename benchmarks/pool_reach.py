@@ -16,6 +16,18 @@ deployment kvlint's report lists. Its outcome is one of
 - `not planned: <why>`: no plan, with the first reason the findings give (the KV004 / KV002 / KV003
   message of that workload, shortened), or what the record says (`pools_without_gpu`, no pool met).
 
+The second table is the done-when's own measure: of the workloads kvlint could plan if it knew the
+GPU, those whose repository defines node pools, how many took a GPU from them.
+- `plannable`: planned, or not planned only for want of a GPU: no KV004 / KV003 finding on the
+  workload (engine and model read) and its first reason is KV002 (GPU not stated, no GPU-carrying
+  pool it lands on) or the record's `pools_without_gpu`;
+- `in scope`: of those, the ones with a node-pool definition where kvlint looks for one (the
+  linted file's own documents, or the repository's walk: link/pools.py pools_for), matched or not;
+- of those: `pool` (one GPU type), `candidates` (several, checked on each), `stated` (the workload
+  names its GPU, so the pools are not needed), `missed` (no GPU taken from the pools);
+- `reach` = (pool + candidates) / (in scope - stated): how often a workload that needs its pool's
+  GPU gets it. The misses are listed with their reason and the pools in scope.
+
 The repositories measured (snapshots of their default branch, read with git; file list limited to
 YAML / Terraform / JSON / templates / shell) are in REPOSITORIES below with the commit of each.
 """
@@ -103,11 +115,37 @@ def outcome(r, findings) -> str:
     return "not planned: no reason given"
 
 
+def plannable(r, findings) -> bool:
+    """Planned, or held back only by the GPU (see the module docstring)."""
+    if r.plan is not None:
+        return True
+    d = r.deployment
+    mine = [f for f in findings if f.deployment == f"{d.kind}/{d.name}" and f.rule in REASON_RULES]
+    if any(f.rule in ("KV004", "KV003") for f in mine):
+        return False
+    return d.extra.get("pools_without_gpu") is not None or bool(mine and mine[0].rule == "KV002")
+
+
+def pools_in_scope(folder: str, file: str) -> list[str]:
+    """The node-pool definitions kvlint's search reaches from the workload's file, matched or not."""
+    from kvlint.link import pools
+    from kvlint.load import load_bytes
+
+    real = file if os.path.isabs(file) else os.path.join(folder, file)
+    docs = []
+    if real.endswith((".yaml", ".yml")):
+        with open(real, "rb") as fh:
+            docs = load_bytes(fh.read(), real, pools.FILE_MAX).documents
+    levels = pools.pools_for(real, real, docs)
+    return sorted({p.label() for level in levels for p in level})
+
+
 def measure(folder: str) -> dict:
     rows = []
     for result in lint(folder):
         for r in result.deployments:
             d = r.deployment
+            ok = plannable(r, result.findings)
             rows.append(
                 {
                     "file": os.path.relpath(d.file, folder) if os.path.isabs(d.file) else d.file,
@@ -116,6 +154,8 @@ def measure(folder: str) -> dict:
                     "gpu": r.gpu.id if r.gpu else None,
                     "pools": [p.label() for p in d.node_pools.value] if d.node_pools is not None else [],
                     "outcome": outcome(r, result.findings),
+                    "plannable": ok,
+                    "pools_in_scope": pools_in_scope(folder, d.file) if ok else [],
                 }
             )
     counts = Counter("not planned" if o["outcome"].startswith("not") else o["outcome"] for o in rows)
@@ -146,7 +186,42 @@ def main(argv: list[str]) -> int:
     print("\nNot planned, by reason:\n")
     for reason, n in why.most_common():
         print(f"- {n} x {reason.removeprefix('not planned: ')}")
+    print_reach(results)
     return 0
+
+
+def _bucket(row: dict) -> str:
+    return row["outcome"] if row["outcome"] in ("pool", "candidates", "stated") else "missed"
+
+
+def print_reach(results: list[dict]) -> None:
+    """The second table: reach among plannable workloads with node pools in scope (module docstring)."""
+    cols = ("pool", "candidates", "stated", "missed")
+    print("\nPlannable workloads (engine and model read) whose repository defines node pools:\n")
+    print("| repository | plannable | in scope | " + " | ".join(cols) + " | reach |")
+    print("|---|---:|---:|" + "---:|" * len(cols) + "---:|")
+    total: Counter = Counter()
+    misses = []
+    for res in results:
+        ok = [o for o in res["rows"] if o["plannable"]]
+        scoped = [o for o in ok if o["pools_in_scope"]]
+        n = Counter(_bucket(o) for o in scoped)
+        n.update(plannable=len(ok), scope=len(scoped))
+        total.update(n)
+        misses += [(res["folder"], o) for o in scoped if _bucket(o) == "missed"]
+        if ok:
+            print(_reach_row(os.path.basename(res["folder"].rstrip("/")), n, cols))
+    print(_reach_row("all", total, cols))
+    print("\nMissed (in scope, no GPU from the pools):\n")
+    for folder, o in misses:
+        print(f"- {os.path.basename(folder)} {o['file']}:{o['line']} {o['workload']}: {o['outcome']}")
+
+
+def _reach_row(name: str, n: Counter, cols: tuple[str, ...]) -> str:
+    need = n["scope"] - n["stated"]
+    reach = f"{(n['pool'] + n['candidates']) / need:.0%}" if need else "-"
+    cells = " | ".join(str(n.get(c, 0)) for c in cols)
+    return f"| {name} | {n['plannable']} | {n['scope']} | {cells} | {reach} |"
 
 
 if __name__ == "__main__":
