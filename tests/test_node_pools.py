@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import FIXTURES
 
 from kvlint.extract.kinds import node_pools_tf
-from kvlint.link import pools
+from kvlint.link import landing, pools
 from kvlint.load import load_bytes
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
@@ -136,9 +136,9 @@ def test_taint_not_tolerated_keeps_the_pool_out():
     from kvlint.extract.kinds.node_pools import placement
 
     labels, tolerations = placement(doc.root.map("spec"), "p.yaml")
-    assert not pools._tolerated(pool.taints[0], tolerations, set())
-    assert pools._tolerated(pool.taints[0], tolerations, {"nvidia.com/gpu"})  # ExtendedResourceToleration
-    assert all(pools._selector_met(pool, k, v) for k, v in labels)
+    assert not landing.tolerated(pool.taints[0], tolerations, set())
+    assert landing.tolerated(pool.taints[0], tolerations, {"nvidia.com/gpu"})  # ExtendedResourceToleration
+    assert all(landing.selector_met(pool, k, v) for k, v in labels)
 
 
 def test_pools_without_gpu_are_said():
@@ -173,7 +173,7 @@ def test_walk_skips_symlinks_nested_repositories_and_hidden_folders(tmp_path):
     assert pools.repository_pools(str(repo)) == ()
     (repo / "infra").mkdir()
     (repo / "infra" / "nodepool.yaml").write_bytes((POOLS / "karpenter" / "nodepool.yaml").read_bytes())
-    pools.repository_pools.cache_clear()
+    pools.repository.cache_clear()
     assert [p.name for p in pools.repository_pools(str(repo))] == ["gpu"]
 
 
@@ -184,7 +184,7 @@ def test_walk_is_bounded_by_file_count(tmp_path, monkeypatch):
         (repo / f"a{i}.yaml").write_text("x: 1\n")
     (repo / "z.yaml").write_bytes((POOLS / "karpenter" / "nodepool.yaml").read_bytes())
     monkeypatch.setattr(pools, "FILES_MAX", 3)
-    assert pools.repository_pools.__wrapped__(str(repo)) == ()
+    assert pools.repository.__wrapped__(str(repo)).pools == ()
 
 
 def test_hcl_parser_loads_only_when_a_tf_file_is_read():

@@ -58,4 +58,9 @@ def place_on_pools(
     from kvlint.link import pools
 
     cluster = pools.pools_for(real_path, loaded.path, loaded.documents)
-    return [pools.attach(d, cluster) for d in extracted]
+    if not cluster:
+        return extracted
+    return [
+        pools.attach(d, cluster, pools.admitted(d, real_path, loaded.path, loaded.documents))
+        for d in extracted
+    ]

@@ -5,14 +5,18 @@ kvlint configuration file (`.kvlint.yaml`), at most ROOT_DEPTH levels up; with n
 definition is read. Under the root, files are walked (no symlink followed, hidden and dependency
 folders skipped, a folder that is its own repository skipped) to WALK_DEPTH levels, at most
 FILES_MAX files and BYTES_MAX bytes read, each directory listed once per run: YAML objects the
-registry names (extract/registry.py NODE_POOL_KINDS), Terraform and ARM files.
+registry names (extract/registry.py NODE_POOL_KINDS), the same in a shell script's here-documents
+(`cat <<EOF | kubectl apply -f -`, load/heredoc.py), Terraform and ARM files; and the admission objects
+that add to a workload's placement (Kueue queues and ResourceFlavors, HardwareProfiles: admission.py).
 
 Matching: a workload lands on a pool when every nodeSelector / required node-affinity `In` term
 is met by the labels the pool's nodes carry (or may carry: Karpenter requirements, instance-type
 and GPU labels), and it tolerates each NoSchedule / NoExecute taint (a taint keyed by a resource the
 pod requests, nvidia.com/gpu, is tolerated: ExtendedResourceToleration). A pod asking for GPUs does
-not land on a pool whose node types carry none. One GPU type among the pools -> that GPU (inferred,
-the note names the pool file:line); several -> checked on each (run/fleet.py); GPU pools none.
+not land on a pool whose node types carry none. The queue or HardwareProfile a workload names may add
+node labels and tolerations first (admission.py); the matching itself is landing.py. One GPU type
+among the pools -> that GPU (inferred, the note names the pool file:line, and the flavor or profile
+that admitted it); several -> checked on each (run/fleet.py); GPU pools none.
 """
 
 from __future__ import annotations
@@ -21,15 +25,17 @@ import os
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from kvlint.catalog import gpus as catalog
 from kvlint.deployment import Deployment, Value, inferred
 from kvlint.extract.kinds.node_pools import Pool
-from kvlint.extract.pod import gpu_selectors
 from kvlint.fileio import nearest_up, read_regular
+from kvlint.link.admission import GROUPS as ADMISSION_GROUPS
+from kvlint.link.admission import Admission, Variant, variants, workload_refs
+from kvlint.link.landing import lands_on
 from kvlint.load import load_bytes
 from kvlint.load.compose import Document
+from kvlint.load.heredoc import heredocs
 from kvlint.load.tree import Mapping, Scalar
-from kvlint.record import replace
+from kvlint.record import record, replace
 
 if TYPE_CHECKING:  # the readers (extract/registry) load only when a file names a node-pool kind
     from kvlint.extract.kinds.node_pool_kinds import Known
@@ -52,11 +58,13 @@ POOL_GROUPS = (
     "infrastructure.cluster.x-k8s.io",
     "containerservice.azure.com",
 )
-_YAML_MARKERS = tuple(g.encode() for g in POOL_GROUPS)
-# what a file must contain to be parsed at all, by suffix (the readers check the same again)
+_YAML_MARKERS = tuple(g.encode() for g in (*POOL_GROUPS, *ADMISSION_GROUPS))
+# what a file must contain to be parsed at all, by suffix (the readers check the same again); a shell
+# script's here-documents are read as YAML (load/heredoc.py: `cat <<EOF | kubectl apply -f -`)
 MARKERS: dict[str, tuple[bytes, ...]] = {
     ".yaml": _YAML_MARKERS,
     ".yml": _YAML_MARKERS,
+    ".sh": _YAML_MARKERS,
     ".tf": (b"node_group", b"node_pool", b"karpenter"),
     ".json": (b"Microsoft.ContainerService",),
 }
@@ -118,6 +126,41 @@ def _levels(found: tuple[Pool, ...], root: str, here: str) -> list[list[Pool]]:
     return out
 
 
+def admitted(
+    d: Deployment, real_path: str | None, display: str, documents: list[Document]
+) -> tuple[Variant, ...]:
+    """What admission may add to the workload's placement (link/admission.py): the Kueue queue or the
+    HardwareProfile its object names, looked up in the file's own objects and the repository's."""
+    obj = _object_of(d, documents)
+    refs = workload_refs(obj) if obj is not None else None
+    if refs is None or not (refs[1] or refs[2]):
+        return ()
+    adm = Admission()
+    for doc in documents:
+        if isinstance(doc.root, Mapping):
+            adm.add(doc.root, display)
+    root = root_of(real_path) if real_path is not None else None
+    found = repository(root).admission if root is not None and real_path is not None else None
+    if found is not None and root is not None and real_path is not None:
+        here, shown = os.path.dirname(os.path.abspath(real_path)), os.path.dirname(display)
+        adm = adm.merged(
+            found.relocated(
+                lambda f: os.path.normpath(os.path.join(shown, os.path.relpath(os.path.join(root, f), here)))
+            )
+        )
+    resource = d.gpus_per_pod.note if d.gpus_per_pod is not None else None
+    return tuple(variants(adm, refs, resource))
+
+
+def _object_of(d: Deployment, documents: list[Document]) -> Mapping | None:
+    """The object of the file the workload was read from (the document its location is in)."""
+    for doc in documents:
+        root = doc.root
+        if isinstance(root, Mapping) and root.line + 1 <= d.where.line <= root.end_line + 1:
+            return root
+    return None
+
+
 def _own_pools(documents: list[Document], display: str) -> tuple[Pool, ...]:
     roots = [d.root for d in documents if isinstance(d.root, Mapping) and d.root.value("kind")]
     if not any(str(r.value("apiVersion") or "").split("/")[0] in POOL_GROUPS for r in roots):
@@ -136,10 +179,24 @@ def _own_pools(documents: list[Document], display: str) -> tuple[Pool, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=16)
+@record
+class Cluster:
+    """A repository's cluster definition: its node pools and the admission objects (Kueue queues and
+    flavors, HardwareProfiles) that add placement to a workload; file paths relative to the root."""
+
+    pools: tuple[Pool, ...] = ()
+    admission: Admission | None = None
+
+
 def repository_pools(root: str) -> tuple[Pool, ...]:
-    """Every pool defined under the root (file paths relative to it); the walk is bounded, and the
-    readers load only when a file names a node-pool kind."""
+    """Every pool defined under the root (file paths relative to it)."""
+    return repository(root).pools
+
+
+@lru_cache(maxsize=16)
+def repository(root: str) -> Cluster:
+    """The cluster definition under the root; the walk is bounded, and the readers load only when a
+    file names a node-pool kind."""
     budget = [FILES_MAX, BYTES_MAX]
     candidates = [
         (rel, data)
@@ -147,36 +204,54 @@ def repository_pools(root: str) -> tuple[Pool, ...]:
         if any(m in data for m in MARKERS[os.path.splitext(rel)[1]])
     ]
     if not candidates:
-        return ()
-    from kvlint.extract.registry import (
-        NODE_POOL_FILES,
-        NODE_POOL_TEMPLATES,
-        node_pool_file_reader,
-        node_pool_reader,
-    )
+        return Cluster()
+    from kvlint.extract.registry import NODE_POOL_FILES, node_pool_file_reader
 
     objects: list[tuple[str, Mapping]] = []
     known: Known = {}
+    admission = Admission()
     pools: list[Pool] = []
     for rel, data in candidates:
         if rel.endswith(YAML):
-            for doc in load_bytes(data, rel, FILE_MAX).documents:
-                if isinstance(doc.root, Mapping):
-                    kind = str(doc.root.value("kind") or "")
-                    if kind in NODE_POOL_TEMPLATES:
-                        known.setdefault(kind, {})[_name(doc.root)] = doc.root
-                    elif node_pool_reader(doc.root) is not None:
-                        objects.append((rel, doc.root))
+            _objects(load_bytes(data, rel, FILE_MAX).documents, rel, known, objects, admission)
+            continue
+        if rel.endswith(".sh"):
+            for start, body in heredocs(data.decode("utf-8", "replace")):
+                text = "\n" * start + body  # the body's lines where the script has them
+                _objects(load_bytes(text.encode(), rel, FILE_MAX).documents, rel, known, objects, admission)
             continue
         for _kind, suffix, read in NODE_POOL_FILES:
             if rel.endswith(suffix):
                 text = data.decode("utf-8", "replace")
                 pools.extend(node_pool_file_reader(read)(text, rel, os.path.join(root, rel)))
+    pools.extend(_read_objects(objects, known))
+    return Cluster(tuple(pools), admission if admission else None)
+
+
+def _objects(docs: list[Document], rel: str, known: Known, objects: list, admission: Admission) -> None:
+    """Sort a file's objects: templates a pool names, pool definitions, admission objects."""
+    from kvlint.extract.registry import NODE_POOL_TEMPLATES, node_pool_reader
+
+    for doc in docs:
+        if isinstance(doc.root, Mapping):
+            kind = str(doc.root.value("kind") or "")
+            if kind in NODE_POOL_TEMPLATES:
+                known.setdefault(kind, {})[_name(doc.root)] = doc.root
+            elif node_pool_reader(doc.root) is not None:
+                objects.append((rel, doc.root))
+            else:
+                admission.add(doc.root, rel)
+
+
+def _read_objects(objects: list[tuple[str, Mapping]], known: Known) -> list[Pool]:
+    from kvlint.extract.registry import node_pool_reader
+
+    out: list[Pool] = []
     for rel, obj in objects:
         reader = node_pool_reader(obj)
         if reader is not None:
-            pools.extend(reader(obj, rel, known))
-    return tuple(pools)
+            out.extend(reader(obj, rel, known))
+    return out
 
 
 def _name(root: Mapping) -> str:
@@ -217,61 +292,16 @@ def _files(root: str, budget: list[int]):
                 yield rel, data
 
 
-# ---- matching
-
-
-def _selector_met(pool: Pool, key: str, values: list[str]) -> bool:
-    if key in pool.labels:
-        return pool.labels[key] in values
-    if key in pool.allowed:
-        return bool(set(pool.allowed[key]) & set(values))
-    if key in gpu_selectors.INSTANCE_KEYS:
-        return bool(set(pool.instance_types) & set(values))
-    if key in gpu_selectors.GPU_KEYS:
-        specs = {s.id for v in values if (s := catalog.label_gpu(key, v)) is not None}
-        return not pool.gpus or bool(specs & {g for g, _n in pool.gpus})
-    if key.startswith(("karpenter.k8s.aws/", "karpenter.sh/")) and pool.kind.startswith("Karpenter"):
-        return True  # a well-known label Karpenter sets from the instance it picks
-    # labels every node carries whatever the pool (kubernetes.io/os, arch, zones)
-    return key.startswith(("kubernetes.io/", "topology.kubernetes.io/", "beta.kubernetes.io/"))
-
-
-def _tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, str]], resources: set[str]) -> bool:
-    key, value, effect = taint
-    if effect == "PreferNoSchedule" or key in resources:
-        return True
-    for t in tolerations:
-        if t.get("effect") and t["effect"] != effect:
-            continue
-        if t.get("operator") == "Exists" and (not t.get("key") or t["key"] == key):
-            return True
-        if t.get("key") == key and t.get("value", "") == value:
-            return True
-    return False
-
-
-def lands_on(d: Deployment, pools: tuple[Pool, ...]) -> list[Pool]:
-    placement = d.placement
-    labels, tolerations = placement.value if placement is not None else ([], [])
-    resources = {d.gpus_per_pod.note} if d.gpus_per_pod is not None and d.gpus_per_pod.note else set()
-    out = []
-    for pool in pools:
-        if not all(_selector_met(pool, k, v) for k, v in labels):
-            continue
-        if not all(_tolerated(t, tolerations, resources) for t in pool.taints):
-            continue
-        out.append(pool)
-    return out
-
-
-def attach(d: Deployment, levels: tuple[tuple[Pool, ...], ...]) -> Deployment:
+def attach(
+    d: Deployment, levels: tuple[tuple[Pool, ...], ...], admitted: tuple[Variant, ...] = ()
+) -> Deployment:
     """Place a workload that states no GPU on the GPU its pools give (see the module docstring): the
-    nearest level with a GPU pool it lands on, else the nearest with any pool it lands on. A new record:
-    `d`, as extracted, is not written."""
+    nearest level with a GPU pool it lands on, else the nearest with any pool it lands on, with what
+    admission adds to its placement (`admitted`). A new record: `d`, as extracted, is not written."""
     if not levels or d.gpu is not None or d.accelerator != "gpu" or d.gpu_candidates is not None:
         return d
     wants_gpu = d.gpus_per_pod is None or int(d.gpus_per_pod.value or 0) > 0
-    matched, gpu_pools = _landing(d, levels, wants_gpu)
+    matched, gpu_pools = _landing(d, levels, wants_gpu, admitted)
     placed: dict[str, Any] = {}
     if matched:
         placed["node_pools"] = inferred(tuple(gpu_pools or matched), "node pools it can land on")
@@ -280,21 +310,24 @@ def attach(d: Deployment, levels: tuple[tuple[Pool, ...], ...]) -> Deployment:
         placed["pools_without_gpu"] = inferred(names, "node pools whose node types carry no GPU")
     known = [p for p in gpu_pools if p.gpus]
     if known:
-        placed.update(_place(known))
+        via = [a.source for a in admitted if lands_on(d, tuple(known), (a,))]
+        placed.update(_place(known, f", admitted through {', '.join(via)}" if via else ""))
     return replace(d, **placed).freeze()
 
 
-def _landing(d: Deployment, levels: tuple[tuple[Pool, ...], ...], wants_gpu: bool) -> tuple[list, list]:
+def _landing(
+    d: Deployment, levels: tuple[tuple[Pool, ...], ...], wants_gpu: bool, admitted: tuple[Variant, ...]
+) -> tuple[list, list]:
     """The pools of the nearest level the workload lands on (one with a GPU pool first, when it asks
     for GPUs), and those of them that may carry a GPU."""
-    tried = [lands_on(d, level) for level in levels]
+    tried = [lands_on(d, level, admitted) for level in levels]
     with_gpu = [m for m in tried if any(p.has_gpu is not False for p in m)] if wants_gpu else []
     matched = with_gpu[0] if with_gpu else next((m for m in tried if m), [])
     gpu_pools = [p for p in matched if p.has_gpu is not False] if wants_gpu else matched
     return matched, gpu_pools
 
 
-def _place(known: list[Pool]) -> dict[str, Any]:
+def _place(known: list[Pool], via: str) -> dict[str, Any]:
     """One GPU type among the pools: that GPU; several: the candidates, checked like a fleet."""
     types: dict[str, list[Pool]] = {}
     for pool in known:
@@ -304,12 +337,12 @@ def _place(known: list[Pool]) -> dict[str, Any]:
     if len(types) == 1:
         gid = next(iter(types))
         names = ", ".join(p.label() for p in types[gid])
-        note = f"from the node pool{'s' if len(types[gid]) > 1 else ''} it can land on: {names}"
+        note = f"from the node pool{'s' if len(types[gid]) > 1 else ''} it can land on: {names}{via}"
         return {"gpu": inferred(gid, note)}
     note = (
         f"the node pool{'s' if len(known) > 1 else ''} it can land on ("
         + ", ".join(p.label() for p in known)
-        + ")"
+        + f"){via}"
     )
     fix = inferred("select one pool (a nodeSelector on its label), or name the GPU", "node pools")
     return {"gpu_candidates": Value(tuple(types), "inferred", None, note), "gpu_candidates_fix": fix}

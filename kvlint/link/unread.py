@@ -246,7 +246,8 @@ def _accelerator_named(root: Mapping, path: str) -> Issue | None:
         if device is None and ACCELERATOR_NAME.match(node.value):
             device = node
         elif model is None and keys[-1] in MODEL_KEYS and HUB_ID.match(node.value):
-            model = node
+            if not ACCELERATOR_NAME.match(node.value):  # a resource's name (Kueue quotas), not a model's
+                model = node
     if device is None or model is None:
         return None
     return Issue(
