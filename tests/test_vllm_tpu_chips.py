@@ -55,3 +55,11 @@ def test_tpu_batching_defaults_do_not_follow_the_chips_hbm():
     seqs, batched, note = default_batching(lookup("tpu-v7x"), (0, 27, 0), "V1", 8192)
     assert (seqs, batched) == (256, 2048)
     assert "TPU" in note
+
+
+def test_a_stated_block_size_is_kept_from_0_18_and_overwritten_before():
+    args = ["--model=meta-llama/Llama-3.1-8B-Instruct", "--max-model-len=4096", "--block-size=32"]
+    (old,) = lint(tpu_pod("vllm/vllm-tpu:v0.12.0", args, "tpu-v6e-slice", "1x1", 1)).deployments
+    (new,) = lint(tpu_pod("vllm/vllm-tpu:v0.18.0", args, "tpu-v6e-slice", "1x1", 1)).deployments
+    assert new.plan.block_size == 32
+    assert old.plan.block_size == 256  # the page size for 4,096 tokens, as without --block-size

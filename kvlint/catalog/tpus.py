@@ -108,12 +108,13 @@ def entry(chip_id: str) -> dict[str, Any] | None:
 
 
 def planned() -> str:
-    """The chips whose bytes_limit kvlint knows, as messages list them: "v5e, v5p, v6e and TPU7x"."""
-    names = sorted(
+    """The chips whose bytes_limit kvlint knows, as messages list them, by generation: "v5e, v5p, v6e and TPU7x"."""
+    names = [
         c["name"].removeprefix("Google TPU ").removeprefix("Google ").split(" (")[0]
         for c in _CHIPS.values()
         if c["bytes"]
-    )
+    ]
+    names.sort(key=lambda n: n.lower().removeprefix("tpu").removeprefix("v"))
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
 
 

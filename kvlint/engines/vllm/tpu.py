@@ -43,15 +43,37 @@ ASSUMED = (
 )
 
 
+# Before tpu-inference #1652 (2026-02-06; the first release read with it is v0.18.0) the TPU platform set the page
+# size whatever --block-size said: the page-size rule ran outside `if cache_config.block_size is None`
+# (tpu-inference@v0.13.2 tpu_inference/platforms/tpu_platform.py:134-161, v0.12.0 :136-181, v0.11.1
+# tpu_jax.py:129-177; vLLM's own TPU platform the same, vllm==0.13.0:vllm/platforms/tpu.py:139-182). From v0.18.0
+# a stated block size is kept (v0.27.0 tpu_platform.py:333 `not cache_config.user_specified_block_size`). The rule
+# is the same throughout: vllm==0.11.1:vllm/v1/attention/backends/pallas.py:137-169 get_min_page_size /
+# get_page_size, tpu-inference@v0.27.0 flash_attn.py:112-143. A vllm/vllm-tpu release X ships tpu-inference X;
+# 0.14-0.17 were not read and are taken as before the change.
+KEEPS_STATED_BLOCK_SIZE = (0, 18, 0)
+
+
 def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
     """vLLM's settings (settings.py); on a TPU chip the default block size is tpu-inference's."""
     from kvlint.engines.vllm.settings import settings as gpu_settings
+    from kvlint.engines.vllm.versions import parse_version
 
     s = gpu_settings(d, arch, gpu, version_text)
-    if not tpus.is_tpu(gpu) or d.block_size is not None:
+    if not tpus.is_tpu(gpu):
+        return s
+    version = parse_version(version_text)
+    overwritten = d.block_size is not None and version is not None and version < KEEPS_STATED_BLOCK_SIZE
+    if d.block_size is not None and not overwritten:
         return s
     size = default_block_size(s.max_model_len, s.max_num_seqs)
     note = f"tpu-inference's default page size {size} for max_model_len {s.max_model_len:,} ({SOURCE} flash_attn.py:112-143)"
+    if overwritten:
+        note = (
+            f"vLLM {version_text} on TPU sets the page size {size} for max_model_len {s.max_model_len:,} whatever "
+            f"--block-size says (tpu-inference@v0.13.2 tpu_inference/platforms/tpu_platform.py:134-161; a stated "
+            "block size is kept from v0.18.0)"
+        )
     in_force = replace(s.in_force, block_size=default(size, note)) if s.in_force is not None else None
     return replace(s, block_size=size, in_force=in_force)
 
