@@ -63,3 +63,18 @@ def test_a_stated_block_size_is_kept_from_0_18_and_overwritten_before():
     (new,) = lint(tpu_pod("vllm/vllm-tpu:v0.18.0", args, "tpu-v6e-slice", "1x1", 1)).deployments
     assert new.plan.block_size == 32
     assert old.plan.block_size == 256  # the page size for 4,096 tokens, as without --block-size
+
+
+def test_mla_and_hybrid_models_on_a_tpu_are_a_kv004_naming_the_layout():
+    # tpu-inference keeps MLA as one padded latent per page and pads hybrid layers to attention + state pages:
+    # neither is the K+V page layout kvlint plans on TPU, so neither gets a plan
+    for model, says in (
+        ("deepseek-ai/DeepSeek-V3", "MLA model"),
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct", "hybrid model"),
+    ):
+        args = [f"--model={model}", "--tensor-parallel-size=8", "--max-model-len=8192"]
+        r = lint(tpu_pod("vllm/vllm-tpu:latest", args, "tpu7x", "2x2x1", 4))
+        (dep,) = r.deployments
+        assert dep.plan is None
+        (f,) = [f for f in r.findings if f.rule == "KV004" and "layout" in f.message]
+        assert says in f.message and "tpu-inference" in f.message

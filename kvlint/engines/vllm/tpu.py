@@ -17,6 +17,8 @@ sources are read at vllm-project/tpu-inference@v0.27.0:
     num_blocks = available // (page x layers)   (vLLM's kv_cache_utils over the sum; the pages cover every
         chip, so per chip the same division holds)
 Every layer is sized as full attention: the JAX path sets sliding_window None (kv_cache_manager.py:540-541).
+MLA models (one padded latent per page) and hybrid models (attention and Mamba state padded to one page) are laid
+out otherwise (_layout_not_modelled): not planned, a KV004.
 Default block size when not stated (tpu_inference/platforms/tpu_platform.py:333-353,
 layers/vllm/backends/flash_attn.py:112-143): 16 above 8,192 tokens of max_model_len, else
 next_power_of_2(max_model_len) // 16 within [16, 256], raised to the smallest page the SMEM holds.
@@ -31,6 +33,7 @@ from kvlint.catalog import tpus
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.deployment import default
+from kvlint.engines.base import NotPlanned
 from kvlint.engines.vllm.plan import override_blocks, override_note
 from kvlint.engines.vllm.plan import plan as gpu_plan
 from kvlint.record import replace
@@ -62,6 +65,11 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
     s = gpu_settings(d, arch, gpu, version_text)
     if not tpus.is_tpu(gpu):
         return s
+    unmodelled = _layout_not_modelled(arch)
+    if unmodelled:
+        raise NotPlanned(
+            f"{unmodelled}: kvlint does not model that layout on TPU", d.model.where if d.model else None
+        )
     version = parse_version(version_text)
     overwritten = d.block_size is not None and version is not None and version < KEEPS_STATED_BLOCK_SIZE
     if d.block_size is not None and not overwritten:
@@ -76,6 +84,22 @@ def settings(d, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) 
         )
     in_force = replace(s.in_force, block_size=default(size, note)) if s.in_force is not None else None
     return replace(s, block_size=size, in_force=in_force)
+
+
+def _layout_not_modelled(arch: ModelArch) -> str:
+    """How tpu-inference lays out this model's cache where it is not the paged K+V layout planned here, or ''."""
+    if arch.mla:
+        return (
+            "tpu-inference keeps an MLA model's cache as one latent (kv_lora_rank and the rope part, each padded to "
+            f"128) in 1,024-token pages ({SOURCE} tpu_inference/kernels/mla/v2/"
+            "kernel.py:83-106, runner/kv_cache_manager.py:472-482, layers/vllm/backends/flash_attn_mla.py:46-47)"
+        )
+    if arch.state_bytes_per_seq:
+        return (
+            "tpu-inference pads every layer of a hybrid model to one page holding attention and the Mamba / "
+            f"linear-attention state ({SOURCE} tpu_inference/runner/kv_cache_manager.py:270-283)"
+        )
+    return ""
 
 
 def default_block_size(max_model_len: int, max_num_seqs: int) -> int:
