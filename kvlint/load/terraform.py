@@ -267,7 +267,8 @@ def known(source: str, real_path: str | None) -> dict[str, Any]:
     if tree is None:
         return {}
     defaults, assigned = tf_names.module_names(real_path, _parse, _plain) if real_path else ({}, {})
-    return tf_names.settle({**defaults, **tf_names.names(tree, _plain), **assigned})
+    files = tf_files.reader(real_path) if real_path else None
+    return tf_names.settle({**defaults, **tf_names.names(tree, _plain), **assigned}, files)
 
 
 def _resource(rtype: str, body: Any, f: _File, at: int) -> list[Mapping]:

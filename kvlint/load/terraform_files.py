@@ -42,15 +42,36 @@ def repository_top(folder: str) -> str:
     return nearest_up(folder, (".git",), _UP) or folder
 
 
+def reader(real_path: str):
+    """What an expression evaluated in the .tf file at `real_path` reads (terraform_eval.py Scope
+    `files`): `file(path)` of any file, `templatefile(path, vars)` rendered, with the bounds above;
+    None when not read or when the template leaves a placeholder the vars do not give."""
+
+    def read(fn: str, path_text: str, variables: Any) -> str | None:
+        text, _shown, left = rendered(
+            fn, path_text, variables, real_path, real_path, {}, templates_only=False
+        )
+        return None if text is None or left else text
+
+    return read
+
+
 def rendered(
-    fn: str, path_text: str, variables: Any, real_path: str | None, shown: str, known: dict[str, Any]
+    fn: str,
+    path_text: str,
+    variables: Any,
+    real_path: str | None,
+    shown: str,
+    known: dict[str, Any],
+    templates_only: bool = True,
 ) -> tuple[str | None, str, list[str]]:
     """(text, the file as findings show it, placeholders left) of one call; text None when not read
-    (the reason then stands in the second item's place: "not read: why")."""
+    (the reason then stands in the second item's place: "not read: why"). `templates_only`: a
+    `file(...)` of a plain YAML or JSON file is not read (the loader lints it on its own)."""
     rel = tf_names.fill_text(path_text, known).replace("${path.module}", ".").replace("${path.root}", ".")
     if "${" in rel:
         return None, f"not read: its path {rel} is computed", []
-    if fn == "file" and not rel.endswith(_TEMPLATES):
+    if fn == "file" and templates_only and not rel.endswith(_TEMPLATES):
         return None, "", []  # a YAML or JSON file: linted on its own
     if real_path is None:
         return None, "not read: the .tf file came from standard input", []

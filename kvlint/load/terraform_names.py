@@ -10,8 +10,9 @@ known (`local.a = var.b`, `"${var.region}-a"`); one that stays an expression is 
 A reference reads into a stated object or list (`var.pool.machine_type`, `var.pools[0].type`,
 `local.m["k"]`). Anything else stays its `${...}` text: a placeholder, never a guess.
 
-The module is the file's folder: its other `.tf` files and the two tfvars forms, regular files only
-(no link followed), at most MODULE_FILES_MAX of them, each at most MODULE_FILE_BYTES.
+The module is the file's folder: its other `.tf` files and the two tfvars forms, regular files (a link
+followed only when it ends inside the repository: `module_entries`), at most MODULE_FILES_MAX of them,
+each at most MODULE_FILE_BYTES.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from kvlint.fileio import read_regular
+from kvlint.fileio import nearest_up, read_regular
+from kvlint.load import terraform_eval as tf_eval
 
 MODULE_FILES_MAX = 64  # files of one folder whose variables and locals are read
 MODULE_FILE_BYTES = 1 << 20
+_UP = 16  # folders walked up looking for the repository's top (terraform_files.py)
 _ROUNDS = 4  # locals that name locals: resolved this many levels deep
 # `${var.x}`, `${local.x.y}`, `${var.x[0]}`, `${local.m["k"]}`
 _REF = re.compile(
@@ -43,6 +46,8 @@ def names(tree: dict[str, Any], plain) -> dict[str, Any]:
                 value = plain(body["default"])
                 if value is not None:
                     out[f"var.{plain(name)}"] = value
+            if isinstance(body, dict) and isinstance(body.get("type"), str):
+                out[f"type.{plain(name)}"] = body["type"]  # its optional attributes' defaults: `settle`
     for block in tree.get("locals") or []:
         for name, value in block.items() if isinstance(block, dict) else ():
             if not name.startswith("__"):
@@ -55,16 +60,39 @@ def tfvars(tree: dict[str, Any], plain) -> dict[str, Any]:
     return {f"var.{plain(k)}": plain(v) for k, v in tree.items() if not str(k).startswith("__")}
 
 
-def settle(known: dict[str, Any]) -> dict[str, Any]:
-    """`known` with each local filled from the others; a local still holding an expression is dropped."""
-    out = dict(known)
+def settle(known: dict[str, Any], files: Any = None) -> dict[str, Any]:
+    """`known` with each variable given its type's optional attributes and each local filled from the
+    others, evaluated where it is an expression (terraform_eval.py); a local that stays unknown is
+    dropped, one partly known (a list of objects one of whose values is computed) is kept. `files`
+    reads what `file()` / `templatefile()` name (terraform_files.py reader)."""
+    out = {k: v for k, v in known.items() if not k.startswith("type.")}
+    for key, type_text in known.items():
+        if key.startswith("type.") and f"var.{key[5:]}" in out:
+            out[f"var.{key[5:]}"] = tf_eval.typed(out[f"var.{key[5:]}"], type_text)
     for _ in range(_ROUNDS):
         pending = {k: v for k, v in out.items() if k.startswith("local.") and _open(v)}
         if not pending:
             break
         for k, v in pending.items():
-            out[k] = fill(v, {n: x for n, x in out.items() if n != k})
-    return {k: v for k, v in out.items() if not (k.startswith("local.") and _open(v))}
+            out[k] = _fill_text_only(v, {n: x for n, x in out.items() if n != k})
+    pending = {k: v for k, v in out.items() if k.startswith("local.") and _open(v)}
+    if pending:
+        scope = tf_eval.Scope(out, files=files)
+        for k, v in pending.items():
+            got = tf_eval.settled(v, scope)
+            if got is not None:
+                out[k] = got
+    return {k: v for k, v in out.items() if not (k.startswith("local.") and _open(v) and not _partial(v))}
+
+
+def _partial(value: Any, depth: int = 0) -> bool:
+    """A list or an object some of whose values are known (kept: its known parts are read)."""
+    if depth > tf_eval.DEPTH_MAX:
+        return False
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+    if items is None:
+        return not (isinstance(value, str) and "${" in value)
+    return any(_partial(v, depth + 1) for v in items)
 
 
 def _open(value: Any) -> bool:
@@ -97,14 +125,44 @@ def _lookup(m: re.Match[str], known: dict[str, Any]) -> tuple[bool, Any]:
     return True, value
 
 
-def fill(value: Any, known: dict[str, Any]) -> Any:
-    """Replace the stated variables and locals in plain data (module docstring)."""
-    if not known:
+def fill(value: Any, known: dict[str, Any], bound: dict[str, Any] | None = None) -> Any:
+    """Replace the stated variables and locals in plain data (module docstring); an expression is
+    evaluated (terraform_eval.py: `bound` names what `each` or an iterator is), what stays unknown
+    keeps its `${...}` text."""
+    if not known and not bound:
+        return value
+    return _fill(value, known, tf_eval.Scope(known, bound), 0)
+
+
+def fill_scoped(value: Any, scope: tf_eval.Scope) -> Any:
+    """`fill` in a scope already made (one per module: its locals evaluated once)."""
+    return _fill(value, scope.module.known, scope, 0)
+
+
+def _fill(value: Any, known: dict[str, Any], scope: tf_eval.Scope, depth: int) -> Any:
+    if depth > tf_eval.DEPTH_MAX:
         return value
     if isinstance(value, dict):
-        return {k: fill(v, known) for k, v in value.items()}
+        return {k: _fill(v, known, scope, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [fill(v, known) for v in value]
+        return [_fill(v, known, scope, depth + 1) for v in value]
+    if isinstance(value, str) and "${" in value:
+        whole = _REF.fullmatch(value.strip())
+        if whole is not None:
+            found, got = _lookup(whole, known)
+            if found:
+                return got
+        got = tf_eval.settled(value, scope)
+        return got if got is not None else fill_text(value, known)
+    return value
+
+
+def _fill_text_only(value: Any, known: dict[str, Any]) -> Any:
+    """`fill` by references alone (the rounds that settle locals before any is evaluated)."""
+    if isinstance(value, dict):
+        return {k: _fill_text_only(v, known) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill_text_only(v, known) for v in value]
     if isinstance(value, str):
         whole = _REF.fullmatch(value.strip())
         if whole is not None:
@@ -133,31 +191,49 @@ def as_text(value: Any) -> str | None:
     return str(value) if isinstance(value, (str, int, float)) else None
 
 
+def module_entries(folder: str, suffixes: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(name, path to read) of a module folder's files with these suffixes, by name, at most
+    MODULE_FILES_MAX: regular files, and links that end at a regular file inside the repository (a
+    module's shared variables linked from one folder, as GoogleCloudPlatform/accelerated-platforms
+    links `_cluster_variables.tf`); a link out of it is not followed."""
+    try:
+        entries = sorted((e for e in os.scandir(folder) if e.name.endswith(suffixes)), key=lambda e: e.name)
+    except OSError:
+        return []
+    top = os.path.realpath(nearest_up(folder, (".git",), _UP) or folder)
+    out: list[tuple[str, str]] = []
+    for entry in entries[:MODULE_FILES_MAX]:
+        try:
+            if entry.is_symlink():
+                real = os.path.realpath(entry.path)
+                if os.path.commonpath([real, top]) == top and os.path.isfile(real):
+                    out.append((entry.name, real))
+            elif entry.is_file(follow_symlinks=False):
+                out.append((entry.name, entry.path))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
 def module_names(real_path: str, parse, plain) -> tuple[dict[str, Any], dict[str, Any]]:
     """What the other files of a .tf file's folder state, not yet settled: (defaults and locals, the
     tfvars assignments that override them); `parse(text)` gives a file's HCL tree, `plain` its values."""
-    folder = os.path.dirname(os.path.abspath(real_path))
-    try:
-        entries = sorted(
-            (e for e in os.scandir(folder) if e.name.endswith((".tf", ".tfvars"))), key=lambda e: e.name
-        )[:MODULE_FILES_MAX]
-    except OSError:
-        return {}, {}
+    own = os.path.abspath(real_path)
     defaults: dict[str, Any] = {}
     assigned: list[tuple[int, str, dict[str, Any]]] = []
-    for entry in entries:
-        rank = 1 if entry.name == "terraform.tfvars" else 2 if entry.name.endswith(".auto.tfvars") else 0
-        if entry.name.endswith(".tfvars") and not rank:
+    for name, path in module_entries(os.path.dirname(own), (".tf", ".tfvars")):
+        rank = 1 if name == "terraform.tfvars" else 2 if name.endswith(".auto.tfvars") else 0
+        if name.endswith(".tfvars") and not rank:
             continue  # a -var-file the caller names: not the repository's choice
-        if entry.path == os.path.abspath(real_path) or not entry.is_file(follow_symlinks=False):
+        if os.path.join(os.path.dirname(own), name) == own:
             continue
         try:
-            st = entry.stat(follow_symlinks=False)
+            st = os.stat(path)
         except OSError:
             continue
-        found = _file_names(entry.path, st.st_mtime_ns, st.st_size, bool(rank), parse, plain)
+        found = _file_names(path, st.st_mtime_ns, st.st_size, bool(rank), parse, plain)
         if rank:
-            assigned.append((rank, entry.name, found))
+            assigned.append((rank, name, found))
         else:
             defaults.update(found)
     values: dict[str, Any] = {}

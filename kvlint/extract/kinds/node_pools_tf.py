@@ -30,6 +30,15 @@ from typing import Any
 from kvlint.extract.kinds.node_pools import Pool, add_types, gke_pool, taint_text
 from kvlint.findings import Location
 
+POOLS_MAX = 200  # pools read from one file (a module call's included)
+_CALLS_DEPTH = 3  # modules of the repository calling modules
+_POOL_RESOURCES = (
+    "aws_eks_node_group",
+    "google_container_node_pool",
+    "azurerm_kubernetes_cluster_node_pool",
+    "azurerm_kubernetes_cluster",
+)
+
 
 def _literal(v: Any) -> str | None:
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -91,11 +100,14 @@ class _Lines:
         self.path = path
 
     def find(self, pattern: str, after: int = 0) -> Location:
+        return self.search(pattern, after) or Location(self.path, after + 1, 1)
+
+    def search(self, pattern: str, after: int = 0) -> Location | None:
         rx = re.compile(pattern)
         for i in range(after, len(self.lines)):
             if rx.search(self.lines[i]):
                 return Location(self.path, i + 1, 1)
-        return Location(self.path, after + 1, 1)
+        return None
 
 
 def read(source: str, path: str, real_path: str | None = None) -> list[Pool]:
@@ -124,35 +136,89 @@ def _carried(source: str, path: str, real_path: str | None) -> list[Pool]:
 
 def _resources(source: str, path: str, real_path: str | None) -> list[Pool]:
     from kvlint.load import terraform as tf_objects
-    from kvlint.load import terraform_names as tf_names
 
+    tree = _strip_parse(source)
+    if tree is None:
+        return []
+    return _tree_pools(tree, tf_objects.known(source, real_path), _Lines(source, path), real_path, 0)
+
+
+def _strip_parse(source: str) -> dict[str, Any] | None:
     try:
         import hcl2
         from hcl2.utils import SerializationOptions
     except ImportError:  # the optional dependency is absent: Terraform is not read
-        return []
+        return None
     try:
-        tree = hcl2.loads(source, serialization_options=SerializationOptions(strip_string_quotes=True))
+        return hcl2.loads(source, serialization_options=SerializationOptions(strip_string_quotes=True))
     except Exception:  # noqa: BLE001 - python-hcl2 raises lark's and its own errors: the file is skipped
-        return []
-    tree = tf_names.fill(tree, tf_objects.known(source, real_path))
-    lines = _Lines(source, path)
+        return None
+
+
+def _tree_pools(
+    tree: dict[str, Any], known: dict[str, Any], lines: _Lines, real_path: str | None, depth: int
+) -> list[Pool]:
+    """The pools of one parsed file, its values evaluated with `known` (load/terraform_eval.py): one
+    per instance of a resource or module with `for_each`, dynamic blocks written out
+    (load/terraform_instances.py), and the pools of a module of the repository it calls."""
+    from kvlint.load import terraform_eval as tf_eval
+    from kvlint.load.terraform_files import reader
+    from kvlint.load.terraform_instances import instances
+
+    scope = tf_eval.Scope(known, files=reader(real_path) if real_path else None)
     out: list[Pool] = []
     for block in tree.get("resource", []):
         for rtype, named in block.items():
-            for name, body in named.items() if isinstance(named, dict) else ():
+            for name, body in named.items() if isinstance(named, dict) and rtype in _POOL_RESOURCES else ():
                 at = lines.find(rf'resource\s+"?{re.escape(rtype)}"?\s+"?{re.escape(name)}"?')
-                out.extend(_resource(rtype, name, _block(body), at, lines))
+                for key, instance in instances(_block(body), scope):
+                    label = name if key is None else f"{name}[{key}]"
+                    out.extend(_resource(rtype, label, instance, at, lines))
     for block in tree.get("module", []):
         for mname, body in block.items():
             at = lines.find(rf'module\s+"?{re.escape(mname)}"?')
-            for key in ("eks_managed_node_groups", "self_managed_node_groups"):
-                groups = _block(body).get(key)
-                for gname, group in groups.items() if isinstance(groups, dict) else ():
-                    if isinstance(group, dict):
-                        where = lines.find(rf'^\s*"?{re.escape(gname)}"?\s*=', at.line - 1)
-                        out.append(_eks_group(gname, group, where, f"terraform-aws-eks {key[:-1]}"))
-            out.extend(_gke_module_pools(_block(body), at, lines))
+            for _key, call in instances(_block(body), scope):
+                found = _module_pools(call, at, lines)
+                if not found and real_path is not None and depth < _CALLS_DEPTH:
+                    found = _called(call, mname, at, real_path, depth)
+                out.extend(found)
+    return out[:POOLS_MAX]
+
+
+def _module_pools(call: dict[str, Any], at: Location, lines: _Lines) -> list[Pool]:
+    """The pools a call of a registry module states: terraform-aws-modules/eks's node groups,
+    terraform-google-modules/kubernetes-engine's node_pools (module docstring)."""
+    out: list[Pool] = []
+    for key in ("eks_managed_node_groups", "self_managed_node_groups"):
+        groups = call.get(key)
+        for gname, group in groups.items() if isinstance(groups, dict) else ():
+            if isinstance(group, dict):
+                where = lines.find(rf'^\s*"?{re.escape(gname)}"?\s*=', at.line - 1)
+                out.append(_eks_group(gname, group, where, f"terraform-aws-eks {key[:-1]}"))
+    out.extend(_gke_module_pools(call, at, lines))
+    return out
+
+
+def _called(call: dict[str, Any], mname: str, at: Location, real_path: str, depth: int) -> list[Pool]:
+    """The pools a module of the repository defines for this call (load/terraform_modules.py), located
+    at the call: the call is what gives them their values."""
+    from kvlint.load import terraform as tf_objects
+    from kvlint.load import terraform_modules as tf_modules
+    from kvlint.record import replace
+
+    folder = tf_modules.folder(real_path, call.get("source"))
+    if folder is None:
+        return []
+    module_files = tf_modules.files(folder)
+    known = tf_modules.known(module_files, call, tf_objects._parse, tf_objects._plain)
+    out: list[Pool] = []
+    for path, text in module_files:
+        if not re.search(r"node_group|node_pool|module", text):
+            continue
+        tree = _strip_parse(text)
+        if tree is not None:
+            pools = _tree_pools(tree, known, _Lines(text, at.file), path, depth + 1)
+            out.extend(replace(p, where=at, kind=f"{p.kind} (module {mname})") for p in pools)
     return out
 
 
@@ -172,9 +238,9 @@ def _gke_module_pools(body: dict[str, Any], at: Location, lines: _Lines) -> list
         count = _int(item.get("accelerator_count")) or 0
         accel = _literal(item.get("accelerator_type"))
         pattern = rf'name\s*=\s*"{re.escape(name)}"'
-        where = lines.find(pattern, at.line - 1)
-        if where.line == at.line:  # not after the module line: the list is a variable's or a local's
-            where = lines.find(pattern)
+        # the item's own line after the module's; else where the file writes it (a variable's default
+        # or a local); else, the list computed or read from another file, the module's line
+        where = lines.search(pattern, at.line - 1) or lines.search(pattern) or at
         kind = "terraform-google-kubernetes-engine node pool"
         pool = gke_pool(
             name, kind, where, _literal(item.get("machine_type")), [(accel, count)] if accel and count else []
@@ -208,6 +274,8 @@ def _resource(rtype: str, name: str, body: dict[str, Any], at: Location, lines: 
         pool = gke_pool(
             pname, "Terraform google_container_node_pool", at, _literal(config.get("machine_type")), accels
         )
+        if "guest_accelerator" in config.get("__unknown_blocks__", ()):  # a dynamic block not known
+            pool.unknown_types = (*pool.unknown_types, "guest_accelerator")
         pool.labels.update(_labels(config.get("labels")))
         pool.taints = (*pool.taints, *_taints(config.get("taint")))
         pool.max_nodes = _int(_block(body.get("autoscaling")).get("max_node_count")) or _int(
