@@ -370,3 +370,21 @@ def test_a_module_s_variables_linked_inside_the_repository_are_read(tmp_path):
     outside.write_text('variable "machine" {\n  default = "a3-highgpu-8g"\n}\n')
     os.symlink(str(outside), tmp_path / "cluster/_cluster_variables.tf")
     assert _read(tmp_path, "cluster/pool.tf")["gpu"].instance_types == ()
+
+
+def test_modules_calling_each_other_are_read_a_bounded_number_of_times(tmp_path, monkeypatch):
+    """A hostile repository: two modules whose every call names the other (and itself), 20 calls a file."""
+    from kvlint.load import terraform_modules as tf_modules
+
+    (tmp_path / ".git").mkdir()
+    for me, other in (("a", "b"), ("b", "a")):
+        calls = "".join(
+            f'module "m{i}" {{\n  source = "{"../" + other if i % 2 else "./"}"\n  node_pools_x = 1\n}}\n'
+            for i in range(20)
+        )
+        _write(tmp_path, {f"{me}/main.tf": calls})
+    reads: list[str] = []
+    real_files = tf_modules.files
+    monkeypatch.setattr(tf_modules, "files", lambda folder, budget: reads.append(folder) or real_files(folder, budget))
+    assert _read(tmp_path, "a/main.tf") == {}
+    assert 0 < len(reads) <= node_pools_tf._CALLS_MAX  # not 20 ** 3

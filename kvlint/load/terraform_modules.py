@@ -10,7 +10,9 @@ text: a `local.x` of the caller is not the module's `local.x`).
 
 Bounded and read-only as the template files are (terraform_files.py): the folder, once resolved, lies
 inside the repository of the calling file; its regular `.tf` files only (a link only when it ends inside the repository), at most
-MODULE_FILES_MAX of them, each at most MODULE_FILE_BYTES; calls nest at most CALLS_DEPTH deep.
+MODULE_FILES_MAX of them, each at most MODULE_FILE_BYTES; the reader bounds the calls one file leads to
+(how many, how deep, the bytes they read: extract/kinds/node_pools_tf.py) and reads a module calling
+itself once.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from kvlint.fileio import read_regular
 from kvlint.load import terraform_files as tf_files
 from kvlint.load import terraform_names as tf_names
 
-CALLS_DEPTH = 3
 MODULE_FILES_MAX = tf_names.MODULE_FILES_MAX
 MODULE_FILE_BYTES = tf_names.MODULE_FILE_BYTES
 META = ("source", "version", "count", "for_each", "providers", "depends_on")
@@ -41,15 +42,19 @@ def folder(caller_real: str, source: Any) -> str | None:
     return target
 
 
-def files(module_folder: str) -> list[tuple[str, str]]:
+def files(module_folder: str, budget: list[int]) -> list[tuple[str, str]]:
     """(path, text) of the module's `.tf` files, by name, within the bounds (terraform_names.py
-    module_entries: a link only when it ends inside the repository)."""
+    module_entries: a link only when it ends inside the repository) and while `budget[1]` (bytes the
+    caller's calls may still read) lasts."""
     out = []
     for _name, path in tf_names.module_entries(module_folder, (".tf",)):
+        if budget[1] <= 0:
+            break
         try:
-            text = read_regular(path, MODULE_FILE_BYTES).decode("utf-8", "replace")
+            text = read_regular(path, min(MODULE_FILE_BYTES, budget[1])).decode("utf-8", "replace")
         except (OSError, ValueError):
             continue
+        budget[1] -= len(text)
         out.append((path, text))
     return out
 

@@ -24,6 +24,7 @@ managedClusters/agentPools resources (vmSize, nodeLabels, nodeTaints, maxCount).
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -32,6 +33,8 @@ from kvlint.findings import Location
 
 POOLS_MAX = 200  # pools read from one file (a module call's included)
 _CALLS_DEPTH = 3  # modules of the repository calling modules
+_CALLS_MAX = 16  # module calls read for one file, nested ones included
+_CALL_BYTES_MAX = 8 << 20  # and the bytes of the module files they read
 _POOL_RESOURCES = (
     "aws_eks_node_group",
     "google_container_node_pool",
@@ -140,7 +143,8 @@ def _resources(source: str, path: str, real_path: str | None) -> list[Pool]:
     tree = _strip_parse(source)
     if tree is None:
         return []
-    return _tree_pools(tree, tf_objects.known(source, real_path), _Lines(source, path), real_path, 0)
+    calls = [_CALLS_MAX, _CALL_BYTES_MAX]  # what the module calls it leads to may read, together
+    return _tree_pools(tree, tf_objects.known(source, real_path), _Lines(source, path), real_path, (), calls)
 
 
 def _strip_parse(source: str) -> dict[str, Any] | None:
@@ -156,7 +160,12 @@ def _strip_parse(source: str) -> dict[str, Any] | None:
 
 
 def _tree_pools(
-    tree: dict[str, Any], known: dict[str, Any], lines: _Lines, real_path: str | None, depth: int
+    tree: dict[str, Any],
+    known: dict[str, Any],
+    lines: _Lines,
+    real_path: str | None,
+    trail: tuple[str, ...],
+    calls: list[int],
 ) -> list[Pool]:
     """The pools of one parsed file, its values evaluated with `known` (load/terraform_eval.py): one
     per instance of a resource or module with `for_each`, dynamic blocks written out
@@ -179,8 +188,8 @@ def _tree_pools(
             at = lines.find(rf'module\s+"?{re.escape(mname)}"?')
             for _key, call in instances(_block(body), scope):
                 found = _module_pools(call, at, lines)
-                if not found and real_path is not None and depth < _CALLS_DEPTH:
-                    found = _called(call, mname, at, real_path, depth)
+                if not found and real_path is not None and len(trail) < _CALLS_DEPTH:
+                    found = _called(call, mname, at, real_path, trail, calls)
                 out.extend(found)
     return out[:POOLS_MAX]
 
@@ -199,7 +208,9 @@ def _module_pools(call: dict[str, Any], at: Location, lines: _Lines) -> list[Poo
     return out
 
 
-def _called(call: dict[str, Any], mname: str, at: Location, real_path: str, depth: int) -> list[Pool]:
+def _called(
+    call: dict[str, Any], mname: str, at: Location, real_path: str, trail: tuple[str, ...], calls: list[int]
+) -> list[Pool]:
     """The pools a module of the repository defines for this call (load/terraform_modules.py), located
     at the call: the call is what gives them their values."""
     from kvlint.load import terraform as tf_objects
@@ -207,9 +218,11 @@ def _called(call: dict[str, Any], mname: str, at: Location, real_path: str, dept
     from kvlint.record import replace
 
     folder = tf_modules.folder(real_path, call.get("source"))
-    if folder is None:
-        return []
-    module_files = tf_modules.files(folder)
+    here = os.path.realpath(os.path.dirname(os.path.abspath(real_path)))
+    if folder is None or folder == here or folder in trail or calls[0] <= 0:
+        return []  # a module calling itself (or one it is called from): read once
+    calls[0] -= 1
+    module_files = tf_modules.files(folder, calls)
     known = tf_modules.known(module_files, call, tf_objects._parse, tf_objects._plain)
     out: list[Pool] = []
     for path, text in module_files:
@@ -217,7 +230,7 @@ def _called(call: dict[str, Any], mname: str, at: Location, real_path: str, dept
             continue
         tree = _strip_parse(text)
         if tree is not None:
-            pools = _tree_pools(tree, known, _Lines(text, at.file), path, depth + 1)
+            pools = _tree_pools(tree, known, _Lines(text, at.file), path, (*trail, here), calls)
             out.extend(replace(p, where=at, kind=f"{p.kind} (module {mname})") for p in pools)
     return out
 
