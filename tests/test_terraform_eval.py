@@ -27,6 +27,7 @@ import os
 from kvlint.extract.kinds import node_pools_tf
 from kvlint.load import terraform_eval as tf_eval
 from kvlint.load import terraform_names as tf_names
+from kvlint.load import terraform_types as tf_types
 
 
 def _eval(text: str, known: dict | None = None, bound: dict | None = None):
@@ -101,7 +102,7 @@ def test_a_condition_on_an_unknown_keeps_what_both_ways_give():
 
 def test_optional_attributes_take_their_type_s_defaults():
     type_text = '${list(object({name = string, node_locations = optional(string, ""), max_count = optional(number, 3), spot = optional(bool)}))}'
-    (pool,) = tf_eval.typed([{"name": "gpu-pool"}], type_text)
+    (pool,) = tf_types.typed([{"name": "gpu-pool"}], type_text)
     assert pool == {"name": "gpu-pool", "node_locations": "", "max_count": 3, "spot": None}
     known = tf_names.settle({"var.pools": [{"name": "a"}], "type.pools": type_text})
     assert known["var.pools"][0]["max_count"] == 3
@@ -385,6 +386,8 @@ def test_modules_calling_each_other_are_read_a_bounded_number_of_times(tmp_path,
         _write(tmp_path, {f"{me}/main.tf": calls})
     reads: list[str] = []
     real_files = tf_modules.files
-    monkeypatch.setattr(tf_modules, "files", lambda folder, budget: reads.append(folder) or real_files(folder, budget))
+    monkeypatch.setattr(
+        tf_modules, "files", lambda folder, budget: reads.append(folder) or real_files(folder, budget)
+    )
     assert _read(tmp_path, "a/main.tf") == {}
     assert 0 < len(reads) <= node_pools_tf._CALLS_MAX  # not 20 ** 3

@@ -65,6 +65,24 @@ def value_of(raw: Any, scope: Scope, depth: int = 0) -> Any:
     return raw
 
 
+def _named(scope: Scope, root: str, name: str, depth: int) -> Any:
+    """`var.name` / `local.name`: its value, evaluated once (a local that names itself is unknown)."""
+    m, key = scope.module, (root, name)
+    if key in m.done:
+        return m.done[key]
+    if name not in m.raw.get(root, {}) or key in m.busy:
+        return Unknown(f"{root}.{name}")
+    m.busy.add(key)
+    try:
+        own = Scope({})
+        own.module = m  # a local sees the module's names, no caller's `each`
+        value = value_of(m.raw[root][name], own, depth + 1)
+    finally:
+        m.busy.discard(key)
+    m.done[key] = value
+    return value
+
+
 def settled(raw: Any, scope: Scope) -> Any:
     """A `${...}` text's value as the readers' plain data (unknown parts as their text), None when the
     whole is unknown."""
@@ -99,7 +117,8 @@ def _parse(text: str) -> tuple[Any, str]:
     except ImportError:
         return None, ""
     candidates = ["v = " + text[2:-1]] if text.startswith("${") and text.endswith("}") else []
-    candidates.append('v = "' + text + '"')  # a template: the text of a quoted string
+    if "\n" not in text and "\\" not in text:  # a one-line template: the text of a quoted string (a
+        candidates.append('v = "' + text + '"')  # heredoc's text, its escapes already read, is not one)
     for src in candidates:
         try:
             tree = parses_to_tree(src)
@@ -266,7 +285,7 @@ class _Eval(_Calls):
     def _step(self, base: Any, key: Any, node: Any, depth: int) -> Any:
         if isinstance(base, Root):
             if base.name in ROOTS and isinstance(key, str):
-                return self.scope.name(base.name, key, depth)
+                return _named(self.scope, base.name, key, depth)
             return Unknown(self.text(node))
         return fns.index(base, key, self.text(node))
 
@@ -337,10 +356,3 @@ def _common(a: Any, b: Any, text: str, depth: int) -> Any:
     if isinstance(a, Unknown) or isinstance(b, Unknown) or isinstance(a, Root) or isinstance(b, Root):
         return Unknown(text)
     return a if type(a) is type(b) and a == b else Unknown(text)
-
-
-def typed(value: Any, type_text: str) -> Any:
-    """A variable's value with its type's optional attributes' defaults (terraform_types.py)."""
-    from kvlint.load.terraform_types import typed as convert
-
-    return convert(value, type_text)

@@ -24,6 +24,7 @@ from typing import Any
 
 from kvlint.fileio import nearest_up, read_regular
 from kvlint.load import terraform_eval as tf_eval
+from kvlint.load import terraform_types as tf_types
 
 MODULE_FILES_MAX = 64  # files of one folder whose variables and locals are read
 MODULE_FILE_BYTES = 1 << 20
@@ -68,7 +69,7 @@ def settle(known: dict[str, Any], files: Any = None) -> dict[str, Any]:
     out = {k: v for k, v in known.items() if not k.startswith("type.")}
     for key, type_text in known.items():
         if key.startswith("type.") and f"var.{key[5:]}" in out:
-            out[f"var.{key[5:]}"] = tf_eval.typed(out[f"var.{key[5:]}"], type_text)
+            out[f"var.{key[5:]}"] = tf_types.typed(out[f"var.{key[5:]}"], type_text)
     for _ in range(_ROUNDS):
         pending = {k: v for k, v in out.items() if k.startswith("local.") and _open(v)}
         if not pending:

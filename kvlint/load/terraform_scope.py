@@ -57,25 +57,6 @@ class Scope:
         if self.module.steps < 0:
             raise Exhausted
 
-    def name(self, root: str, name: str, depth: int) -> Any:
-        """`var.name` / `local.name`: its value, evaluated once (a local that names itself is unknown)."""
-        m, key = self.module, (root, name)
-        if key in m.done:
-            return m.done[key]
-        if name not in m.raw.get(root, {}) or key in m.busy:
-            return Unknown(f"{root}.{name}")
-        m.busy.add(key)
-        try:
-            own = Scope({})
-            own.module = m  # a local sees the module's names, no caller's `each`
-            from kvlint.load.terraform_eval import value_of
-
-            value = value_of(m.raw[root][name], own, depth + 1)
-        finally:
-            m.busy.discard(key)
-        m.done[key] = value
-        return value
-
 
 class Root:
     """A bare name (`var`, `local`, `module`, `data`, `each` unbound): only an attribute makes it a value."""
