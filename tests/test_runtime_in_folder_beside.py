@@ -71,3 +71,23 @@ def test_the_folders_beside_are_listed_once_however_many_files_look(tmp_path, mo
     for i in range(5):
         assert "KV004" not in [f.rule for f in _lint(top.parent / f"llama-{i}.yaml").findings]
     assert listed.count(str(tmp_path)) == 1
+
+
+NIM_ISVC = """apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata: {name: llama3-8b}
+spec:
+  predictor:
+    model:
+      modelFormat: {name: nvidia-nim-llama3-8b-instruct}
+      runtime: nvidia-nim-llama3-8b-instruct-1.0.0
+      resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+
+
+def test_a_nim_runtime_not_found_is_named_in_the_kv004(tmp_path):
+    (tmp_path / "isvc.yaml").write_text(NIM_ISVC)
+    (kv004,) = [f for f in _lint(tmp_path / "isvc.yaml").findings if f.rule == "KV004"]
+    assert "the NIM image (which fixes the model it serves) is not in this file (runtime " in kv004.message
+    assert "nvidia-nim-llama3-8b-instruct-1.0.0 is not in this file, a YAML file beside it" in kv004.message
+    assert kv004.message.endswith(": not checked")

@@ -28,18 +28,17 @@ import re
 from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, stated
+from kvlint.extract.kinds import kserve_find as find
 from kvlint.extract.kinds import kserve_multinode as multinode
-from kvlint.extract.kinds import ome
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod import pods, synthetic
 from kvlint.extract.pod.argv import FileLines, Token, scalar_tokens, scalar_where
 from kvlint.extract.pod.workloads import pod_workloads
 from kvlint.findings import Issue, IssueKind
-from kvlint.load.nearby import Found, object_name
+from kvlint.load.nearby import Found
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import replace
 
-RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 CONTAINER = "kserve-container"  # constants.InferenceServiceContainerName
 SOURCE = "kserve/kserve pkg/controller/v1beta1/inferenceservice/utils/utils.go"
 POD_FIELDS = (
@@ -79,7 +78,7 @@ def isvc(ctx: ct.ObjectContext) -> list[Deployment]:
     if model is None:
         return []
     anchor = model.scalar("runtime") or model.map("modelFormat") or model
-    runtime, how = _find_runtime(ctx, predictor, model)
+    runtime, how = find.runtime(ctx, predictor, model)
     stock = runtime is None and _stock_hf(model)
     spec = _runtime_spec(runtime, anchor, stock)
     if spec is None:
@@ -124,62 +123,6 @@ def _own_file(d: Deployment, ctx: ct.ObjectContext, anchor: Node) -> None:
                 issue.severity,
                 kind=issue.kind,
             )
-
-
-# --- finding the runtime ------------------------------------------------------------------------
-
-
-def _find_runtime(ctx: ct.ObjectContext, predictor: Mapping, model: Mapping) -> tuple[Found | None, str]:
-    name = model.scalar("runtime")
-    candidates = ctx.nearby.objects(RUNTIME_KINDS) if ctx.nearby is not None else []
-    candidates = [f for f in candidates if not ome.is_ome(f.root)]  # OME (ome.io) reuses the kind names
-    if name is not None and name.value:
-        wanted = str(name.value)
-        named = [f for f in candidates if object_name(f.root) == wanted]
-        if not named and ctx.nearby is not None:  # a runtimes/ folder beside this one (load/nearby.py)
-            named = [f for f in ctx.nearby.named_beside(RUNTIME_KINDS, wanted) if not ome.is_ome(f.root)]
-        named.sort(key=lambda f: f.root.value("kind") != "ServingRuntime")  # namespace runtimes first
-        if named:
-            return named[0], _shown(named[0])
-        return None, f"runtime {wanted}"
-    fmt = model.map("modelFormat")
-    fmt_name = fmt.value("name") if fmt is not None else None
-    if not isinstance(fmt_name, str):
-        return None, "no runtime and no model format"
-    version = fmt.value("version") if fmt is not None else None
-    multinode = predictor.get("workerSpec") is not None
-    able = [(f, p) for f in candidates if (p := _supports(f.root, fmt_name, version, multinode)) is not False]
-    # namespaced before cluster runtimes; within each, a stated priority first, highest first
-    able.sort(key=lambda fp: (fp[0].root.value("kind") != "ServingRuntime", fp[1] is None, -(fp[1] or 0)))
-    if able:
-        return able[0][0], _shown(able[0][0])
-    return None, f"a runtime for model format {fmt_name}"
-
-
-def _shown(f: Found) -> str:
-    where = "this file" if f.same_file else f.file
-    return f"{f.root.value('kind')} {object_name(f.root)} ({where})"
-
-
-def _supports(root: Mapping, fmt: str, version, multinode: bool) -> int | None | bool:
-    """False when the runtime cannot take the model; else its priority for the format (None: unstated)."""
-    spec = root.map("spec")
-    if spec is None or spec.value("disabled") is True or (spec.get("workerSpec") is not None) != multinode:
-        return False
-    if spec.value("multiModel") is True:
-        return False
-    for entry in spec.seq("supportedModelFormats") or ():
-        if (
-            not isinstance(entry, Mapping)
-            or entry.value("name") != fmt
-            or entry.value("autoSelect") is not True
-        ):
-            continue
-        if version is not None and str(entry.value("version")) != str(version):
-            continue
-        priority = entry.value("priority")
-        return priority if isinstance(priority, int) and not isinstance(priority, bool) else None
-    return False
 
 
 def _stock_hf(model: Mapping) -> bool:
@@ -339,6 +282,7 @@ def _without_runtime(
         else f"the runtime for model format {fmt.value if isinstance(fmt, Scalar) else '?'}"
     )
     if "unsupported" in d.extra:  # the engine is not modelled: its KV004 already says nothing is checked
+        _name_the_runtime(d, name, why)
         ct.add_container_facts(d, ctx, predictor, model)
         d.has_shm = d.has_shm if _own_shm(model) else None
         return [d]
@@ -356,6 +300,16 @@ def _without_runtime(
         d.has_shm = None  # the runtime usually mounts /dev/shm: unknown, not absent
         d.shm_size = None
     return [d]
+
+
+def _name_the_runtime(d: Deployment, name: str, why: str) -> None:
+    """The engine's KV004 (a NIM runtime named but not found: its image unknown) says which runtime was looked for."""
+    said = why or f"{name} is not in this file, a YAML file beside it or (by name) a folder beside this one"
+    tail = ": not checked"
+    for i, issue in enumerate(d.issues):
+        if issue.code == NOT_CHECKABLE:
+            head = issue.message.removesuffix(tail)
+            d.issues[i] = replace(issue, message=f"{head} ({said}){tail if head != issue.message else ''}")
 
 
 def runtime(ctx: ct.ObjectContext) -> list[Deployment]:
@@ -392,7 +346,7 @@ def _used_here(ctx: ct.ObjectContext) -> bool:
             ctx.file, ctx.lines, ctx.base_dir, f.root, "InferenceService", "", nearby=ctx.nearby
         )
         predictor = f.root.at("spec", "predictor")
-        found, _ = _find_runtime(sub, predictor, model)  # type: ignore[arg-type]
+        found, _ = find.runtime(sub, predictor, model)  # type: ignore[arg-type]
         if found is not None and found.root is ctx.root:
             return True
     return False
