@@ -9,7 +9,8 @@ file, or a symbolic link to one that stays inside the directory; a link out is n
 
 An object asked for by name that is in neither may be in a folder beside the file's (a repository that
 keeps `runtimes/` and `models/` apart, as NVIDIA/nim-deploy kserve/ does): `named_beside` reads the
-folders of the parent directory the same way, one level down, at most FOLDERS_MAX of them, and only
+folders of the parent directory the same way, one level down, at most FOLDERS_MAX of them (files of at
+most BESIDE_FILE_BYTES), and only
 inside a repository (a `.git` or kvlint configuration at or above the parent), so a file linted from
 an arbitrary directory never has its neighbours' folders read."""
 
@@ -28,7 +29,8 @@ from kvlint.record import field, record
 SIBLINGS_MAX = 500  # files of one directory looked at; a larger directory is read up to this many
 SUFFIXES = (".yaml", ".yml")
 BESIDE_FILE_BYTES = 256 * 1024  # a .env or env_file named beside a file: far above any real one
-FOLDERS_MAX = 64  # folders beside the file's own that a named object is looked for in
+FOLDERS_MAX = 32  # folders beside the file's own that a named object is looked for in (files of at most
+# BESIDE_FILE_BYTES each: a runtime is a few KiB, and 32 folders of 500 files stay a bounded read)
 REPOSITORY_MARKERS = (".git", ".kvlint.yaml", ".kvlint.yml")  # a repository's top (fileio.nearest_up)
 REPOSITORY_DEPTH = 8
 
@@ -94,7 +96,7 @@ class Nearby:
         out: list[Found] = []
         for folder in _folders(parent, os.path.basename(own)):
             directory = os.path.join(parent, folder)
-            for file, root in _siblings(directory, "", kinds, self.max_bytes):
+            for file, root in _siblings(directory, "", kinds, min(self.max_bytes, BESIDE_FILE_BYTES)):
                 if object_name(root) == name:
                     display = os.path.normpath(os.path.join(shown, folder, file))
                     self.beside[display] = os.path.join(directory, file)
