@@ -22,6 +22,7 @@ settings.load_profile(os.environ.get("KVLINT_FUZZ", "quick"))
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("KVLINT_SHARED", ROOT.parent / "shared"))
 FIXTURES = ROOT / "fixtures"
+CARRIED = ROOT / "tests" / "data" / "corpus"  # excerpts of corpus files (tests/test_carried_corpus.py)
 
 
 def absent(*parts: str) -> str:
@@ -34,6 +35,14 @@ def shared(*parts: str) -> Path:
     if not path.exists():
         # reported at the test that needs the file, not at this helper
         raise pytest.skip.Exception(absent(*parts), _use_item_location=True)
+    return path
+
+
+def carried(name: str) -> Path:
+    """The excerpt of corpus file `name` carried under tests/data/corpus (its INDEX.yaml names the source):
+    the lines of the published file a test reads, so the test runs on a bare clone."""
+    path = CARRIED / name
+    assert path.is_file(), f"{name} is not carried under tests/data/corpus"
     return path
 
 

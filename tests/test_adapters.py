@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, shared
+from conftest import ROOT, carried
 
 from kvlint.engines.vllm import lora
 from kvlint.extract.pod.adapters import vllm_lora_modules
@@ -181,12 +181,10 @@ def test_kserve_lora_max_rank_of_the_wrong_type_is_refused_not_replaced_by_the_d
 
 
 def test_lora_syncer_sidecar_configmap_names_the_adapters_it_loads():
-    # production-stack's Gateway API Inference Extension sample (corpus): a lora-syncer sidecar mounts a
+    # production-stack's Gateway API Inference Extension sample (corpus excerpt): a lora-syncer sidecar mounts a
     # ConfigMap whose vLLMLoRAConfig.ensureExist.models lists the adapters it loads into the vLLM beside it
-    path = shared(
-        "corpus",
-        "manifests",
-        "vllm-project__production-stack__src__gateway_inference_extension__configs__vllm__gpu-deployment.yaml",
+    path = carried(
+        "vllm-project__production-stack__src__gateway_inference_extension__configs__vllm__gpu-deployment.yaml"
     )
     (d,) = _json(path)["deployments"]
     assert d["model"] == "meta-llama/Llama-3.2-1B-Instruct"

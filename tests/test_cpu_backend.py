@@ -3,7 +3,7 @@ for it (it was "fits on a NVIDIA L4 or larger")."""
 
 from __future__ import annotations
 
-from conftest import gpu_pod, lint, shared
+from conftest import carried, gpu_pod, lint
 
 from kvlint.findings import Severity
 
@@ -13,7 +13,7 @@ RH_CPU = "rh-aiservices-bu__llm-on-openshift__llm-servers__vllm__cpu__gitops__de
 def test_the_published_cpu_vllm_deployment_is_not_checkable_not_a_gpu_plan():
     """rh-aiservices-bu/llm-on-openshift llm-servers/vllm/cpu: quay.io/rh-aiservices-bu/vllm-cpu-openai-ubi9,
     cpu and memory requests only."""
-    path = shared("corpus", "manifests2", RH_CPU)
+    path = carried(RH_CPU)
     result = lint(path.read_text(encoding="utf-8"), str(path))
     assert [(f.rule, f.severity) for f in result.findings] == [("KV004", Severity.INFO)]
     assert "CPU" in result.findings[0].message

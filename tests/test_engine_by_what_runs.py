@@ -3,7 +3,7 @@ an image's name: a proxy or a client named after vLLM serves no model."""
 
 from __future__ import annotations
 
-from conftest import lint, shared
+from conftest import carried, lint
 
 NEURON = (
     "awslabs__ai-on-eks__blueprints__inference__vllm-llama3.1-405b-trn1__llama3-405b-vllm-lws-deployment.yaml"
@@ -52,6 +52,6 @@ def test_vllm_builds_with_nothing_on_the_command_line_stay_vllm():
 
 def test_a_start_script_that_names_vllm_in_an_image_holding_the_word_is_vllm():
     """awslabs/ai-on-eks' Llama 3.1 405B on trn1: /usr/local/bin/run.sh in a Neuron build of vLLM."""
-    path = shared("corpus", "manifests", NEURON)
+    path = carried(NEURON)
     (r, *_) = lint(path.read_text(encoding="utf-8"), str(path)).deployments
     assert r.deployment.engine.value == "vllm"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, shared
+from conftest import ROOT, carried
 
 from kvlint.catalog import gguf, model_kinds, models
 
@@ -153,13 +153,9 @@ def test_kubeai_speech_and_embedding_engines_are_reported_not_silent(tmp_path):
 
 
 def test_llmaz_openmodel_filename_names_the_gguf_file_the_engine_gets(tmp_path):
-    # llmaz's speculative-decoding example (corpus) claims OpenModels with modelHub.filename; its loader
+    # llmaz's speculative-decoding example (corpus excerpt) claims OpenModels with modelHub.filename; its loader
     # fetches that one file and the engine is given it (llmaz modelhub.go ModelPath). Here on vLLM.
-    src = shared(
-        "corpus",
-        "manifests2",
-        "InftyAI__llmaz__docs__examples__speculative-decoding__llamacpp__playground.yaml",
-    )
+    src = carried("InftyAI__llmaz__docs__examples__speculative-decoding__llamacpp__playground.yaml")
     (tmp_path / "p.yaml").write_text(src.read_text().replace("backendName: llamacpp", "backendName: vllm"))
     cmd = [
         sys.executable,

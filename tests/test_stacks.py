@@ -1,13 +1,14 @@
 """Serving stacks read by their own semantics (issue 12): NVIDIA Dynamo, llm-d-modelservice values,
 Ray Serve LLM configs, docker compose. Fixtures in fixtures/stacks/ follow the real layouts; the
-corpus tests read the real files in ../shared/corpus/manifests2 in place."""
+corpus tests read the real files in ../shared/corpus in place, or their excerpts under tests/data/corpus
+(`carried`: the lines of the published file a test reads, so it runs on a bare clone)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, lint, shared
+from conftest import FIXTURES, carried, lint, shared
 
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
@@ -58,7 +59,7 @@ def test_dynamo_tp_above_the_pod_gpus_is_kv201():
 
 
 def test_dynamo_real_sglang_multinode_spans_two_pods():
-    result = run(corpus2("ai-dynamo__dynamo__examples__backends__sglang__deploy__disagg-multinode.yaml"))
+    result = run(carried("ai-dynamo__dynamo__examples__backends__sglang__deploy__disagg-multinode.yaml"))
     found = deps(result)
     assert set(found) == {"sglang-disagg-multinode/decode", "sglang-disagg-multinode/prefill"}
     for d in found.values():
@@ -69,7 +70,7 @@ def test_dynamo_real_sglang_multinode_spans_two_pods():
 
 
 def test_dynamo_real_trtllm_is_read_with_its_model_and_options_file():
-    result = run(corpus2("ai-dynamo__dynamo__recipes__gpt-oss-120b__trtllm__agg__deploy.yaml"))
+    result = run(carried("ai-dynamo__dynamo__recipes__gpt-oss-120b__trtllm__agg__deploy.yaml"))
     (d,) = deps(result).values()
     assert d.engine.value == "trtllm" and "gpt-oss-120b" in str(d.model.value)
     assert d.gpus_per_pod.value == 4 and d.shm_size.value == "80Gi"
@@ -81,7 +82,7 @@ def test_dynamo_real_trtllm_is_read_with_its_model_and_options_file():
 
 def test_dynamo_shell_exports_feed_the_engine_flags():
     name = "vllm-project__aibrix__brixbench__benchmark__testdata__deployments__dynamo__qwen3-8b-round-robin-4p4d-multinode.yaml"
-    result = run(corpus2(name))
+    result = run(carried(name))
     found = deps(result)
     assert set(found) == {"vllm-dynamo/VllmDecodeWorker", "vllm-dynamo/VllmPrefillWorker"}
     d = found["vllm-dynamo/VllmDecodeWorker"]
@@ -142,13 +143,13 @@ def test_ray_serve_prefill_decode_and_unknown_engine_kwarg():
 
 def test_ray_serve_real_configs():
     dp = run(
-        corpus2("ray-project__ray__release__llm_tests__serve__configs__serve_phi_tiny_moe_dp4_gang.yaml")
+        carried("ray-project__ray__release__llm_tests__serve__configs__serve_phi_tiny_moe_dp4_gang.yaml")
     )
     (d,) = deps(dp).values()
     assert (d.data_parallel.value, d.max_context.value, d.max_sequences.value) == (4, 1024, 32)
     assert d.enforce_eager.value is True and d.extra["replicas"].value == 2
     one = run(
-        corpus2(
+        carried(
             "ray-project__ray__release__llm_tests__serve__configs__model_config__llama_3dot1_8b_quantized_tp1.yaml"
         )
     )
@@ -315,7 +316,7 @@ def test_llmisvc_data_parallel_pods_and_kv201():
 
 def test_llmisvc_real_files():
     dp = run(
-        corpus2(
+        carried(
             "kserve__kserve__docs__samples__llmisvc__dp-ep__deepseek-r1-gpu-rdma-roce__llm-inference-service-dp-ep-deepseek-r1-gpu-deepep-ht.yaml"
         )
     )
@@ -323,7 +324,7 @@ def test_llmisvc_real_files():
     assert (d.data_parallel.value, d.gpus.value, d.max_context.value) == (32, 32, 8192)
     assert d.gpu_memory_utilization.value == 0.95 and d.enforce_eager.value is True
     cpu = run(
-        corpus2(
+        carried(
             "kserve__kserve__docs__samples__llmisvc__opt-125m-cpu__llm-inference-service-pd-facebook-opt-125m-cpu.yaml"
         )
     )
@@ -344,7 +345,7 @@ def test_ray_backend_in_a_plain_deployment_adds_no_gpus():
 
 def test_kthena_role_is_entry_pod_plus_worker_replicas():
     result = run(
-        corpus2(
+        carried(
             "volcano-sh__kthena__docs__kthena__docs__assets__examples__model-serving__vllm-pd-multinode.yaml"
         )
     )
@@ -480,7 +481,7 @@ def test_kserve_real_nim_isvc_merges_its_runtime_from_the_corpus_folder():
 
 
 def test_kserve_runtime_placeholders_are_not_a_helm_template():
-    result = run(corpus2("kserve__kserve__config__runtimes__kserve-huggingfaceserver-multinode.yaml"))
+    result = run(carried("kserve__kserve__config__runtimes__kserve-huggingfaceserver-multinode.yaml"))
     (f,) = result.findings
     assert f.rule == "KV004" and "serving runtime template" in f.message
 
@@ -664,9 +665,7 @@ def test_kaito_defaults_are_named_when_the_configmap_leaves_them_out(tmp_path):
 def test_kaito_without_the_preset_in_kaitos_catalog_leaves_the_parallelism_to_the_operator():
     """falcon-40b-instruct is not in KAITO's model catalog (no modelFileSize): the operator's choice is not
     computed, and KV004 names the ConfigMap that fixes no tensor-parallel-size."""
-    path = shared(
-        "corpus", "manifests", "Azure__kaito__examples__inference__kaito_workspace_falcon_40b-instruct.yaml"
-    )
+    path = carried("Azure__kaito__examples__inference__kaito_workspace_falcon_40b-instruct.yaml")
     (f,) = run(path).findings
     assert f.rule == "KV004" and "default inference ConfigMap inference-params-template" in f.message
 
@@ -806,7 +805,7 @@ def test_silogen_vllm_chart_gpus_is_the_tp_and_the_gpu_count():
 
 def test_real_silogen_override_without_gpus_takes_the_charts_default():
     name = "silogen__ai-workloads__workloads__llm-inference-vllm__helm__overrides__models__cohereforai_aya-expanse-32b-fp8.yaml"
-    result = run(corpus2(name))
+    result = run(carried(name))
     (r,) = result.deployments
     d = r.deployment
     assert d.model.value == "CohereForAI/aya-expanse-32b" and d.quantization.value == "fp8"

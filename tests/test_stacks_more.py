@@ -1,13 +1,14 @@
 """Issue 12, later pieces: findings that follow from another's assumption, KServe multi-node runtimes,
 values read from another file located there, KAITO InferenceSets, OME / llmaz readers. Fixtures in
-fixtures/stacks/ follow the real layouts; corpus files are read in place."""
+fixtures/stacks/ follow the real layouts; corpus files are read from their excerpts under
+tests/data/corpus (`carried`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, shared
+from conftest import FIXTURES, carried
 
 from kvlint.run.lint import read_and_lint
 from kvlint.run.settings import Settings
@@ -169,9 +170,9 @@ def test_ome_runtime_alone_is_a_template_with_its_engine_read():
 
 
 def test_ome_multinode_component_is_one_lws_group_with_parallelism_size():
-    """kimi-k2-pd runtime (corpus): engine leader 8 GPUs + worker.size 3 -> 4 pods, --tp-size $(PARALLELISM_SIZE)
+    """kimi-k2-pd runtime (corpus excerpt): engine leader 8 GPUs + worker.size 3 -> 4 pods, --tp-size $(PARALLELISM_SIZE)
     = 8 x 4 = 32 (components/engine.go setParallelismEnvVarForEngine); SGLang DP attention adds no GPUs."""
-    path = shared("corpus", "manifests2", "sgl-project__ome__config__runtimes__srt__kimi-k2-pd-rt.yaml")
+    path = carried("sgl-project__ome__config__runtimes__srt__kimi-k2-pd-rt.yaml")
     result = run(path)
     by = {r.deployment.name.split("/")[-1]: r.deployment for r in result.deployments}
     assert (
@@ -246,9 +247,7 @@ def test_kaito_workspace_on_a_multi_gpu_vm_gets_the_operators_data_parallelism()
 
 
 def test_kaito_multi_node_workspace_gets_pipeline_parallel_over_estimated_nodes():
-    path = shared(
-        "corpus", "manifests2", "kaito-project__kaito__examples__inference__kaito_workspace_deepseek_r1.yaml"
-    )
+    path = carried("kaito-project__kaito__examples__inference__kaito_workspace_deepseek_r1.yaml")
     (r,) = run(path).deployments
     d = r.deployment
     assert d.pods.value == 5 and d.pipeline_parallel.value == 5 and d.tensor_parallel.value == 2
@@ -269,11 +268,7 @@ def test_kaito_multi_node_workspace_gets_pipeline_parallel_over_estimated_nodes(
 
 
 def test_kaito_inference_set_template_is_read_as_a_workspace():
-    path = shared(
-        "corpus",
-        "manifests2",
-        "kaito-project__kaito__examples__inference__kaito_inferenceset_llama-3.1_8b_instruct.yaml",
-    )
+    path = carried("kaito-project__kaito__examples__inference__kaito_inferenceset_llama-3.1_8b_instruct.yaml")
     result = run(path)
     (r,) = result.deployments
     d = r.deployment
@@ -310,7 +305,7 @@ def test_llmaz_playground_args_beyond_the_flavors_gpus_are_kv201():
 def test_llmaz_tensorrt_llm_backend_without_a_stock_runtime_is_said():
     """TensorRT-LLM is modelled (its package claims llmaz's `tensorrt-llm` backend), but llmaz's stock
     runtime for it is not in kvlint's table: the Playground says so instead of calling the engine unmodelled."""
-    path = shared("corpus", "manifests2", "InftyAI__llmaz__docs__examples__tensorrt-llm__playground.yaml")
+    path = carried("InftyAI__llmaz__docs__examples__tensorrt-llm__playground.yaml")
     (f,) = run(path).findings
     assert f.rule == "KV004"
     assert "llmaz backend tensorrt-llm runs TensorRT-LLM from llmaz's stock BackendRuntime" in f.message
@@ -367,7 +362,7 @@ def test_llmaz_service_is_an_lws_group_whose_model_path_must_be_the_loaders(tmp_
     """llmaz Service: workloadTemplate is an LWS template (size 2); the command's /workspace/models/models--ORG--NAME
     is where llmaz's model loader puts a Hub model (modelhub.go ModelPath): the docs example names the 8B there
     while claiming the 405B OpenModel."""
-    path = shared("corpus", "manifests2", "InftyAI__llmaz__docs__examples__multi-nodes__service.yaml")
+    path = carried("InftyAI__llmaz__docs__examples__multi-nodes__service.yaml")
     result = run(path)
     (r,) = result.deployments
     d = r.deployment

@@ -11,7 +11,7 @@ installation_intel.md, backends/gaudi.mdx, backends/neuron.md, backends/trtllm.m
 from __future__ import annotations
 
 import pytest
-from conftest import lint, shared
+from conftest import carried, lint
 
 from kvlint.catalog.gpus import lookup
 from kvlint.catalog.models import resolve as model
@@ -186,15 +186,13 @@ def test_llamacpp_backend_reads_its_own_options_and_says_what_it_holds():
 
 
 def test_silogen_tgi_chart_on_rocm_is_read_and_priced():
-    """silogen/ai-workloads llm-inference-tgi values (corpus copy): `image: …:3.0.2-rocm`, `model`,
+    """silogen/ai-workloads llm-inference-tgi values (corpus excerpt): `image: …:3.0.2-rocm`, `model`,
     `gpus: 1`; the chart runs `/tgi-entrypoint.sh … --model-id=<model> --num-shard=<gpus>`
     (templates/_entrypoint.tpl). On an MI300X it is TGI 3.0.2's CUDA-server warm-up with the ROCm
     image's paged attention."""
     from kvlint.run.lint import lint_text
 
-    path = shared(
-        "corpus", "manifests2", "silogen__ai-workloads__workloads__llm-inference-tgi__helm__values.yaml"
-    )
+    path = carried("silogen__ai-workloads__workloads__llm-inference-tgi__helm__values.yaml")
     result = lint_text(path.read_bytes(), str(path), Settings(defaults=Defaults(gpu="mi300x")), ".")
     (r,) = result.deployments
     d = r.deployment
