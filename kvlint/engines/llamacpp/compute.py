@@ -68,7 +68,10 @@ def compute_bytes(arch: ModelArch, s: EngineSettings, output_on_gpu: bool) -> tu
 def pipelined(arch: ModelArch, s: EngineSettings) -> bool:
     """Whether llama-server runs the layer split as a pipeline (the module's docstring). Ollama's own engine
     makes its scheduler without it (ml/backend/ggml/ggml.go:383-391 at v0.15.5, `parallel` false), so kvlint
-    plans Ollama without the copies; --override-tensor, which turns it off, is not modelled."""
+    plans Ollama without the copies; the llama.cpp runner Ollama keeps for the architectures its engine lacks
+    does run one (a public Ollama log of deepseek-r1:671b on eight MI250X dies prints "pipeline parallelism
+    enabled (n_copies=4)"), and kvlint does not know which runner a model gets: there the plan is short of
+    the copies, and says so (multi.py OLLAMA_NOTE). --override-tensor, which turns it off, is not modelled."""
     return (
         int(s.extra.get("n_devices") or 1) > 1
         and int(s.extra["ngl"]) > arch.layers

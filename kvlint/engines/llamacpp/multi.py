@@ -25,6 +25,10 @@ from kvlint.record import replace
 from kvlint.units import gib, tokens
 
 COMPUTE_NOTE = "kvlint's estimate: the largest phase of one ubatch through this GPU's layers"
+OLLAMA_NOTE = (
+    COMPUTE_NOTE + "; Ollama's own engine runs no pipeline (its llama.cpp runner, for the architectures the"
+    " engine lacks, also keeps 4 copies of each GPU's inputs, not counted)"
+)
 PIPELINE_NOTE = (
     COMPUTE_NOTE + ", and the pipeline's 4 copies of its inputs (hidden state, positions, KQ mask;"
     " ggml-backend.cpp GGML_SCHED_MAX_COPIES)"
@@ -132,7 +136,8 @@ def _rows_in_force(
     short is reserved again without them on builds that retry (releases.json `pp_fallback`), when every
     GPU then fits; the KV cache is allocated before the compute buffers, so only they are redone."""
     if not pipelined(arch, s):
-        return rows(arch, gpu, s, kv_layers, per_token, pipe=False), COMPUTE_NOTE
+        note = OLLAMA_NOTE if s.extra["ollama"] else COMPUTE_NOTE
+        return rows(arch, gpu, s, kv_layers, per_token, pipe=False), note
     piped = rows(arch, gpu, s, kv_layers, per_token, pipe=True)
     retry = llama_default("pp_fallback", s.version)
     if not any(r[0].kv > r[2] for r in piped) or not retry.value:
