@@ -14,13 +14,15 @@ deployment kvlint's report lists. Its outcome is one of
 - `stated`: planned on a GPU the workload states (node label, instance type, resource name, ...);
 - `candidates`: several pool GPUs, checked on each (a fleet);
 - `not planned: <why>`: no plan, with the first reason the findings give (the KV004 / KV002 / KV003
-  message of that workload, shortened), or what the record says (`pools_without_gpu`, no pool met).
+  message of that workload, shortened), or what the record says (`pools_without_gpu`, no pool met);
+  those of them the pools gave a GPU anyway (`gpu_from_pools`: another reason holds the plan back,
+  a model kvlint does not know) are listed after the table.
 
 The second table is the done-when's own measure: of the workloads kvlint could plan if it knew the
 GPU, those whose repository defines node pools, how many took a GPU from them.
-- `plannable`: planned, or not planned only for want of a GPU: no KV004 / KV003 finding on the
-  workload (engine and model read) and its first reason is KV002 (GPU not stated, no GPU-carrying
-  pool it lands on) or the record's `pools_without_gpu`;
+- `plannable`: planned, or not planned only for want of a GPU: the model read (a model id on the
+  record), no KV004 / KV003 finding on the workload, and its first reason is KV002 (GPU not stated,
+  no GPU-carrying pool it lands on) or the record's `pools_without_gpu`;
 - `in scope`: of those, the ones with a node-pool definition where kvlint looks for one (the
   linted file's own documents, or the repository's walk: link/pools.py pools_for), matched or not;
 - of those: `pool` (one GPU type), `candidates` (several, checked on each), `stated` (the workload
@@ -121,17 +123,17 @@ def plannable(r, findings) -> bool:
         return True
     d = r.deployment
     mine = [f for f in findings if f.deployment == f"{d.kind}/{d.name}" and f.rule in REASON_RULES]
-    if any(f.rule in ("KV004", "KV003") for f in mine):
+    if d.model is None or not d.model.value or any(f.rule in ("KV004", "KV003") for f in mine):
         return False
     return d.extra.get("pools_without_gpu") is not None or bool(mine and mine[0].rule == "KV002")
 
 
-def pools_in_scope(folder: str, file: str) -> list[str]:
+def pools_in_scope(file: str) -> list[str]:
     """The node-pool definitions kvlint's search reaches from the workload's file, matched or not."""
     from kvlint.link import pools
     from kvlint.load import load_bytes
 
-    real = file if os.path.isabs(file) else os.path.join(folder, file)
+    real = os.path.abspath(file)  # the file as kvlint shows it: relative to the working directory
     docs = []
     if real.endswith((".yaml", ".yml")):
         with open(real, "rb") as fh:
@@ -148,14 +150,16 @@ def measure(folder: str) -> dict:
             ok = plannable(r, result.findings)
             rows.append(
                 {
-                    "file": os.path.relpath(d.file, folder) if os.path.isabs(d.file) else d.file,
+                    "file": os.path.relpath(d.file, folder),
                     "line": d.where.line,
                     "workload": f"{d.kind}/{d.name}",
                     "gpu": r.gpu.id if r.gpu else None,
                     "pools": [p.label() for p in d.node_pools.value] if d.node_pools is not None else [],
                     "outcome": outcome(r, result.findings),
                     "plannable": ok,
-                    "pools_in_scope": pools_in_scope(folder, d.file) if ok else [],
+                    "gpu_from_pools": d.node_pools is not None
+                    and (d.gpu is not None or d.gpu_candidates is not None),
+                    "pools_in_scope": pools_in_scope(d.file) if ok else [],
                 }
             )
     counts = Counter("not planned" if o["outcome"].startswith("not") else o["outcome"] for o in rows)
@@ -186,6 +190,17 @@ def main(argv: list[str]) -> int:
     print("\nNot planned, by reason:\n")
     for reason, n in why.most_common():
         print(f"- {n} x {reason.removeprefix('not planned: ')}")
+    held = [
+        (os.path.basename(res["folder"].rstrip("/")), o)
+        for res in results
+        for o in res["rows"]
+        if o["outcome"].startswith("not") and o["gpu_from_pools"]
+    ]
+    print(f"\nOf those, given a GPU by their pools but held back by another reason: {len(held)}")
+    for repo, o in held:
+        print(
+            f"- {repo} {o['file']}:{o['line']} {o['workload']}: {o['outcome'].removeprefix('not planned: ')}"
+        )
     print_reach(results)
     return 0
 

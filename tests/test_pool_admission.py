@@ -110,3 +110,26 @@ def test_the_gpu_present_label_is_met_only_by_a_pool_that_may_carry_gpus():
 def test_a_cluster_queue_quota_is_not_taken_for_an_unread_workload():
     result = _lint(POOLS / "kueue" / "cluster.yaml")
     assert result.findings == []
+
+
+def test_a_compute_class_gives_its_gpu_to_the_pod_that_selects_it():
+    (pool,) = pools.repository_pools(str(POOLS / "computeclass"))
+    assert (pool.kind, pool.name, pool.gpus) == ("GKE ComputeClass", "gpu-l4-24gb-s12-x1", (("l4", 1),))
+    note = _gpu_note(_lint(POOLS / "computeclass" / "vllm.yaml", "c/vllm.yaml"))
+    assert "GKE ComputeClass 'gpu-l4-24gb-s12-x1' (c/computeclass.yaml:4)" in note
+    (r,) = _lint(POOLS / "computeclass" / "vllm-unselected.yaml").deployments
+    assert r.deployment.node_pools is None  # the class's taint: only a pod selecting it is tolerated
+
+
+def test_karpenter_instance_categories_alone_tell_gpu_from_no_gpu(tmp_path):
+    (tmp_path / ".kvlint.yaml").write_text("{}\n")
+    pool = (
+        "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {{name: {n}}}\nspec:\n  template:\n    spec:\n"
+        "      requirements: [{{key: karpenter.k8s.aws/instance-category, operator: In, values: [{c}]}}]\n"
+    )
+    (tmp_path / "pools.yaml").write_text(
+        "---\n".join([pool.format(n="cpu", c="c, m, r"), pool.format(n="gpu", c="g")])
+    )
+    found = {p.name: p for p in pools.repository_pools(str(tmp_path))}
+    assert found["cpu"].has_gpu is False
+    assert found["gpu"].has_gpu is None  # a g-family instance of a GPU kvlint cannot name

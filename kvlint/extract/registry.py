@@ -135,6 +135,7 @@ NODE_POOL_KINDS: dict[tuple[str, str], str] = {
     ("cluster.x-k8s.io", "MachineDeployment"): "node_pool_kinds:machine_set",
     ("cluster.x-k8s.io", "MachineSet"): "node_pool_kinds:machine_set",
     ("containerservice.azure.com", "ManagedClustersAgentPool"): "node_pool_kinds:aso_agent_pool",
+    ("cloud.google.com", "ComputeClass"): "node_pool_kinds:compute_class",
 }
 # objects a pool refers to by name (Cluster API infrastructureRef)
 NODE_POOL_TEMPLATES = ("AWSMachineTemplate", "GCPMachineTemplate", "AzureMachineTemplate")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from kvlint.catalog import gpus as catalog
 from kvlint.deployment import Deployment
-from kvlint.extract.kinds.node_pools import Pool
+from kvlint.extract.kinds.node_pools import COMPUTE_CLASS, Pool
 from kvlint.extract.pod import gpu_selectors
 
 if TYPE_CHECKING:
@@ -75,8 +75,16 @@ def lands_on(d: Deployment, pools: tuple[Pool, ...], admitted: tuple[Variant, ..
     for pool in pools:
         for terms, tols in ways:
             if all(selector_met(pool, k, v) for k, v in terms) and all(
-                tolerated(t, tols, resources) for t in pool.taints
+                tolerated(t, [*tols, *_class_tolerations(terms)], resources) for t in pool.taints
             ):
                 out.append(pool)
                 break
     return out
+
+
+def _class_tolerations(terms: list[tuple[str, list[str]]]) -> list[dict[str, str]]:
+    """The toleration GKE gives a pod that selects a ComputeClass, of the class's nodes' taint
+    (extract/kinds/node_pool_kinds.py compute_class)."""
+    return [
+        {"key": k, "value": v, "effect": "NoSchedule"} for k, vs in terms if k == COMPUTE_CLASS for v in vs
+    ]

@@ -57,8 +57,12 @@ POOL_GROUPS = (
     "cluster.x-k8s.io",
     "infrastructure.cluster.x-k8s.io",
     "containerservice.azure.com",
+    "cloud.google.com",  # ComputeClass; the group names much else, so the walk's marker is the kind
 )
-_YAML_MARKERS = tuple(g.encode() for g in (*POOL_GROUPS, *ADMISSION_GROUPS))
+_YAML_MARKERS = (
+    *(g.encode() for g in (*POOL_GROUPS, *ADMISSION_GROUPS) if g != "cloud.google.com"),
+    b"ComputeClass",
+)
 # what a file must contain to be parsed at all, by suffix (the readers check the same again); a shell
 # script's here-documents are read as YAML (load/heredoc.py: `cat <<EOF | kubectl apply -f -`)
 MARKERS: dict[str, tuple[bytes, ...]] = {

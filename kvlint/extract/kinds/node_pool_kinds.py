@@ -2,7 +2,8 @@
 
 - Karpenter NodePool (karpenter.sh/v1, v1beta1) and Provisioner (v1alpha5): requirements on
   karpenter.k8s.aws/instance-family, -instance-type, -instance-gpu-name, -instance-gpu-count and
-  node.kubernetes.io/instance-type; template labels and taints; spec.limits["nvidia.com/gpu"]
+  node.kubernetes.io/instance-type (karpenter.k8s.aws/instance-category alone: no GPU unless an
+  accelerated category); template labels and taints; spec.limits["nvidia.com/gpu"]
   (karpenter.sh docs "NodePools"). EC2NodeClass holds the AMI and subnets, not the GPU: not a pool.
 - eksctl ClusterConfig nodeGroups / managedNodeGroups: instanceType, instanceTypes,
   instancesDistribution.instanceTypes, labels, taints, maxSize (eksctl.io "Config file schema").
@@ -14,6 +15,12 @@
   AWSMachineTemplate (instanceType), GCPMachineTemplate (instanceType), AzureMachineTemplate
   (vmSize), and the autoscaler's max-size annotation (cluster-api docs "Autoscaling").
 - Azure Service Operator ManagedClustersAgentPool: vmSize, nodeLabels, nodeTaints, maxCount.
+- GKE ComputeClass (cloud.google.com/v1): the nodes GKE creates for it from `spec.priorities`, each
+  rule a `machineType` and / or `gpu: {type, count}` (a `machineFamily` alone: its GPUs unknown when
+  the family is accelerator-optimized, none otherwise; `tpu` rules carry no GPU kvlint models). Its
+  nodes are labelled and tainted `cloud.google.com/compute-class=NAME:NoSchedule`, and GKE gives a pod
+  that selects the class the matching toleration (GKE docs "About custom ComputeClasses": "Request a
+  ComputeClass in a workload", "Manually created node pools").
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kvlint.extract.kinds.node_pools import (
+    AWS_ACCELERATED,
+    COMPUTE_CLASS,
+    GCP_ACCELERATED,
     Pool,
     add_gpu,
     add_types,
@@ -33,7 +43,7 @@ from kvlint.extract.kinds.node_pools import (
     text,
 )
 from kvlint.findings import Location
-from kvlint.load.tree import Mapping
+from kvlint.load.tree import Mapping, Sequence
 
 # objects one pool definition refers to by name (Cluster API templates): kind -> {name: object}
 Known = dict[str, dict[str, Mapping]]
@@ -64,12 +74,23 @@ def karpenter(root: Mapping, path: str, _known: Known) -> list[Pool]:
     for gpu_name in (g for p in _PROVIDERS for g in allowed.get(f"{p}/instance-gpu-name", ())):
         if not pool.gpus:
             add_gpu(pool, gpu_name, max(gpu_counts) if gpu_counts else 0)
+    if not types and not pool.gpus:
+        _categories(pool, [c for p in _PROVIDERS for c in allowed.get(f"{p}/instance-category", ())])
     if gpu_counts and pool.gpus:
         pool.gpus = tuple((g, n) for g, n in pool.gpus if not n or n in gpu_counts or max(gpu_counts) < n)
     limits = root.at("spec", "limits") if nodepool else spec.get("limits")
     if isinstance(limits, Mapping):
         pool.max_gpus = number(limits.get("nvidia.com/gpu"))
     return [pool]
+
+
+def _categories(pool: Pool, categories: list[str]) -> None:
+    """Instance categories alone (karpenter.k8s.aws/instance-category In [c, m, r]): a category of the
+    accelerated families may carry a GPU kvlint cannot name; the others carry none."""
+    for c in categories:
+        if c in AWS_ACCELERATED:
+            pool.unknown_types = (*pool.unknown_types, f"instance-category {c}")
+        pool.instance_types = (*pool.instance_types, f"instance-category {c}")
 
 
 def _karpenter_requirements(spec: Mapping) -> tuple[dict[str, tuple[str, ...]], list[int]]:
@@ -195,3 +216,31 @@ def agent_pool(name: str, kind: str, where: Location, spec: Mapping) -> Pool:
     add_types(pool, strings(spec.get("vmSize")))
     pool.max_nodes = number(spec.get("maxCount")) or number(spec.get("count"))
     return pool
+
+
+def compute_class(root: Mapping, path: str, _known: Known) -> list[Pool]:
+    name = text(root.at("metadata", "name")) or "default"
+    pool = Pool(name, "GKE ComputeClass", root.where(path), labels={COMPUTE_CLASS: name})
+    pool.taints = ((COMPUTE_CLASS, name, "NoSchedule"),)
+    priorities = root.at("spec", "priorities")
+    for rule in priorities.items if isinstance(priorities, Sequence) else ():
+        if not isinstance(rule, Mapping):
+            continue
+        gpu = rule.get("gpu")
+        gpu_type = text(gpu.get("type")) if isinstance(gpu, Mapping) else None
+        machine, family = text(rule.get("machineType")), text(rule.get("machineFamily"))
+        if machine:
+            add_types(pool, [machine])
+        if gpu_type and isinstance(gpu, Mapping):
+            add_gpu(pool, gpu_type, number(gpu.get("count")) or 1)
+        elif family and not machine:
+            pool.instance_types = (*pool.instance_types, family)
+            if family in GCP_ACCELERATED:
+                pool.unknown_types = (*pool.unknown_types, family)
+        elif rule.get("tpu") is not None:
+            tpu = rule.get("tpu")
+            kind = text(tpu.get("type")) if isinstance(tpu, Mapping) else None
+            pool.instance_types = (*pool.instance_types, f"tpu {kind or '?'}")
+    if pool.gpus:  # GKE taints GPU nodes nvidia.com/gpu=present:NoSchedule (node_pools module docstring)
+        pool.taints = (*pool.taints, ("nvidia.com/gpu", "present", "NoSchedule"))
+    return [pool]

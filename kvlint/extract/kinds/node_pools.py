@@ -67,9 +67,10 @@ class Pool:
 # N1 takes attached GPUs, stated separately); Azure "Sizes for virtual machines" (GPU: N-series).
 _AWS = re.compile(r"^([a-z]+)(\d+)([a-z-]*)\.[a-z0-9]+$")
 _AWS_FAMILY = re.compile(r"^([a-z]+)(\d+)([a-z-]*)$")  # a family alone (Karpenter instance-family: m5)
-_AWS_ACCEL = ("p", "g", "gr", "trn", "inf", "dl", "f", "vt")
+AWS_ACCELERATED = ("p", "g", "gr", "trn", "inf", "dl", "f", "vt")
 _GCP = re.compile(r"^([a-z]\d[a-z]?)-[a-z]+(-\d+[a-z]*)?")
-_GCP_ACCEL = ("a2", "a3", "a4", "a4x", "g2", "g4")
+GCP_ACCELERATED = ("a2", "a3", "a4", "a4x", "g2", "g4")
+COMPUTE_CLASS = "cloud.google.com/compute-class"  # a GKE ComputeClass's node label and taint key
 
 
 def carries_no_gpu(instance_type: str) -> bool:
@@ -78,12 +79,12 @@ def carries_no_gpu(instance_type: str) -> bool:
     t = instance_type.strip()
     m = _AWS.match(t) or _AWS_FAMILY.match(t)
     if m:
-        return m.group(1) not in _AWS_ACCEL
+        return m.group(1) not in AWS_ACCELERATED
     if t.lower().startswith("standard_"):
         return not t[len("standard_") :].upper().startswith("N")
     m = _GCP.match(t)
     if m and not t.startswith(("bm.", "BM.", "VM.")):
-        return m.group(1) not in _GCP_ACCEL
+        return m.group(1) not in GCP_ACCELERATED
     return False
 
 
