@@ -391,3 +391,16 @@ def test_modules_calling_each_other_are_read_a_bounded_number_of_times(tmp_path,
     )
     assert _read(tmp_path, "a/main.tf") == {}
     assert 0 < len(reads) <= node_pools_tf._CALLS_MAX  # not 20 ** 3
+
+
+def test_yamldecode_of_a_templatefile_fills_its_vars_or_stays_unknown(tmp_path):
+    (tmp_path / ".git").mkdir()
+    template = "pools:\n  - name: gpu\n    machine_type: ${machine}\n    accelerator_type: nvidia-l4\n    accelerator_count: 1\n"
+    call = 'yamldecode(templatefile("${path.module}/pools.yaml.tpl", { machine = var.machine }))'
+    main = f'locals {{\n  cfg = {call}\n}}\n\nmodule "gke" {{\n  source     = "x"\n  node_pools = local.cfg.pools\n}}\n'
+    _write(tmp_path, {"pools.yaml.tpl": template, "main.tf": main})
+    _write(tmp_path, {"variables.tf": 'variable "machine" {\n  default = "g2-standard-8"\n}\n'})
+    (pool,) = _read(tmp_path, "main.tf").values()
+    assert pool.instance_types == ("g2-standard-8",) and pool.gpus == (("l4", 1),)
+    (tmp_path / "variables.tf").write_text('variable "machine" {}\n')  # no value: the template is not read
+    assert _read(tmp_path, "main.tf") == {}

@@ -15,8 +15,13 @@ Terraform is parsed with python-hcl2 (imported only when a .tf file is read: it 
   and [name] :883-885, taints node_pools_taints["all"] and [name] :906-907, max_count :785), read where
   the list is literal or a variable / local the module states;
 - node-pool objects the file carries as Kubernetes objects (kvlint/load/terraform.py).
-`var.x` / `local.x` are filled where the module states them (a default, a tfvars value, a local); a value
-Terraform computes (`module.x`, `data.x`, a function) is not a literal: it is left out.
+`var.x` / `local.x` are filled where the module states them (a default, a tfvars value, a local) and
+expressions are evaluated (load/terraform_eval.py: for expressions, conditionals, concat, merge, lookup,
+try ...); a resource with `for_each` is one pool per element, its `dynamic "guest_accelerator"` blocks
+written out (load/terraform_instances.py); a call of a module kept in the repository gives the pools that
+module defines with the call's arguments, located at the call (load/terraform_modules.py). A value
+Terraform computes from what the repository does not state (`module.x`, `data.x`, a `-var-file`) stays
+unknown: it is left out.
 ARM / Bicep-compiled JSON: Microsoft.ContainerService/managedClusters agentPoolProfiles and
 managedClusters/agentPools resources (vmSize, nodeLabels, nodeTaints, maxCount).
 """
