@@ -78,3 +78,13 @@ def test_mla_and_hybrid_models_on_a_tpu_are_a_kv004_naming_the_layout():
         assert dep.plan is None
         (f,) = [f for f in r.findings if f.rule == "KV004" and "layout" in f.message]
         assert says in f.message and "tpu-inference" in f.message
+
+
+def test_tp_4_on_four_tpu7x_chips_leaves_four_tensorcores_idle():
+    args = ["--model=meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size=4", "--max-model-len=8192"]
+    r = lint(tpu_pod("vllm/vllm-tpu:latest", args, "tpu7x", "2x2x1", 4))
+    (f,) = [f for f in r.findings if f.rule == "KV201"]
+    assert "4 TensorCores sit idle" in f.message
+    assert "request 2 chips (4 TensorCores)" in f.fix
+    fits = lint(tpu_pod("vllm/vllm-tpu:latest", args, "tpu-v6e-slice", "2x2", 4))
+    assert not [f for f in fits.findings if f.rule == "KV201"]  # a v6e chip is one device: TP 4 uses all 4

@@ -3,7 +3,11 @@ from collections.abc import Iterator
 from kvlint import engines
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
-from kvlint.rules.facts import spec_key, where_of
+from kvlint.rules.facts import spec_key, unit, where_of
+
+# vLLM on TPU: the tpu-inference worker keeps the first TP x PP JAX devices of the host and leaves the rest
+# (vllm-project/tpu-inference@v0.27.0 tpu_inference/worker/tpu_worker.py:397-410)
+TPU_TAKES_FIRST = " (the TPU worker takes the first {world}: tpu-inference tpu_worker.py:397-410)"
 
 
 class ParallelismGpuMismatch(DeploymentRule):
@@ -20,7 +24,9 @@ class ParallelismGpuMismatch(DeploymentRule):
     `--distributed-executor-backend ray` in a plain Deployment (no KubeRay object, no pod group)
     adds no GPUs: Ray starts a one-node cluster of the pod's own GPUs. SGLang's `--dp-size` with
     `--enable-dp-attention` runs data-parallel attention inside the TP group (sgl-project/sglang
-    server_args.py: dp_size must divide tp_size), so it adds no GPUs there.
+    server_args.py: dp_size must divide tp_size), so it adds no GPUs there. vLLM on a TPU counts JAX
+    devices: a chip each on v5e, v5p and v6e, two TensorCores per TPU7x chip (`google.com/tpu: 4` is 8
+    devices); the worker takes the first TP x PP of them, and only the idle case is reported there.
 
     ## Why is this bad?
     Fewer GPUs than the world size: the engine cannot start (vLLM: "World size (4) is larger
@@ -68,7 +74,8 @@ class ParallelismGpuMismatch(DeploymentRule):
 
     def _world(self, ctx: DeploymentContext, d, engine) -> Iterator[Finding]:
         """The GPUs the parallel sizes need against the GPUs one replica gets."""
-        if d.gpus is None or d.accelerator != "gpu" or "unsupported" in d.extra:
+        on_tpu = d.accelerator == "tpu" and engine.plans_on_tpu and ctx.gpu is not None
+        if d.gpus is None or (d.accelerator != "gpu" and not on_tpu) or "unsupported" in d.extra:
             return  # (an engine run kvlint does not model, KV004: its parallel sizes are not known)
         if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
             return  # a parallel size kvlint could not read (KV005 says which): no guess at idle GPUs
@@ -83,7 +90,10 @@ class ParallelismGpuMismatch(DeploymentRule):
         if world == have or have <= 0:
             return
         parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
-        gpus = f"{have} GPU{'s' if have != 1 else ''} ({d.gpus.note or 'per replica'})"
+        per = unit(ctx.gpu)
+        gpus = f"{have} {per}{'s' if have != 1 else ''} ({d.gpus.note or 'per replica'})"
+        if on_tpu and world > have:
+            return  # what the TPU worker does with too few devices is not read here
         if world > have:
             ray = d.ray_without_cluster
             why = (
@@ -109,8 +119,17 @@ class ParallelismGpuMismatch(DeploymentRule):
             yield ctx.finding(
                 self,
                 where_of(d, d.gpus, ctx.in_force.tensor_parallel),
-                f"one replica gets {gpus} but {parts} uses {world}: {have - world} {'GPUs sit' if have - world != 1 else 'GPU sits'} idle"
-                + ("" if written else "; that GPU count is kvlint's assumption, not the file's"),
-                fix=f"request {world} GPUs, or raise {spec_key(d, 'tensor_parallel', ctx.in_force.engine_name)} to use all {have}",
+                f"one replica gets {gpus} but {parts} uses {world}: {have - world} {per}{'s sit' if have - world != 1 else ' sits'} idle"
+                + (TPU_TAKES_FIRST.format(world=world) if on_tpu else "")
+                + ("" if written else f"; that {per} count is kvlint's assumption, not the file's"),
+                fix=f"request {_request(ctx.gpu, world, per)}, or raise {spec_key(d, 'tensor_parallel', ctx.in_force.engine_name)} to use all {have}",
                 severity=Severity.WARNING if written else Severity.INFO,
             )
+
+
+def _request(gpu, world: int, per: str) -> str:
+    """What to request for `world` devices: "4 GPUs", "2 chips (4 TensorCores)" where a chip shows several."""
+    several = getattr(gpu, "devices_per_unit", 1)
+    if several > 1 and world % several == 0:
+        return f"{world // several} chips ({world} {per}s)"
+    return f"{world} {per}s"
