@@ -20,6 +20,8 @@ def test_tpu7x_chips_are_two_devices_each_and_tp_counts_the_devices():
     r = lint(tpu_pod("vllm/vllm-tpu:latest", args, "tpu7x", "2x2x1", 4))
     (dep,) = r.deployments
     assert dep.deployment.gpus.value == 8
+    # the count is of devices, the resource stays google.com/tpu (landing and Kueue admission match it)
+    assert dep.deployment.gpus_per_pod.note == "google.com/tpu"
     assert not [f for f in r.findings if f.rule in ("KV004", "KV201")]
     assert dep.plan.gpu_total == lookup("tpu-v7x").engine_bytes
     assert any("per TensorCore" in line for line in dep.plan.lines)

@@ -91,7 +91,9 @@ class ParallelismGpuMismatch(DeploymentRule):
             return
         parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
         per = unit(ctx.gpu)
-        gpus = f"{have} {per}{'s' if have != 1 else ''} ({d.gpus.note or 'per replica'})"
+        several = getattr(ctx.gpu, "devices_per_unit", 1)
+        chips = f"{have // several} chips x {several}; " if on_tpu and several > 1 else ""
+        gpus = f"{have} {per}{'s' if have != 1 else ''} ({chips}{d.gpus.note or 'per replica'})"
         if on_tpu and world > have:
             return  # what the TPU worker does with too few devices is not read here
         if world > have:

@@ -244,7 +244,7 @@ def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -
         d.accelerator = accel
         if choice is not None and choice.spec is not None and d.gpu is None:  # a TPU chip (catalog/tpus.py)
             d.gpu = inferred(choice.spec.id, choice.note, choice.where)
-            _devices_of_chips(d, choice.spec.devices_per_unit, choice.spec.unit)
+            _devices_of_chips(d, choice.spec.devices_per_unit)
         return
     if choice is None or d.gpu is not None:
         return
@@ -253,14 +253,14 @@ def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -
         d.gpus_per_pod = inferred(choice.count, choice.note, choice.where)
 
 
-def _devices_of_chips(d: Deployment, per_chip: int, unit: str) -> None:
+def _devices_of_chips(d: Deployment, per_chip: int) -> None:
     """google.com/tpu counts chips; on a chip that shows several JAX devices (TPU7x: two TensorCores) the
-    engine's parallelism counts the devices (catalog/tpus.py)."""
+    engine's parallelism counts the devices (catalog/tpus.py). The note stays the resource's name: landing
+    and admission read it as the extended resource the pod requests (link/landing.py, link/admission.py)."""
     got = d.gpus_per_pod
     if per_chip <= 1 or got is None or not isinstance(got.value, int):
         return
-    note = f"{got.value} chips ({got.note or 'google.com/tpu'}) x {per_chip} {unit}s (JAX devices) per chip"
-    d.gpus_per_pod = replace(got, value=got.value * per_chip, note=note)
+    d.gpus_per_pod = replace(got, value=got.value * per_chip)
 
 
 RAY_KINDS = (
