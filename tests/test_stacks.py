@@ -112,14 +112,14 @@ def test_llmd_written_gpu_limit_wins_and_tp_above_it_is_kv201():
 
 
 def test_llmd_real_values_files():
-    pd = run(corpus2("llm-d-incubation__llm-d-modelservice__examples__values-pd.yaml"))
+    pd = run(carried("llm-d-incubation__llm-d-modelservice__examples__values-pd.yaml"))
     found = deps(pd)
     assert {d.model.value for d in found.values()} == {"facebook/opt-125m"}
     assert all(d.gpus_per_pod.value == 1 for d in found.values())
     assert "KV004" not in rules(pd)  # the uri's {{ .Values… }} is rendered by the chart, not unrendered YAML
-    xpu = run(corpus2("llm-d-incubation__llm-d-modelservice__examples__values-xpu-pd.yaml"))
+    xpu = run(carried("llm-d-incubation__llm-d-modelservice__examples__values-xpu-pd.yaml"))
     assert [f.rule for f in xpu.findings] == ["KV004", "KV004"]
-    default = run(corpus2("llm-d-incubation__llm-d-modelservice__charts__llm-d-modelservice__values.yaml"))
+    default = run(carried("llm-d-incubation__llm-d-modelservice__charts__llm-d-modelservice__values.yaml"))
     assert default.deployments == [] and default.findings == []  # the simulator image serves no model
 
 
@@ -416,10 +416,6 @@ def test_lws_group_size_and_shell_arithmetic_give_the_data_parallel_size():
 KSERVE = STACKS / "kserve-isvc"
 
 
-def corpus1(name: str) -> Path:
-    return shared("corpus", "manifests", name)
-
-
 def test_kserve_runtime_in_the_same_file_merges_into_the_predictor():
     result = run(KSERVE / "same-file" / "good-vllm-runtime.yaml")
     (d,) = deps(result).values()  # the runtime is read as part of the InferenceService, not again
@@ -473,7 +469,7 @@ def test_kserve_runtime_not_found_is_said_and_shm_left_unknown():
 
 
 def test_kserve_real_nim_isvc_merges_its_runtime_from_the_corpus_folder():
-    result = run(corpus1("NVIDIA__nim-deploy__kserve__nim-models__llama3-70b-instruct_4xa100_1.0.0.yaml"))
+    result = run(carried("NVIDIA__nim-deploy__kserve__nim-models__llama3-70b-instruct_4xa100_1.0.0.yaml"))
     (d,) = deps(result).values()
     assert d.shm_size.value == "16Gi" and d.gpus.value == 4  # the runtime's dshm, the predictor's GPUs
     assert "nvidia-nim-llama3-70b-instruct-1.0.0" in d.extra["runtime"].value
