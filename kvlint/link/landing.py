@@ -12,6 +12,7 @@ docs, "GPU Feature Discovery"; its operands are scheduled on it): met by a pool 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from kvlint.catalog import gpus as catalog
@@ -57,11 +58,28 @@ def tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, str]], re
     return False
 
 
+# an extended resource name as a GPU count's note writes it: "nvidia.com/gpu", "resources amd.com/gpu",
+# "the nim-llm chart's default resources.limits nvidia.com/gpu: 1 (...)"
+RESOURCE = re.compile(r"\b((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9][a-z0-9._-]*[a-z0-9])")
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
+
+
+def requested_resources(d: Deployment) -> set[str]:
+    """The extended resources the pod requests, for ExtendedResourceToleration: the names its GPU count's
+    note gives; a GPU count whose note names no resource (a chart's own count key) is a GPU request of a
+    vendor the file does not say, so a taint keyed by either GPU resource is tolerated."""
+    count = d.gpus_per_pod
+    if count is None or not isinstance(count.value, int) or count.value <= 0:
+        return set()
+    named = set(RESOURCE.findall(count.note or ""))
+    return named or set(GPU_RESOURCES)
+
+
 def lands_on(d: Deployment, pools: tuple[Pool, ...], admitted: tuple[Variant, ...] = ()) -> list[Pool]:
     """The pools the workload lands on; with admission variants, those any variant lands it on."""
     placement = d.placement
     labels, tolerations = placement.value if placement is not None else ([], [])
-    resources = {d.gpus_per_pod.note} if d.gpus_per_pod is not None and d.gpus_per_pod.note else set()
+    resources = requested_resources(d)
     ways = [(labels, tolerations)]
     if admitted:
         ways = [

@@ -13,7 +13,8 @@ Matching: a workload lands on a pool when every nodeSelector / required node-aff
 is met by the labels the pool's nodes carry (or may carry: Karpenter requirements, instance-type
 and GPU labels), and it tolerates each NoSchedule / NoExecute taint (a taint keyed by a resource the
 pod requests, nvidia.com/gpu, is tolerated: ExtendedResourceToleration). A pod asking for GPUs does
-not land on a pool whose node types carry none. The queue or HardwareProfile a workload names may add
+not land on a pool whose node types carry none, nor on another cloud's pool when its folders name
+a cloud (a repository of several clusters, one folder per cloud: clouds.py). The queue or HardwareProfile a workload names may add
 node labels and tolerations first (admission.py); the matching itself is landing.py. One GPU type
 among the pools -> that GPU (inferred, the note names the pool file:line, and the flavor or profile
 that admitted it); several -> checked on each (run/fleet.py); GPU pools none.
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from kvlint.deployment import Deployment, Value, inferred
 from kvlint.extract.kinds.node_pools import Pool
 from kvlint.fileio import nearest_up, read_regular
+from kvlint.link import clouds
 from kvlint.link.admission import GROUPS as ADMISSION_GROUPS
 from kvlint.link.admission import Admission, Variant, variants, workload_refs
 from kvlint.link.landing import lands_on
@@ -99,6 +101,8 @@ def pools_for(
 
     here = os.path.dirname(os.path.abspath(real_path))
     shown = os.path.dirname(display)
+    mine = os.path.relpath(os.path.abspath(real_path), root)
+    found = tuple(p for p in found if clouds.same_cloud(mine, p.kind, p.where.file))
     levels: list[tuple[Pool, ...]] = [own] if own else []
     for level in _levels(found, root, here):
         out = []
