@@ -92,6 +92,11 @@ class KvCacheBelowMaxContext(PlanRule):
     logs without their tags; 4 % of the weights for a name-matched model: the one calibration case
     that checks it), the finding is a warning that names the assumptions, not an error.
 
+    An engine that shrinks its length to what the pool holds instead of refusing (TensorRT-LLM, LMDeploy,
+    llama.cpp's fit, NIM's TensorRT-LLM profiles) starts: the finding says at which length. It is an
+    error when the file states the length (the deployment does not get what it asks for), a warning
+    when the length is the engine's own default (requests beyond the shorter length are refused).
+
     ## How to fix
     Lower `max_context` to the figure the message gives (vLLM's own estimate of the largest that
     fits), store the KV cache in fp8, raise `gpu_memory_utilization` a little, or add GPUs.
@@ -156,6 +161,7 @@ class KvCacheBelowMaxContext(PlanRule):
             tp_key = spec_key(d, "tensor_parallel", s.engine)
             fixes.append(f"{tp_key} {found[0]}")
             edits.append(display(f"{tp_key} {found[0]} on {found[0]} {unit(ctx.gpu)}s per replica"))
+        shrinks_from_default = False
         if p.warmup_fails:
             message = p.warmup_fails
         elif p.kv_pool <= 0:
@@ -167,6 +173,11 @@ class KvCacheBelowMaxContext(PlanRule):
             )
         else:
             answer = p.startup or engine.long_sequence(s.version, ctx.in_force.max_context)
+            length = ctx.in_force.max_context
+            # it starts, shorter, at a length it chose itself: an error only when the author asked for it
+            shrinks_from_default = answer.startup is Startup.SHRINKS and (
+                length is None or length.origin != "stated"
+            )
             if answer.startup is Startup.SHRINKS and answer.shrinks_to is None:
                 answer = replace(answer, shrinks_to=p.max_len_that_fits)  # the length only the plan knows
             message = (
@@ -175,7 +186,10 @@ class KvCacheBelowMaxContext(PlanRule):
             )
         said, slack = assumptions(ctx)
         severity = None
-        if p.kv_pool > 0 and said and p.request_bytes - p.kv_pool <= slack:
+        if shrinks_from_default:
+            severity = Severity.WARNING
+            message += "; the length is the engine's default, not stated: a warning, not an error"
+        elif p.kv_pool > 0 and said and p.request_bytes - p.kv_pool <= slack:
             severity = Severity.WARNING  # within what the assumptions may be off: not a certain refusal
             message += (
                 f"; short by {gib(p.request_bytes - p.kv_pool)}, within the {gib(slack)} kvlint's assumptions may be "
