@@ -75,27 +75,19 @@ class ParallelismGpuMismatch(DeploymentRule):
     def _world(self, ctx: DeploymentContext, d, engine) -> Iterator[Finding]:
         """The GPUs the parallel sizes need against the GPUs one replica gets."""
         on_tpu = d.accelerator == "tpu" and engine.plans_on_tpu and ctx.gpu is not None
-        if d.gpus is None or (d.accelerator != "gpu" and not on_tpu) or "unsupported" in d.extra:
-            return  # (an engine run kvlint does not model, KV004: its parallel sizes are not known)
-        if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
-            return  # a parallel size kvlint could not read (KV005 says which): no guess at idle GPUs
-        if ctx.model is not None and ctx.settings is None and ctx.in_force.tensor_parallel is None:
-            return  # the engine could not settle its settings here (NIM: the profile waits for the GPU type)
-        tp = int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1
-        pp = int(ctx.in_force.pipeline_parallel.value) if ctx.in_force.pipeline_parallel else 1
-        dp = int(d.data_parallel.value) if d.data_parallel else 1
-        dp = engine.replica_dp(d, dp)
+        if not _checkable(ctx, d, on_tpu):
+            return
+        tp, pp, dp = _sizes(ctx, d, engine)
         world = tp * pp * dp
         have = int(d.gpus.value)
-        if world == have or have <= 0:
-            return
+        if world == have or have <= 0 or (on_tpu and world > have):
+            return  # on a TPU: what the worker does with too few devices is not read here
         parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
         per = unit(ctx.gpu)
         several = getattr(ctx.gpu, "devices_per_unit", 1)
         chips = f"{have // several} chips x {several}; " if on_tpu and several > 1 else ""
         gpus = f"{have} {per}{'s' if have != 1 else ''} ({chips}{d.gpus.note or 'per replica'})"
-        if on_tpu and world > have:
-            return  # what the TPU worker does with too few devices is not read here
+        tp_key = spec_key(d, "tensor_parallel", ctx.in_force.engine_name)
         if world > have:
             ray = d.ray_without_cluster
             why = (
@@ -111,22 +103,40 @@ class ParallelismGpuMismatch(DeploymentRule):
                 ),
                 f"{parts} = {world} GPUs, but one replica gets {gpus}: {engine.display} cannot start "
                 f'("World size ({world}) is larger than the number of available GPUs ({have})"){why}',
-                fix=f"request {world} GPUs per replica, or set {spec_key(d, 'tensor_parallel', ctx.in_force.engine_name)} to fit {have}",
+                fix=f"request {world} GPUs per replica, or set {tp_key} to fit {have}",
             )
-        else:
-            # idle GPUs are the author's only when the GPU count is theirs; a count kvlint picked (one
-            # of several allowed, from a label or instance type) is said as an info naming that
-            per_pod = d.gpus_per_pod is not None and d.gpus_per_pod.origin == "stated"
-            written = d.gpus.origin == "stated" or (per_pod and (d.pods is None or d.pods.origin == "stated"))
-            yield ctx.finding(
-                self,
-                where_of(d, d.gpus, ctx.in_force.tensor_parallel),
-                f"one replica gets {gpus} but {parts} uses {world}: {have - world} {per}{'s sit' if have - world != 1 else ' sits'} idle"
-                + (TPU_TAKES_FIRST.format(world=world) if on_tpu else "")
-                + ("" if written else f"; that {per} count is kvlint's assumption, not the file's"),
-                fix=f"request {_request(ctx.gpu, world, per)}, or raise {spec_key(d, 'tensor_parallel', ctx.in_force.engine_name)} to use all {have}",
-                severity=Severity.WARNING if written else Severity.INFO,
-            )
+            return
+        # idle GPUs are the author's only when the GPU count is theirs; a count kvlint picked (one
+        # of several allowed, from a label or instance type) is said as an info naming that
+        per_pod = d.gpus_per_pod is not None and d.gpus_per_pod.origin == "stated"
+        written = d.gpus.origin == "stated" or (per_pod and (d.pods is None or d.pods.origin == "stated"))
+        yield ctx.finding(
+            self,
+            where_of(d, d.gpus, ctx.in_force.tensor_parallel),
+            f"one replica gets {gpus} but {parts} uses {world}: {have - world} {per}{'s sit' if have - world != 1 else ' sits'} idle"
+            + (TPU_TAKES_FIRST.format(world=world) if on_tpu else "")
+            + ("" if written else f"; that {per} count is kvlint's assumption, not the file's"),
+            fix=f"request {_request(ctx.gpu, world, per)}, or raise {tp_key} to use all {have}",
+            severity=Severity.WARNING if written else Severity.INFO,
+        )
+
+
+def _checkable(ctx: DeploymentContext, d, on_tpu: bool) -> bool:
+    """Whether the parallel sizes and the device count are known well enough to compare."""
+    if d.gpus is None or (d.accelerator != "gpu" and not on_tpu) or "unsupported" in d.extra:
+        return False  # (an engine run kvlint does not model, KV004: its parallel sizes are not known)
+    if {"tensor_parallel", "pipeline_parallel", "data_parallel", "gpus_per_pod"} & set(d.unreadable):
+        return False  # a parallel size kvlint could not read (KV005 says which): no guess at idle GPUs
+    # the engine could not settle its settings here (NIM: the profile waits for the GPU type)
+    return not (ctx.model is not None and ctx.settings is None and ctx.in_force.tensor_parallel is None)
+
+
+def _sizes(ctx: DeploymentContext, d, engine) -> tuple[int, int, int]:
+    """TP, PP and the data-parallel ranks of one replica."""
+    tp = int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1
+    pp = int(ctx.in_force.pipeline_parallel.value) if ctx.in_force.pipeline_parallel else 1
+    dp = int(d.data_parallel.value) if d.data_parallel else 1
+    return tp, pp, engine.replica_dp(d, dp)
 
 
 def _request(gpu, world: int, per: str) -> str:
