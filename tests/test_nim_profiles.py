@@ -4,6 +4,7 @@ backend; what no published profile covers stays a KV004 saying why."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import FIXTURES, gpu_pod, lint, shared
 
 from kvlint.engines.nim import selection
@@ -186,3 +187,33 @@ def test_on_a_fleet_each_gpu_gets_its_own_profile_and_a_refusal_says_why():
         "not checked on NVIDIA L4, NVIDIA A100 80GB SXM4, NVIDIA H100 SXM5 80GB: every profile"
         in _on_fleet(image, 1)
     )
+
+
+def _fix_words(findings, rule: str) -> list[str]:
+    """The fix text and each fix's message of the `rule` findings (asserting there is one)."""
+    found = [f for f in findings if f.rule == rule]
+    assert found, [f.rule for f in findings]
+    return [w for f in found for w in (f.fix, *(x.message for x in f.fixes))]
+
+
+L4_PAIR = ("NVIDIA-H100-80GB-HBM3", "NVIDIA-L4")
+LLAMA31 = "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.3.3"
+
+
+@pytest.mark.parametrize(("length", "rule"), [(None, "KV102"), ("100000", "KV103")])
+def test_a_tensorrt_llm_profile_s_fixes_name_no_vllm_flag(length, rule):
+    # 2 x L4 at release 1.3.3: NIM's selection leaves TensorRT-LLM profiles first (kvlint's default is the
+    # TP 2 one); that backend reads NIM's own variables, never a vLLM flag (NIM_PASSTHROUGH_ARGS is vLLM's)
+    env = {"NIM_MAX_MODEL_LEN": length} if length else {}
+    r, findings = _one(gpu_pod(LLAMA31, [], env, gpus=2).replace(*L4_PAIR))
+    assert r.settings.extra["nim_backend"] == "trtllm"
+    words = _fix_words(findings, rule)
+    assert not [w for w in words if "--" in w]
+    assert any("NIM_MAX_MODEL_LEN" in w for w in words)
+
+
+def test_a_vllm_profile_s_fixes_keep_vllm_s_flags():
+    env = {"NIM_MODEL_PROFILE": "vllm-bf16-tp2", "NIM_MAX_MODEL_LEN": "100000"}
+    r, findings = _one(gpu_pod(LLAMA31, [], env, gpus=2).replace(*L4_PAIR))
+    assert r.settings.extra.get("nim_backend", "vllm") == "vllm"
+    assert any("--max-num-seqs" in w for w in _fix_words(findings, "KV103"))

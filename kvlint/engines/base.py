@@ -185,6 +185,11 @@ class Engine(Protocol):
         """The option that sets a Deployment field (the first listed where several do); `field` itself
         when none does."""
 
+    def knob_for(self, field: str, s: Any) -> str | None:
+        """The option (or variable) that sets a Deployment field for the engine as it runs under the
+        EngineSettings `s`, as a fix names it; None when what runs reads none (a NIM TensorRT-LLM profile
+        takes no vLLM option). Most engines: `flag_for(field)`."""
+
     def memory_options(self) -> dict[str, MemoryOption]:
         """Option (or environment variable) -> what kvlint does with it (data/memory_options.json)."""
 

@@ -133,6 +133,9 @@ class EngineBase:
     def flag_for(self, field: str) -> str:
         return self._flags.get(field, field)
 
+    def knob_for(self, field: str, s: Any) -> str | None:
+        return self.flag_for(field)
+
     def memory_options(self) -> dict[str, Any]:
         return _load(self.memory_table)()
 

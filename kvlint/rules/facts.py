@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kvlint import engines
 from kvlint.deployment import Deployment, Value
@@ -43,19 +43,33 @@ def shown(v: Value | None, fmt: str = "{:,}") -> str:
     return text if v.origin == "stated" else f"{text} ({v.note or v.origin})"
 
 
+def _attr(engine: str, setting: str) -> str:
+    """The Deployment field a setting is ("utilization" is the engine's KV-cache memory share: vLLM
+    gpu_memory_utilization, SGLang mem_fraction_static, TGI cuda_memory_fraction)."""
+    return (engines.get(engine).fraction_field or setting) if setting == "utilization" else setting
+
+
 def flag(engine: str, setting: str) -> str:
-    """How the setting is spelled for the engine, for fixes ("utilization" is the engine's
-    KV-cache memory share: vLLM gpu_memory_utilization, SGLang mem_fraction_static, TGI
-    cuda_memory_fraction); the setting itself when no option of the engine sets it."""
-    e = engines.get(engine)
-    attr = (e.fraction_field or setting) if setting == "utilization" else setting
-    found = e.flag_for(attr)
+    """How the setting is spelled for the engine, for fixes; the setting itself when no option of the
+    engine sets it."""
+    attr = _attr(engine, setting)
+    found = engines.get(engine).flag_for(attr)
     return setting if found == attr else found
 
 
 def spec_key(d: Deployment, setting: str, engine: str) -> str:
     """The name to tell the user: the spec key in a ServingSpec, the engine flag elsewhere."""
     return setting if d.kind == "ServingSpec" else flag(engine, setting)
+
+
+def knob(d: Deployment, setting: str, s: Any) -> str | None:
+    """`spec_key` for the engine as it runs under the settings in force `s` (Engine.knob_for): None when
+    what runs reads no knob for the setting, and a fix leaves it out."""
+    if d.kind == "ServingSpec":
+        return setting
+    attr = _attr(s.engine, setting)
+    found = engines.get(s.engine).knob_for(attr, s)
+    return None if found is None else setting if found == attr else found
 
 
 def pool_tokens(p: Plan) -> str:

@@ -9,7 +9,7 @@ from kvlint.engines.base import LongSequence, Startup
 from kvlint.findings import Finding, Severity
 from kvlint.record import replace
 from kvlint.rules.base import PlanContext, PlanRule
-from kvlint.rules.facts import pool_tokens, shown, spec_key, unit, where_of
+from kvlint.rules.facts import knob, pool_tokens, shown, unit, where_of
 from kvlint.rules.fixes import UNSAFE, display, set_setting
 from kvlint.units import gib, tokens
 
@@ -121,11 +121,14 @@ class KvCacheBelowMaxContext(PlanRule):
         if p.weights_per_gpu > p.weights_limit or fits_one(p):
             return  # KV101 reports the first case; the second is fine
         engine = engines.get(s.engine)
-        ctx_key = spec_key(d, "max_context", s.engine)
+        # the knobs the engine as it runs reads (a NIM TensorRT-LLM profile: none for the KV dtype)
+        ctx_key, kv_key, tp_key = (
+            knob(d, k, s) for k in ("max_context", "kv_cache_dtype", "tensor_parallel")
+        )
         where = where_of(d, ctx.in_force.max_context, d.model)
         fixes = []
         edits = []
-        if p.kv_pool > 0 and p.max_len_that_fits > 0:
+        if ctx_key and p.kv_pool > 0 and p.max_len_that_fits > 0:
             fixes.append(f"{ctx_key} {p.max_len_that_fits} (the largest that fits)")
             edits.append(
                 set_setting(
@@ -138,12 +141,11 @@ class KvCacheBelowMaxContext(PlanRule):
                     UNSAFE,
                 )
             )
-        smaller = engine.smaller_kv(s.version)
+        smaller = engine.smaller_kv(s.version) if kv_key else None
         if smaller and s.kv_cache_dtype in ("auto", "bfloat16", "float16") and arch.dtype != "float32":
             planned, written = smaller
             q = replan(arch, ctx.gpu, s, kv_cache_dtype=planned)
             if fits_one(q):
-                kv_key = spec_key(d, "kv_cache_dtype", s.engine)
                 fixes.append(f"{kv_key} {written} (halves KV per token)")
                 edits.append(
                     set_setting(
@@ -157,8 +159,7 @@ class KvCacheBelowMaxContext(PlanRule):
                     )
                 )
         found = smallest_tp(arch, ctx.gpu, s, fits_one)
-        if found:
-            tp_key = spec_key(d, "tensor_parallel", s.engine)
+        if found and tp_key:
             fixes.append(f"{tp_key} {found[0]}")
             edits.append(display(f"{tp_key} {found[0]} on {found[0]} {unit(ctx.gpu)}s per replica"))
         shrinks_from_default = False

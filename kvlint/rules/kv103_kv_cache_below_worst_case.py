@@ -5,7 +5,7 @@ from kvlint.capacity.course import fits, max_concurrent, usable_budget
 from kvlint.findings import Finding, Severity
 from kvlint.record import record
 from kvlint.rules.base import PlanContext, PlanRule
-from kvlint.rules.facts import pool_tokens, shown, spec_key, state_cap_note, unit, where_of
+from kvlint.rules.facts import knob, pool_tokens, shown, state_cap_note, unit, where_of
 from kvlint.units import gib, tokens
 
 
@@ -98,7 +98,7 @@ class KvCacheBelowWorstCase(PlanRule):
         if fits(usable, [total], 1) and (not margin or usable >= total * (1 + margin)):
             return
         need = seqs * p.request_bytes
-        seq_key = spec_key(d, "max_sequences", s.engine)
+        seq_key = knob(d, "max_sequences", s)
         where = where_of(d, ctx.in_force.max_sequences, ctx.in_force.max_context)
         allowance = f" after {frag:.0%} fragmentation" if frag else ""
         admit = max(1, max_concurrent(usable, p.request_units, 1)) if p.request_units else 1
@@ -126,7 +126,9 @@ class KvCacheBelowWorstCase(PlanRule):
                 where,
                 message + " (both limits are engine defaults; the engine queues the rest)",
                 details=p.lines,
-                fix=f"state the concurrency you plan for: {_trade_off(seq_key, seqs, admit, typical)}",
+                fix=f"state the concurrency you plan for: {_trade_off(seq_key, seqs, admit, typical)}"
+                if seq_key
+                else _no_knob(ctx),
                 severity=Severity.INFO,
             )
             return
@@ -136,9 +138,24 @@ class KvCacheBelowWorstCase(PlanRule):
             message,
             details=p.lines,
             fix=f"{'a trade-off: ' if typical.tokens < p.max_model_len else ''}"
-            f"{_trade_off(seq_key, seqs, admit, typical)}; or make room: shorten the context, use fp8 KV cache, "
-            f"or add {unit(ctx.gpu)}s",
+            f"{_trade_off(seq_key, seqs, admit, typical)}; or make room: {_room(ctx)}"
+            if seq_key
+            else _no_knob(ctx),
         )
+
+
+def _room(ctx: PlanContext) -> str:
+    """How to make room, by what the engine as it runs reads (no fp8 KV cache where no knob sets it)."""
+    fp8 = ["use fp8 KV cache"] if knob(ctx.deployment, "kv_cache_dtype", ctx.settings) else []
+    ways = ["shorten the context", *fp8, f"add {unit(ctx.gpu)}s"]
+    return f"{ways[0]} or {ways[1]}" if len(ways) == 2 else f"{', '.join(ways[:-1])}, or {ways[-1]}"
+
+
+def _no_knob(ctx: PlanContext) -> str:
+    """The fix where no setting the engine reads as it runs limits the sequences (a NIM TensorRT-LLM profile)."""
+    shorten = knob(ctx.deployment, "max_context", ctx.settings)
+    room = _room(ctx).replace("the context", f"the context ({shorten})" if shorten else "the context", 1)
+    return f"{engines.display(ctx.settings.engine)} as it runs here reads no setting that limits the sequences; to make room: {room}"
 
 
 def _stated(ctx: PlanContext) -> int:

@@ -113,6 +113,18 @@ class Nim(EngineBase):
                 return var
         return str(_backend().flag_for(field))
 
+    def knob_for(self, field: str, s: Any) -> str | None:
+        """Under a vLLM profile, `flag_for`. A TensorRT-LLM profile reads NIM's own variables only
+        (NIM_MAX_MODEL_LEN, NIM_TENSOR_PARALLEL_SIZE): NIM_PASSTHROUGH_ARGS carries vLLM options
+        (docs.nvidia.com/nim/large-language-models/2.0.0/reference/advanced-configuration.html, Passthrough
+        Arguments), so a field no NIM variable sets has no knob there (None)."""
+        from kvlint.engines.nim import env
+
+        found = self.flag_for(field)
+        if _backend(s).name == BACKEND:
+            return found
+        return found if found in env.TO_VLLM else None
+
     def memory_options(self) -> dict[str, Any]:
         from kvlint.engines.memory_entry import from_data
 
