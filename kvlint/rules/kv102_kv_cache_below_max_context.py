@@ -162,40 +162,8 @@ class KvCacheBelowMaxContext(PlanRule):
         if found and tp_key:
             fixes.append(f"{tp_key} {found[0]}")
             edits.append(display(f"{tp_key} {found[0]} on {found[0]} {unit(ctx.gpu)}s per replica"))
-        shrinks_from_default = False
-        if p.warmup_fails:
-            message = p.warmup_fails
-        elif p.kv_pool <= 0:
-            message = (
-                f"no memory is left for the KV cache: {gib(p.budget)} usable - "
-                + " - ".join(f"{t.label} {gib(t.bytes)}" for t in p.terms)
-                + f" = {gib(p.kv_pool)}; {engine.display} fails at start-up"
-                + (f' ("{engine.no_kv_memory_says}")' if engine.no_kv_memory_says else "")
-            )
-        else:
-            answer = p.startup or engine.long_sequence(s.version, ctx.in_force.max_context)
-            length = ctx.in_force.max_context
-            # it starts, shorter, at a length it chose itself: an error only when the author asked for it
-            shrinks_from_default = answer.startup is Startup.SHRINKS and (
-                length is None or length.origin != "stated"
-            )
-            if answer.startup is Startup.SHRINKS and answer.shrinks_to is None:
-                answer = replace(answer, shrinks_to=p.max_len_that_fits)  # the length only the plan knows
-            message = (
-                f"one sequence of {shown(ctx.in_force.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
-                f"holds {gib(p.kv_pool)} per {unit(ctx.gpu)} ({pool_tokens(p)}): {engine.display} {_verb(answer)}"
-            )
-        said, slack = assumptions(ctx)
-        severity = None
-        if shrinks_from_default:
-            severity = Severity.WARNING
-            message += "; the length is the engine's default, not stated: a warning, not an error"
-        elif p.kv_pool > 0 and said and p.request_bytes - p.kv_pool <= slack:
-            severity = Severity.WARNING  # within what the assumptions may be off: not a certain refusal
-            message += (
-                f"; short by {gib(p.request_bytes - p.kv_pool)}, within the {gib(slack)} kvlint's assumptions may be "
-                f"off ({'; '.join(said)}): a warning, not an error"
-            )
+        message, shrinks_from_default = _message(ctx, engine)
+        severity, message = _severity(ctx, message, shrinks_from_default)
         yield ctx.finding(
             self,
             where,
@@ -205,6 +173,47 @@ class KvCacheBelowMaxContext(PlanRule):
             fix=("set " + "; or ".join(fixes)) if fixes else f"use more or larger {unit(ctx.gpu)}s",
             fixes=edits,
         )
+
+
+def _message(ctx: PlanContext, engine) -> tuple[str, bool]:
+    """What the pool cannot do and what the engine does then; whether it shrinks from a length it chose."""
+    p, s = ctx.plan, ctx.settings
+    if p.warmup_fails:
+        return p.warmup_fails, False
+    if p.kv_pool <= 0:
+        return (
+            f"no memory is left for the KV cache: {gib(p.budget)} usable - "
+            + " - ".join(f"{t.label} {gib(t.bytes)}" for t in p.terms)
+            + f" = {gib(p.kv_pool)}; {engine.display} fails at start-up"
+            + (f' ("{engine.no_kv_memory_says}")' if engine.no_kv_memory_says else "")
+        ), False
+    answer = p.startup or engine.long_sequence(s.version, ctx.in_force.max_context)
+    length = ctx.in_force.max_context
+    # it starts, shorter, at a length it chose itself: an error only when the author asked for it
+    from_default = answer.startup is Startup.SHRINKS and (length is None or length.origin != "stated")
+    if answer.startup is Startup.SHRINKS and answer.shrinks_to is None:
+        answer = replace(answer, shrinks_to=p.max_len_that_fits)  # the length only the plan knows
+    return (
+        f"one sequence of {shown(ctx.in_force.max_context)} tokens needs {gib(p.request_bytes)} of KV cache but the pool "
+        f"holds {gib(p.kv_pool)} per {unit(ctx.gpu)} ({pool_tokens(p)}): {engine.display} {_verb(answer)}"
+    ), from_default
+
+
+def _severity(ctx: PlanContext, message: str, shrinks_from_default: bool) -> tuple[Severity | None, str]:
+    """A warning, with why, where the engine starts anyway or the miss is within kvlint's assumptions."""
+    p = ctx.plan
+    said, slack = assumptions(ctx)
+    if shrinks_from_default:
+        return (
+            Severity.WARNING,
+            message + "; the length is the engine's default, not stated: a warning, not an error",
+        )
+    if p.kv_pool > 0 and said and p.request_bytes - p.kv_pool <= slack:
+        return Severity.WARNING, message + (  # within what the assumptions may be off: not a certain refusal
+            f"; short by {gib(p.request_bytes - p.kv_pool)}, within the {gib(slack)} kvlint's assumptions may be "
+            f"off ({'; '.join(said)}): a warning, not an error"
+        )
+    return None, message
 
 
 def _verb(answer: LongSequence) -> str:
