@@ -133,3 +133,30 @@ def test_karpenter_instance_categories_alone_tell_gpu_from_no_gpu(tmp_path):
     found = {p.name: p for p in pools.repository_pools(str(tmp_path))}
     assert found["cpu"].has_gpu is False
     assert found["gpu"].has_gpu is None  # a g-family instance of a GPU kvlint cannot name
+
+
+def test_the_flavors_of_the_group_covering_the_resource_the_pod_requests():
+    """The queue's flavors are those of the resource group covering what the pod requests, by the resource
+    names its GPU count gives (landing.requested_resources), not the count's note taken whole."""
+    from kvlint.deployment import Deployment, stated
+    from kvlint.link.admission import Admission, variants
+    from kvlint.load import load_bytes
+
+    text = (
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n  resourceGroups:\n"
+        "  - coveredResources: [cpu, memory]\n    flavors: [{name: cpu}]\n"
+        "  - coveredResources: [nvidia.com/gpu]\n    flavors: [{name: gpu}]\n"
+        "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: q}\nspec: {clusterQueue: cq}\n"
+        "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: cpu}\nspec: {nodeLabels: {t: c}}\n"
+        "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\nspec: {nodeLabels: {t: g}}\n"
+    )
+    adm = Admission()
+    for doc in load_bytes(text.encode(), "q.yaml", 1 << 20).documents:
+        adm.add(doc.root, "q.yaml")
+    where = Location("x.yaml", 1, 1)
+    d = Deployment(file="x.yaml", where=where, kind="Deployment")
+    d.gpus_per_pod = stated(1, where, "resources nvidia.com/gpu")  # the nim-llm chart values' note
+    (only,) = variants(adm, ("", "q", "", ""), landing.requested_resources(d))
+    assert only.source.startswith("Kueue ResourceFlavor 'gpu' (q.yaml:") and only.labels == (("t", ("g",)),)
+    both = variants(adm, ("", "q", "", ""), set())  # no resource known: every flavor of the queue
+    assert len(both) == 2

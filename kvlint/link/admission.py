@@ -123,7 +123,7 @@ def workload_refs(root: Mapping) -> tuple[str, str, str, str]:
     return ns, queue, notes.get(PROFILE_ANNOTATION, ""), notes.get(PROFILE_NAMESPACE, "")
 
 
-def variants(adm: Admission, refs: tuple[str, str, str, str], resource: str | None) -> list[Variant]:
+def variants(adm: Admission, refs: tuple[str, str, str, str], resources: set[str]) -> list[Variant]:
     """The placements admission may give the workload (empty: it adds nothing kvlint knows)."""
     ns, queue, profile, profile_ns = refs
     out: list[Variant] = []
@@ -139,7 +139,7 @@ def variants(adm: Admission, refs: tuple[str, str, str, str], resource: str | No
                 node = node if isinstance(node, Mapping) else Mapping((0, 0, 0, 0))
                 out.append(_variant(label_map(node.get("nodeSelector")), node.get("tolerations"), src))
     if queue:
-        out.extend(_queued(adm, ns, queue, resource))
+        out.extend(_queued(adm, ns, queue, resources))
     return out
 
 
@@ -149,11 +149,11 @@ def _pick(entries: list, ns: str) -> list:
     return same or [e[1:] for e in entries]
 
 
-def _queued(adm: Admission, ns: str, queue: str, resource: str | None) -> list[Variant]:
+def _queued(adm: Admission, ns: str, queue: str, resources: set[str]) -> list[Variant]:
     out: list[Variant] = []
     for (cq,) in _pick(adm.local_queues.get(queue, []), ns):
         groups = adm.cluster_queues.get(cq, [])
-        covering = [flavors for covered, flavors in groups if resource and resource in covered]
+        covering = [flavors for covered, flavors in groups if resources & set(covered)]
         for name in dict.fromkeys(f for flavors in covering or [f for _c, f in groups] for f in flavors):
             if name not in adm.flavors:
                 continue

@@ -32,7 +32,7 @@ from kvlint.fileio import nearest_up, read_regular
 from kvlint.link import clouds
 from kvlint.link.admission import GROUPS as ADMISSION_GROUPS
 from kvlint.link.admission import Admission, Variant, variants, workload_refs
-from kvlint.link.landing import lands_on
+from kvlint.link.landing import lands_on, requested_resources
 from kvlint.load import load_bytes
 from kvlint.load.compose import Document
 from kvlint.load.heredoc import heredocs
@@ -156,8 +156,7 @@ def admitted(
                 lambda f: os.path.normpath(os.path.join(shown, os.path.relpath(os.path.join(root, f), here)))
             )
         )
-    resource = d.gpus_per_pod.note if d.gpus_per_pod is not None else None
-    return tuple(variants(adm, refs, resource))
+    return tuple(variants(adm, refs, requested_resources(d)))
 
 
 def _object_of(d: Deployment, documents: list[Document]) -> Mapping | None:
