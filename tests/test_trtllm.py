@@ -319,3 +319,17 @@ def test_the_engine_path_shrinks_to_the_length_the_cpp_executor_computes():
     assert long.plan.startup is not None and long.plan.startup.shrinks_to == long.plan.max_len_that_fits
     kv102 = [f for f in r.findings if f.rule == "KV102"]
     assert kv102 and "maxSequenceLen is reduced to maxAttentionWindow" in kv102[0].message
+
+
+def test_a_checkpoint_priced_from_its_name_says_its_kv_quantization_is_unread():
+    """t-004: nvidia/Llama-3.1-8B-Instruct-FP8 under trtllm-bench 0.20 (kv_cache_dtype "auto") logged 65,536 B per
+    token, an FP8 cache its hf_quant_config chose; kvlint prices the name's FP8 weights but cannot read that
+    config, so the plan says so (and stops saying it once the launch states the dtype)."""
+    named = "nvidia/Llama-3.1-8B-Instruct-FP8"
+    _, auto = _one(gpu_pod(IMAGE, ["trtllm-serve", named]))
+    _, stated = _one(gpu_pod(IMAGE, ["trtllm-serve", named, "--kv_cache_dtype", "fp8"]))
+    _, base = _one(gpu_pod(IMAGE, ["trtllm-serve", MODEL]))
+    said = [n for n in auto.plan.notes if "kv_cache_quant_algo" in n]
+    assert len(said) == 1 and "2 B per value" in said[0] and "twice the tokens" in said[0]
+    assert not any("kv_cache_quant_algo" in n for n in stated.plan.notes + base.plan.notes)
+    assert stated.plan.kv_per_token * 2 == auto.plan.kv_per_token

@@ -57,8 +57,11 @@ class NameQuant(NamedTuple):
     fix: str = ""  # what to serve instead, when the weights are unpriced for a reason other than GGUF's
 
 
+FROM_NAME = " (from the name)"  # ends the scheme of a weight format read off the name, not a config
+
+
 def _q(method: str, bits: float, scheme: str) -> Quant:
-    return Quant(method, bits, scheme + " (from the name)", _ALL, None, None)
+    return Quant(method, bits, scheme + FROM_NAME, _ALL, None, None)
 
 
 _FP8 = NameQuant("FP8 weights", _q("fp8", 8.0, "fp8 weights"))

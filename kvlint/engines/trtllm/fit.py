@@ -133,6 +133,13 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
             f"max_seq_len {s.max_model_len:,} does not fit the pool: TensorRT-LLM starts with it reduced to"
             f' {upper:,} ("{said}")'
         )
+    if s.extra.get("kv_unread"):
+        p.notes.append(
+            f"the KV cache is priced at {kv_bytes(arch, s.kv_cache_dtype):g} B per value: the checkpoint is matched"
+            f" by name to {arch.id}, so kvlint cannot read the kv_cache_quant_algo of its own quantization config,"
+            ' which TensorRT-LLM follows with kv_cache_dtype "auto"; if that config quantizes the KV cache to FP8'
+            " the pool holds twice the tokens (state kv_cache_config.dtype to make the plan exact)"
+        )
     shown = f"{fraction}{s.utilization_default}"
     after = "the engine, its execution context and buffers" if engine_path(s) else "the estimation run"
     p.lines = [

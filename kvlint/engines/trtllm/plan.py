@@ -6,6 +6,7 @@ from __future__ import annotations
 from kvlint.capacity.plan import EngineSettings, default_label
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
+from kvlint.catalog.name_rules import FROM_NAME
 from kvlint.deployment import Deployment, Value, default
 from kvlint.engines import native
 from kvlint.engines.base import SettingRefused
@@ -13,9 +14,28 @@ from kvlint.engines.filling import Filling
 from kvlint.engines.trtllm.releases import default as release_default
 
 BACKENDS = ("pytorch", "trt", "tensorrt")
+# weight formats whose quantization config can also quantize the KV cache (ModelOpt FP8 / NVFP4
+# hf_quant_config `kv_cache_quant_algo`, compressed-tensors `kv_cache_scheme`)
+NAME_KV_CAPABLE = ("fp8", "nvfp4", "compressed-tensors")
 # KV cache dtypes kv_cache_config.dtype takes (tensorrt_llm/llmapi/llm_args.py KvCacheConfig.dtype: "auto",
 # "fp8", "nvfp4"); kvlint's own spellings of an 8-bit cache (fp8_e4m3, fp8_e5m2) are read as fp8
 KV_DTYPES = ("auto", "fp8", "nvfp4", "bfloat16", "float16")
+
+
+def checkpoint_kv_unread(arch: ModelArch) -> bool:
+    """A quantized checkpoint kvlint priced from its name only, so the KV cache quantization its own
+    quantization config states is unknown. With kv_cache_dtype "auto" TensorRT-LLM takes that config's
+    (tensorrt_llm/_torch/pyexecutor/model_engine.py validate_and_set_kv_cache_quant: "KV cache quantization
+    set to auto. Using checkpoint KV quantization."; _torch/model_config.py reads hf_quant_config.json
+    `kv_cache_quant_algo`; _torch/pyexecutor/_util.py get_cache_size_per_token: 1 byte when
+    `has_fp8_kv_cache()`), so an FP8 cache there holds twice the tokens kvlint counts."""
+    q = arch.quant
+    return (
+        q is not None
+        and not q.kv_cache_dtype
+        and q.scheme.endswith(FROM_NAME)
+        and q.method in NAME_KV_CAPABLE
+    )
 
 
 def _filled(f: Filling, name: str, key: str, version: str | None, flag: str) -> Value:
@@ -76,6 +96,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
             fraction.where,
         )
     kv = str(f.kv_cache_dtype.value).lower() if f.kv_cache_dtype is not None else "auto"
+    kv_unread = kv == "auto" and checkpoint_kv_unread(arch)
     if kv == "auto" and arch.quant is not None and arch.quant.kv_cache_dtype:
         kv = str(
             arch.quant.kv_cache_dtype
@@ -88,6 +109,7 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         beam=_int(f, "max_beam_width", 1),
         ep=ep,
         attention_dp=bool(f.option("enable_attention_dp")),
+        kv_unread=kv_unread,
     )
     return EngineSettings(
         engine="trtllm",
