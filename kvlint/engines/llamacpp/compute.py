@@ -30,6 +30,10 @@ from kvlint.units import GIB
 ROWS_BESIDE_LOGITS, ROWS_BESIDE_SCORES, ROWS_BESIDE_FFN = 1, 4, 3
 # CUDA context and cuBLAS workspace outside llama.cpp's buffers (kvlint assumption)
 CONTEXT_BYTES = int(0.5 * GIB)
+# with --override-tensor the GPU runs the ops of the tensors kept on the CPU and copies each in for its op
+# (plan.py OFFLOAD_BATCH): a split input, freed after use without the pipeline (ggml-backend.cpp:1224-1231
+# starts a split at each such weight "so the memory of the previously offloaded weights can be reused")
+FFN_COPY = "FFN, with the largest CPU-kept tensor copied in"
 N_COPIES = 4  # GGML_SCHED_MAX_COPIES (ggml-backend.cpp:698-699 at ollama v0.15.5), llama.cpp's default build
 
 
@@ -46,12 +50,13 @@ def _phases(arch: ModelArch, s: EngineSettings, output_on_gpu: bool, masks: int)
     n_kv = _n_kv(s)
     row = arch.hidden_size * ub * 4
     n_ff = max(arch.intermediate_size, arch.moe_intermediate_size * max(1, arch.experts_per_token))
+    copy = int(s.extra.get("weight_copy") or 0)
     return {
         "logits": arch.vocab_size * ub * 4 + ROWS_BESIDE_LOGITS * row if output_on_gpu else 0,
         "attention scores": 0
         if s.extra["flash_attn"]
         else (arch.query_heads + masks) * n_kv * ub * 4 + ROWS_BESIDE_SCORES * row,
-        "FFN": 2 * n_ff * ub * 4 + ROWS_BESIDE_FFN * row,
+        FFN_COPY if copy else "FFN": 2 * n_ff * ub * 4 + ROWS_BESIDE_FFN * row + copy,
     }
 
 
@@ -71,13 +76,14 @@ def pipelined(arch: ModelArch, s: EngineSettings) -> bool:
     plans Ollama without the copies; the llama.cpp runner Ollama keeps for the architectures its engine lacks
     does run one (a public Ollama log of deepseek-r1:671b on eight MI250X dies prints "pipeline parallelism
     enabled (n_copies=4)"), and kvlint does not know which runner a model gets: there the plan is short of
-    the copies, and says so (multi.py OLLAMA_NOTE). --override-tensor, which turns it off, is not modelled."""
+    the copies, and says so (multi.py OLLAMA_NOTE). --override-tensor turns it off."""
     return (
         int(s.extra.get("n_devices") or 1) > 1
         and int(s.extra["ngl"]) > arch.layers
         and bool(s.extra.get("layer_split"))
         and bool(s.extra["kv_offload"])
         and not s.extra["ollama"]
+        and s.extra.get("moved") is None  # any --override-tensor turns it off (llama-context.cpp:300)
     )
 
 

@@ -23,7 +23,7 @@ def _kv(arch: ModelArch, s: EngineSettings, n_ctx_seq: int, streams: int = 0) ->
 
 def _on_gpu(arch: ModelArch, s: EngineSettings, ngl: int) -> tuple[int, int, int, bool]:
     """(weights, KV, compute) bytes on the GPU with `ngl` layers offloaded, and whether the output is."""
-    layers, _embed, output = L.weights_by_layer(arch)
+    layers, _embed, output = L.placed(arch, s.extra.get("moved"))
     n = len(layers)
     first = max(n - ngl, 0)
     out_gpu = ngl > n
@@ -131,7 +131,8 @@ def _layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     gpu_layers = min(ngl, arch.layers)
     terms = [
         Term("weights", weights, f"{gpu_layers} of {arch.layers} layers" + (" and the output layer" if out_gpu else "")
-             + " (token_embd stays on the CPU)"),
+             + " (token_embd stays on the CPU" + ("; the tensors --override-tensor keeps on the CPU"
+             " left out)" if s.extra.get("moved") is not None else ")")),
         Term("compute buffer", compute, compute_bytes(arch, s, out_gpu)[1]),
         Term("CUDA context", CONTEXT_BYTES, "CUDA context and cuBLAS workspace (kvlint assumption)"),
     ]  # fmt: skip

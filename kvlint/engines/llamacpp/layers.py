@@ -14,6 +14,8 @@ device unless --no-kv-offload (offload_kqv). Sliding-window layers get the iSWA 
 
 from __future__ import annotations
 
+from typing import Any
+
 from kvlint.catalog import gguf
 from kvlint.catalog.arch import CHUNKED, FULL, SLIDING, ModelArch
 from kvlint.catalog.gguf import bits_of
@@ -41,23 +43,40 @@ def as_pulled(arch: ModelArch, file_type: str | None) -> ModelArch:
     return replace(arch, quant=quant, checkpoint_bytes=None, checkpoint_bytes_source="")
 
 
-def weights_by_layer(arch: ModelArch) -> tuple[list[int], int, int]:
-    """(bytes of each repeating layer, the input embedding, the output layer as llama.cpp loads it)."""
+def _parts(arch: ModelArch) -> tuple[list[tuple[float, float, float]], int, int]:
+    """(each repeating layer's (attention, dense FFN, experts) bytes, the input embedding, the output layer)."""
     q = arch.quant
     if q is not None and q.ggml_file_type:
         ftype, _, default = q.ggml_file_type.partition(":")
         priced = price(arch, ftype, default)
-        layers = [int(sum(t)) for t in priced.layers]
         embed, output = int(priced.embed), int(priced.output)
-        output_bytes = output if arch.lm_head_params else embed  # tied: token_embd duplicated as output
-    else:
-        width = q.bits / 8 if q is not None else 2.0  # F16/BF16 GGUF
-        layers = [int((lp.attn + lp.mlp + lp.experts) * width) for lp in arch.layer_params]
-        embed = int(arch.embed_params * width)
-        output_bytes = int((arch.lm_head_params or arch.embed_params) * width)
-    for i, lp in enumerate(arch.layer_params):
-        layers[i] += lp.replicated * NORM_BYTES
+        return (
+            list(priced.layers),
+            embed,
+            output if arch.lm_head_params else embed,
+        )  # tied: token_embd as output
+    width = q.bits / 8 if q is not None else 2.0  # F16/BF16 GGUF
+    parts = [(lp.attn * width, lp.mlp * width, lp.experts * width) for lp in arch.layer_params]
+    return parts, int(arch.embed_params * width), int((arch.lm_head_params or arch.embed_params) * width)
+
+
+def weights_by_layer(arch: ModelArch) -> tuple[list[int], int, int]:
+    """(bytes of each repeating layer, the input embedding, the output layer as llama.cpp loads it)."""
+    parts, embed, output_bytes = _parts(arch)
+    layers = [
+        int(sum(t)) + lp.replicated * NORM_BYTES for t, lp in zip(parts, arch.layer_params, strict=True)
+    ]
     return layers, embed, output_bytes
+
+
+def groups_by_layer(arch: ModelArch) -> list[tuple[float, float, float, float]]:
+    """Each repeating layer's (attention, dense FFN, routed experts, shared experts) bytes, the experts split
+    between routed and shared by their parameter counts."""
+    out = []
+    for (attn, mlp, experts), lp in zip(_parts(arch)[0], arch.layer_params, strict=True):
+        shared = experts * lp.shared / lp.experts if lp.experts else 0.0
+        out.append((attn, mlp, experts - shared, shared))
+    return out
 
 
 def widths(arch: ModelArch) -> tuple[int, int]:
@@ -89,3 +108,22 @@ def window_cells(arch: ModelArch, n_ctx_seq: int, unified: bool, n_seq: int, n_u
     """llama-kv-cache-iswa.cpp:50: `GGML_PAD(min(size_base, n_swa*(unified ? n_seq_max : 1) + n_ubatch), 256)`."""
     window = arch.sliding_window or arch.attention_chunk_size or 0
     return pad(min(n_ctx_seq, window * (n_seq if unified else 1) + n_ubatch), to)
+
+
+def placed(arch: ModelArch, moved: Any) -> tuple[list[int], int, int]:
+    """weights_by_layer less the tensors --override-tensor keeps on the CPU (overrides.Moved; None: none)."""
+    layers, embed, output = weights_by_layer(arch)
+    if moved is None:
+        return layers, embed, output
+    for i, (groups, shares) in enumerate(zip(groups_by_layer(arch), moved.layers, strict=True)):
+        layers[i] -= int(sum(b * share for b, (share, _) in zip(groups, shares, strict=True)))
+    return layers, embed, 0 if moved.output else output
+
+
+def largest_moved(arch: ModelArch, moved: Any) -> int:
+    """The largest tensor --override-tensor keeps on the CPU, in bytes (0: none)."""
+    if moved is None:
+        return 0
+    sizes = (b * big for groups, shares in zip(groups_by_layer(arch), moved.layers, strict=True)
+             for b, (_, big) in zip(groups, shares, strict=True))  # fmt: skip
+    return int(max(sizes, default=0))

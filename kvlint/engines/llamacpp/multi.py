@@ -53,7 +53,7 @@ def rows(
     total = gpu.engine_bytes or 0
     n_dev = int(s.extra["n_devices"])
     ngl = min(int(s.extra["ngl"]), arch.layers + 1)
-    layers_w, _embed, output_w = L.weights_by_layer(arch)
+    layers_w, _embed, output_w = L.placed(arch, s.extra.get("moved"))
     points = split_points(s.extra.get("tensor_split") or [1.0] * n_dev)
     kv_on = s.extra["kv_offload"]
     held = shares(layers_w, output_w, kv_layers if kv_on else [], ngl, points)
@@ -71,6 +71,8 @@ def _compute(arch: ModelArch, s: EngineSettings, share: Share, pipe: bool, first
     """A GPU's compute buffer: none without layers or the output; in the pipeline, with its input copies."""
     if not share.layers and not share.output:
         return 0
+    if share.device and s.extra.get("weight_copy"):  # the first GPU runs the CPU-kept tensors' ops
+        s = replace(s, extra={**s.extra, "weight_copy": 0})
     if pipe:
         return stage_bytes(arch, s, share.output, first, share.layers > 0)
     return compute_bytes(arch, s, share.output)[0]

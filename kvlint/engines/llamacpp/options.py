@@ -11,11 +11,12 @@ OLLAMA_GPU_OVERHEAD (ollama/ollama envconfig/config.go), and the model comes fro
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.engines.llamacpp import ollama_tags
-from kvlint.extract.pod.argv import EnvVar, Token
+from kvlint.extract.pod.argv import EnvVar, Token, split_flag
 from kvlint.extract.pod.engine_args.apply import apply, env_value
 from kvlint.extract.pod.engine_args.options import load_table
 from kvlint.findings import Issue
@@ -41,6 +42,9 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--split-mode": ("split_mode", "text"),
     "--tensor-split": ("tensor_split", "text"),
     "--main-gpu": ("main_gpu", "int"),
+    "--override-tensor": ("override_tensor", "text"),
+    "--cpu-moe": ("cpu_moe", "bool"),
+    "--n-cpu-moe": ("n_cpu_moe", "int"),
 }
 ENV = {  # option -> its variable (common/arg.cpp set_env)
     "--model": "LLAMA_ARG_MODEL",
@@ -61,6 +65,8 @@ ENV = {  # option -> its variable (common/arg.cpp set_env)
     "--split-mode": "LLAMA_ARG_SPLIT_MODE",
     "--tensor-split": "LLAMA_ARG_TENSOR_SPLIT",
     "--main-gpu": "LLAMA_ARG_MAIN_GPU",
+    "--cpu-moe": "LLAMA_ARG_CPU_MOE",
+    "--n-cpu-moe": "LLAMA_ARG_N_CPU_MOE",
 }
 NEEDED = {"--ctx-size", "--parallel", "--n-gpu-layers", "--cache-type-k", "--cache-type-v"}
 # -fa takes on|off|auto from the release that made it auto (PR #15434); before, it was a bare switch
@@ -79,7 +85,11 @@ OLLAMA_ENV: dict[str, tuple[str, str]] = {
 def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: bool = True) -> None:
     """llama-server's command line and variables (a bare `-fa` is `on`)."""
     tokens = _bare_fa(tokens)
-    parsed = load_table(OPTIONS, "llamacpp").parse(tokens)
+    table = load_table(OPTIONS, "llamacpp")
+    parsed = table.parse(tokens)
+    every = _every_override(table, tokens)
+    if every is not None:
+        parsed.values["--override-tensor"] = every
     for option, var in ENV.items():
         if option not in parsed.values:
             tok = env_value(env, var)
@@ -87,6 +97,23 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
                 parsed.values[option] = (Token(option, tok.where, tok.note), tok, False)
     apply(d, parsed, MAPPING, "llama.cpp", NEEDED)
     _model(d)
+
+
+def _every_override(table: Any, tokens: list[Token]) -> tuple[Token, Token, bool] | None:
+    """Every -ot given, joined by commas in their order: llama.cpp appends each one's items
+    (common/arg.cpp parse_tensor_buffer_overrides), where the table keeps the last."""
+    found: list[tuple[Token, Token]] = []
+    for i, tok in enumerate(tokens):
+        name, inline = split_flag(tok)
+        if not name.startswith("-") or table.lookup(name) != ("--override-tensor", False):
+            continue
+        value = inline if inline is not None else tokens[i + 1] if i + 1 < len(tokens) else None
+        if value is not None:
+            found.append((tok, value))
+    if len(found) < 2:
+        return None
+    first, value = found[0]
+    return first, Token(",".join(v.text for _, v in found), value.where, value.note), False
 
 
 def _bare_fa(tokens: list[Token]) -> list[Token]:

@@ -26,7 +26,7 @@ from kvlint.deployment import Deployment, Value, default
 from kvlint.engines import native
 from kvlint.engines.base import SettingRefused
 from kvlint.engines.filling import Filling
-from kvlint.engines.llamacpp import fit, split
+from kvlint.engines.llamacpp import fit, overrides, split
 from kvlint.engines.llamacpp import layers as L
 from kvlint.engines.llamacpp.releases import llama_default, ollama_default
 from kvlint.findings import Issue, Severity
@@ -34,6 +34,10 @@ from kvlint.record import replace
 from kvlint.units import GIB
 
 N_BATCH, N_UBATCH = 2048, 512  # common/common.h:279-280 at 3cfa9c3f (ollama/ollama@v0.13.0 vendored)
+# a weight in host memory goes to the GPU for an op of at least this many tokens (the CPU-kept tensors of
+# --override-tensor among them), copied into the compute buffer: ggml-cuda.cu:4940-4943 min_batch_size at
+# ollama/ollama@v0.15.5, ggml-backend.cpp:865 (op_offload, on by default: llama-context.cpp:2392)
+OFFLOAD_BATCH = 32
 OLLAMA_PARALLEL_AUTO = 4  # server/sched.go:59 defaultParallel (ollama v0.5.7), tried before 1
 
 
@@ -168,6 +172,8 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
     n_seq = max(1, slots)
     n_ctx_seq = n_ctx if unified else L.pad(n_ctx // n_seq, pad_to)
     n_ctx = n_ctx if unified else n_ctx_seq * n_seq
+    moved = None if ollama else overrides.moved(f, arch, int(devices["n_devices"]))
+    n_ubatch = min(_int(f, "n_ubatch", N_UBATCH), _int(f, "n_batch", N_BATCH))
     extra = {k: v.value for k, v in f.options.items()}
     extra.update(
         n_ctx=n_ctx,
@@ -181,7 +187,9 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         type_v=type_v,
         ollama=ollama,
         pad=pad_to,
-        n_ubatch=min(_int(f, "n_ubatch", N_UBATCH), _int(f, "n_batch", N_BATCH)),
+        n_ubatch=n_ubatch,
+        moved=moved,
+        weight_copy=L.largest_moved(arch, moved) if n_ubatch >= OFFLOAD_BATCH else 0,
         swa_full=_flag(f, "swa_full"),
         kv_offload=not _flag(f, "no_kv_offload"),
         kv_streams=bool(_default("kv_streams", ollama, version_text).value),
