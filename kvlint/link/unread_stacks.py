@@ -53,8 +53,9 @@ VALUE_SIGNATURES: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
     ),
     (
         (("ollama", "models"), ("ollama", "gpu")),
-        "Ollama chart values (otwld/ollama-helm): the models are pulled at start and Ollama sets context "
-        "and GPU offload at load time from the GPU memory it finds (ollama docs FAQ), not in this file",
+        "Ollama chart values (otwld/ollama-helm) that pull no model at start (ollama.models lists none): "
+        "Ollama pulls the model it serves at run time (`ollama pull`, a request's `model`), so the file "
+        "names none (the models it lists are read by extract/charts/ollama_chart.py)",
     ),
     (
         (("nim-llm", "model", "name"),),

@@ -3,6 +3,7 @@
 - vLLM production-stack: `servingEngineSpec.modelSpec[]` (modelURL, requestGPU, vllmConfig, raySpec),
   and the operator's VLLMRuntime CRD (same fields under spec.model / spec.vllmConfig / spec.deploymentConfig).
 - KubeAI models chart: `catalog.<name>: {url, engine, args, resourceProfile}`.
+- The ollama chart (otwld/ollama-helm): each model in `ollama.models` (extract/charts/ollama_chart.py).
 - Charts in the vLLM Helm chart's shape and similar (`image.repository` naming the engine, `model.id`,
   `image.command`, `resources`, `nodeSelector`, `tensorParallelSize`, `maxModelLen`, `gpuModels` as the
   node affinity the vLLM chart renders), and charts that write the command line from keys of their own
@@ -17,7 +18,7 @@ from kvlint import engines
 from kvlint.bounds import show
 from kvlint.codes import UNKNOWN_MODEL, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
-from kvlint.extract.charts import chart_layouts, custom_chart, nim_chart
+from kvlint.extract.charts import chart_layouts, custom_chart, nim_chart, ollama_chart
 from kvlint.extract.charts.production_stack_keys import serving_engine_issues
 from kvlint.extract.kinds.kubeai import kubeai_spec
 from kvlint.extract.kinds.production_stack import PS_CONFIG, production_stack_entry
@@ -72,6 +73,8 @@ def extract(
                 d = kubeai_spec(ctx, entry, f"catalog.{name}")
                 if d is not None:
                     out.append(d)
+    if not out and ollama_chart.is_ollama_chart(root):
+        out.extend(ollama_chart.ollama_values(ctx, root))
     if not out and nim_chart.is_nim_chart(root) and nim_chart.of_nim_llm(nearby):
         out.append(nim_chart.nim_values(ctx, root))
     if not out:

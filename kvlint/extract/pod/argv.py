@@ -40,8 +40,12 @@ class EnvVar:
 
 
 def read_env(container: Mapping, path: str) -> dict[str, EnvVar]:
+    return env_entries(container.seq("env"), path)
+
+
+def env_entries(seq: Sequence | None, path: str) -> dict[str, EnvVar]:
+    """A list of `{name, value}` / `{name, valueFrom}` entries (a container's env, a chart's extraEnv)."""
     env: dict[str, EnvVar] = {}
-    seq = container.seq("env")
     for item in seq or ():
         if not isinstance(item, Mapping):
             continue

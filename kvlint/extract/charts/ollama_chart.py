@@ -1,0 +1,200 @@
+"""The ollama Helm chart's values (otwld/ollama-helm): one Ollama server that pulls the models it lists at start.
+
+Source: otwld/ollama-helm@eadf03e (chart 1.77.0) templates/deployment.yaml and values.yaml, read in place, and
+the chart before 0.68.0 (tag ollama-0.67.0, templates/_helpers.tpl `ollama.modelList`):
+- the models: `ollama.models.pull` and `ollama.models.run` (from 0.68.0; `run` also loads them at start),
+  `ollama.models` as a list and `ollama.defaultModel` before it. The postStart hook runs `ollama pull <model>`
+  for each, a name without a tag being `<name>:latest` (deployment.yaml `printf "%s:latest"`). Ollama serves
+  them from one server and loads each when a request names it, so kvlint plans each model as that server
+  holding it; `ollama.models.create` (a Modelfile built at start) is said and not planned;
+- the GPU: with `ollama.gpu.enabled`, limits `nvidia.com/gpu` (`ollama.gpu.nvidiaResource`, default
+  nvidia.com/gpu) or `amd.com/gpu` for `type: amd`, `ollama.gpu.number | default 1`, merged over `resources`;
+  `mig.enabled` requests MIG slices instead and `draEnabled` a DRA claim (neither read: said). Without it the
+  pod requests no GPU (Ollama then runs on the CPU);
+- the image: `image.repository:image.tag`, the tag defaulting to the chart's appVersion (`-rocm` for AMD),
+  which a values file does not name: the release is then unknown;
+- the container's env: `OLLAMA_HOST` and `extraEnv` as written (OLLAMA_NUM_PARALLEL, OLLAMA_CONTEXT_LENGTH,
+  OLLAMA_KV_CACHE_TYPE, OLLAMA_FLASH_ATTENTION are Ollama's); `nodeSelector` and `affinity` as written.
+"""
+
+from __future__ import annotations
+
+from kvlint.codes import NOT_CHECKABLE
+from kvlint.deployment import Deployment, default, inferred, stated
+from kvlint.extract.pod import container as ct
+from kvlint.extract.pod import pods
+from kvlint.extract.pod.argv import EnvVar, env_entries
+from kvlint.extract.pod.engine_args import find_launch
+from kvlint.findings import Issue, Location
+from kvlint.load.tree import Mapping, Scalar, Sequence
+
+SOURCE = "otwld/ollama-helm@eadf03e templates/deployment.yaml, values.yaml"
+REPOSITORY = "ollama/ollama"  # values.yaml image.repository
+NVIDIA = "nvidia.com/gpu"  # values.yaml ollama.gpu.nvidiaResource
+DEFAULT_GPUS = 1  # deployment.yaml `.Values.ollama.gpu.number | default 1`
+
+
+def is_ollama_chart(root: Mapping) -> bool:
+    """Values of the ollama chart that name models: `ollama.models` (a list, or a map with pull/run)."""
+    box = root.map("ollama")
+    if box is None or not (box.map("gpu") is not None or "models" in box or "port" in box):
+        return False
+    return bool(_models(box))
+
+
+def _models(box: Mapping) -> list[Scalar]:
+    """The models the postStart hook pulls, in its order, each once (`uniq`)."""
+    node = box.get("models")
+    lists: list[Sequence] = []
+    if isinstance(node, Sequence):
+        lists.append(node)
+    elif isinstance(node, Mapping):
+        lists.extend(s for s in (node.seq("pull"), node.seq("run")) if s is not None)
+    out: list[Scalar] = []
+    seen: set[str] = set()
+    singles = [box.scalar("defaultModel")] if isinstance(node, Sequence) or node is None else []
+    items = [i for s in lists for i in s.items] + [s for s in singles if s is not None]
+    for item in items:
+        if not isinstance(item, Scalar) or item.value in (None, ""):
+            continue
+        name = _tagged(str(item.value).strip())
+        if name not in seen:
+            seen.add(name)
+            out.append(item)
+    return out
+
+
+def _tagged(name: str) -> str:
+    """`llama2` -> `llama2:latest`, as the chart's postStart hook names it."""
+    return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
+
+
+def ollama_values(ctx: ct.ObjectContext, root: Mapping) -> list[Deployment]:
+    box = root.map("ollama")
+    assert box is not None
+    out: list[Deployment] = []
+    for i, node in enumerate(_models(box)):
+        out.append(_model(ctx, root, box, node, i == 0))
+    return out
+
+
+def _model(ctx: ct.ObjectContext, root: Mapping, box: Mapping, node: Scalar, first: bool) -> Deployment:
+    path = ctx.file
+    name = _tagged(str(node.value).strip())
+    where = node.where(path)
+    d = Deployment(path, where, "values", name, ctx.base_dir)
+    image = _image(d, root, box, path)
+    launch = find_launch([], image)
+    env = _env(root, path)
+    if launch is not None:
+        d.engine = stated(launch.engine, where, "ollama Helm chart values")
+        version = ct.image_version(image, launch.engine) if d.image and d.image.origin == "stated" else None
+        if version and d.image is not None:
+            d.engine_version = inferred(version, f"from the image tag {image}", d.image.where)
+        d.model = stated(name, where, "an Ollama library tag, pulled at start (not a Hugging Face id)")
+        ct.read_engine(d, launch, env)
+    _gpus(d, root, box, path)
+    ct.apply_labels(d, pods.node_labels(root, path))
+    if first:
+        d.issues.extend(_not_read(box, path))
+    return d
+
+
+def _image(d: Deployment, root: Mapping, box: Mapping, path: str) -> str:
+    repo, tag = root.at("image", "repository"), root.at("image", "tag")
+    repo_text = str(repo.value).strip() if isinstance(repo, Scalar) and repo.value else REPOSITORY
+    tag_text = str(tag.value).strip() if isinstance(tag, Scalar) and tag.value not in (None, "") else ""
+    if tag_text and isinstance(tag, Scalar):
+        shown = f"{repo_text}:{tag_text}"
+        d.image = stated(shown, tag.where(path))
+        return shown
+    where = (repo if isinstance(repo, Scalar) else box).where(path)
+    d.image = default(
+        repo_text,
+        f"image.tag defaults to the chart's appVersion, which these values do not name ({SOURCE})",
+        where,
+    )
+    return repo_text
+
+
+def _env(root: Mapping, path: str) -> dict[str, EnvVar]:
+    """`extraEnv` as the container's env (deployment.yaml `toYaml .Values.extraEnv`)."""
+    return env_entries(root.seq("extraEnv"), path)
+
+
+def _gpus(d: Deployment, root: Mapping, box: Mapping, path: str) -> None:
+    """`resources` as written, with the chart's GPU limit merged under it: a limit the values write for the
+    same resource wins (deployment.yaml `merge $limits $gpuLimit`, the first dict taking precedence)."""
+    written = {r.name: r for r in pods.device_resources(root, path) if pods.is_gpu(r.name)}
+    gpu = box.map("gpu")
+    enabled = gpu.scalar("enabled") if gpu is not None else None
+    on = gpu is not None and isinstance(enabled, Scalar) and enabled.value is True
+    if on and gpu is not None and _claims(gpu):
+        d.unreadable.append("gpus_per_pod")  # said once by _not_read
+        return
+    resource = _resource(gpu) if on and gpu is not None else None
+    res = written.get(resource) if resource else next(iter(written.values()), None)
+    if res is not None and res.count is not None:
+        d.gpus_per_pod = stated(res.count, res.where, res.name)
+        return
+    if resource is None or gpu is None or enabled is None:
+        return  # no GPU requested: Ollama runs on the CPU (container.finish says so)
+    number = gpu.scalar("number")
+    if isinstance(number, Scalar) and isinstance(number.value, int) and number.value > 0:
+        d.gpus_per_pod = stated(number.value, number.where(path), resource)
+    else:
+        d.gpus_per_pod = default(
+            DEFAULT_GPUS, f"{resource} `ollama.gpu.number | default 1` ({SOURCE})", enabled.where(path)
+        )
+
+
+def _resource(gpu: Mapping) -> str:
+    return "amd.com/gpu" if gpu.value("type") == "amd" else str(gpu.value("nvidiaResource") or NVIDIA)
+
+
+def _claims(gpu: Mapping) -> bool:
+    """A DRA claim, MIG slices or another NVIDIA resource instead of whole GPUs (deployment.yaml: draEnabled,
+    then mig.enabled, then nvidiaResource)."""
+    mig = gpu.map("mig")
+    return (
+        gpu.value("draEnabled") is True
+        or (mig is not None and mig.value("enabled") is True)
+        or _resource(gpu) not in (NVIDIA, "amd.com/gpu")
+    )
+
+
+def _not_read(box: Mapping, path: str) -> list[Issue]:
+    """What the values set that kvlint does not plan, said once at the first model."""
+    out: list[Issue] = []
+    models = box.get("models")
+    create = models.seq("create") if isinstance(models, Mapping) else None
+    if create is not None and len(create) > 0:
+        out.append(
+            Issue(
+                NOT_CHECKABLE,
+                "ollama.models.create: models built at start from a Modelfile (FROM, PARAMETER num_ctx) are not "
+                f"planned ({SOURCE}): not checked",
+                create.where(path),
+            )
+        )
+    gpu = box.map("gpu")
+    if gpu is not None and gpu.value("enabled") is True:
+        mig = gpu.map("mig")
+        dra = gpu.scalar("draEnabled")
+        if dra is not None and dra.value is True:
+            out.append(_unread_gpu("ollama.gpu.draEnabled", "a DRA ResourceClaim", dra.where(path)))
+        elif mig is not None and mig.value("enabled") is True:
+            out.append(_unread_gpu("ollama.gpu.mig", "MIG slices", mig.where(path)))
+        elif _claims(gpu):
+            node = gpu.get("nvidiaResource") or gpu
+            out.append(_unread_gpu("ollama.gpu.nvidiaResource", f"{_resource(gpu)}", node.where(path)))
+    return out
+
+
+def _unread_gpu(key: str, what: str, where: Location) -> Issue:
+    return Issue(
+        NOT_CHECKABLE,
+        f"{key}: the pod requests {what} instead of whole GPUs, which kvlint does not read from these values "
+        f"({SOURCE}): the GPU is not checked",
+        where,
+    )
