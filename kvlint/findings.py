@@ -30,6 +30,8 @@ class IssueKind(Enum):
 
     GPU_NOT_STATED = "gpu-not-stated"  # resolve names no GPU type: kvlint/run/fleet.py checks on the fleet
     MODEL_NOT_STATED = "model-not-stated"  # the workload names no model: nothing the author wrote is wrong
+    # the reference names no model id (a variable, placeholder, path or volume: catalog/model_refs.py)
+    MODEL_NOT_READABLE = "model-not-readable"
     # why a workload or a setting was not checked; the text report counts infos by it (report/infos.py)
     ENGINE_NOT_MODELLED = "engine-not-modelled"  # Ollama, NIM, TensorRT-LLM, llama.cpp, a custom program
     ACCELERATOR_NOT_MODELLED = "accelerator-not-modelled"  # TPU, Neuron, Gaudi, Ascend, CPU

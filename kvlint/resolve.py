@@ -8,10 +8,10 @@ written back onto the deployment.
 
 from __future__ import annotations
 
-from kvlint import engines
+from kvlint import engines, unreadable_model
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog import gpus as gpu_catalog
-from kvlint.catalog import how
+from kvlint.catalog import how, model_refs
 from kvlint.catalog import models as model_catalog
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.declared import arch_from_declared
@@ -179,7 +179,7 @@ def _resolve_model(d: Deployment, r: Resolved, hub: bool = False) -> None:
         _model_not_stated(d, r)
         return
     ref = str(d.model.value)
-    ident = model_catalog.strip_ref(ref)
+    ident = model_refs.cache_id(ref) or model_catalog.strip_ref(ref)  # a cache path names its Hub id
     res, hub_failure = _look_up_model(ref, ident, d.base_dir, hub)
     if res.kind or res.no_kv_cache or res.unpriced:
         r.issues.append(_not_capacity_checked(ref, res, _loc(d, d.model)))
@@ -273,6 +273,10 @@ def _model_unknown(
         if hub_failure.fix:
             r.issues.append(Issue(UNKNOWN_MODEL, message, _loc(d, d.model), fix=hub_failure.fix))
             return
+    unreadable = None if res.read_failed else unreadable_model.issue(ref, res.how, _loc(d, d.model))
+    if unreadable is not None:  # a variable, placeholder, path or volume: no model id to look up (info)
+        r.issues.append(unreadable)
+        return
     close = model_catalog.suggest(ref)
     hub_id = model_catalog.is_hub_id(ident)
     bare = "/" not in ident and not ident.startswith(("~", "."))  # a bare name: no organisation, not a path

@@ -74,10 +74,14 @@ def test_dynamo_real_trtllm_is_read_with_its_model_and_options_file():
     (d,) = deps(result).values()
     assert d.engine.value == "trtllm" and "gpt-oss-120b" in str(d.model.value)
     assert d.gpus_per_pod.value == 4 and d.shm_size.value == "80Gi"
-    # Dynamo's flags (TP 4, --free-gpu-memory-fraction 0.9) and the ConfigMap's LLM-API YAML are read; the GPU
-    # type is not stated (KV002) and the model is an HF cache path on a PVC (KV003)
+    # Dynamo's flags (TP 4, --free-gpu-memory-fraction 0.9) and the ConfigMap's LLM-API YAML are read; the model
+    # is a Hugging Face cache path on a PVC (models--openai--gpt-oss-120b/snapshots/...), read as its Hub id; the
+    # GPU type is not stated (KV002, an info: the fleet check says where it fits)
     assert d.tensor_parallel.value == 4 and d.gpu_memory_utilization.value == 0.9
-    assert [f.rule for f in result.findings] == ["KV002", "KV003"]
+    (r,) = result.deployments
+    assert r.model is not None and r.model.id == "openai/gpt-oss-120b"
+    assert "read from its Hugging Face cache path" in r.model_how
+    assert [(f.rule, f.severity.name) for f in result.findings] == [("KV002", "INFO")]
 
 
 def test_dynamo_shell_exports_feed_the_engine_flags():

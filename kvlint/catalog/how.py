@@ -17,6 +17,7 @@ HF_CACHE = "local Hugging Face cache"
 MATCHED_BY_NAME = "matched by name"  # a derived id resolved to its catalogued base by name rules
 PULLED = "pulled copy"  # + the path: an entry `kvlint models pull` wrote to the project's models directory
 OTHER_KIND = "kind recognised by name"  # not a text-generation checkpoint (catalog/model_kinds.py)
+CACHE_PATH = "id read from its Hugging Face cache path"  # + the id: `.../models--org--name/snapshots/...`
 HUB = "Hub copy fetched by --hub"  # + the cache: fetched on the fly by `kvlint --hub`
 
 

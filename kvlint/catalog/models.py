@@ -11,13 +11,13 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from kvlint.catalog import how, pulled, shipped
+from kvlint.catalog import how, model_refs, pulled, shipped
 from kvlint.catalog.arch import ENCODER_ONLY, ModelArch
 from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hf_keys import from_mistral_params
 from kvlint.catalog.resolution import Resolution
 from kvlint.fileio import shown
-from kvlint.record import record
+from kvlint.record import record, replace
 
 if TYPE_CHECKING:  # the name rules, kinds and safetensors readers load only when an id needs them
     from kvlint.catalog.name_rules import NameIndex
@@ -59,7 +59,7 @@ def _index() -> _Index:
         key = _norm(row["id"])
         rows[key] = row
         for alias in row.get("aliases", ()):
-            aliases[_norm(alias)] = key
+            aliases[_norm(strip_ref(alias))] = key  # written as a reference is (`/data/` is `/data`)
             names.setdefault(_norm(alias).rsplit("/", 1)[-1], []).append(key)
         names.setdefault(key.rsplit("/", 1)[-1], []).append(key)
     return _Index(rows, archs, aliases, names)
@@ -278,13 +278,19 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
         ):
             return _found(from_directory(candidate, raw), f"{how.LOCAL_DIRECTORY} {label}")
     except (OSError, ValueError, ConfigError) as exc:
-        return Resolution(None, f"could not read {label}: {_shown_in(exc, candidate)}")
+        return Resolution(None, f"could not read {label}: {_shown_in(exc, candidate)}", read_failed=True)
 
+    named = model_refs.cache_id(raw)
+    if (
+        named is not None
+    ):  # a Hugging Face cache path names its model: its id, said so (catalog/model_refs.py)
+        by_id = resolve(named, base_dir)
+        return replace(by_id, how=f"{by_id.how} ({how.CACHE_PATH}: {named})")
     ident = strip_ref(raw)
     try:  # the project's pulled models come first (kvlint models pull)
         found = pulled.find(ident)
     except (OSError, ValueError, ConfigError) as exc:
-        return Resolution(None, f"pulled copy of {ident} is unreadable: {exc}")
+        return Resolution(None, f"pulled copy of {ident} is unreadable: {exc}", read_failed=True)
     if found is not None:
         return _found(found[0], found[1])
     idx = _index()
@@ -299,7 +305,9 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
     try:
         cached = from_hf_cache(ident)
     except (OSError, ValueError, ConfigError) as exc:
-        return Resolution(None, f"Hugging Face cache copy of {ident} is unreadable: {_shown_in(exc)}")
+        return Resolution(
+            None, f"Hugging Face cache copy of {ident} is unreadable: {_shown_in(exc)}", read_failed=True
+        )
     if cached is not None:
         return _found(cached, how.HF_CACHE)
     from kvlint.catalog import model_kinds

@@ -20,3 +20,6 @@ class Resolution:
     unpriced_fix: str = ""  # what to serve instead, when that is not a GGUF file naming its type
     # not a text-generation checkpoint (kvlint/catalog/model_kinds.py): what it is; arch is None
     kind: str = ""
+    # a file was found for the reference and could not be read: a KV003 warning, never the info a
+    # reference that names no model gets (kvlint/unreadable_model.py)
+    read_failed: bool = False

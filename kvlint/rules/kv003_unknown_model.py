@@ -12,8 +12,13 @@ class UnknownModel(IssueRule):
     cache (`HF_HUB_CACHE`, `HF_HOME/hub`, `~/.cache/huggingface/hub`). kvlint never downloads.
     The message names the checks that were skipped. A workload (or chart values) that names no
     model at all is an info: nothing the author wrote is wrong, and the text report counts such
-    workloads once per run with what to do; a model it names and kvlint cannot resolve is a warning
-    at that name (a placeholder, a typo, or a model kvlint does not know yet).
+    workloads once per run with what to do. A reference that names no model id — an unexpanded
+    variable (`$MODEL_ID`, `{{ .Values.model }}`), a placeholder (`YOUR-MODEL-PATH`), a local path or a
+    storage URI (`pvc://`, `s3://`) with no config.json to read — is an info too, counted the same way
+    (the classes: kvlint/catalog/model_refs.py). A Hugging Face cache path
+    (`.../models--org--name/snapshots/<sha>`) names its model, and is read as org/name. A model id it
+    names and kvlint cannot resolve is a warning at that name (a typo, a private model, or a model
+    kvlint does not know yet).
 
     ## Why is this bad?
     Layers, KV heads, head size and parameter count decide every number kvlint computes.
@@ -34,6 +39,9 @@ class UnknownModel(IssueRule):
     infos = {
         IssueKind.MODEL_NOT_STATED: "workloads not checked for memory: the model is not stated — name it "
         "(--model / model:), or lint it with the object that sets it",
+        IssueKind.MODEL_NOT_READABLE: "workloads not checked for memory: the model is a variable, placeholder, "
+        "path or storage URI that names no model id — say which model it is: `models:` in .kvlint.yaml with "
+        "the reference among its aliases, a path to its config.json, or the Hub id (`kvlint models pull`)",
     }
 
     def note(self, ctx: IssueContext) -> str:
