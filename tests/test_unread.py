@@ -244,7 +244,13 @@ def test_an_engine_options_file_and_an_ollama_override_are_kv004():
     )
     (f,) = lint(options).findings
     assert f.rule == "KV004" and f.where.line == 2 and "launch command" in f.message
+    # the ollama chart's values with models are read (extract/charts/ollama_chart.py): planned, not a KV004
     ollama = "ollama:\n  gpu:\n    enabled: true\n    number: 1\n  models:\n    - gemma:7b\n"
     (f,) = lint(ollama).findings
-    assert f.rule == "KV004" and f.where.line == 6 and "Ollama" in f.message
-    assert lint("ollama:\n  models:\n    - gemma:7b\n").findings == []  # no GPU section: not claimed
+    assert f.rule == "KV002" and f.where.line == 6 and "fits on" in f.message
+    # without ollama.gpu the chart requests no GPU (values.yaml gpu.enabled false): Ollama on the CPU
+    (f,) = lint("ollama:\n  models:\n    - gemma:7b\n").findings
+    assert f.rule == "KV004" and "requests no GPU" in f.message
+    # and values that list no model keep the run-time-pull answer
+    (f,) = lint("ollama:\n  gpu:\n    enabled: true\n  models:\n    pull: []\n").findings
+    assert f.rule == "KV004" and "pull no model at start" in f.message
