@@ -235,6 +235,23 @@ def _profile_problems(doc: dict) -> list[str]:
                 out.append(f"{where} {p.get('id', '')[:8]}: tp and pp must be counts")
             if "gpu" in p and gpus.by_id(p["gpu"]) is None:
                 out.append(f"{where} {p.get('id', '')[:8]}: GPU {p['gpu']!r} is not in the catalog")
+    return out + _unpublished_problems(doc, seen)
+
+
+def _unpublished_problems(doc: dict, listed: set[tuple[str, str]]) -> list[str]:
+    """The releases looked for and not found: each once, none also listed, each saying what was found."""
+    out: list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for i, row in enumerate(doc.get("unpublished") or []):
+        if not isinstance(row, dict) or set(row) != {"image", "release", "found"}:
+            out.append(f"unpublished {i}: must have exactly image, release, found")
+            continue
+        key = (row["image"], row["release"])
+        if key in seen or key in listed:
+            out.append(f"unpublished {key}: listed twice, or also in releases")
+        seen.add(key)
+        if problem := _citation(row["found"]):
+            out.append(f"unpublished {key}: {problem}")
     return out
 
 
@@ -346,6 +363,27 @@ def test_a_broken_card_table_is_caught(breakage):
     assert problems("tgi", doc) == []
     CARD_BROKEN[breakage](doc)
     assert problems("tgi", doc), breakage
+
+
+UNPUBLISHED_BROKEN = {
+    "a release both listed and not found": lambda d: d["unpublished"].append(
+        {
+            "image": d["releases"][0]["image"],
+            "release": d["releases"][0]["release"],
+            "found": d["unpublished"][0]["found"],
+        }
+    ),
+    "found citing nothing": lambda d: d["unpublished"][0].update(found="nothing"),
+    "a row with no release": lambda d: d["unpublished"][0].pop("release"),
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(UNPUBLISHED_BROKEN))
+def test_a_broken_nim_unpublished_row_is_caught(breakage):
+    doc = copy.deepcopy(facts.load("nim", "profiles"))
+    assert problems("nim", doc) == []
+    UNPUBLISHED_BROKEN[breakage](doc)
+    assert problems("nim", doc), breakage
 
 
 @pytest.mark.parametrize("breakage", sorted(BROKEN))

@@ -217,3 +217,68 @@ def test_a_vllm_profile_s_fixes_keep_vllm_s_flags():
     r, findings = _one(gpu_pod(LLAMA31, [], env, gpus=2).replace(*L4_PAIR))
     assert r.settings.extra.get("nim_backend", "vllm") == "vllm"
     assert any("--max-num-seqs" in w for w in _fix_words(findings, "KV103"))
+
+
+L31 = selection.release_of("meta/llama-3.1-8b-instruct", "1.1.2")
+# what list-model-profiles printed for nvcr.io/nim/meta/llama-3.1-8b-instruct:1.1.2 on 2 x L40S under "Compatible
+# with system and runnable", jovanjuzy/nim-training@de3a6898 L40S/docker-run-llama-3.1-8b-instruct-download-to-
+# cache.sh:24-33; the table holds the 15 it printed as incompatible too
+PRINTED_1_1_2_RUNNABLE_ON_2_L40S = {
+    "tensorrt_llm-l40s-bf16-tp2-pp1-latency",
+    "tensorrt_llm-l40s-bf16-tp2-pp1-throughput",
+    "tensorrt_llm-l40s-bf16-tp1-pp1-throughput",
+    "vllm-fp16-tp2-pp1",
+    "vllm-fp16-tp1-pp1",
+    "tensorrt_llm-l40s-bf16-tp2-pp1-throughput-lora",
+    "vllm-fp16-tp2-pp1-lora",
+    "vllm-fp16-tp1-pp1-lora",
+}
+
+
+def test_llama_3_1_8b_1_1_2_compatibility_reproduces_what_nim_printed():
+    assert L31 is not None and len(L31.profiles) == 23
+    assert _names(selection.choose(L31, "l40s", 2).runnable) == PRINTED_1_1_2_RUNNABLE_ON_2_L40S
+
+
+@pytest.mark.parametrize(
+    ("gpu", "count", "picked"),
+    [
+        # an optimized TensorRT-LLM profile for the GPU found; on an H100 its fp8 one (lower precision first)
+        ("l40s", 1, {"tensorrt_llm-l40s-bf16-tp1-pp1-throughput"}),
+        ("h100-sxm", 1, {"tensorrt_llm-h100-fp8-tp1-pp1-throughput"}),
+        ("a10g", 2, {"tensorrt_llm-a10g-bf16-tp2-pp1-throughput"}),
+        # no profile of 1.1.2 targets an L4 or an H200: the generic vLLM profiles the GPU count admits (the
+        # documented order does not rank their TP: each is left, and checked)
+        ("l4", 1, {"vllm-fp16-tp1-pp1"}),
+        ("h200", 4, {"vllm-fp16-tp1-pp1", "vllm-fp16-tp2-pp1", "vllm-fp16-tp4-pp1"}),
+    ],
+)
+def test_llama_3_1_8b_1_1_2_selects_the_profile_nim_would(gpu, count, picked):
+    assert L31 is not None
+    assert _names(selection.choose(L31, gpu, count).picked) == picked
+
+
+def test_llama_3_1_8b_1_1_2_is_planned_by_the_selected_profile_s_backend():
+    image = "nvcr.io/nim/meta/llama-3.1-8b-instruct:1.1.2"
+    r, findings = _one(_pod(image, "NVIDIA-L40S", 1))
+    assert r.plan is not None and r.plan.engine == "trtllm" and r.settings.dtype == "bfloat16"
+    assert "tensorrt_llm-l40s-bf16-tp1-pp1-throughput" in r.plan.notes[-1]
+    assert not [f for f in findings if f.rule == "KV004"]
+    r, _ = _one(_pod(image, "NVIDIA-L4", 1))  # the documented fallback: a generic profile, vLLM
+    assert r.plan is not None and r.plan.engine == "vllm" and r.settings.dtype == "float16"
+
+
+def test_a_release_looked_for_and_not_found_says_so_and_borrows_no_list():
+    # 1.1.2's list is published, 1.1.0's is not: 1.1.0 stays not checked, naming the release and what was found
+    assert selection.release_of("meta/llama-3.1-8b-instruct", "1.1.0") is None
+    r, findings = _one(_pod("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.1.0", "NVIDIA-L40S", 1))
+    (f,) = [f for f in findings if f.rule == "KV004"]
+    assert r.plan is None and "no list for meta/llama-3.1-8b-instruct:1.1.0 (it lists 1.1.2," in f.message
+    assert "was looked for in public repositories, issues and pages, and found: none" in f.message
+    # a release no one looked for says only that the table has no list
+    (f,) = [
+        f
+        for f in _one(_pod("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.4.0", "NVIDIA-L40S", 1))[1]
+        if f.rule == "KV004"
+    ]
+    assert "no list for meta/llama-3.1-8b-instruct:1.4.0" in f.message and "looked for" not in f.message

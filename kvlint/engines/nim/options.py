@@ -117,8 +117,22 @@ def _selection(name: str | None, image: str) -> str:
     return (
         f"NIM picks its profile at start-up from the GPUs it finds, the file sets no NIM_MODEL_PROFILE, and "
         f"kvlint's table of published NIM profiles (kvlint/engines/nim/data/profiles.json) has no list for "
-        f"{name}:{tag} ({has}; a release's list is never carried to another)"
+        f"{name}:{tag} ({has}; a release's list is never carried to another){_looked_for(name, tag)}"
     )
+
+
+def _looked_for(name: str, tag: str) -> str:
+    """What was found of this release's profile list where it was looked for and not found (the table's
+    `unpublished` rows); '' for a release no one looked for."""
+    from kvlint.engines import facts
+
+    for row in facts.load("nim", "profiles").get("unpublished", ()):
+        if (row["image"], row["release"]) == (name, tag):
+            return (
+                "; its model manifest or a list-model-profiles print was looked for in public repositories, "
+                f"issues and pages, and found: {row['found']}"
+            )
+    return ""
 
 
 def _where(d: Deployment) -> Location:
