@@ -45,6 +45,9 @@ ENGINE_READERS = (
     "llamacpp.py",
     "memory_options.py",
     "flag_sets.py",
+    "triton.py",  # Triton's config.pbtxt parameters (kvlint/engines/trtllm/triton.py)
+    "repository.py",  # Triton's model repository (kvlint/engines/trtllm/repository.py)
+    "engine_config.py",  # a built TensorRT-LLM engine's config.json
 )
 
 

@@ -1,0 +1,220 @@
+"""Triton's TensorRT-LLM backend: the `parameters` of the tensorrt_llm model's config.pbtxt, as the backend reads
+them, onto the deployment.
+
+The backend (triton-inference-server/tensorrtllm_backend, inflight_batcher_llm/src at v0.18.2, the last tag
+with the source in that repository; later releases keep it in NVIDIA/TensorRT-LLM triton_backend/) reads each
+parameter's `string_value` (model_state.cc:249 GetParameter<std::string>) and converts it with std::stoi /
+std::stof / "true"|"false"|"1"|"0" (model_state.cc:272-325); a parameter that is absent or does not convert
+throws, and model_instance_state.cc catches it and uses its default (each row below names the line). The
+Python backend's model.py (all_models/inflight_batcher_llm/tensorrt_llm/1/model.py:126) reads a value still
+spelled `${…}` as not given: so does kvlint (an unfilled fill_template placeholder is not stated).
+
+tools/fill_template.py (v0.18.2) fills the template with string.Template.safe_substitute from
+`key:value,key:value` (a backslash escapes `,` and `:`; `max_queue_size` is 0 unless given): `filled`
+does the same.
+"""
+
+from __future__ import annotations
+
+import re
+from string import Template
+
+from kvlint.codes import INVALID_INPUT, UNPARSED_SETTING
+from kvlint.deployment import Deployment, stated
+from kvlint.engines.trtllm.pbtxt import Message, PbtxtError, Scalar, parse
+from kvlint.findings import Issue, Location, Severity
+from kvlint.record import record
+
+TAG = "v0.18.2"
+# the backends that run TensorRT-LLM: the C++ backend, or the Python one with tensorrt_llm/1/model.py
+# (config.pbtxt `backend: "${triton_backend}"`, filled with tensorrtllm or python: docs/model_config.md)
+BACKENDS = ("tensorrtllm", "python")
+
+
+@record(frozen=True)
+class Param:
+    """One config.pbtxt parameter the backend reads that changes GPU memory or what kvlint plans."""
+
+    key: str
+    target: str  # Deployment field or `extra` key it sets
+    kind: str  # int | float | bool | text
+    default: str  # what the backend uses when it is not given
+    at: str  # the backend source line of its GetParameter (inflight_batcher_llm/src at TAG)
+
+
+PARAMS: tuple[Param, ...] = (
+    Param(
+        "gpt_model_path",
+        "engine_dir",
+        "text",
+        "none: the backend refuses to load",
+        "model_instance_state.cc:645",
+    ),
+    Param(
+        "kv_cache_free_gpu_mem_fraction",
+        "gpu_memory_utilization",
+        "float",
+        "0.9",
+        "model_instance_state.cc:97",
+    ),
+    Param("max_tokens_in_paged_kv_cache", "kv_max_tokens", "int", "no cap", "model_instance_state.cc:84"),
+    Param("max_beam_width", "max_beam_width", "int", "1", "model_instance_state.cc:392"),
+    Param("enable_kv_cache_reuse", "enable_block_reuse", "bool", "false", "model_instance_state.cc:168"),
+    Param("enable_chunked_context", "enable_chunked_prefill", "bool", "false", "model_instance_state.cc:451"),
+    Param(
+        "max_attention_window_size",
+        "max_attention_window",
+        "text",
+        "max_seq_len",
+        "model_instance_state.cc:142",
+    ),
+    Param(
+        "batch_scheduler_policy",
+        "batch_scheduler_policy",
+        "text",
+        "guaranteed_no_evict",
+        "model_instance_state.cc:335",
+    ),
+    Param("gpu_weights_percent", "gpu_weights_percent", "float", "1.0", "model_instance_state.cc:560"),
+    Param("gpu_device_ids", "gpu_device_ids", "text", "the instance's visible GPUs", "model_state.cc:97"),
+    Param(
+        "gpt_model_type",
+        "batching_type",
+        "text",
+        "none: the backend refuses to load",
+        "model_instance_state.cc:60",
+    ),
+)
+BY_KEY = {p.key: p for p in PARAMS}
+_INT = re.compile(r"^\s*[-+]?\d+")
+_FLOAT = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+
+
+@record
+class ModelConfig:
+    """One model's config.pbtxt: its backend, Triton's max_batch_size and the parameters' string values."""
+
+    shown: str  # the file as findings show it
+    backend: Scalar | None
+    max_batch_size: Scalar | None
+    params: dict[str, Scalar]
+
+    def where(self, s: Scalar) -> Location:
+        return Location(self.shown, s.line, s.column, s.line, s.end_column)
+
+    def runs_trtllm(self) -> bool:
+        """The tensorrt_llm model: the C++ backend, or the Python backend given an engine (gpt_model_path)."""
+        if self.backend is None or self.backend.unfilled:
+            return "gpt_model_path" in self.params
+        name = self.backend.text.strip().lower()
+        return name == "tensorrtllm" or (name == "python" and "gpt_model_path" in self.params)
+
+
+def read_config(text: str, shown: str) -> tuple[ModelConfig | None, Issue | None]:
+    """The model configuration `text` (config.pbtxt) writes, or a located KV001 when Triton cannot parse it
+    (Triton then fails to load the model: "Error parsing text-format inference.ModelConfig")."""
+    try:
+        root = parse(text)
+    except PbtxtError as e:
+        where = Location(shown, e.line, e.column)
+        message = f"{shown} is not a Triton model configuration Triton can parse: {e.message} (the model does not load)"
+        return None, Issue(INVALID_INPUT, message, where, severity=Severity.ERROR)
+    return ModelConfig(shown, root.scalar("backend"), root.scalar("max_batch_size"), _params(root)), None
+
+
+def _params(root: Message) -> dict[str, Scalar]:
+    """`parameters: { key: "k" value: { string_value: "v" } }` (a map field, written once per entry or as a
+    list); the last entry of a key wins, as protobuf's map parsing keeps it."""
+    out: dict[str, Scalar] = {}
+    for entry in root.all("parameters"):
+        if not isinstance(entry, Message):
+            continue
+        key, value = entry.scalar("key"), entry.message("value")
+        text = value.scalar("string_value") if value is not None else None
+        if key is not None and text is not None:
+            out[key.text] = text
+    return out
+
+
+def _converted(p: Param, raw: str) -> object | None:
+    """The value as GetParameter<T> converts it, or None where it throws (the backend then uses its default).
+    std::stoi / std::stof read a leading number and ignore what follows (model_state.cc:272, :304)."""
+    if p.kind == "text":
+        return raw
+    if p.kind == "bool":  # model_state.cc:310 GetParameter<bool>
+        return (
+            True
+            if raw in ("True", "true", "TRUE", "1")
+            else False
+            if raw in ("False", "false", "FALSE", "0")
+            else None
+        )
+    m = (_INT if p.kind == "int" else _FLOAT).match(raw)
+    if m is None:
+        return None
+    return int(m.group()) if p.kind == "int" else float(m.group())
+
+
+def apply(d: Deployment, config: ModelConfig) -> None:
+    """The parameters the backend reads onto the deployment, each stated at its line of config.pbtxt; an
+    unfilled `${…}` is not stated (the backend's default applies), and a value the backend cannot convert is
+    a KV005 warning naming the default it falls back to."""
+    note = f"{config.shown} (Triton model configuration)"
+    for p in PARAMS:
+        s = config.params.get(p.key)
+        if s is None or s.unfilled or not s.text.strip():
+            continue
+        value = _converted(p, s.text.strip())
+        if value is None:
+            d.issues.append(
+                Issue(
+                    UNPARSED_SETTING,
+                    f"{d.label()}: Triton's TensorRT-LLM backend cannot read {p.key} {s.text[:60]!r} as"
+                    f" {'a number' if p.kind != 'bool' else 'true or false'} and uses its default"
+                    f" ({p.default}; tensorrtllm_backend inflight_batcher_llm/src/{p.at}@{TAG})",
+                    config.where(s),
+                )
+            )
+            continue
+        v = stated(value, config.where(s), note)
+        if hasattr(d, p.target):
+            setattr(d, p.target, v)
+        else:
+            d.extra[p.target] = v
+
+
+# --- tools/fill_template.py: `python3 tools/fill_template.py -i <config.pbtxt> key:value,key:value`
+
+
+def _split(text: str, delimiter: str) -> list[str]:
+    """fill_template.py split(): `delimiter` separates, a backslash makes the next character literal."""
+    out, current, escape = [], "", False
+    for char in text:
+        if escape:
+            current, escape = current + char, False
+        elif char == delimiter:
+            out.append(current)
+            current = ""
+        elif char == "\\":
+            escape = True
+        else:
+            current += char
+    out.append(current)
+    return out
+
+
+def substitutions(spec: str) -> dict[str, str] | None:
+    """fill_template's `key:value,...` as the dict it substitutes, or None where fill_template itself fails
+    (an entry that is not one `key:value`: its `key, value = split(sub, ":")` raises)."""
+    out: dict[str, str] = {"max_queue_size": "0"}
+    for sub in _split(spec, ","):
+        parts = _split(sub, ":")
+        if len(parts) != 2:
+            return None
+        out[parts[0]] = parts[1]
+    return out
+
+
+def filled(text: str, subs: dict[str, str]) -> str:
+    """The template with fill_template's substitutions made (placeholders it is not given stay)."""
+    return Template(text).safe_substitute(subs)
