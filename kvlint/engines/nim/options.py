@@ -16,7 +16,7 @@ from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, stated
 from kvlint.engines.nim import env as nim_env
-from kvlint.engines.nim import launch, planned, profiles, selection
+from kvlint.engines.nim import generic, launch, planned, profiles, selection
 from kvlint.extract.pod.argv import EnvVar, Token
 from kvlint.extract.pod.engine_args.apply import env_value
 from kvlint.findings import Issue, IssueKind, Location
@@ -54,6 +54,11 @@ def read(d: Deployment, env: dict[str, EnvVar]) -> None:
         and nim_env.model_variable(env) is None
         and _published(d, name, image, env, tok, where, model)
     ):
+        return
+    if tok is None and generic.serves_any_model(name) and nim_env.model_variable(env) is not None:
+        # the multi-LLM NIM: the generic profile it generates for the checkpoint is settled at planning
+        d.extra[generic.GENERIC] = stated(f"{name}:{launch.image_tag(image) or ''}".rstrip(":"), where)
+        engines.get("vllm").read_options(d, nim_env.vllm_tokens(env, model), {}, positional_model=False)
         return
     if tok is None:
         _not_checked(d, where, _selection(name, image))

@@ -23,7 +23,7 @@ from kvlint import engines
 from kvlint.deployment import Deployment, Value, inferred
 from kvlint.engines.base import NotPlanned
 from kvlint.engines.nim import env as nim_env
-from kvlint.engines.nim import selection
+from kvlint.engines.nim import generic, selection
 from kvlint.engines.nim.profiles import BACKENDS, ENGINE_OF
 from kvlint.record import fields, replace
 from kvlint.units import tokens
@@ -41,8 +41,9 @@ QUANT = {"int8wo": "int8_wo"}  # TensorRT-LLM's QuantAlgo spelling of a manifest
 
 
 def applies(d: Deployment) -> bool:
-    """The profile is settled here: a published list, or a TensorRT-LLM profile named."""
-    return published(d) is not None or NAMED in d.extra
+    """The profile is settled here: a published list, a TensorRT-LLM profile named, or the generic profiles
+    the multi-LLM NIM generates (generic.py)."""
+    return published(d) is not None or NAMED in d.extra or generic.GENERIC in d.extra
 
 
 def published(d: Deployment) -> selection.Release | None:
@@ -57,7 +58,9 @@ def settings(d: Deployment, arch: Any, gpu: Any) -> Any:
     """The settings of the profile NIM runs, planned by its backend (engine `nim`, the backend in
     `extra["nim_backend"]`, what kvlint assumed in `extra["nim_says"]`)."""
     rel = published(d)
-    if rel is None:  # a TensorRT-LLM profile named, its tags read from its name (options.read)
+    if generic.GENERIC in d.extra:  # the multi-LLM NIM: the profiles it generates for the checkpoint
+        picked, why = generic.profiles(d, arch, gpu)
+    elif rel is None:  # a TensorRT-LLM profile named, its tags read from its name (options.read)
         named = d.extra[NAMED]
         picked, why = (
             (_from_name(str(named.value)),),
@@ -122,10 +125,11 @@ def _backend_settings(d: Deployment, arch: Any, gpu: Any, p: selection.Published
     engine = ENGINE_OF[p.backend]
     note = f"NIM profile {p.name}"
     changes: dict[str, Any] = dict.fromkeys(_passed(d)) if engine == "trtllm" else {}
+    precision = HALF.get(p.precision) or ("quantization", QUANT.get(p.precision, p.precision))
     for field, value in (
         ("tensor_parallel", p.tp),
         ("pipeline_parallel", p.pp),
-        HALF.get(p.precision) or ("quantization", QUANT.get(p.precision, p.precision)),
+        *(() if p.generated else (precision,)),  # a generated profile's precision is the checkpoint's own
     ):
         if field in changes or getattr(d, field) is None:
             changes[field] = inferred(value, note)

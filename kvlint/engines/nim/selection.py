@@ -43,6 +43,9 @@ class Published:
     kind: str = ""  # throughput | latency (| throughput-lora ...); '' for a generic profile
     lora: bool = False
     buildable: bool = False  # a generic TensorRT-LLM profile that builds its engine at start-up
+    generated: bool = (
+        False  # generated at start-up for the checkpoint (generic.py): its precision is the checkpoint's
+    )
 
     @property
     def name(self) -> str:
