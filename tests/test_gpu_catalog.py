@@ -25,6 +25,8 @@ GIB = 1 << 30
         ("MI325X", "mi325x"),
         ("MI210", "mi210"),
         ("NVIDIA B300 SXM6 AC", "b300"),
+        ("NVIDIA GeForce RTX 4070 SUPER", "rtx-4070-super"),  # 12 GB, not the 8 GB laptop part below
+        ("RTX 4070 8GB", "rtx-4070-8gb"),
     ],
 )
 def test_new_cards_by_name_and_label(name, gpu_id):
