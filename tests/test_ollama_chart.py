@@ -73,13 +73,33 @@ def test_mig_slices_and_model_create_are_said_once_not_per_model():
     text = (
         "ollama:\n  gpu:\n    enabled: true\n    mig:\n      enabled: true\n      devices:\n        1g.10gb: 1\n"
         "  models:\n    pull: [llama3.1:8b, qwen2.5:7b]\n"
-        "    create:\n      - name: llama3.1-ctx32k\n        template: |\n          FROM llama3.1\n"
+        "    create:\n      - name: llama3.1-ctx32k\n        configMapRef: models\n        configMapKeyRef: k\n"
     )
     result = run(text)
     ds = deployments(result)
     assert len(ds) == 2 and all(d.gpus_per_pod is None and "gpus_per_pod" in d.unreadable for d in ds)
     said = [f for f in result.findings if "MIG slices" in f.message or "Modelfile" in f.message]
     assert len(said) == 2 and {f.where.line for f in said} == {5, 11}
+
+
+def test_a_modelfile_in_the_values_is_its_from_model_at_its_num_ctx():
+    # ollama/ollama@v0.15.5 server/routes.go:110-125: the Modelfile's options over the default context
+    text = (
+        "image:\n  tag: '0.15.5'\nollama:\n  gpu:\n    enabled: true\n  models:\n    create:\n"
+        "      - name: llama3.1-ctx128k\n        template: |\n          FROM llama3.1:8b\n"
+        "          # a comment\n          PARAMETER num_ctx 131072\n"
+        "extraEnv:\n  - name: OLLAMA_CONTEXT_LENGTH\n    value: '8192'\n"
+    )
+    result = run(text, gpu="l4")
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.name == "llama3.1-ctx128k" and str(d.model.value) == "meta-llama/Llama-3.1-8B-Instruct"
+    assert d.model.where.line == 10 and d.model.where.column == 16  # the FROM value, in the block
+    assert (d.max_context.value, d.max_context.where.line, d.max_context.where.column) == (131072, 12, 29)
+    assert r.plan is not None and r.plan.kv_tokens == 131072
+    # and the same Modelfile at a context the L4 cannot hold with its layers: Ollama offloads (a warning)
+    big = run(text.replace("131072", "1048576").replace("FROM llama3.1:8b", "FROM llama3.3:70b"), gpu="l4")
+    assert any(f.rule == "KV004" and "on the CPU" in f.message for f in big.findings)
 
 
 def test_a_tag_the_library_table_lacks_is_unknown_never_guessed():

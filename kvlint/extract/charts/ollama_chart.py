@@ -6,7 +6,10 @@ the chart before 0.68.0 (tag ollama-0.67.0, templates/_helpers.tpl `ollama.model
   `ollama.models` as a list and `ollama.defaultModel` before it. The postStart hook runs `ollama pull <model>`
   for each, a name without a tag being `<name>:latest` (deployment.yaml `printf "%s:latest"`). Ollama serves
   them from one server and loads each when a request names it, so kvlint plans each model as that server
-  holding it; `ollama.models.create` (a Modelfile built at start) is said and not planned;
+  holding it. `ollama.models.create` entries build a model at start from a Modelfile written in the values
+  (`template`): its `FROM` model with its `PARAMETER num_ctx`, which Ollama applies over the default context
+  (ollama/ollama@v0.15.5 server/routes.go:110-125 modelOptions: the defaults, then the model's Modelfile
+  options, then a request's); one read from a ConfigMap (`configMapRef`) is said and not planned;
 - the GPU: with `ollama.gpu.enabled`, limits `nvidia.com/gpu` (`ollama.gpu.nvidiaResource`, default
   nvidia.com/gpu) or `amd.com/gpu` for `type: amd`, `ollama.gpu.number | default 1`, merged over `resources`;
   `mig.enabled` requests MIG slices instead and `draEnabled` a DRA claim (neither read: said). Without it the
@@ -18,6 +21,8 @@ the chart before 0.68.0 (tag ollama-0.67.0, templates/_helpers.tpl `ollama.model
 """
 
 from __future__ import annotations
+
+import re
 
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, default, inferred, stated
@@ -39,7 +44,10 @@ def is_ollama_chart(root: Mapping) -> bool:
     box = root.map("ollama")
     if box is None or not (box.map("gpu") is not None or "models" in box or "port" in box):
         return False
-    return bool(_models(box))
+    models = box.get("models")
+    create = models.seq("create") if isinstance(models, Mapping) else None
+    built = any(isinstance(e, Mapping) and "template" in e for e in (create.items if create else ()))
+    return bool(_models(box)) or built
 
 
 def _models(box: Mapping) -> list[Scalar]:
@@ -75,12 +83,56 @@ def ollama_values(ctx: ct.ObjectContext, root: Mapping) -> list[Deployment]:
     out: list[Deployment] = []
     for i, node in enumerate(_models(box)):
         out.append(_model(ctx, root, box, node, i == 0))
+    for entry, base, num_ctx in _created(ctx, box):
+        d = _model(ctx, root, box, base, not out, name=entry)
+        if num_ctx is not None:
+            d.max_context = stated(num_ctx[0], num_ctx[1], "PARAMETER num_ctx in the Modelfile")
+        out.append(d)
     return out
 
 
-def _model(ctx: ct.ObjectContext, root: Mapping, box: Mapping, node: Scalar, first: bool) -> Deployment:
+_INSTRUCTION = re.compile(r"^\s*(FROM|PARAMETER\s+num_ctx)\s+(\S+)\s*$", re.IGNORECASE)
+
+
+def _created(ctx: ct.ObjectContext, box: Mapping) -> list[tuple[str, Scalar, tuple[int, Location] | None]]:
+    """`ollama.models.create` entries with a `template`: (name, the FROM line as the model, num_ctx)."""
+    models = box.get("models")
+    create = models.seq("create") if isinstance(models, Mapping) else None
+    out: list[tuple[str, Scalar, tuple[int, Location] | None]] = []
+    for entry in create.items if create is not None else ():
+        name = entry.scalar("name") if isinstance(entry, Mapping) else None
+        template = entry.scalar("template") if isinstance(entry, Mapping) else None
+        if name is None or not name.value or template is None or not isinstance(template.value, str):
+            continue
+        base, num_ctx = _modelfile(ctx, template)
+        if base is not None:
+            out.append((str(name.value), base, num_ctx))
+    return out
+
+
+def _modelfile(ctx: ct.ObjectContext, template: Scalar) -> tuple[Scalar | None, tuple[int, Location] | None]:
+    """The FROM and PARAMETER num_ctx lines of a Modelfile written as a block scalar, located in the file."""
+    base: Scalar | None = None
+    num_ctx: tuple[int, Location] | None = None
+    first = template.line + 1 if template.end_line > template.line else template.line
+    for i in range(first, min(template.end_line + 1, len(ctx.lines))):
+        m = _INSTRUCTION.match(ctx.lines[i])
+        if m is None:
+            continue
+        at = Location(ctx.file, i + 1, m.start(2) + 1, i + 1, m.end(2) + 1)
+        if m.group(1).upper() == "FROM" and base is None:
+            base = Scalar(m.group(2), m.group(2), "", False, (i, m.start(2), i, m.end(2)))
+        elif m.group(1).upper() != "FROM" and m.group(2).isdigit():
+            num_ctx = (int(m.group(2)), at)
+    return base, num_ctx
+
+
+def _model(
+    ctx: ct.ObjectContext, root: Mapping, box: Mapping, node: Scalar, first: bool, name: str = ""
+) -> Deployment:
     path = ctx.file
-    name = _tagged(str(node.value).strip())
+    model = _tagged(str(node.value).strip())
+    name = name or model
     where = node.where(path)
     d = Deployment(path, where, "values", name, ctx.base_dir)
     image = _image(d, root, box, path)
@@ -91,7 +143,7 @@ def _model(ctx: ct.ObjectContext, root: Mapping, box: Mapping, node: Scalar, fir
         version = ct.image_version(image, launch.engine) if d.image and d.image.origin == "stated" else None
         if version and d.image is not None:
             d.engine_version = inferred(version, f"from the image tag {image}", d.image.where)
-        d.model = stated(name, where, "an Ollama library tag, pulled at start (not a Hugging Face id)")
+        d.model = stated(model, where, "an Ollama library tag, pulled at start (not a Hugging Face id)")
         ct.read_engine(d, launch, env)
     _gpus(d, root, box, path)
     ct.apply_labels(d, pods.node_labels(root, path))
@@ -168,13 +220,18 @@ def _not_read(box: Mapping, path: str) -> list[Issue]:
     out: list[Issue] = []
     models = box.get("models")
     create = models.seq("create") if isinstance(models, Mapping) else None
-    if create is not None and len(create) > 0:
+    unread = [
+        e
+        for e in (create.items if create is not None else ())
+        if isinstance(e, Mapping) and "template" not in e
+    ]
+    if unread:
         out.append(
             Issue(
                 NOT_CHECKABLE,
-                "ollama.models.create: models built at start from a Modelfile (FROM, PARAMETER num_ctx) are not "
-                f"planned ({SOURCE}): not checked",
-                create.where(path),
+                "ollama.models.create: a model built at start from a Modelfile in a ConfigMap (configMapRef) is "
+                f"not read from these values ({SOURCE}): not checked",
+                unread[0].where(path),
             )
         )
     gpu = box.map("gpu")
