@@ -132,6 +132,9 @@ class Finding:
     fixes: tuple[Fix, ...] = field(default=(), compare=False)
     suppressed_by: str | None = field(default=None, compare=False)
     kind: IssueKind | None = field(default=None, compare=False)  # the issue's kind (not in JSON or SARIF)
+    # what one device of the workload is called ("chip" on a TPU; None: a GPU or not known), for the
+    # text report's info summary, whose reasons say "per {device}" (report/infos.py; not in JSON or SARIF)
+    device: str | None = field(default=None, compare=False)
 
     def sort_key(self) -> tuple:
         return (self.where.file, self.where.line, self.where.column, self.rule, self.message)

@@ -382,7 +382,16 @@ def _planned_accelerator(d: Deployment) -> bool:
 def resolve(d: Deployment, defaults: Defaults, on: Value[str] | None = None) -> Resolved:
     """The deployment's model, GPU, settings in force and plan; `d` is only read. `on`: a GPU to place it
     on instead of the one it names (kvlint/run/fleet.py re-resolves a deployment that names none on each
-    fleet type); the extraction's issues are then the first resolve's, not repeated."""
+    fleet type); the extraction's issues are then the first resolve's, not repeated. Where no plan is made
+    (and no fleet type may still make one), an option's "the plan leaves this out" describes no plan: the
+    KV004, KV003 or KV005 that says why nothing is checked stands alone."""
+    r = _resolve(d, defaults, on)
+    if r.plan is None and (r.gpu is not None or r.model is None or r.unknown & {"engine", "settings"}):
+        r.issues = [i for i in r.issues if i.kind is not IssueKind.OPTION_NOT_MODELLED]
+    return r
+
+
+def _resolve(d: Deployment, defaults: Defaults, on: Value[str] | None) -> Resolved:
     r = Resolved(d, in_force=replace(InForce.stated(d), gpu=on or d.gpu))
     if on is None:
         r.issues.extend(d.issues)
@@ -390,8 +399,6 @@ def resolve(d: Deployment, defaults: Defaults, on: Value[str] | None = None) -> 
     if d.backend_not_planned is not None:
         r.issues.append(_backend_kv(d, d.backend_not_planned))
     if not _planned_accelerator(d) or "unsupported" in d.extra:
-        # GPU memory options are moot where nothing is planned
-        r.issues = [i for i in r.issues if i.kind is not IssueKind.OPTION_NOT_MODELLED]
         return r  # the extractor said what it cannot check (KV004)
     _resolve_gpu(d, r, defaults, on)
     _resolve_model(d, r, defaults.hub)

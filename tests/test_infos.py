@@ -69,7 +69,9 @@ def test_each_reason_line_counts_the_infos_of_that_rule_and_kind(monkeypatch):
 
     monkeypatch.chdir(ROOT)
     findings = _in_process([FIXTURE_DIR])
-    by_reason = Counter((f.rule, infos._text(f.rule, f.kind)) for f in findings if f.severity.label == "info")
+    by_reason = Counter(
+        (f.rule, infos._text(f.rule, f.kind, f.device)) for f in findings if f.severity.label == "info"
+    )
     assert len(by_reason) >= 8  # several reasons: the GPU not stated, an engine not modelled, a template …
     text = run(FIXTURE_DIR).output
     lines = text.splitlines()

@@ -73,9 +73,15 @@ _CHIPS: dict[str, dict] = {
         "unit": "TensorCore",
         "devices_per_unit": 2,
     },
-    # no public log shows a v4 chip's bytes_limit (tpu-inference's Pathways table says 32 GiB, utils.py:191):
-    # known by its label so the KV004 can name it
-    "tpu-v4": {"name": "Google TPU v4", "bytes": None, "source": ""},
+    # known by its label so the KV004 can name it and say why it is not planned
+    "tpu-v4": {
+        "name": "Google TPU v4",
+        "bytes": None,
+        "source": "",
+        "why": "tpu-inference lists v4 as experimental (vllm-project/tpu-inference@v0.27.0 README.md:62-64) and no "
+        "public log shows the bytes_limit JAX reports for a v4 chip; Google's 32 GiB of HBM per chip "
+        "(https://cloud.google.com/tpu/docs/v4) is not it (JAX gives 31.25 GiB of a v6e's 32, 15.75 of a v5e's 16)",
+    },
 }
 
 # cloud.google.com/gke-tpu-accelerator values (GKE "Plan TPUs in GKE": tpu-v5-lite-podslice and the older
@@ -105,6 +111,11 @@ def entry(chip_id: str) -> dict[str, Any] | None:
         "unit": chip.get("unit", "chip"),
         "devices_per_unit": chip.get("devices_per_unit", 1),
     }
+
+
+def not_planned_why(chip_id: str) -> str:
+    """Why a chip kvlint knows by its label is not planned on (no bytes_limit from a real log), or ''."""
+    return str(_CHIPS.get(chip_id, {}).get("why", ""))
 
 
 def planned() -> str:

@@ -3,7 +3,8 @@
 An info is what kvlint could not check, or checked on an assumption, and nothing the author wrote is
 wrong: listed once per workload they bury the errors and warnings. The text report therefore lists errors and
 warnings, and sums the infos up once per run, one line per reason — the rule and the kind of the
-issue behind it (`IssueKind`), with the rule's `infos` text saying what to do. `--show-infos` (or
+issue behind it (`IssueKind`), with the rule's `infos` text saying what to do; a text that says
+"{device}" names the workloads' device ("GPU", "chip" on a TPU), one line per device. `--show-infos` (or
 `show-infos: true` in the configuration) lists them one by one as before. JSON, SARIF and the
 other formats keep every finding.
 """
@@ -29,23 +30,26 @@ def listed(findings: list[Finding], settings) -> list[Finding]:
 
 def reasons(findings: list[Finding]) -> list[tuple[int, str, str]]:
     """(count, rule, what — what to do) for the infos among `findings`, most frequent first."""
-    counts: Counter[tuple[str, IssueKind | None]] = Counter(
-        (f.rule, f.kind) for f in findings if f.severity is Severity.INFO
+    counts: Counter[tuple[str, IssueKind | None, str | None]] = Counter(
+        (f.rule, f.kind, f.device) for f in findings if f.severity is Severity.INFO
     )
     texts: Counter[tuple[str, str]] = Counter()
-    for (rule, kind), n in counts.items():
-        texts[(rule, _text(rule, kind))] += n
+    for (rule, kind, device), n in counts.items():
+        texts[(rule, _text(rule, kind, device))] += n
     return sorted(((n, rule, text) for (rule, text), n in texts.items()), key=lambda r: (-r[0], r[1], r[2]))
 
 
-def _text(code: str, kind: IssueKind | None) -> str:
+def _text(code: str, kind: IssueKind | None, device: str | None = None) -> str:
+    """The reason's text: the rule's `infos` for the kind, "{device}" in it the workloads' device."""
     from kvlint.rules import get
 
     rule = get(code)
     if rule is None:  # a finding of no registered rule (none today): its code says what it is
         return code
     said = rule.infos.get(kind) or rule.infos.get(None)
-    return said or f"{rule.summary().rstrip('.')} — each is listed with --show-infos"
+    return (said or f"{rule.summary().rstrip('.')} — each is listed with --show-infos").replace(
+        "{device}", device or "GPU"
+    )
 
 
 def block(findings: list[Finding], settings) -> list[str]:

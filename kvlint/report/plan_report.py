@@ -77,7 +77,7 @@ def render_json(r: PlanReport) -> str:
 
 def render_text(r: PlanReport) -> str:
     arch, s, p, g = r.arch, r.settings, r.plan, r.gpu
-    smallest = r.smallest
+    smallest, per = r.smallest, g.unit  # "GPU"; "chip" or "TensorCore" on a TPU (catalog/tpus.py)
     out = [
         f"{arch.id} on {s.tp * s.pp} x {g.name} ({gib(p.gpu_total)} as the engine sees it), {engines.display(s.engine)} "
         f"{s.version or ''}".rstrip(),
@@ -85,7 +85,7 @@ def render_text(r: PlanReport) -> str:
     ]
     if not fits(p):
         out.append(
-            f"  does not fit: weights {gib(p.weights_per_gpu)} per GPU + runtime leave {gib(p.kv_pool)} for the KV cache "
+            f"  does not fit: weights {gib(p.weights_per_gpu)} per {per} + runtime leave {gib(p.kv_pool)} for the KV cache "
             f"of the {gib(p.budget)} the engine may use ({p.weights_source})"
         )
         if smallest:
@@ -99,12 +99,12 @@ def render_text(r: PlanReport) -> str:
     heads = (
         ("MLA latent + DSA indexer keys" if engines.get(p.engine).indexer_keys(arch, p) else "MLA latent")
         if arch.mla
-        else f"{max(1, arch.kv_heads // s.tp)} KV heads/GPU x head_dim {arch.head_dim}"
+        else f"{max(1, arch.kv_heads // s.tp)} KV heads/{per} x head_dim {arch.head_dim}"
     )
     out += [
-        f"  weights        {gib(p.weights_per_gpu)} per GPU  ({p.weights_source})",
-        f"  KV per token   {human_bytes(p.kv_per_token)} per GPU  ({arch.attention_layers} layers, {heads})",
-        f"  KV pool        {gib(p.kv_pool)} per GPU = {p.kv_tokens:,} tokens",
+        f"  weights        {gib(p.weights_per_gpu)} per {per}  ({p.weights_source})",
+        f"  KV per token   {human_bytes(p.kv_per_token)} per {per}  ({arch.attention_layers} layers, {heads})",
+        f"  KV pool        {gib(p.kv_pool)} per {per} = {p.kv_tokens:,} tokens",
         f"  memory         [{bar(r.shares)}]",
         "                 "
         + "  ".join(f"{k} {v:.0%}" for k, v in r.shares.items())

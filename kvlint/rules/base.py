@@ -98,6 +98,7 @@ class _Finds:
             deployment=d.label() if d is not None else None,
             fixes=tuple(fixes),
             kind=kind,
+            device=getattr(getattr(self, "gpu", None), "unit", None),
         )
 
 

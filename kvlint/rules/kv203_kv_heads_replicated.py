@@ -41,7 +41,7 @@ class KvHeadsReplicated(SettingsRule):
     name = "kv-heads-replicated"
     severity = Severity.INFO
     infos = {
-        None: "tensor-parallel workloads whose KV cache per GPU does not shrink with TP (an MLA latent or KV heads "
+        None: "tensor-parallel workloads whose KV cache per {device} does not shrink with TP (an MLA latent or KV heads "
         "replicated on every rank) — for more KV capacity add replicas (data parallelism), not TP"
     }
 

@@ -55,7 +55,8 @@ REASONS = {
     "from host memory (server/text_generation_server/utils/import_utils.py get_cpu_free_memory: psutil available "
     "x 0.95 / world size); kvlint models GPU memory",
     "tpu": "TGI on Google TPUs (Google Cloud's huggingface-text-generation-inference-tpu container, built from "
-    "huggingface/optimum-tpu) sizes memory on the TPU through JAX/XLA; kvlint models GPU memory",
+    "huggingface/optimum-tpu) sizes memory on the TPU through JAX/XLA, which kvlint does not model (on TPUs it "
+    "plans vLLM only)",
     "intel-xpu": "TGI's Intel XPU build (Dockerfile_intel PLATFORM=xpu) runs on Intel GPUs: free memory from "
     "torch.xpu.mem_get_info x XPU_MEMORY_FRACTION (default 0.9; CUDA_MEMORY_FRACTION is not read), blocks of 64 "
     "(ATTENTION=flashdecoding-ipex) (utils/import_utils.py get_xpu_free_memory); kvlint's GPU catalog has no Intel GPU",

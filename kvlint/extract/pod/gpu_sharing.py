@@ -18,7 +18,7 @@ why that choice is made in extract): the profiles a card offers and the slice's 
 from __future__ import annotations
 
 from kvlint.catalog import gpus as catalog
-from kvlint.catalog import mig
+from kvlint.catalog import mig, tpus
 from kvlint.codes import UNKNOWN_GPU
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.findings import Issue, Location
@@ -66,9 +66,11 @@ def why_not_modelled(d: Deployment, accelerator: str) -> str:
             f"node label kvlint knows): {display} sizes its KV cache on TPU from the chip's HBM, not checked"
         )
     if not spec.engine_bytes:
+        why = tpus.not_planned_why(spec.id)
         return (
             f"runs on {spec.name} ({d.gpu.describe() if d.gpu else ''}); kvlint knows no HBM figure JAX reports "
-            f"for this chip (bytes_limit), which {display} sizes its KV cache from: not checked"
+            f"for this chip (bytes_limit), which {display} sizes its KV cache from{f'; {why}' if why else ''}: "
+            "not checked"
         )
     return ""
 

@@ -15,7 +15,7 @@ from kvlint.record import record
 
 # Engines kvlint recognises but does not model, with the reason said in KV004.
 UNSUPPORTED = {
-    "jetstream": "JetStream runs on TPUs; kvlint models GPU memory",
+    "jetstream": "JetStream, a TPU engine of its own, is not modelled (on TPUs kvlint plans vLLM only)",
     "kaito": "KAITO's operator picks the parallelism (data parallel when the model is under half of one GPU, "
     "else tensor parallel over a node's GPUs and pipeline parallel over nodes), --max-model-len auto and the "
     "memory fraction from the GPU memory free at start (kaito-project/kaito pkg/model/interface.go, "

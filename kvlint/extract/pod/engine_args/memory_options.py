@@ -37,7 +37,7 @@ def report(
     engine's memory options, `label` its name in messages). `env`: the container's environment, for entries
     that are environment variables (VLLM_ALL2ALL_BACKEND) and, with `env_forms` (TGI), the launcher's
     environment forms of its options (--speculate or SPECULATE). The issues are of kind
-    OPTION_NOT_MODELLED: resolve drops them when the workload is not a GPU one (it is a KV004 whole)."""
+    OPTION_NOT_MODELLED: resolve drops them where no plan is made (a KV004, KV003 or KV005 says why)."""
     said: list[Issue] = []
     for option, entry in table.items():
         if entry.status != NOT_MODELLED or entry.said_by:

@@ -1,0 +1,60 @@
+"""vLLM on TPU: the info summary and the planner per device, TPU v4's KV004, and the KV004s that fit a
+workload kvlint makes no plan for."""
+
+from conftest import gpu_pod, lint
+from test_vllm_tpu import tpu_pod
+
+from kvlint.report import infos
+
+LLAMA_8B = ["--model=meta-llama/Llama-3.1-8B-Instruct", "--max-model-len=8192", "--max-num-seqs=32"]
+
+
+def test_the_info_summary_names_each_workloads_device():
+    # Qwen2.5-7B has 4 KV heads: TP 8 replicates them on GPUs and on TPU chips alike (KV203)
+    args = ["--model=Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size=8", "--max-model-len=8192"]
+    on_tpu = lint(tpu_pod("vllm/vllm-tpu:latest", args, "tpu-v6e-slice", "2x4", 8)).findings
+    on_gpu = lint(gpu_pod("vllm/vllm-openai:v0.10.1", args, gpus=8)).findings
+    lines = [line for line in infos.block([*on_tpu, *on_gpu, *on_gpu], None) if "KV203" in line]
+    assert lines == [
+        "  2 KV203 tensor-parallel workloads whose KV cache per GPU does not shrink with TP (an MLA latent or KV "
+        "heads replicated on every rank)",
+        "  1 KV203 tensor-parallel workloads whose KV cache per chip does not shrink with TP (an MLA latent or KV "
+        "heads replicated on every rank)",
+    ]
+
+
+def test_an_option_kvlint_leaves_out_is_not_said_where_no_plan_is_made():
+    env = {"VLLM_ALL2ALL_BACKEND": "pplx"}
+    planned = lint(gpu_pod("vllm/vllm-openai:v0.10.1", LLAMA_8B, env), show_infos=True).findings
+    assert [f for f in planned if f.rule == "KV004" and "VLLM_ALL2ALL_BACKEND" in f.message]
+    args = ["--model=example-org/not-a-known-model", "--max-model-len=8192"]
+    unplanned = lint(gpu_pod("vllm/vllm-openai:v0.10.1", args, env), show_infos=True).findings
+    assert [f.rule for f in unplanned if f.rule in ("KV003", "KV004")] == ["KV003"]
+
+
+def test_tpu_v4_is_a_kv004_that_says_why_it_is_not_planned():
+    r = lint(tpu_pod("vllm/vllm-tpu:latest", LLAMA_8B, "tpu-v4-podslice", "2x2x1", 4), show_infos=True)
+    (f,) = [f for f in r.findings if f.rule == "KV004"]
+    assert "Google TPU v4" in f.message and "lists v4 as experimental" in f.message
+    assert "no public log shows the bytes_limit" in f.message
+    assert not [f for f in r.findings if f.rule.startswith("KV1")]
+
+
+def test_the_planner_says_per_chip_on_a_tpu():
+    from click.testing import CliRunner
+
+    from kvlint.cli import main
+
+    args = [
+        "plan",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "--gpu",
+        "tpu-v6e",
+        "--gpus",
+        "4",
+        "--context",
+        "8192",
+    ]
+    out = CliRunner().invoke(main, args).output
+    assert "weights        3.77 GiB per chip" in out and "2 KV heads/chip x head_dim 128" in out
+    assert "KV pool        24.98 GiB per chip" in out and "per GPU" not in out
