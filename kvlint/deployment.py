@@ -88,6 +88,7 @@ class Deployment:
     gpus_per_pod: Value[int] | None = None
     pods: Value[int] | None = None  # pods that make up one replica (LWS size)
     accelerator: str = "gpu"  # gpu | tpu | neuron | cpu
+    tpu_topology: Value[str] | None = None  # cloud.google.com/gke-tpu-topology: the slice the pods land on
 
     tensor_parallel: Value[int] | None = None
     pipeline_parallel: Value[int] | None = None

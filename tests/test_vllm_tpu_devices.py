@@ -1,5 +1,5 @@
-"""vLLM on TPU: the info summary and the planner per device, TPU v4's KV004, and the KV004s that fit a
-workload kvlint makes no plan for."""
+"""vLLM on TPU with too few devices (tpu-inference cannot build its mesh), a pod asking more chips than its
+slice has, the info summary per device, and the KV004s that fit a workload kvlint makes no plan for."""
 
 from conftest import gpu_pod, lint
 from test_vllm_tpu import tpu_pod
@@ -7,6 +7,39 @@ from test_vllm_tpu import tpu_pod
 from kvlint.report import infos
 
 LLAMA_8B = ["--model=meta-llama/Llama-3.1-8B-Instruct", "--max-model-len=8192", "--max-num-seqs=32"]
+
+
+def test_tp_above_the_chips_requested_is_an_error_with_the_mesh_arithmetic():
+    r = lint(
+        tpu_pod("vllm/vllm-tpu:latest", [*LLAMA_8B, "--tensor-parallel-size=8"], "tpu-v6e-slice", "2x4", 4)
+    )
+    (f,) = [f for f in r.findings if f.rule == "KV201"]
+    assert f.severity.name == "ERROR"
+    assert "TP 8 x PP 1 = 8 chips, but one replica gets 4 chips" in f.message
+    assert "found 4, expected 8 for mesh shape (1, 8)" in f.message and "GPU" not in f.message
+    assert f.fix == "request 8 chips per replica, or set --tensor-parallel-size to fit 4"
+
+
+def test_tp_over_too_few_tpu7x_chips_counts_tensorcores_and_asks_for_chips():
+    r = lint(tpu_pod("vllm/vllm-tpu:latest", [*LLAMA_8B, "--tensor-parallel-size=16"], "tpu7x", "2x2x1", 4))
+    (f,) = [f for f in r.findings if f.rule == "KV201"]
+    assert "= 16 TensorCores, but one replica gets 8 TensorCores (4 chips x 2;" in f.message
+    assert "found 8, expected 16" in f.message
+    assert f.fix.startswith("request 8 chips (16 TensorCores) per replica")
+
+
+def test_a_pod_asking_more_chips_than_its_topology_holds_is_never_scheduled():
+    text = tpu_pod("vllm/vllm-tpu:latest", [*LLAMA_8B, "--tensor-parallel-size=8"], "tpu-v6e-slice", "2x2", 8)
+    (f,) = [f for f in lint(text).findings if f.rule == "KV201"]
+    assert (
+        "a pod requests 8 chips (google.com/tpu), but topology 2x2 is a slice of 2 x 2 = 4 chips" in f.message
+    )
+    assert f.severity.name == "ERROR" and "google.com/tpu: 8" in text.splitlines()[f.where.line - 1]
+    # the same request on a slice that holds it, with TP matching: nothing to say
+    fits = lint(
+        tpu_pod("vllm/vllm-tpu:latest", [*LLAMA_8B, "--tensor-parallel-size=8"], "tpu-v6e-slice", "2x4", 8)
+    )
+    assert not [f for f in fits.findings if f.rule == "KV201"]
 
 
 def test_the_info_summary_names_each_workloads_device():

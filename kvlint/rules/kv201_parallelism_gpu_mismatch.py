@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from kvlint import engines
+from kvlint.catalog import tpus
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.facts import spec_key, unit, where_of
@@ -8,6 +9,16 @@ from kvlint.rules.facts import spec_key, unit, where_of
 # vLLM on TPU: the tpu-inference worker keeps the first TP x PP JAX devices of the host and leaves the rest
 # (vllm-project/tpu-inference@v0.27.0 tpu_inference/worker/tpu_worker.py:397-410)
 TPU_TAKES_FIRST = " (the TPU worker takes the first {world}: tpu-inference tpu_worker.py:397-410)"
+# ... and with fewer than TP x PP it cannot build its device mesh: the runner refuses (tpu_runner.py:980-984)
+# and, under pipeline parallelism, the worker asserts jax.local_device_count() >= TP (tpu_worker.py:401-404)
+TPU_REFUSES = (
+    '("Insufficient devices for 2D mesh: found {have}, expected {world} for mesh shape (1, {tp})": '
+    "vllm-project/tpu-inference@v0.27.0 tpu_inference/runner/tpu_runner.py:980-984)"
+)
+TPU_PP_REFUSES = (
+    "(its TPU worker asserts jax.local_device_count() >= the devices of a stage: "
+    "vllm-project/tpu-inference@v0.27.0 tpu_inference/worker/tpu_worker.py:399-404)"
+)
 
 
 class ParallelismGpuMismatch(DeploymentRule):
@@ -26,7 +37,9 @@ class ParallelismGpuMismatch(DeploymentRule):
     `--enable-dp-attention` runs data-parallel attention inside the TP group (sgl-project/sglang
     server_args.py: dp_size must divide tp_size), so it adds no GPUs there. vLLM on a TPU counts JAX
     devices: a chip each on v5e, v5p and v6e, two TensorCores per TPU7x chip (`google.com/tpu: 4` is 8
-    devices); the worker takes the first TP x PP of them, and only the idle case is reported there.
+    devices); the worker takes the first TP x PP of them, and with fewer it cannot build its device mesh
+    (tpu-inference tpu_runner.py:980-984: "Insufficient devices for 2D mesh"). A pod asking more chips than
+    its `cloud.google.com/gke-tpu-topology` slice has (2x4: 8 chips) is never scheduled.
 
     ## Why is this bad?
     Fewer GPUs than the world size: the engine cannot start (vLLM: "World size (4) is larger
@@ -56,7 +69,7 @@ class ParallelismGpuMismatch(DeploymentRule):
     id = "KV201"
     name = "parallelism-gpu-mismatch"
     infos = {
-        None: "replicas whose parallelism leaves GPUs idle on a GPU count kvlint assumed (not the file's) — "
+        None: "replicas whose parallelism leaves {device}s idle on a {device} count kvlint assumed (not the file's) — "
         "check the count each names"
     }
     severity = Severity.ERROR
@@ -80,8 +93,10 @@ class ParallelismGpuMismatch(DeploymentRule):
         tp, pp, dp = _sizes(ctx, d, engine)
         world = tp * pp * dp
         have = int(d.gpus.value)
-        if world == have or have <= 0 or (on_tpu and world > have):
-            return  # on a TPU: what the worker does with too few devices is not read here
+        if on_tpu:
+            yield from self._tpu_slice(ctx, d)
+        if world == have or have <= 0:
+            return
         parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
         per = unit(ctx.gpu)
         several = getattr(ctx.gpu, "devices_per_unit", 1)
@@ -89,21 +104,14 @@ class ParallelismGpuMismatch(DeploymentRule):
         gpus = f"{have} {per}{'s' if have != 1 else ''} ({chips}{d.gpus.note or 'per replica'})"
         tp_key = spec_key(d, "tensor_parallel", ctx.in_force.engine_name)
         if world > have:
-            ray = d.ray_without_cluster
-            why = (
-                f"; --distributed-executor-backend ray adds none: this {ray.value} is no Ray cluster "
-                "(no KubeRay object, no pod group), so Ray sees only the pod's own GPUs"
-                if ray is not None
-                else ""
-            )
             yield ctx.finding(
                 self,
                 where_of(
                     d, ctx.in_force.tensor_parallel, ctx.in_force.pipeline_parallel, d.data_parallel, d.gpus
                 ),
-                f"{parts} = {world} GPUs, but one replica gets {gpus}: {engine.display} cannot start "
-                f'("World size ({world}) is larger than the number of available GPUs ({have})"){why}',
-                fix=f"request {world} GPUs per replica, or set {tp_key} to fit {have}",
+                f"{parts} = {world} {per}s, but one replica gets {gpus}: {engine.display} cannot start "
+                + _refusal(d, on_tpu, (tp, pp, dp), have),
+                fix=f"request {_request(ctx.gpu, world, per)} per replica, or set {tp_key} to fit {have}",
             )
             return
         # idle GPUs are the author's only when the GPU count is theirs; a count kvlint picked (one
@@ -118,6 +126,25 @@ class ParallelismGpuMismatch(DeploymentRule):
             + ("" if written else f"; that {per} count is kvlint's assumption, not the file's"),
             fix=f"request {_request(ctx.gpu, world, per)}, or raise {tp_key} to use all {have}",
             severity=Severity.WARNING if written else Severity.INFO,
+        )
+
+    def _tpu_slice(self, ctx: DeploymentContext, d) -> Iterator[Finding]:
+        """A pod asking more chips than its TPU slice has (cloud.google.com/gke-tpu-topology 2x4: 2 x 4 = 8 chips):
+        no node of the slice has them, so it is never scheduled (GKE: "the topology determines the number of TPU chips
+        in the slice", https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus)."""
+        topology, per_pod = d.tpu_topology, d.gpus_per_pod
+        chips = tpus.topology_chips(str(topology.value)) if topology is not None else None
+        several = getattr(ctx.gpu, "devices_per_unit", 1)
+        if chips is None or per_pod is None or int(per_pod.value) <= chips * several:
+            return
+        asked = int(per_pod.value) // several
+        dims = " x ".join(str(topology.value).lower().split("x"))
+        yield ctx.finding(
+            self,
+            where_of(d, per_pod, topology),
+            f"a pod requests {asked} chips ({per_pod.note or 'google.com/tpu'}), but topology {topology.value} is "
+            f"a slice of {dims} = {chips} chips: no node of it has {asked}, so the pod is never scheduled",
+            fix=f"a topology of at least {asked} chips, or request at most {chips} per pod",
         )
 
 
@@ -137,6 +164,23 @@ def _sizes(ctx: DeploymentContext, d, engine) -> tuple[int, int, int]:
     pp = int(ctx.in_force.pipeline_parallel.value) if ctx.in_force.pipeline_parallel else 1
     dp = int(d.data_parallel.value) if d.data_parallel else 1
     return tp, pp, engine.replica_dp(d, dp)
+
+
+def _refusal(d, on_tpu: bool, sizes: tuple[int, int, int], have: int) -> str:
+    """What the engine says when a replica has fewer devices than TP x PP (x DP): vLLM's world-size check on
+    GPUs, tpu-inference's device mesh on a TPU."""
+    tp, pp, dp = sizes
+    world = tp * pp * dp
+    if on_tpu:
+        return TPU_REFUSES.format(have=have, world=world, tp=tp) if pp == dp == 1 else TPU_PP_REFUSES
+    ray = d.ray_without_cluster
+    why = (
+        f"; --distributed-executor-backend ray adds none: this {ray.value} is no Ray cluster "
+        "(no KubeRay object, no pod group), so Ray sees only the pod's own GPUs"
+        if ray is not None
+        else ""
+    )
+    return f'("World size ({world}) is larger than the number of available GPUs ({have})"){why}'
 
 
 def _request(gpu, world: int, per: str) -> str:

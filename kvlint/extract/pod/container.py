@@ -245,6 +245,9 @@ def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -
         if choice is not None and choice.spec is not None and d.gpu is None:  # a TPU chip (catalog/tpus.py)
             d.gpu = inferred(choice.spec.id, choice.note, choice.where)
             _devices_of_chips(d, choice.spec.devices_per_unit)
+        topology = next(((v[0], at) for k, v, at in labels if k == gpu_selectors.TPU_KEYS[1] and v), None)
+        if topology is not None and d.tpu_topology is None:
+            d.tpu_topology = stated(topology[0], topology[1], gpu_selectors.TPU_KEYS[1])
         return
     if choice is None or d.gpu is not None:
         return
