@@ -86,6 +86,11 @@ class Deployment:
     gpu: Value[str] | None = None
     gpus: Value[int] | None = None  # GPUs for one model replica (across an LWS group / Ray cluster)
     gpus_per_pod: Value[int] | None = None
+    # the extended resource the pod requests them as, set at extract where the input names it:
+    # nvidia.com/gpu, amd.com/gpu, google.com/tpu, a MIG slice (nvidia.com/mig-1g.10gb) or a shared GPU
+    # (nvidia.com/gpu.shared); None where no resource is named (a chart's own count key, a node label).
+    # Readers ask this, never the count's note (prose).
+    gpu_resource: str | None = None
     pods: Value[int] | None = None  # pods that make up one replica (LWS size)
     accelerator: str = "gpu"  # gpu | tpu | neuron | cpu
     tpu_topology: Value[str] | None = None  # cloud.google.com/gke-tpu-topology: the slice the pods land on

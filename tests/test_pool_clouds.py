@@ -56,16 +56,17 @@ def test_a_path_naming_two_clouds_names_none():
 
 def test_the_resource_a_gpu_count_names_is_tolerated():
     where = Location("x.yaml", 1, 1)
-    for note, expected in (
-        ("resources nvidia.com/gpu", {"nvidia.com/gpu"}),
-        ("amd.com/gpu", {"amd.com/gpu"}),
-        ("`gpus`: the chart's GPU count key", set(landing.GPU_RESOURCES)),  # a GPU, vendor not said
+    for resource, note, expected in (
+        ("nvidia.com/gpu", "resources nvidia.com/gpu", {"nvidia.com/gpu"}),
+        ("amd.com/gpu", "amd.com/gpu", {"amd.com/gpu"}),
+        (None, "`gpus`: the chart's GPU count key", set(landing.GPU_RESOURCES)),  # a GPU, vendor not said
+        (None, "a note naming amd.com/gpu", set(landing.GPU_RESOURCES)),  # a note is prose, never read
     ):
         d = Deployment(file="x.yaml", where=where, kind="Deployment")
-        d.gpus_per_pod = stated(1, where, note)
+        d.gpus_per_pod, d.gpu_resource = stated(1, where, note), resource
         assert landing.requested_resources(d) == expected, note
     none = Deployment(file="x.yaml", where=where, kind="Deployment")
-    none.gpus_per_pod = stated(0, where, "nvidia.com/gpu")
+    none.gpus_per_pod, none.gpu_resource = stated(0, where, "nvidia.com/gpu"), "nvidia.com/gpu"
     assert landing.requested_resources(none) == set()
     taint = ("nvidia.com/gpu", "true", "NoSchedule")
     assert landing.tolerated(taint, [], {"nvidia.com/gpu"}) and not landing.tolerated(taint, [], set())

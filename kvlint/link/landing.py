@@ -12,7 +12,6 @@ docs, "GPU Feature Discovery"; its operands are scheduled on it): met by a pool 
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from kvlint.catalog import gpus as catalog
@@ -58,21 +57,17 @@ def tolerated(taint: tuple[str, str, str], tolerations: list[dict[str, str]], re
     return False
 
 
-# an extended resource name as a GPU count's note writes it: "nvidia.com/gpu", "resources amd.com/gpu",
-# "the nim-llm chart's default resources.limits nvidia.com/gpu: 1 (...)"
-RESOURCE = re.compile(r"\b((?:[a-z0-9-]+\.)+[a-z]{2,}/[a-z0-9][a-z0-9._-]*[a-z0-9])")
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 
 
 def requested_resources(d: Deployment) -> set[str]:
-    """The extended resources the pod requests, for ExtendedResourceToleration: the names its GPU count's
-    note gives; a GPU count whose note names no resource (a chart's own count key) is a GPU request of a
-    vendor the file does not say, so a taint keyed by either GPU resource is tolerated."""
+    """The extended resources the pod requests, for ExtendedResourceToleration: the resource extract read
+    (`Deployment.gpu_resource`); a GPU count that names no resource (a chart's own count key) is a GPU
+    request of a vendor the file does not say, so a taint keyed by either GPU resource is tolerated."""
     count = d.gpus_per_pod
     if count is None or not isinstance(count.value, int) or count.value <= 0:
         return set()
-    named = set(RESOURCE.findall(count.note or ""))
-    return named or set(GPU_RESOURCES)
+    return {d.gpu_resource} if d.gpu_resource else set(GPU_RESOURCES)
 
 
 def lands_on(d: Deployment, pools: tuple[Pool, ...], admitted: tuple[Variant, ...] = ()) -> list[Pool]:

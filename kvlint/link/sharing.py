@@ -155,7 +155,7 @@ def _unrenamed(sharers: list[Sharer], read_configs: Callable[[], list[Replicas]]
         and s.deployment.gpu_shared is None
         and s.deployment.extra.get("mig_profile") is None
         and s.deployment.gpus_per_pod is not None
-        and s.deployment.gpus_per_pod.note == "nvidia.com/gpu"
+        and s.deployment.gpu_resource == "nvidia.com/gpu"
     ]
     if _pods(plain) < 2:
         return []

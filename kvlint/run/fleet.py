@@ -98,7 +98,7 @@ def _usual_cards(r: Resolved) -> list[GpuSpec]:
     """The usual cloud GPUs of the deployment's vendor (amd.com/gpu: AMD), smallest first."""
     d = r.deployment
     table = catalog.table("common_cloud_gpus")
-    vendor = "amd" if d.gpus_per_pod is not None and d.gpus_per_pod.note == "amd.com/gpu" else "nvidia"
+    vendor = "amd" if d.gpus_per_pod is not None and d.gpu_resource == "amd.com/gpu" else "nvidia"
     ids = table.get("amd_ids" if vendor == "amd" else "ids", [])
     cards: list[GpuSpec] = [s for s in (catalog.by_id(i) for i in ids) if s is not None and s.engine_bytes]
     cards.sort(key=lambda s: s.engine_bytes or 0)

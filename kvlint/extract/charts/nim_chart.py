@@ -236,7 +236,9 @@ def _gpus(d: Deployment, root: Mapping, path: str) -> None:
     gpus = [r for r in pods.device_resources(root, path) if r.name == "nvidia.com/gpu"]
     if gpus and gpus[0].count is not None:
         d.gpus_per_pod = stated(gpus[0].count, gpus[0].where, "resources nvidia.com/gpu")
+        d.gpu_resource = "nvidia.com/gpu"
     elif not gpus:
+        d.gpu_resource = "nvidia.com/gpu"
         d.gpus_per_pod = default(
             DEFAULT_GPUS,
             f"the nim-llm chart's default resources.limits nvidia.com/gpu: 1 (values.yaml; Helm merges "

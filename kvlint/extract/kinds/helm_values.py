@@ -272,9 +272,11 @@ def engine_args_chart(ctx: ct.ObjectContext, root: Mapping) -> Deployment:
     )
     if count is not None and gpus is not None:
         d.gpus_per_pod = stated(count, gpus.where(path), "amd.com/gpu")
+        d.gpu_resource = "amd.com/gpu"
     elif "gpus" not in root:
         n = chart_layouts.SILOGEN_GPUS
         d.gpus_per_pod = default(n, "amd.com/gpu")  # the chart's default `gpus`, named on the TP below
+        d.gpu_resource = "amd.com/gpu"
         d.tensor_parallel = default(n, f"{shard_flag} = the chart's default `gpus` ({src})")
     shm = root.at("storage", "dshm", "sizeLimit") or root.at("dshm", "sizeLimit")
     if isinstance(shm, Scalar) and shm.value:  # the template's memory-backed emptyDir at /dev/shm

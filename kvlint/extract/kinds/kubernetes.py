@@ -128,6 +128,7 @@ def nim_service(ctx: ct.ObjectContext) -> list[Deployment]:
     if isinstance(gpus, Scalar):
         with contextlib.suppress(ValueError):
             d.gpus_per_pod = stated(int(str(gpus.value)), gpus.where(ctx.file), "nvidia.com/gpu")
+            d.gpu_resource = "nvidia.com/gpu"
     # spec.env becomes the container's (NVIDIA/k8s-nim-operator@0464933f nimservice_types.go GetEnv)
     ct.read_engine(d, ct.Launch("nim", [], None, "NIMService"), read_env(spec, ctx.file))
     # spec.nodeSelector, .affinity and .tolerations become the pod's (NVIDIA/k8s-nim-operator@0464933f

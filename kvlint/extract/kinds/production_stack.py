@@ -183,11 +183,12 @@ def _gpu_request(d: Deployment, spec: Mapping, path: str, runtime: bool) -> None
     gpu = spec.at("deploymentConfig", "resources", "gpu") if runtime else spec.scalar("requestGPU")
     if isinstance(gpu, Scalar) and gpu.value is not None:
         with contextlib.suppress(ValueError):
-            # the note is the resource the chart requests: requestGPUType, else nvidia.com/gpu
+            # the resource the chart requests: requestGPUType, else nvidia.com/gpu
             # (helm/templates/_helpers.tpl:173 @a6c01db0): it tolerates that resource's taint (link/pools.py)
             kind = spec.scalar("requestGPUType")
             resource = str(kind.value) if kind is not None and kind.value else "nvidia.com/gpu"
             d.gpus_per_pod = stated(int(str(gpu.value)), gpu.where(path), resource)
+            d.gpu_resource = resource
     elif not runtime:
         _no_gpu_request(d, spec, path)
 

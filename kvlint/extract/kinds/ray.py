@@ -304,7 +304,7 @@ def _copy_gpus(d: Deployment, gpu_pods: tuple[Deployment, int]) -> None:
         d.gpus = inferred(
             tp * pp, "Ray schedules tensor_parallel x pipeline_parallel GPU workers per replica", d.where
         )
-    d.gpus_per_pod = scratch.gpus_per_pod
+    d.gpus_per_pod, d.gpu_resource = scratch.gpus_per_pod, scratch.gpu_resource
     d.shm_size, d.has_shm = scratch.shm_size, scratch.has_shm
     if scratch.placement is not None:
         d.placement = scratch.placement

@@ -210,10 +210,11 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
             if pods.is_gpu(res.name):
                 d.unreadable.append("gpus_per_pod")
         elif pods.is_gpu(res.name):
-            d.gpus_per_pod = stated(res.count, res.where, res.name)
+            d.gpus_per_pod, d.gpu_resource = stated(res.count, res.where, res.name), res.name
         elif res.name in pods.TPU_RESOURCES:
             d.accelerator = "tpu"
-            d.gpus_per_pod = stated(res.count, res.where, res.name)  # TPU chips: one JAX device each
+            # TPU chips: one JAX device each
+            d.gpus_per_pod, d.gpu_resource = stated(res.count, res.where, res.name), res.name
         elif res.name in pods.NEURON_RESOURCES:
             d.accelerator = "neuron"
         elif res.name in pods.GAUDI_RESOURCES:
@@ -258,8 +259,8 @@ def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -
 
 def _devices_of_chips(d: Deployment, per_chip: int) -> None:
     """google.com/tpu counts chips; on a chip that shows several JAX devices (TPU7x: two TensorCores) the
-    engine's parallelism counts the devices (catalog/tpus.py). The note stays the resource's name: landing
-    and admission read it as the extended resource the pod requests (link/landing.py, link/admission.py)."""
+    engine's parallelism counts the devices (catalog/tpus.py). The resource the pod requests stays
+    google.com/tpu (`Deployment.gpu_resource`, which landing and admission read: link/landing.py)."""
     got = d.gpus_per_pod
     if per_chip <= 1 or got is None or not isinstance(got.value, int):
         return

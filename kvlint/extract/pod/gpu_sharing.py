@@ -91,7 +91,7 @@ Labels = list[tuple[str, list[str], Location]]
 
 def apply(d: Deployment, root: Mapping, pod: Mapping, container: Mapping, labels: Labels, path: str) -> None:
     del pod, container  # the resources were read into d already; kept for symmetry with callers
-    gpu_res = d.gpus_per_pod.note if d.gpus_per_pod is not None else ""
+    gpu_res = (d.gpu_resource or "") if d.gpus_per_pod is not None else ""
     profile: tuple[str, Location, str] | None = None
     if gpu_res.startswith("nvidia.com/mig-"):
         prof = mig.resource_profile(gpu_res)
