@@ -71,6 +71,9 @@ class Refusal:
     says: str
     fix: str
     at: tuple[Value | None, ...] = ()
+    severity: Any = (
+        None  # the finding's severity where it is not the rule's (a refusal kvlint is not sure of)
+    )
 
 
 class KvHeadSharding(Enum):

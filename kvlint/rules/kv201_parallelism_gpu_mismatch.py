@@ -58,6 +58,11 @@ class ParallelismGpuMismatch(DeploymentRule):
     TGI's `--sharded true` with one shard (stated, or the one GPU it defaults to) is refused by its
     launcher (launcher/src/main.rs `find_num_shards`): "`sharded` is true but `num_shard` <= 1".
 
+    A NIM whose `NIM_TENSOR_PARALLEL_SIZE` is a TP no profile of its image's release offers for the
+    pod's GPUs (kvlint's table of published profiles) is a warning at the variable, naming the TPs the
+    release does publish for that GPU: a pre-built TensorRT-LLM engine runs only at the TP it was built
+    for, and a vLLM profile run at another TP is a layout NVIDIA does not publish for the model.
+
     ## How to fix
     Make the GPU request equal the parallel world size: raise the GPU limit, lower TP/PP, or
     spread the replica over a LeaderWorkerSet group.
@@ -81,7 +86,9 @@ class ParallelismGpuMismatch(DeploymentRule):
         engine = engines.get(ctx.in_force.engine_name)
         refused = engine.parallelism_refusal(d, ctx.in_force)
         if refused is not None:
-            yield ctx.finding(self, where_of(d, *refused.at), refused.says, fix=refused.fix)
+            yield ctx.finding(
+                self, where_of(d, *refused.at), refused.says, fix=refused.fix, severity=refused.severity
+            )
             return
         yield from self._world(ctx, d, engine)
 

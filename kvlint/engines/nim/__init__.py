@@ -157,6 +157,12 @@ class Nim(EngineBase):
     def long_sequence(self, version_text: str | None, max_context: Value | None) -> LongSequence:
         return _backend().long_sequence(None, max_context)
 
+    def parallelism_refusal(self, d: Deployment, in_force: Any) -> Any:
+        """NIM_TENSOR_PARALLEL_SIZE of a TP the image's release publishes no runnable profile of (parallel.py)."""
+        from kvlint.engines.nim import parallel
+
+        return parallel.refusal(d, in_force)
+
     def indexer_keys(self, arch: Any, plan: Any) -> bool:
         return bool(engines.get(plan.engine).indexer_keys(arch, plan))
 

@@ -101,9 +101,23 @@ def _picked(d: Deployment, rel: selection.Release, gpu: Any, where: Any) -> tupl
     tp = d.extra.get(TP)
     choice = selection.choose(rel, gpu.id, int(count.value), int(tp.value) if tp else None, LORA in d.extra)
     if not choice.picked:
+        if unpublished_tp(d, gpu, int(count.value)):
+            raise NotPlanned()  # KV201 says it at NIM_TENSOR_PARALLEL_SIZE (parallel.refusal)
         raise NotPlanned(f"{choice.none}, so NIM starts none ({rel.source.split(' (')[0]})", where)
     kept = f"; {choice.kept}" if choice.kept else ""
     return choice.picked, f"{selection.SELECTION} on {count.value} x {gpu.name}{kept}"
+
+
+def unpublished_tp(d: Deployment, gpu: Any, count: int) -> bool:
+    """NIM_TENSOR_PARALLEL_SIZE alone leaves no published profile runnable on `count` GPUs of `gpu` (a
+    profile of another TP is)."""
+    rel, tp = published(d), d.extra.get(TP)
+    if rel is None or tp is None or FIXED in d.extra or gpu is None:
+        return False
+    lora = LORA in d.extra
+    return not selection.choose(rel, gpu.id, count, int(tp.value), lora).picked and bool(
+        selection.choose(rel, gpu.id, count, None, lora).picked
+    )
 
 
 def _from_name(text: str) -> selection.Published:
@@ -188,4 +202,15 @@ def plan(arch: Any, gpu: Any, s: Any) -> Any:
     return p
 
 
-__all__ = ["FIXED", "LORA", "NAMED", "RELEASE", "TP", "applies", "plan", "published", "settings"]
+__all__ = [
+    "FIXED",
+    "LORA",
+    "NAMED",
+    "RELEASE",
+    "TP",
+    "applies",
+    "plan",
+    "published",
+    "settings",
+    "unpublished_tp",
+]
