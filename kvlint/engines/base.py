@@ -231,6 +231,11 @@ class Engine(Protocol):
     def backend_kv(self, d: Deployment, arch: Any) -> str | None:
         """The KV cache a backend kvlint does not plan puts on the GPUs, in words (TGI's llama.cpp); None."""
 
+    def alternatives(self, d: Deployment, arch: Any, gpu: Any, s: Any) -> tuple[tuple[str, str, Any], ...]:
+        """Other runs one setting selects, for a fix to offer when this one does not fit: each as the fix's
+        summary names it, the fix's message, and the EngineSettings of that run (NIM: the other profiles the
+        image's release publishes for these GPUs, by NIM_MODEL_PROFILE); () for most engines."""
+
     def smaller_kv(self, version_text: str | None) -> tuple[str, str] | None:
         """The KV cache dtype of about half the bytes the release offers as a fix, as the plan takes it and as
         the engine's option is written (("fp8", "fp8"); LMDeploy before v0.14: ("int8", "8")); None: none."""

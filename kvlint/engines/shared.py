@@ -172,5 +172,8 @@ class EngineBase:
     def backend_kv(self, d: Deployment, arch: Any) -> str | None:
         return None
 
+    def alternatives(self, d: Deployment, arch: Any, gpu: Any, s: Any) -> tuple[tuple[str, str, Any], ...]:
+        return ()
+
     def smaller_kv(self, version_text: str | None) -> tuple[str, str] | None:
         return ("fp8", "fp8")

@@ -8,6 +8,7 @@ placed exactly is a display-only fix: shown, never applied.
 
 from __future__ import annotations
 
+from kvlint import engines
 from kvlint.deployment import Deployment, Value
 from kvlint.findings import Applicability, Edit, Fix
 from kvlint.rules.facts import flag
@@ -60,3 +61,13 @@ def set_setting(
     if not name.startswith("--"):  # an environment variable (TGI's CUDA_MEMORY_FRACTION): the user's choice
         return display(message)
     return Fix(message, applicability, (Edit(d.args_end, append=(name, text), reads=text),))
+
+
+def other_run(d: Deployment, arch, gpu, s, ok) -> tuple[str, Fix] | None:
+    """The first run one setting of the engine selects (Engine.alternatives: NIM's other published profiles)
+    whose plan passes `ok`: the words the fix's summary gives it, and a display-only fix (a profile to choose,
+    which changes the precision or the GPUs the deployment runs on: the author's call, never applied)."""
+    for said, message, alt in engines.get(s.engine).alternatives(d, arch, gpu, s):
+        if ok(engines.get(alt.engine).plan(arch, gpu, alt)):
+            return said, display(message)
+    return None

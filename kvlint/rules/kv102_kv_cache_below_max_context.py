@@ -10,7 +10,7 @@ from kvlint.findings import Finding, Severity
 from kvlint.record import replace
 from kvlint.rules.base import PlanContext, PlanRule
 from kvlint.rules.facts import knob, pool_tokens, shown, unit, where_of
-from kvlint.rules.fixes import UNSAFE, display, set_setting
+from kvlint.rules.fixes import UNSAFE, display, other_run, set_setting
 from kvlint.units import gib, tokens
 
 # How far the plan may be off where kvlint had to assume, measured on the calibration logs
@@ -107,6 +107,10 @@ class KvCacheBelowMaxContext(PlanRule):
     while fp8 changes the numerics of every request and more GPUs change the deployment's cost and
     shape (shown, never applied). All are unsafe: each changes what the deployment accepts.
 
+    A NIM whose image's release publishes another profile for the pod's GPUs that holds one sequence of
+    the context (fp8 weights, or a larger TP on GPUs the pod has) gets that profile as a further fix,
+    `NIM_MODEL_PROFILE` with its id (shown, never applied: it changes the precision or the GPUs used).
+
     ## Suppress
     `# kvlint: disable=KV102 -- reason` on the max_context line, or `kvlint.io/ignore: "KV102=reason"`.
     """
@@ -162,6 +166,10 @@ class KvCacheBelowMaxContext(PlanRule):
         if found and tp_key:
             fixes.append(f"{tp_key} {found[0]}")
             edits.append(display(f"{tp_key} {found[0]} on {found[0]} {unit(ctx.gpu)}s per replica"))
+        other = other_run(d, arch, ctx.gpu, s, fits_one)
+        if other:
+            fixes.append(other[0])
+            edits.append(other[1])
         message, shrinks_from_default = _message(ctx, engine)
         severity, message = _severity(ctx, message, shrinks_from_default)
         yield ctx.finding(

@@ -163,6 +163,12 @@ class Nim(EngineBase):
 
         return parallel.refusal(d, in_force)
 
+    def alternatives(self, d: Deployment, arch: Any, gpu: Any, s: Any) -> tuple[tuple[str, str, Any], ...]:
+        """The other published profiles runnable here, by NIM_MODEL_PROFILE (alternatives.py)."""
+        from kvlint.engines.nim import alternatives
+
+        return alternatives.alternatives(d, arch, gpu, s)
+
     def indexer_keys(self, arch: Any, plan: Any) -> bool:
         return bool(engines.get(plan.engine).indexer_keys(arch, plan))
 

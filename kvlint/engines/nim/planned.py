@@ -35,6 +35,7 @@ NAMED = (
 )
 LORA = "nim_lora"  # Deployment.extra: the file serves adapters (NIM_PEFT_SOURCE)
 TP = "nim_tp"  # Deployment.extra: NIM_TENSOR_PARALLEL_SIZE as stated
+RUNS = "nim_runs"  # EngineSettings.extra: the id of the published profile the settings run ('' for none)
 # a profile's precision -> the Deployment field its backend takes it in, and the value
 HALF = {"fp16": ("dtype", "float16"), "bf16": ("dtype", "bfloat16")}
 QUANT = {"int8wo": "int8_wo"}  # TensorRT-LLM's QuantAlgo spelling of a manifest's precision word
@@ -74,7 +75,7 @@ def settings(d: Deployment, arch: Any, gpu: Any) -> Any:
         runs, says = _default(runs, arch, gpu, why)
     p, s = runs[0]
     says += passed_over(d) if ENGINE_OF[p.backend] == "trtllm" else ""
-    extra = {**s.extra, "nim_backend": ENGINE_OF[p.backend], "nim_says": says}
+    extra = {**s.extra, "nim_backend": ENGINE_OF[p.backend], "nim_says": says, RUNS: p.id}
     return replace(s, engine="nim", extra=extra)
 
 
