@@ -178,6 +178,15 @@ class Engine(Protocol):
         """The options file at `path`: `found` is extract.pod.mounted.MountedFile (its text, or why it is out of
         reach) or None when nothing is mounted there."""
 
+    def option_folders(self, d: Deployment) -> tuple[str, ...]:
+        """Paths of folders the launch names whose files the engine reads at start-up (Triton's model
+        repository); extract hands each to `read_option_folder` as an extract.pod.folder.Folder."""
+
+    def read_option_folder(self, d: Deployment, path: str, folder: Any) -> None:
+        """The folder at `path`: `folder` (extract.pod.folder.Folder) reads what of it is in reach (files of
+        ConfigMaps mounted under it, the folder of the linted tree it maps to) and holds the container's
+        commands (a script that fills its files)."""
+
     def options(self) -> Any:
         """The engine's option table (extract.pod.engine_args.options.OptionTable)."""
 

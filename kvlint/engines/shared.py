@@ -114,6 +114,12 @@ class EngineBase:
     def read_option_file(self, d: Deployment, path: str, found: Any) -> None:
         return None
 
+    def option_folders(self, d: Deployment) -> tuple[str, ...]:
+        return ()
+
+    def read_option_folder(self, d: Deployment, path: str, folder: Any) -> None:
+        return None
+
     def options(self) -> Any:
         from kvlint.extract.pod.engine_args.options import load_table
 

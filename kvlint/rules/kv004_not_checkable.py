@@ -14,7 +14,8 @@ class NotCheckable(IssueRule):
     MIG partitions, or the ConfigMap neither in the file nor beside it; otherwise the operator's node
     estimate and parallelism are computed as KAITO computes them and the Workspace is checked as the vLLM
     it runs), TensorRT-LLM when its settings are in a file kvlint does not have (Triton's model repository
-    config.pbtxt, an LLM-API options file not in the file or beside it) or its backend is AutoDeploy, Ollama when the file names no model (it pulls one at run time), llama.cpp on the
+    when neither a folder beside the file nor a mounted ConfigMap holds its config.pbtxt, an LLM-API options
+    file not in the file or beside it) or its backend is AutoDeploy, Ollama when the file names no model (it pulls one at run time), llama.cpp on the
     host CPU (its CPU image build, or a container given no GPU), TPU and AWS Neuron accelerators,
     engines other than vLLM, SGLang, TGI, llama.cpp and TensorRT-LLM, TGI's backends other than its CUDA and ROCm servers as its
     image tag names them (Intel CPU/XPU, Neuron, Gaudi, TensorRT-LLM, llama.cpp; for llama.cpp the KV

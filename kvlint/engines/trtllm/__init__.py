@@ -54,7 +54,9 @@ class TensorRTLLM(EngineBase):
         from kvlint.engines.trtllm import options
 
         if _launch.is_triton(launch.how):
-            return options.not_modelled(d, options.TRITON, "trtllm-triton")
+            from kvlint.engines.trtllm import repository
+
+            return repository.read_launch(d, launch)
         if launch.wrapper == "script":
             return options.not_modelled(d, options.SCRIPT, "trtllm-script")
         tokens = launch.tokens
@@ -86,6 +88,26 @@ class TensorRTLLM(EngineBase):
         from kvlint.engines.trtllm import options
 
         options.read_file(d, found)
+
+    def option_folders(self, d: Deployment) -> tuple[str, ...]:
+        from kvlint.engines.trtllm.repository import KEY
+
+        path = d.extra.get(KEY)
+        return () if path is None or "unsupported" in d.extra else (str(path.value),)
+
+    def read_option_folder(self, d: Deployment, path: str, folder: Any) -> None:
+        from kvlint.engines.trtllm import repository
+
+        repository.read_folder(d, folder)
+
+    def knob_for(self, field: str, s: Any) -> str | None:
+        """Under Triton, the config.pbtxt parameter or trtllm-build option that sets the field
+        (repository.KNOBS; None for one neither sets); else trtllm-serve's option."""
+        from kvlint.engines.trtllm.repository import KEY, KNOBS
+
+        if KEY in (getattr(s, "extra", None) or {}):
+            return KNOBS.get(field)
+        return self.flag_for(field)
 
     def online_quant(self, name: str) -> Any:
         """A stated precision as TensorRT-LLM's weight quantization (QuantConfig.quant_algo, the precision of a

@@ -27,6 +27,9 @@ _TAG = re.compile(r"^v?(\d+\.\d+\.\d+(?:rc\d+)?(?:\.post\d+)?)")
 # the package as a module or a path (`tensorrt_llm.serve`, `/app/tensorrt_llm/run.py`); not a word that
 # only begins with it, as a NIM profile name does (`download-to-cache --profile tensorrt_llm-l40s-bf16-tp2-…`)
 _PACKAGE = re.compile(r"(?:^|[/.=])tensorrt_llm(?:$|[./])")
+# tensorrtllm_backend's tools/fill_template.py, run before `tritonserver` on the tensorrt_llm model's
+# `…/tensorrt_llm/config.pbtxt` with `engine_dir:…/tensorrt_llm/1`: its arguments are files, not a program
+FILL_TEMPLATE = "fill_template.py"
 
 
 def is_triton(how: str) -> bool:
@@ -48,6 +51,8 @@ def entry_point(at) -> Launch | None:
 def wrapper_entry(at) -> Launch | None:
     """`trtllm-llmapi-launch` with no trtllm-serve after it, or another tensorrt_llm module: TensorRT-LLM,
     options unknown (its own script)."""
+    if any(t.text.endswith(FILL_TEMPLATE) for t in at.tokens[: min(at.i, 2)]):  # `[python3] fill_template.py`
+        return None
     if at.base == "trtllm-llmapi-launch" or _PACKAGE.search(at.text):
         return Launch("trtllm", [], at.tokens[at.i], at.base, wrapper="script")
     return None

@@ -7,7 +7,9 @@ parameter's `string_value` (model_state.cc:249 GetParameter<std::string>) and co
 std::stof / "true"|"false"|"1"|"0" (model_state.cc:272-325); a parameter that is absent or does not convert
 throws, and model_instance_state.cc catches it and uses its default (each row below names the line). The
 Python backend's model.py (all_models/inflight_batcher_llm/tensorrt_llm/1/model.py:126) reads a value still
-spelled `${…}` as not given: so does kvlint (an unfilled fill_template placeholder is not stated).
+spelled `${…}` as not given: so does kvlint (an unfilled fill_template placeholder is not stated). Values are
+converted as the C++ backend converts them (the Python backend's int() / float() refuse "4096tokens" where
+std::stoi reads 4096, and it takes any bool other than 1/true as false: model.py:123-137).
 
 tools/fill_template.py (v0.18.2) fills the template with string.Template.safe_substitute from
 `key:value,key:value` (a backslash escapes `,` and `:`; `max_queue_size` is 0 unless given): `filled`
@@ -98,8 +100,11 @@ class ModelConfig:
     backend: Scalar | None
     max_batch_size: Scalar | None
     params: dict[str, Scalar]
+    anchor: Location | None = None  # the ConfigMap key that holds the text: every location points at it
 
     def where(self, s: Scalar) -> Location:
+        if self.anchor is not None:
+            return self.anchor
         return Location(self.shown, s.line, s.column, s.line, s.end_column)
 
     def runs_trtllm(self) -> bool:
@@ -110,16 +115,21 @@ class ModelConfig:
         return name == "tensorrtllm" or (name == "python" and "gpt_model_path" in self.params)
 
 
-def read_config(text: str, shown: str) -> tuple[ModelConfig | None, Issue | None]:
+def read_config(
+    text: str, shown: str, anchor: Location | None = None
+) -> tuple[ModelConfig | None, Issue | None]:
     """The model configuration `text` (config.pbtxt) writes, or a located KV001 when Triton cannot parse it
-    (Triton then fails to load the model: "Error parsing text-format inference.ModelConfig")."""
+    (Triton then fails to load the model: "Error parsing text-format inference.ModelConfig"). `anchor`: the
+    ConfigMap key the text is from, where every location then points."""
     try:
         root = parse(text)
     except PbtxtError as e:
-        where = Location(shown, e.line, e.column)
+        where = anchor or Location(shown, e.line, e.column)
         message = f"{shown} is not a Triton model configuration Triton can parse: {e.message} (the model does not load)"
         return None, Issue(INVALID_INPUT, message, where, severity=Severity.ERROR)
-    return ModelConfig(shown, root.scalar("backend"), root.scalar("max_batch_size"), _params(root)), None
+    return ModelConfig(
+        shown, root.scalar("backend"), root.scalar("max_batch_size"), _params(root), anchor
+    ), None
 
 
 def _params(root: Message) -> dict[str, Scalar]:

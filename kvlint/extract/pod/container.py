@@ -8,7 +8,7 @@ from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.kinds import node_pools
-from kvlint.extract.pod import adapters, dra, gpu_selectors, gpu_sharing, mounted, pods
+from kvlint.extract.pod import adapters, dra, folder, gpu_selectors, gpu_sharing, mounted, pods
 from kvlint.extract.pod.argv import EnvVar, Token, container_commands, read_env, split_flag
 from kvlint.extract.pod.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, IssueKind, Location
@@ -103,21 +103,26 @@ def build(
     written = [t for t in (launch.entry, *launch.tokens) if t is not None and t.where and not t.note]
     d.args_end = written[-1].where if written else None
     read_engine(d, launch, env, storage)
-    _option_files(d, ctx, pod, container)
+    _option_files(d, ctx, pod, container, commands)
     add_container_facts(d, ctx, pod, container)
     if "lora_adapters" not in d.extra:
         adapters.record(d, adapters.lora_syncer(ctx.nearby, pod))
     return d
 
 
-def _option_files(d: Deployment, ctx: ObjectContext, pod: Mapping, container: Mapping) -> None:
+def _option_files(
+    d: Deployment, ctx: ObjectContext, pod: Mapping, container: Mapping, commands: list[list[Token]]
+) -> None:
     """Files of options the engine's command line names (TensorRT-LLM's LLM-API YAML), read from the
-    ConfigMap mounted there when it is in reach; the engine says what it does without one."""
+    ConfigMap mounted there when it is in reach, and folders it names (Triton's model repository), read
+    from mounted ConfigMaps or the linted tree (folder.py); the engine says what it does without them."""
     if not engines.known(d.engine_name):
         return
     engine = engines.get(d.engine_name)
     for path in engine.option_files(d):
         engine.read_option_file(d, path, mounted.text_at(ctx.nearby, pod, container, path))
+    for path in engine.option_folders(d):
+        engine.read_option_folder(d, path, folder.folder_at(ctx.nearby, pod, container, path, commands))
 
 
 def read_engine(d: Deployment, launch: Launch, env: dict[str, EnvVar], storage: Token | None = None) -> None:
