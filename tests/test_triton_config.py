@@ -197,3 +197,20 @@ def test_strings_escapes_and_adjacent_parts_join():
     root = pbtxt.parse("s: 'a\\'b' \"\\x41\\101\\n\"; n: -1.5e3, e: KIND_GPU")
     assert root.scalar("s").text == "a'bAA\n"
     assert root.scalar("n").text == "-1.5e3" and root.scalar("e").text == "KIND_GPU"
+
+
+def test_a_parameter_whose_memory_the_plan_leaves_out_is_an_info_at_it():
+    text = 'parameters { key: "max_attention_window_size" value { string_value: "4096" } }\n'
+    text += 'parameters { key: "gpu_weights_percent" value { string_value: "1.0" } }\n'
+    config, _ = triton.read_config(text, "c.pbtxt")
+    d = _deployment()
+    triton.apply(d, config)
+    (info,) = d.issues  # all the weights on the GPU (1.0) is what the plan counts
+    assert info.code == "KV004" and info.severity == Severity.INFO and info.where.line == 1
+    assert "sliding window" in info.message and "model_instance_state.cc:142" in info.message
+    config, _ = triton.read_config(
+        'parameters { key: "gpu_weights_percent" value { string_value: "0.5" } }', "c"
+    )
+    d = _deployment()
+    triton.apply(d, config)
+    assert [i.code for i in d.issues] == ["KV004"] and d.extra["gpu_weights_percent"].value == 0.5

@@ -21,10 +21,10 @@ from __future__ import annotations
 import re
 from string import Template
 
-from kvlint.codes import INVALID_INPUT, UNPARSED_SETTING
+from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.engines.trtllm.pbtxt import Message, PbtxtError, Scalar, parse
-from kvlint.findings import Issue, Location, Severity
+from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.record import record
 
 TAG = "v0.18.2"
@@ -88,6 +88,14 @@ PARAMS: tuple[Param, ...] = (
     ),
 )
 BY_KEY = {p.key: p for p in PARAMS}
+# parameters whose effect on GPU memory the plan leaves out: a KV004 info at the parameter, as for an engine
+# option (extract/pod/engine_args/memory_options.py), when its value changes memory
+UNPLANNED: dict[str, str] = {
+    # executor KvCacheConfig maxAttentionWindowVec: each sequence keeps at most that many tokens' KV
+    "max_attention_window_size": "caps the KV cache each sequence keeps at that many tokens (a sliding window)",
+    # executor ExecutorConfig gpuWeightsPercent below 1.0: the rest of the weights stream from host memory
+    "gpu_weights_percent": "keeps only that share of the weights on the GPU and streams the rest from the host",
+}
 _INT = re.compile(r"^\s*[-+]?\d+")
 _FLOAT = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -186,11 +194,25 @@ def apply(d: Deployment, config: ModelConfig) -> None:
                 )
             )
             continue
+        if p.key in UNPLANNED and not (p.kind == "float" and isinstance(value, float) and value >= 1.0):
+            d.issues.append(_unplanned(p, s.text.strip(), config.where(s)))
         v = stated(value, config.where(s), note)
         if hasattr(d, p.target):
             setattr(d, p.target, v)
         else:
             d.extra[p.target] = v
+
+
+def _unplanned(p: Param, text: str, where: Location) -> Issue:
+    return Issue(
+        NOT_CHECKABLE,
+        f"Triton's TensorRT-LLM backend {p.key} {text[:60]!r}: {UNPLANNED[p.key]} (tensorrtllm_backend"
+        f" inflight_batcher_llm/src/{p.at}@{TAG}); kvlint's plan leaves this out, so its capacity figures are"
+        " for the deployment without it",
+        where,
+        severity=Severity.INFO,
+        kind=IssueKind.OPTION_NOT_MODELLED,
+    )
 
 
 # --- tools/fill_template.py: `python3 tools/fill_template.py -i <config.pbtxt> key:value,key:value`
