@@ -50,6 +50,12 @@ parameters: {
   }
 }
 parameters: {
+  key: "gpt_model_type"
+  value: {
+    string_value: "${batching_strategy}"
+  }
+}
+parameters: {
   key: "gpt_model_path"
   value: {
     string_value: "${engine_dir}"
@@ -100,7 +106,9 @@ def test_the_template_parses_with_its_placeholders_kept_unfilled():
     assert group is not None and group.scalar("kind").text == "KIND_CPU"
     config, issue = triton.read_config(TEMPLATE, "repo/tensorrt_llm/config.pbtxt")
     assert issue is None and config is not None
-    assert config.runs_trtllm()  # the backend unfilled, but an engine parameter: the tensorrt_llm model
+    assert (
+        config.runs_trtllm()
+    )  # the backend unfilled, but the executor's gpt_model_type: the tensorrt_llm model
     d = _deployment()
     triton.apply(d, config)
     assert d.gpu_memory_utilization is None and not d.issues  # every parameter unfilled: none stated
@@ -155,7 +163,8 @@ def test_a_value_the_backend_cannot_convert_is_a_warning_naming_its_default():
 
 def test_which_model_runs_tensorrt_llm():
     python_pre = 'backend: "python"\nparameters { key: "tokenizer_dir" value { string_value: "/m" } }\n'
-    python_llm = 'backend: "python"\nparameters { key: "gpt_model_path" value { string_value: "/e" } }\n'
+    python_pre += 'parameters { key: "gpt_model_path" value { string_value: "/e" } }\n'  # as v0.18.2's has
+    python_llm = 'backend: "python"\nparameters { key: "gpt_model_type" value { string_value: "inflight_fused_batching" } }\n'
     for text, runs in ((python_pre, False), (python_llm, True), ('backend: "tensorrtllm"', True)):
         config, _ = triton.read_config(text, "c.pbtxt")
         assert config is not None and config.runs_trtllm() is runs

@@ -162,3 +162,17 @@ def test_a_config_pbtxt_too_large_to_read_is_said_not_skipped(tmp_path):
     config.write_text(config.read_text() + "#" * (300 * 1024))
     (kv004,) = [f for f in _lint(path).findings if f.rule == "KV004"]
     assert "cannot all be read" in kv004.message and "larger than 262,144 bytes" in kv004.message
+
+
+def test_an_engine_outside_the_repository_is_planned_with_the_build_defaults_and_said(tmp_path):
+    path = _copy(tmp_path)
+    config = tmp_path / "triton_model_repo" / "tensorrt_llm" / "config.pbtxt"
+    config.write_text(
+        config.read_text().replace("/models/triton_model_repo/tensorrt_llm/1", "/engines/llama")
+    )
+    r = _lint(path)
+    (info,) = [f for f in r.findings if f.rule == "KV004"]
+    assert "/engines/llama is not in reach" in info.message and "trtllm-build's defaults" in info.message
+    assert info.where.file == "triton_model_repo/tensorrt_llm/config.pbtxt"  # at gpt_model_path
+    s = r.deployments[0].settings
+    assert (s.max_num_seqs, s.max_batched_tokens, s.max_model_len) == (2048, 8192, 131072)

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import posixpath
 
+from kvlint.codes import NOT_CHECKABLE
 from kvlint.deployment import Deployment, stated
 from kvlint.engines.trtllm import options, triton
+from kvlint.engines.trtllm.engine_config import SOURCE as BUILD_DEFAULTS
 from kvlint.engines.trtllm.engine_config import read_engine_config
 from kvlint.engines.trtllm.launch import FILL_TEMPLATE
 from kvlint.extract.pod.argv import Token
-from kvlint.findings import Location
+from kvlint.findings import Issue, Location, Severity
 
 # what sets each field of a Triton deployment, as a fix names it: the tensorrt_llm model's config.pbtxt parameter,
 # or trtllm-build's option, as the engine's limits are fixed when it is built (builder.py BuildConfig)
@@ -156,16 +158,27 @@ def read_folder(d: Deployment, folder) -> None:
 
 
 def _engine(d: Deployment, folder, path: str) -> None:
-    """The engine's config.json, where gpt_model_path maps into the repository."""
+    """The engine's config.json, where gpt_model_path maps into the repository; an info when it does not."""
     engine = d.extra.get("engine_dir")
     if engine is None:
         return
     rel = posixpath.relpath(posixpath.normpath(str(engine.value)), posixpath.normpath(path))
-    if rel.startswith(".."):
-        return
-    found = folder.read(posixpath.join(rel, "config.json"))
+    found = None if rel.startswith("..") else folder.read(posixpath.join(rel, "config.json"))
     if found is not None and found.text is not None and found.where is not None:
         read_engine_config(d, found.text, found.where.file)
+        return
+    why = f" ({found.why})" if found is not None and found.why else ""
+    d.issues.append(
+        Issue(
+            NOT_CHECKABLE,
+            f"{d.label()}: the built engine's config.json in {engine.value} is not in reach{why}: its limits are"
+            " taken as trtllm-build's defaults (max_batch_size 2048, max_num_tokens 8192, max_seq_len the model's"
+            f" max_position_embeddings; {BUILD_DEFAULTS}); lint with the engine folder inside the model repository"
+            " to check the engine that was built",
+            engine.where or d.where,
+            severity=Severity.INFO,
+        )
+    )
 
 
 def _tokenizer(d: Deployment, configs: dict[str, triton.ModelConfig]) -> None:

@@ -28,9 +28,6 @@ from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.record import record
 
 TAG = "v0.18.2"
-# the backends that run TensorRT-LLM: the C++ backend, or the Python one with tensorrt_llm/1/model.py
-# (config.pbtxt `backend: "${triton_backend}"`, filled with tensorrtllm or python: docs/model_config.md)
-BACKENDS = ("tensorrtllm", "python")
 
 
 @record(frozen=True)
@@ -116,11 +113,11 @@ class ModelConfig:
         return Location(self.shown, s.line, s.column, s.line, s.end_column)
 
     def runs_trtllm(self) -> bool:
-        """The tensorrt_llm model: the C++ backend, or the Python backend given an engine (gpt_model_path)."""
-        if self.backend is None or self.backend.unfilled:
-            return "gpt_model_path" in self.params
-        name = self.backend.text.strip().lower()
-        return name == "tensorrtllm" or (name == "python" and "gpt_model_path" in self.params)
+        """The tensorrt_llm model: the C++ backend, or a model (the Python backend's tensorrt_llm/1/model.py, or a
+        template whose backend is unfilled) given the executor's batching type `gpt_model_type`, which only that
+        model reads (model_instance_state.cc:60, model.py:835); the preprocessing model has a gpt_model_path too."""
+        name = "" if self.backend is None or self.backend.unfilled else self.backend.text.strip().lower()
+        return name == "tensorrtllm" or (name in ("", "python") and "gpt_model_type" in self.params)
 
 
 def read_config(
