@@ -148,7 +148,14 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
         f"  = {gib(free)} free after {after} x free_gpu_memory_fraction {shown} = {gib(budget)}",
         f"KV cache: {tokens(kv_tokens)} tokens ({blocks:,} blocks of {block}) x {per_token:,} B per token"
         f" ({s.kv_cache_dtype}) = {gib(max(0, pool))}"
-        + (f" (kv_cache_config.max_tokens {cap:,})" if isinstance(cap, int) and cap > 0 else ""),
+        + (f" ({_cap_name(s)} {cap:,})" if isinstance(cap, int) and cap > 0 else ""),
         f"  one sequence of max_seq_len {s.max_model_len:,}: {gib(p.request_bytes)}; the longest that fits: {tokens(upper)}",
     ]
     return p
+
+
+def _cap_name(s: EngineSettings) -> str:
+    """The setting that capped the pool: Triton's config.pbtxt parameter, else the LLM API's."""
+    from kvlint.engines.trtllm.repository import KEY
+
+    return "max_tokens_in_paged_kv_cache" if KEY in s.extra else "kv_cache_config.max_tokens"
