@@ -42,6 +42,21 @@ def test_a_pod_asking_more_chips_than_its_topology_holds_is_never_scheduled():
     assert not [f for f in fits.findings if f.rule == "KV201"]
 
 
+def test_a_multi_host_v6e_slice_gives_a_pod_one_vms_four_chips():
+    # Google's v6e table: 4x4 (16 chips) is a multi-host slice of ct6e-standard-4t VMs; 2x4 can be one 8-chip VM
+    text = tpu_pod("vllm/vllm-tpu:latest", [*LLAMA_8B, "--tensor-parallel-size=8"], "tpu-v6e-slice", "4x4", 8)
+    (f,) = [f for f in lint(text).findings if f.rule == "KV201"]
+    assert (
+        "4 x 4 = 16 chips on VMs of 4 (ct6e-standard-4t" in f.message and "no node of it has 8" in f.message
+    )
+    assert f.fix.startswith("request at most 4 chips per pod")
+    # on TPU7x (no VM table kept) the slice bounds the pod: 4 chips (8 TensorCores, TP 8) on 2x2x2's 8 chips
+    tpu7x = lint(
+        tpu_pod("vllm/vllm-tpu:latest", [*LLAMA_8B, "--tensor-parallel-size=8"], "tpu7x", "2x2x2", 4)
+    )
+    assert not [f for f in tpu7x.findings if f.rule == "KV201"]
+
+
 def test_the_info_summary_names_each_workloads_device():
     # Qwen2.5-7B has 4 KV heads: TP 8 replicates them on GPUs and on TPU chips alike (KV203)
     args = ["--model=Qwen/Qwen2.5-7B-Instruct", "--tensor-parallel-size=8", "--max-model-len=8192"]

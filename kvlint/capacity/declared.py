@@ -43,6 +43,7 @@ class Facts:
     activations: int  # per GPU
     max_concurrency: float
     gpus: int
+    unit: str = "GPU"  # what one device is called ("chip" on a TPU: catalog/tpus.py)
 
 
 @record(frozen=True)
@@ -84,9 +85,9 @@ def compare(budget: dict[str, object], f: Facts, tolerance: float = 0.05) -> lis
         "weights": (f.weights_total, "the model's weights"),
         "kv_per_token": (f.kv_per_token, "2 x layers x KV heads x head_dim x bytes"),
         "kv_per_sequence": (f.kv_per_token * f.max_context, f"KV per token x {f.max_context:,} tokens"),
-        "kv_cache": (f.kv_pool_total, f"the KV-cache pool of all {f.gpus} GPU(s)"),
-        "reserved": (f.reserved_total, "memory that is neither weights nor KV pool, all GPUs"),
-        "activations": (f.activations, "the activation peak per GPU"),
+        "kv_cache": (f.kv_pool_total, f"the KV-cache pool of all {f.gpus} {f.unit}(s)"),
+        "reserved": (f.reserved_total, f"memory that is neither weights nor KV pool, all {f.unit}s"),
+        "activations": (f.activations, f"the activation peak per {f.unit}"),
         "max_concurrency": (f.max_concurrency, "sequences of max_context the pool holds"),
     }
     query_forms = {
@@ -168,4 +169,5 @@ def facts_for(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, p: Plan) -> Fact
         activations=p.term("activation peak"),
         max_concurrency=p.max_concurrency,
         gpus=gpus,
+        unit=gpu.unit,
     )

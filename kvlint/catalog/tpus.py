@@ -96,6 +96,31 @@ GKE_ACCELERATORS = {
 }
 
 
+# The chips one node (TPU VM) of a slice has where Google's configuration tables say: (chips of the largest
+# single-host slice, chips of each VM of a multi-host slice, that VM's machine type, the table)
+_NODES = {
+    # "2x4 | 8 | 1 | 1 | ct6e-standard-8t | Single-host"; "4x4 | 16 | 2 | 4 | ct6e-standard-4t | Multi-host" and
+    # every larger shape on ct6e-standard-4t
+    "tpu-v6e": (8, 4, "ct6e-standard-4t", "https://cloud.google.com/tpu/docs/v6e"),
+    # "2x2x1 | 8 | 4 | 1 | N/A | ct5p-hightpu-4t"; every shape on ct5p-hightpu-4t, one host per 4 chips
+    "tpu-v5p": (4, 4, "ct5p-hightpu-4t", "https://cloud.google.com/tpu/docs/v5p"),
+}
+
+
+def node_chips(chip_id: str, topology: str) -> tuple[int, str] | None:
+    """The most chips one node of a `cloud.google.com/gke-tpu-topology` slice has, and how that is said: the
+    slice's own chips, or one VM's where the slice is multi-host and Google's table says its VMs; None when the
+    topology cannot be read."""
+    n = topology_chips(topology)
+    if n is None:
+        return None
+    said = f"topology {topology} is a slice of {' x '.join(topology.strip().lower().split('x'))} = {n} chips"
+    node = _NODES.get(chip_id)
+    if node is None or n <= node[0]:
+        return n, said
+    return node[1], f"{said} on VMs of {node[1]} ({node[2]}: {node[3]})"
+
+
 def entry(chip_id: str) -> dict[str, Any] | None:
     """A chip as a GPU catalog entry (catalog/gpus.py builds its GpuSpec): the HBM JAX reports, bf16."""
     chip = _CHIPS.get(chip_id)

@@ -39,7 +39,8 @@ class ParallelismGpuMismatch(DeploymentRule):
     devices: a chip each on v5e, v5p and v6e, two TensorCores per TPU7x chip (`google.com/tpu: 4` is 8
     devices); the worker takes the first TP x PP of them, and with fewer it cannot build its device mesh
     (tpu-inference tpu_runner.py:980-984: "Insufficient devices for 2D mesh"). A pod asking more chips than
-    its `cloud.google.com/gke-tpu-topology` slice has (2x4: 8 chips) is never scheduled.
+    one node of its `cloud.google.com/gke-tpu-topology` slice has (2x4: 8 chips; a multi-host v6e or v5p
+    slice: VMs of 4 chips) is never scheduled.
 
     ## Why is this bad?
     Fewer GPUs than the world size: the engine cannot start (vLLM: "World size (4) is larger
@@ -136,22 +137,22 @@ class ParallelismGpuMismatch(DeploymentRule):
         )
 
     def _tpu_slice(self, ctx: DeploymentContext, d) -> Iterator[Finding]:
-        """A pod asking more chips than its TPU slice has (cloud.google.com/gke-tpu-topology 2x4: 2 x 4 = 8 chips):
-        no node of the slice has them, so it is never scheduled (GKE: "the topology determines the number of TPU chips
-        in the slice", https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus)."""
+        """A pod asking more chips than one node of its TPU slice has (cloud.google.com/gke-tpu-topology 2x4: 2 x 4
+        = 8 chips; a multi-host v6e slice: VMs of 4, catalog/tpus.py node_chips) is never scheduled (GKE: "the
+        topology determines the number of TPU chips in the slice",
+        https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus)."""
         topology, per_pod = d.tpu_topology, d.gpus_per_pod
-        chips = tpus.topology_chips(str(topology.value)) if topology is not None else None
+        node = tpus.node_chips(ctx.gpu.id, str(topology.value)) if topology and ctx.gpu else None
         several = getattr(ctx.gpu, "devices_per_unit", 1)
-        if chips is None or per_pod is None or int(per_pod.value) <= chips * several:
+        if node is None or per_pod is None or int(per_pod.value) <= node[0] * several:
             return
-        asked = int(per_pod.value) // several
-        dims = " x ".join(str(topology.value).lower().split("x"))
+        asked, (most, said) = int(per_pod.value) // several, node
         yield ctx.finding(
             self,
             where_of(d, per_pod, topology),
-            f"a pod requests {asked} chips ({per_pod.note or 'google.com/tpu'}), but topology {topology.value} is "
-            f"a slice of {dims} = {chips} chips: no node of it has {asked}, so the pod is never scheduled",
-            fix=f"a topology of at least {asked} chips, or request at most {chips} per pod",
+            f"a pod requests {asked} chips ({per_pod.note or 'google.com/tpu'}), but {said}: no node of it has "
+            f"{asked}, so the pod is never scheduled",
+            fix=f"request at most {most} chips per pod, or a topology whose nodes have {asked}",
         )
 
 
