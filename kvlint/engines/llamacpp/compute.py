@@ -26,6 +26,7 @@ from __future__ import annotations
 from kvlint.capacity.plan import EngineSettings
 from kvlint.catalog.arch import CHUNKED, SLIDING, ModelArch
 from kvlint.engines.llamacpp import layers as L
+from kvlint.engines.llamacpp.ollama_runner import OWN as OWN_ENGINE
 from kvlint.units import GIB
 
 # hidden-size F32 rows per token beside a phase's largest tensor (kvlint's fit on the calibration logs,
@@ -96,18 +97,17 @@ def compute_bytes(arch: ModelArch, s: EngineSettings, output_on_gpu: bool) -> tu
 
 
 def pipelined(arch: ModelArch, s: EngineSettings) -> bool:
-    """Whether llama-server runs the layer split as a pipeline (the module's docstring). Ollama's own engine
-    makes its scheduler without it (ml/backend/ggml/ggml.go:383-391 at v0.15.5, `parallel` false), so kvlint
-    plans Ollama without the copies; the llama.cpp runner Ollama keeps for the architectures its engine lacks
-    does run one (a public Ollama log of deepseek-r1:671b on eight MI250X dies prints "pipeline parallelism
-    enabled (n_copies=4)"), and kvlint does not know which runner a model gets: there the plan is short of
-    the copies, and says so (multi.py OLLAMA_NOTE). --override-tensor turns it off."""
+    """Whether llama.cpp runs the layer split as a pipeline (the module's docstring): llama-server, and the
+    llama.cpp runner Ollama keeps for the architectures its own engine does not run (a public Ollama log of
+    deepseek-r1:671b on eight MI250X dies prints "pipeline parallelism enabled (n_copies=4)"); Ollama's own
+    engine makes its scheduler without it (ml/backend/ggml/ggml.go:383-391 at v0.15.5, `parallel` false).
+    Which runner a model gets: ollama_runner.py. --override-tensor turns it off."""
     return (
         int(s.extra.get("n_devices") or 1) > 1
         and int(s.extra["ngl"]) > arch.layers
         and bool(s.extra.get("layer_split"))
         and bool(s.extra["kv_offload"])
-        and not s.extra["ollama"]
+        and s.extra.get("ollama_runner") != OWN_ENGINE
         and s.extra.get("moved") is None  # any --override-tensor turns it off (llama-context.cpp:300)
     )
 

@@ -18,17 +18,14 @@ from kvlint.capacity.plan import EngineSettings, Plan, Term
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
 from kvlint.engines.llamacpp import layers as L
-from kvlint.engines.llamacpp.compute import CONTEXT_BYTES, compute_bytes, pipelined, stage_bytes
+from kvlint.engines.llamacpp.compute import CONTEXT_BYTES, OWN_ENGINE, compute_bytes, pipelined, stage_bytes
 from kvlint.engines.llamacpp.devices import Share, shares, split_points
-from kvlint.engines.llamacpp.releases import llama_default
+from kvlint.engines.llamacpp.releases import llama_default, ollama_default
 from kvlint.record import replace
 from kvlint.units import gib, tokens
 
 COMPUTE_NOTE = "kvlint's estimate: the largest phase of one ubatch through this GPU's layers"
-OLLAMA_NOTE = (
-    COMPUTE_NOTE + "; Ollama's own engine runs no pipeline (its llama.cpp runner, for the architectures the"
-    " engine lacks, also keeps 4 copies of each GPU's inputs, not counted)"
-)
+OLLAMA_NOTE = COMPUTE_NOTE + "; Ollama's own engine runs no pipeline"
 PIPELINE_NOTE = (
     COMPUTE_NOTE + ", and the pipeline's 4 copies of its inputs (hidden state, positions, KQ mask;"
     " ggml-backend.cpp GGML_SCHED_MAX_COPIES)"
@@ -137,16 +134,20 @@ def _rows_in_force(
     """The rows llama.cpp ends up with, and the compute term's note: a pipeline whose copies leave a GPU
     short is reserved again without them on builds that retry (releases.json `pp_fallback`), when every
     GPU then fits; the KV cache is allocated before the compute buffers, so only they are redone."""
+    runner = f"; {s.extra['runner_why']}" if s.extra.get("runner_why") else ""
     if not pipelined(arch, s):
-        note = OLLAMA_NOTE if s.extra["ollama"] else COMPUTE_NOTE
-        return rows(arch, gpu, s, kv_layers, per_token, pipe=False), note
+        own = s.extra.get("ollama_runner") == OWN_ENGINE
+        return rows(arch, gpu, s, kv_layers, per_token, pipe=False), (
+            OLLAMA_NOTE if own else COMPUTE_NOTE
+        ) + runner
     piped = rows(arch, gpu, s, kv_layers, per_token, pipe=True)
-    retry = llama_default("pp_fallback", s.version)
+    # Ollama's release table for the llama.cpp it vendors (ollama_releases.json), llama.cpp's builds otherwise
+    retry = (ollama_default if s.extra["ollama"] else llama_default)("pp_fallback", s.version)
     if not any(r[0].kv > r[2] for r in piped) or not retry.value:
-        return piped, PIPELINE_NOTE
+        return piped, PIPELINE_NOTE + runner
     plain = rows(arch, gpu, s, kv_layers, per_token, pipe=False)
     if any(r[0].kv > r[2] for r in plain):
-        return piped, PIPELINE_NOTE
+        return piped, PIPELINE_NOTE + runner
     return plain, (
         COMPUTE_NOTE
         + ": with the pipeline's 4 copies of its inputs a GPU's buffers do not fit, and llama.cpp"

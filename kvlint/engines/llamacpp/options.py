@@ -79,6 +79,7 @@ OLLAMA_ENV: dict[str, tuple[str, str]] = {
     "OLLAMA_KV_CACHE_TYPE": ("kv_cache_dtype", "text"),
     "OLLAMA_FLASH_ATTENTION": ("flash_attn", "text"),
     "OLLAMA_GPU_OVERHEAD": ("gpu_overhead", "int"),
+    "OLLAMA_NEW_ENGINE": ("ollama_new_engine", "text"),
 }
 
 

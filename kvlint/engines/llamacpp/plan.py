@@ -26,7 +26,7 @@ from kvlint.deployment import Deployment, Value, default
 from kvlint.engines import native
 from kvlint.engines.base import SettingRefused
 from kvlint.engines.filling import Filling
-from kvlint.engines.llamacpp import fit, overrides, split
+from kvlint.engines.llamacpp import fit, ollama_runner, overrides, split
 from kvlint.engines.llamacpp import layers as L
 from kvlint.engines.llamacpp.releases import llama_default, ollama_default
 from kvlint.findings import Issue, Severity
@@ -44,6 +44,14 @@ OLLAMA_PARALLEL_AUTO = 4  # server/sched.go:59 defaultParallel (ollama v0.5.7), 
 def _int(f: Filling, key: str, fallback: int) -> int:
     v = f.options.get(key)
     return int(v.value) if v is not None and isinstance(v.value, int) and v.value > 0 else fallback
+
+
+def _go_bool(f: Filling, key: str) -> bool:
+    """An Ollama boolean variable as envconfig.BoolWithDefault reads it (envconfig/config.go:151-164 at v0.15.5):
+    unset or empty false; strconv.ParseBool's false words false; anything else true, a word it cannot parse too."""
+    v = f.options.get(key)
+    text = str(v.value).strip() if v is not None and v.value is not None else ""
+    return text not in ("", "0", "f", "F", "false", "FALSE", "False")
 
 
 def _flag(f: Filling, key: str) -> bool:
@@ -173,6 +181,9 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
     n_ctx_seq = n_ctx if unified else L.pad(n_ctx // n_seq, pad_to)
     n_ctx = n_ctx if unified else n_ctx_seq * n_seq
     moved = None if ollama else overrides.moved(f, arch, int(devices["n_devices"]))
+    runner, runner_why = (
+        ollama_runner.runner(arch, version_text, _go_bool(f, "ollama_new_engine")) if ollama else ("", "")
+    )
     n_ubatch = min(_int(f, "n_ubatch", N_UBATCH), _int(f, "n_batch", N_BATCH))
     extra = {k: v.value for k, v in f.options.items()}
     extra.update(
@@ -189,6 +200,8 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         pad=pad_to,
         n_ubatch=n_ubatch,
         moved=moved,
+        ollama_runner=runner,
+        runner_why=runner_why,
         weight_copy=L.largest_moved(arch, moved) if n_ubatch >= OFFLOAD_BATCH else 0,
         swa_full=_flag(f, "swa_full"),
         kv_offload=not _flag(f, "no_kv_offload"),

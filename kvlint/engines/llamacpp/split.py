@@ -81,6 +81,7 @@ def spread_by_ollama(f: Filling, counts: list[int]) -> dict[str, Any]:
         "n_devices": k,
         "tensor_split": [float(c) for c in counts],
         "ngl": sum(counts),
+        "layer_split": True,  # the runner sets no split mode: llama.cpp's default, layer (llama/llama.go:260-295)
         "split_how": f"Ollama's scheduler spreads the layers over {k}{of} GPUs ({', '.join(map(str, counts))} layers:"
         " the fewest that hold them, balanced; llm/server.go:1063-1160)",
     }
