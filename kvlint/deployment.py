@@ -139,6 +139,10 @@ class Deployment:
     # pod naming it shares) and the pods the workload runs, which link/sharing.py adds up on one card
     placement: Value[tuple[list[tuple[str, list[str]]], list[dict[str, str]]]] | None = None
     gpu_shared: Value[Any] | None = None
+    # a share of one GPU's memory the pod asks for (KAI Scheduler gpu-fraction / gpu-memory annotations,
+    # extract/pod/gpu_fraction.py): a fraction of the card, or bytes
+    gpu_share: Value[float] | None = None
+    gpu_share_bytes: Value[int] | None = None
     pod_replicas: Value[int] | None = None
 
     suffixes: dict[str, tuple[str, Location]] = field(default_factory=dict)  # field -> "32k" as written

@@ -1,5 +1,6 @@
 from collections.abc import Iterator
 
+from kvlint.deployment import Value
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.fixes import SAFE, UNSAFE, replace_text
@@ -36,6 +37,11 @@ class UtilizationOutOfRange(DeploymentRule):
     plain `nvidia.com/gpu` beside it share cards too (`fixtures/sharing/time-sliced-unrenamed.yaml`:
     3 replicas at 0.9 each on a card shared 4 ways). A replica is a turn on the card, not a share
     of its memory.
+
+    A pod that asks KAI Scheduler for a share of one GPU (`gpu-fraction: "0.5"`, or `gpu-memory` in MiB,
+    as pod annotations; NVIDIA/KAI-Scheduler docs/gpu-sharing/README.md) runs on one shared card whose
+    memory KAI does not isolate: the engine's fraction in force, its default included, must stay within
+    the share (a warning above it). A `gpu-memory` share on a card kvlint does not know is an info.
 
     ## Formula
     error if `u <= 0` or `u > 1`; warning if `u > 0.95`; on a shared GPU, error if
@@ -90,6 +96,7 @@ class UtilizationOutOfRange(DeploymentRule):
                     severity=Severity.WARNING,
                     fixes=[replace_text(v, "0.95", f"lower {flag} to 0.95", UNSAFE)],
                 )
+        yield from self._beyond_share(ctx)
         shared = ctx.in_force.gpu_sharing
         if shared is not None:
             yield ctx.finding(
@@ -99,3 +106,53 @@ class UtilizationOutOfRange(DeploymentRule):
                 fix="lower each engine's fraction so the pods of one card add up to less than 1 "
                 "(about 0.9 / pods per card), or give each engine a whole GPU",
             )
+
+    def _beyond_share(self, ctx: DeploymentContext) -> Iterator[Finding]:
+        """The engine's fraction in force (stated or its default) above the share of one GPU the pod asks
+        for (KAI Scheduler `gpu-fraction` / `gpu-memory`, which isolates no memory: see
+        extract/pod/gpu_fraction.py); a share in MiB on a card kvlint does not know is said unchecked."""
+        d = ctx.deployment
+        share, asked = _share(ctx)
+        if share is None:
+            if asked is not None:
+                yield ctx.finding(
+                    self,
+                    asked.where,
+                    f"{asked.note}: the GPU type is not stated, so the share of its memory is not known and the "
+                    "engine's memory fraction was not checked against it",
+                    fix="name the GPU (a node label or --gpu), or ask for a gpu-fraction",
+                    severity=Severity.INFO,
+                )
+            return
+        asked_at = d.gpu_share or d.gpu_share_bytes  # where the pod asks for its share
+        for attr, flag in _FRACTIONS:
+            v = (
+                ctx.in_force.gpu_memory_utilization
+                if attr == "gpu_memory_utilization"
+                else ctx.in_force.options.get(attr)
+            )
+            if v is None or not isinstance(v.value, (int, float)) or float(v.value) <= share:
+                continue
+            said = f" ({v.note})" if v.origin == "default" and v.note else ""
+            yield ctx.finding(
+                self,
+                v.where or (asked_at.where if asked_at else None) or d.where,
+                f"{flag} {float(v.value):g}{said} claims more of the GPU than the pod's share of it ({share:.2g}, "
+                f"{asked_at.note if asked_at else ''}): the engine takes memory the card's other pods were "
+                "given, and they or it fail to start",
+                fix=f"{flag} {share:.2g} or lower, or a larger share",
+                severity=Severity.WARNING,
+            )
+
+
+def _share(ctx: DeploymentContext) -> tuple[float | None, Value[int] | None]:
+    """(the pod's share of the card as a fraction, or None; the gpu-memory value when its card is unknown)."""
+    d = ctx.deployment
+    if d.gpu_share is not None:
+        return float(d.gpu_share.value), None
+    if d.gpu_share_bytes is None:
+        return None, None
+    total = ctx.gpu.engine_bytes if ctx.gpu is not None else None
+    if not total:
+        return None, d.gpu_share_bytes
+    return min(1.0, int(d.gpu_share_bytes.value) / total), None
