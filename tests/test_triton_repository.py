@@ -6,6 +6,7 @@ that says what to lint with it."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 
@@ -176,3 +177,23 @@ def test_an_engine_outside_the_repository_is_planned_with_the_build_defaults_and
     assert info.where.file == "triton_model_repo/tensorrt_llm/config.pbtxt"  # at gpt_model_path
     s = r.deployments[0].settings
     assert (s.max_num_seqs, s.max_batched_tokens, s.max_model_len) == (2048, 8192, 131072)
+
+
+def test_the_engine_mapping_and_quantization_come_from_its_config_json(tmp_path):
+    """pretrained_config.mapping and .quantization of the built engine (tensorrt_llm/builder.py EngineConfig):
+    TP 2 with FP8 weights and an FP8 KV cache, on the pod's two GPUs."""
+    path = _copy(tmp_path)
+    path.write_text(path.read_text().replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 2"))
+    engine = tmp_path / "triton_model_repo" / "tensorrt_llm" / "1" / "config.json"
+    config = json.loads(engine.read_text())
+    config["pretrained_config"]["mapping"] = {"world_size": 2, "tp_size": 2, "pp_size": 1}
+    config["pretrained_config"]["quantization"] = {"quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}
+    engine.write_text(json.dumps(config, indent=2))
+    (res,) = _lint(path).deployments
+    s = res.settings
+    assert (s.tp, s.pp, s.quantization, s.kv_cache_dtype) == (2, 1, "fp8", "fp8")
+    assert res.deployment.tensor_parallel.where.file == "triton_model_repo/tensorrt_llm/1/config.json"
+    other = tmp_path / "bf16"
+    other.mkdir()
+    (bf16,) = _lint(_copy(other)).deployments  # the engine as the fixture built it: TP 1, bf16
+    assert res.plan.kv_per_token * 4 == bf16.plan.kv_per_token  # half the KV heads per GPU, half the bytes
