@@ -145,19 +145,8 @@ def _vram_ctx(gpu: GpuSpec | None) -> int:
     return 262144 if total >= 47 * GIB else 32768 if total >= 23 * GIB else 4096
 
 
-def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
-    """EngineSettings for llama-server or Ollama; every default applied is named in its `in_force`."""
-    f = Filling.of(d)
-    native.carry(f, "llamacpp")
-    server = f.options.get("llamacpp_server")
-    ollama = server is not None and server.value == "ollama"
-    ngl, ngl_how = (999, "Ollama places layers by its estimate") if ollama else _gpu_layers(f, version_text)
-    fa, fa_how = _fa(f, ollama, version_text)
-    slots, unified, slots_how = _slots(f, ollama, version_text)
-    ctx_fit = _ctx_fit(f, ollama, version_text)
-    n_ctx = _context(f, arch, gpu, ollama, version_text)
-    if ollama:
-        n_ctx *= max(1, slots)  # llm/server.go:174 `KvSize: opts.NumCtx * numParallel`
+def _cache_types(f: Filling, ollama: bool, fa: bool, fa_how: str) -> tuple[str, str]:
+    """--cache-type-k / --cache-type-v (Ollama: OLLAMA_KV_CACHE_TYPE for both), checked as llama.cpp does."""
     type_k = str(f.kv_cache_dtype.value).lower() if f.kv_cache_dtype is not None else "f16"
     said_v = f.options.get("cache_type_v")
     type_v = str(said_v.value).lower() if said_v is not None else ("f16" if not ollama else type_k)
@@ -172,6 +161,23 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
             " llama-context.cpp:2442 at ec98e2002)",
             said_v.where if said_v is not None else f.d.where,
         )
+    return type_k, type_v
+
+
+def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: str | None) -> EngineSettings:
+    """EngineSettings for llama-server or Ollama; every default applied is named in its `in_force`."""
+    f = Filling.of(d)
+    native.carry(f, "llamacpp")
+    server = f.options.get("llamacpp_server")
+    ollama = server is not None and server.value == "ollama"
+    ngl, ngl_how = (999, "Ollama places layers by its estimate") if ollama else _gpu_layers(f, version_text)
+    fa, fa_how = _fa(f, ollama, version_text)
+    slots, unified, slots_how = _slots(f, ollama, version_text)
+    ctx_fit = _ctx_fit(f, ollama, version_text)
+    n_ctx = _context(f, arch, gpu, ollama, version_text)
+    if ollama:
+        n_ctx *= max(1, slots)  # llm/server.go:174 `KvSize: opts.NumCtx * numParallel`
+    type_k, type_v = _cache_types(f, ollama, fa, fa_how)
     _cpu_layers(f, arch, ngl, ollama)
     devices = {"n_devices": 1} if ollama else split.settings(f)
     pad_rule = _default("ctx_pad", ollama, version_text).value

@@ -56,8 +56,17 @@ def always(root: Mapping) -> bool:
 def extract(
     root: Mapping, path: str, base_dir: str, lines: list[str], nearby: Nearby | None = None
 ) -> list[Deployment]:
-    out: list[Deployment] = []
     ctx = _ctx(root, path, lines, base_dir, nearby=nearby)
+    out = _production_stack(ctx, root) + _kubeai_catalog(ctx, root)
+    if not out:
+        out = _chart_of_its_own(ctx, root, nearby)
+    for d in out:
+        ct.finish(d)
+    return out
+
+
+def _production_stack(ctx: ct.ObjectContext, root: Mapping) -> list[Deployment]:
+    out: list[Deployment] = []
     spec_list = root.at("servingEngineSpec", "modelSpec")
     if isinstance(spec_list, Sequence):
         for i, entry in enumerate(spec_list.items):
@@ -65,7 +74,12 @@ def extract(
             if isinstance(entry, Mapping) and entry.value("enabled") is not False:
                 out.extend(production_stack_entry(ctx, entry, f"servingEngineSpec.modelSpec[{i}]"))
         if out:
-            out[0].issues.extend(serving_engine_issues(root, path))
+            out[0].issues.extend(serving_engine_issues(root, ctx.file))
+    return out
+
+
+def _kubeai_catalog(ctx: ct.ObjectContext, root: Mapping) -> list[Deployment]:
+    out: list[Deployment] = []
     catalog = root.map("catalog")
     if catalog is not None and all(isinstance(v, Mapping) for _, v in catalog.items()):
         for name, entry in catalog.items():
@@ -73,24 +87,26 @@ def extract(
                 d = kubeai_spec(ctx, entry, f"catalog.{name}")
                 if d is not None:
                     out.append(d)
-    if not out and ollama_chart.is_ollama_chart(root):
-        out.extend(ollama_chart.ollama_values(ctx, root))
-    if not out and nim_chart.is_nim_chart(root) and nim_chart.of_nim_llm(nearby):
-        out.append(nim_chart.nim_values(ctx, root))
-    if not out:
-        out.extend(
-            subchart(ctx, name, section, layout, image)
-            for name, section, layout, image in chart_layouts.subchart_sections(root)
-        )
-    if not out and chart_layouts.is_engine_args_chart(root):
-        out.append(engine_args_chart(ctx, root))
-    if not out:
-        d = chart_values(ctx, root)
-        if d is not None:
-            out.append(d)
-    for d in out:
-        ct.finish(d)
     return out
+
+
+def _chart_of_its_own(ctx: ct.ObjectContext, root: Mapping, nearby: Nearby | None) -> list[Deployment]:
+    """The first chart layout that reads these values: ollama, nim-llm, subcharts, engine-args charts, then
+    charts in the vLLM chart's shape."""
+    if ollama_chart.is_ollama_chart(root):
+        return ollama_chart.ollama_values(ctx, root)
+    if nim_chart.is_nim_chart(root) and nim_chart.of_nim_llm(nearby):
+        return [nim_chart.nim_values(ctx, root)]
+    out = [
+        subchart(ctx, name, section, layout, image)
+        for name, section, layout, image in chart_layouts.subchart_sections(root)
+    ]
+    if out:
+        return out
+    if chart_layouts.is_engine_args_chart(root):
+        return [engine_args_chart(ctx, root)]
+    d = chart_values(ctx, root)
+    return [d] if d is not None else []
 
 
 def _image_repository(root: Mapping) -> Scalar | None:
