@@ -68,3 +68,19 @@ def test_an_unreadable_share_is_located():
     result = _lint('gpu-fraction: "half"')
     (f,) = [f for f in result.findings if f.rule == "KV005"]
     assert "gpu-fraction" in f.message and f.where.line == 7
+
+
+def test_a_fractional_device_count_says_kubernetes_refuses_it_not_no_gpu():
+    """nvidia.com/gpu: "0.5" fails the API server's integer check for extended resources; beside node
+    pools without a GPU it was told "no GPU to run on", a reason it never reaches."""
+    from conftest import FIXTURES
+
+    from kvlint.run.lint import read_and_lint
+    from kvlint.run.settings import Settings
+
+    path = FIXTURES / "pools" / "nogpu" / "fractional.yaml"
+    result = read_and_lint(str(path), Settings(), "fractional.yaml")
+    assert not isinstance(result, str), result
+    (kv005,) = [f for f in result.findings if f.rule == "KV005"]
+    assert "must be an integer" in kv005.message and "gpu-fraction" in kv005.message
+    assert not [f for f in result.findings if "no GPU to run on" in f.message]

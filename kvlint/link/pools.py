@@ -312,7 +312,9 @@ def attach(
     placed: dict[str, Any] = {}
     if matched:
         placed["node_pools"] = inferred(tuple(gpu_pools or matched), "node pools it can land on")
-    if matched and wants_gpu and not gpu_pools:
+    # a GPU count kvlint could not read (KV005 says why, e.g. a fraction) is no claim that it wants none
+    unread = "gpus_per_pod" in d.unreadable
+    if matched and wants_gpu and not gpu_pools and not unread:
         names = ", ".join(p.label() for p in matched)
         placed["pools_without_gpu"] = inferred(names, "node pools whose node types carry no GPU")
     known = [p for p in gpu_pools if p.gpus]

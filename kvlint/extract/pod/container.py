@@ -205,13 +205,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
     path = ctx.file
     for res in pods.device_resources(container, path):
         if res.count is None:
-            d.issues.append(
-                Issue(
-                    UNPARSED_SETTING,
-                    f"{d.label()}: cannot read {res.name} {res.text!r} as a device count",
-                    res.where,
-                )
-            )
+            d.issues.append(Issue(UNPARSED_SETTING, _unread_count(d, res.name, res.text), res.where))
             if pods.is_gpu(res.name):
                 d.unreadable.append("gpus_per_pod")
         elif pods.is_gpu(res.name):
@@ -242,6 +236,27 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
     gpu_fraction.read(d, ctx.root, path)
     gpu_sharing.apply(d, ctx.root, pod, container, labels, path)
     dra.read_refs(d, ctx.root, pod, container, path)
+
+
+# the API server counts an extended resource (nvidia.com/gpu, amd.com/gpu ...) in whole units: a fraction
+# fails validation with "must be an integer" (kubernetes/kubernetes pkg/apis/core/helper/helpers.go
+# IsIntegerResourceName, release-1.26, and validation.go validateResourceQuantityValue)
+K8S_INTEGER = "kubernetes pkg/apis/core/helper/helpers.go IsIntegerResourceName"
+
+
+def _unread_count(d: Deployment, name: str, text: str) -> str:
+    """The KV005 for a device count kvlint cannot read; a fraction says why Kubernetes refuses it."""
+    try:
+        fraction = not float(text).is_integer()
+    except ValueError:
+        fraction = False
+    if not fraction:
+        return f"{d.label()}: cannot read {name} {text!r} as a device count"
+    return (
+        f"{d.label()}: {name} {text!r} asks for part of a device; Kubernetes counts {name} in whole units and "
+        f'rejects the pod ("must be an integer", {K8S_INTEGER}); a share of a GPU is asked for another way '
+        "(a MIG slice, a time-sliced or MPS nvidia.com/gpu.shared, KAI Scheduler's gpu-fraction annotation)"
+    )
 
 
 def apply_labels(d: Deployment, labels: list[tuple[str, list[str], Location]]) -> None:
