@@ -249,15 +249,12 @@ def from_hf_cache(model_id: str) -> ModelArch | None:
     return None
 
 
-def resolve(ref: str, base_dir: str = ".") -> Resolution:
-    """Find the architecture of `ref`: a path to config.json or its directory, a catalog id or alias,
-    or a model in the local Hugging Face cache."""
-    raw = ref.strip()
-    if raw.startswith("local:"):  # `local:org/name`: a directory, said so explicitly
-        raw = "./" + raw[len("local:") :].lstrip("/") if not raw[6:].startswith("/") else raw[6:]
-    if not raw:
-        return Resolution(None, "no model named")
-    looks_like_path = raw.startswith(("/", "./", "../", "~")) or raw.endswith(".json")
+def _looks_like_path(raw: str) -> bool:
+    return raw.startswith(("/", "./", "../", "~")) or raw.endswith(".json")
+
+
+def _local(raw: str, base_dir: str, looks_like_path: bool) -> Resolution | None:
+    """A config.json (or a directory holding one) at the path `raw` names; None when it names none."""
     # a Hub id (org/name) is a local directory only when written as a path (`./org/name`, absolute,
     # `local:org/name`): a directory committed beside the manifest must not shadow the Hub model (S3)
     directory_ok = looks_like_path or not is_hub_id(raw)
@@ -279,6 +276,21 @@ def resolve(ref: str, base_dir: str = ".") -> Resolution:
             return _found(from_directory(candidate, raw), f"{how.LOCAL_DIRECTORY} {label}")
     except (OSError, ValueError, ConfigError) as exc:
         return Resolution(None, f"could not read {label}: {_shown_in(exc, candidate)}", read_failed=True)
+    return None
+
+
+def resolve(ref: str, base_dir: str = ".") -> Resolution:
+    """Find the architecture of `ref`: a path to config.json or its directory, a catalog id or alias,
+    or a model in the local Hugging Face cache."""
+    raw = ref.strip()
+    if raw.startswith("local:"):  # `local:org/name`: a directory, said so explicitly
+        raw = "./" + raw[len("local:") :].lstrip("/") if not raw[6:].startswith("/") else raw[6:]
+    if not raw:
+        return Resolution(None, "no model named")
+    looks_like_path = _looks_like_path(raw)
+    local = _local(raw, base_dir, looks_like_path)
+    if local is not None:
+        return local
 
     named = model_refs.cache_id(raw)
     if (

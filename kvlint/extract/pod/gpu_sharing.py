@@ -92,16 +92,7 @@ Labels = list[tuple[str, list[str], Location]]
 def apply(d: Deployment, root: Mapping, pod: Mapping, container: Mapping, labels: Labels, path: str) -> None:
     del pod, container  # the resources were read into d already; kept for symmetry with callers
     gpu_res = (d.gpu_resource or "") if d.gpus_per_pod is not None else ""
-    profile: tuple[str, Location, str] | None = None
-    if gpu_res.startswith("nvidia.com/mig-"):
-        prof = mig.resource_profile(gpu_res)
-        if prof and d.gpus_per_pod is not None and d.gpus_per_pod.where is not None:
-            profile = (prof, d.gpus_per_pod.where, f"resource {gpu_res} (MIG mixed strategy)")
-    for key, values, where in labels:
-        if key in PARTITION_KEYS and profile is None and values:
-            prof = mig.normalise(values[0].removeprefix("all-"))
-            if prof:
-                profile = (prof, where, f"node label {key}={values[0]}")
+    profile = _mig_profile(d, gpu_res, labels)
     if profile is not None:
         _mig(d, *profile)
     shared = gpu_res == "nvidia.com/gpu.shared"
@@ -116,6 +107,20 @@ def apply(d: Deployment, root: Mapping, pod: Mapping, container: Mapping, labels
     if d.gpus_per_pod is not None and isinstance(replicas, Scalar) and isinstance(replicas.value, int):
         if replicas.value > 0:  # the pods that may share a card (link/sharing.py counts them)
             d.pod_replicas = stated(replicas.value, replicas.where(path), "spec.replicas")
+
+
+def _mig_profile(d: Deployment, gpu_res: str, labels: Labels) -> tuple[str, Location, str] | None:
+    """The MIG slice the pod asks for: its resource (mixed strategy), else a partition node label."""
+    if gpu_res.startswith("nvidia.com/mig-"):
+        prof = mig.resource_profile(gpu_res)
+        if prof and d.gpus_per_pod is not None and d.gpus_per_pod.where is not None:
+            return (prof, d.gpus_per_pod.where, f"resource {gpu_res} (MIG mixed strategy)")
+    for key, values, where in labels:
+        if key in PARTITION_KEYS and values:
+            prof = mig.normalise(values[0].removeprefix("all-"))
+            if prof:
+                return (prof, where, f"node label {key}={values[0]}")
+    return None
 
 
 def _mig(d: Deployment, profile: str, where: Location, how: str) -> None:
