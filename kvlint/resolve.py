@@ -202,7 +202,10 @@ def _model_not_stated(d: Deployment, r: Resolved) -> None:
     r.unknown.add("model")
     if "model" in d.unreadable or any(i.code == UNKNOWN_MODEL for i in d.issues):
         return  # stated but unreadable (KV005 says where), or the reader already said it is missing
-    fix, kind = "name the model (--model / model:)", IssueKind.MODEL_NOT_STATED  # nothing written is wrong
+    fix, kind = (
+        "name the model on the engine's command line (vLLM --model, llama-server -m)",
+        IssueKind.MODEL_NOT_STATED,
+    )  # nothing written is wrong
     r.issues.append(
         Issue(UNKNOWN_MODEL, "model is not stated", d.where, fix=fix, severity=Severity.INFO, kind=kind)
     )

@@ -38,7 +38,7 @@ class UnknownModel(IssueRule):
     severity = Severity.WARNING
     infos = {
         IssueKind.MODEL_NOT_STATED: "workloads not checked for memory: the model is not stated — name it "
-        "(--model / model:), or lint it with the object that sets it",
+        "on the engine's command line (vLLM --model, llama-server -m), or lint it with the object that sets it",
         IssueKind.MODEL_NOT_READABLE: "workloads not checked for memory: the model is a variable, placeholder, "
         "path or storage URI that names no model id — say which model it is: `models:` in .kvlint.yaml with "
         "the reference among its aliases, a path to its config.json, or the Hub id (`kvlint models pull`)",
