@@ -197,3 +197,26 @@ def test_the_engine_mapping_and_quantization_come_from_its_config_json(tmp_path)
     other.mkdir()
     (bf16,) = _lint(_copy(other)).deployments  # the engine as the fixture built it: TP 1, bf16
     assert res.plan.kv_per_token * 4 == bf16.plan.kv_per_token  # half the KV heads per GPU, half the bytes
+
+
+def test_several_tensorrt_llm_models_plan_the_first_and_say_the_rest_are_not_checked(tmp_path):
+    path = _copy(tmp_path)
+    repo = tmp_path / "triton_model_repo"
+    shutil.copytree(repo / "tensorrt_llm", repo / "tensorrt_llm_draft")
+    r = _lint(path)
+    (res,) = r.deployments
+    assert res.plan is not None  # the first, as before
+    (said,) = [f for f in r.findings if f.rule == "KV004" and "tensorrt_llm models" in f.message]
+    assert "2 tensorrt_llm models (tensorrt_llm, tensorrt_llm_draft)" in said.message
+    assert "plans tensorrt_llm alone" in said.message and said.severity.name == "INFO"
+    assert said.where.file.endswith("tensorrt_llm/config.pbtxt")
+    # with --model-control-mode explicit Triton loads only the models it is told to: not said
+    text = path.read_text().replace(
+        '"--model-repository', '"--model-control-mode=explicit", "--model-repository'
+    )
+    assert text != path.read_text()
+    path.write_text(text)
+    explicit = _lint(path)
+    assert explicit.deployments[0].plan is not None
+    assert explicit.deployments[0].deployment.extra["triton_model_control_mode"].value == "explicit"
+    assert not [f for f in explicit.findings if "tensorrt_llm models" in f.message]

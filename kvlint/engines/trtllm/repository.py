@@ -36,6 +36,8 @@ KNOBS = {
 REPOSITORY_OPTIONS = ("--model-repository", "--model-store", "--model_repo", "--triton_model_repo_dir")
 WORLD = "--world_size"  # launch_triton_server.py:12 "world size, only support tensor parallelism now"
 KEY = "triton_model_repository"
+# tritonserver --model-control-mode: none (the default) loads every model of the repository at start-up
+CONTROL_MODE, CONTROL_KEY = "--model-control-mode", "triton_model_control_mode"
 
 
 def _value(words: list[Token], names: tuple[str, ...]) -> Token | None:
@@ -58,6 +60,9 @@ def read_launch(d: Deployment, launch) -> None:
             d, options.TRITON + ": the launch names no model repository", "trtllm-triton"
         )
     d.extra[KEY] = stated(repo.text.strip(), repo.where or d.where, repo.note)
+    mode = _value(words, (CONTROL_MODE,))
+    if mode is not None:
+        d.extra[CONTROL_KEY] = stated(mode.text.strip().lower(), mode.where or d.where, CONTROL_MODE)
     world = _value(words, (WORLD,))
     if world is not None and world.text.isdigit() and 0 < int(world.text) <= 4096:
         d.tensor_parallel = stated(
@@ -149,12 +154,31 @@ def read_folder(d: Deployment, folder) -> None:
         return
     config = configs[llm[0]]
     at = config.where(config.backend) if config.backend is not None else Location(config.shown, 1, 1)
+    mode = d.extra.get(CONTROL_KEY)
+    if len(llm) > 1 and (mode is None or mode.value == "none"):
+        d.issues.append(_others(llm, at))
     d.extra["backend"] = stated(
         "trt", at, f"{config.shown}: Triton's TensorRT-LLM backend runs the built engine"
     )
     triton.apply(d, config)
     _engine(d, folder, path)
     _tokenizer(d, configs)
+
+
+def _others(llm: list[str], at: Location) -> Issue:
+    """Several tensorrt_llm models in one repository: Triton loads them all at start-up (model control mode
+    `none`, its default: "Triton attempts to load all models in the model repository at startup",
+    triton-inference-server/server docs/user_guide/model_management.md), each engine taking its share of the
+    memory free when it loads, in an order the repository does not fix; kvlint plans the first alone."""
+    return Issue(
+        NOT_CHECKABLE,
+        f"the model repository holds {len(llm)} tensorrt_llm models ({', '.join(llm)}): Triton loads all of"
+        " them at start-up (model control mode none, its default), each engine taking its"
+        " kv_cache_free_gpu_mem_fraction of the memory free when it loads, in no fixed order; kvlint plans"
+        f" {llm[0]} alone, and the others and their sharing of the GPU are not checked",
+        at,
+        severity=Severity.INFO,
+    )
 
 
 def _engine(d: Deployment, folder, path: str) -> None:
