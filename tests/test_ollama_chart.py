@@ -52,7 +52,10 @@ def test_a_gpu_limit_written_in_resources_wins_over_the_chart_number():
 def test_gpu_number_left_out_is_the_chart_default_and_named_so():
     text = "ollama:\n  gpu:\n    enabled: true\n  models:\n    pull: [llama3.1:8b]\n"
     (d,) = deployments(run(text, gpu="l4"))
-    assert (d.gpus_per_pod.value, d.gpus_per_pod.origin) == (1, "default")
+    assert (d.gpus_per_pod.value, d.gpus_per_pod.origin) == (
+        1,
+        "default",
+    ) and d.gpu_resource == "nvidia.com/gpu"
     assert "default 1" in d.gpus_per_pod.note
 
 
@@ -60,6 +63,10 @@ def test_amd_requests_amd_gpus():
     text = "ollama:\n  gpu:\n    enabled: true\n    type: amd\n    number: 2\n  models:\n    pull: [llama3.1:8b]\n"
     (d,) = deployments(run(text))
     assert d.gpus_per_pod.value == 2 and d.gpus_per_pod.note == "amd.com/gpu"
+    assert d.gpu_resource == "amd.com/gpu"  # the field fleet and landing read (Deployment.gpu_resource)
+    # with no GPU type stated, the fits-on answer is among AMD's cards (run/fleet.py _usual_cards)
+    (f,) = [f for f in run(text).findings if f.rule == "KV002"]
+    assert "AMD" in f.message and "NVIDIA" not in f.message
 
 
 def test_gpu_disabled_runs_on_the_cpu_and_says_it_is_not_checked():

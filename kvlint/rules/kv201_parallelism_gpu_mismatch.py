@@ -150,7 +150,7 @@ class ParallelismGpuMismatch(DeploymentRule):
         yield ctx.finding(
             self,
             where_of(d, per_pod, topology),
-            f"a pod requests {asked} chips ({per_pod.note or 'google.com/tpu'}), but {said}: no node of it has "
+            f"a pod requests {asked} chips ({d.gpu_resource or 'google.com/tpu'}), but {said}: no node of it has "
             f"{asked}, so the pod is never scheduled",
             fix=f"request at most {most} chips per pod, or a topology whose nodes have {asked}",
         )

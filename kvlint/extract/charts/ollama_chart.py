@@ -187,17 +187,18 @@ def _gpus(d: Deployment, root: Mapping, box: Mapping, path: str) -> None:
     resource = _resource(gpu) if on and gpu is not None else None
     res = written.get(resource) if resource else next(iter(written.values()), None)
     if res is not None and res.count is not None:
-        d.gpus_per_pod = stated(res.count, res.where, res.name)
+        d.gpus_per_pod, d.gpu_resource = stated(res.count, res.where, res.name), res.name
         return
     if resource is None or gpu is None or enabled is None:
         return  # no GPU requested: Ollama runs on the CPU (container.finish says so)
     number = gpu.scalar("number")
     if isinstance(number, Scalar) and isinstance(number.value, int) and number.value > 0:
-        d.gpus_per_pod = stated(number.value, number.where(path), resource)
+        d.gpus_per_pod, d.gpu_resource = stated(number.value, number.where(path), resource), resource
     else:
         d.gpus_per_pod = default(
             DEFAULT_GPUS, f"{resource} `ollama.gpu.number | default 1` ({SOURCE})", enabled.where(path)
         )
+        d.gpu_resource = resource
 
 
 def _resource(gpu: Mapping) -> str:
