@@ -1,7 +1,7 @@
 """vLLM on Google TPUs: the chip from GKE's labels, tpu-inference's page layout and pool, and the workloads
 that stay not checked (another engine on TPU, a chip whose HBM is not known)."""
 
-from conftest import lint, vllm_settings
+from conftest import gpu_pod, lint, vllm_settings
 
 from kvlint.catalog import tpus
 from kvlint.catalog.gpus import lookup
@@ -180,3 +180,18 @@ def test_lws_over_four_v5e_hosts_plans_tp_16_per_chip():
     p = dep.plan
     assert p.gpu_total == lookup("tpu-v5e").engine_bytes
     assert p.weights_per_gpu * 16 >= p.weights_total  # the weights are sharded over the 16 chips
+
+
+def test_kv208_above_095_names_the_tpu_workers_sizing_not_a_cuda_start_up_check():
+    # vLLM's TPU worker gives the cache HBM limit x u less what is in use (tpu-inference tpu_worker.py:511-520);
+    # the GPU worker's "Free memory on device ... less than desired" check has no TPU counterpart
+    args = [
+        "--model=meta-llama/Llama-3.2-3B-Instruct",
+        "--max-model-len=8192",
+        "--gpu-memory-utilization=0.97",
+    ]
+    tpu_file = lint(tpu_pod("vllm/vllm-tpu:latest", args, "tpu-v6e-slice", "1x1", 1))
+    on_tpu = [f for f in tpu_file.findings if f.rule == "KV208"]
+    assert len(on_tpu) == 1 and "HBM" in on_tpu[0].message and "CUDA" not in on_tpu[0].message
+    on_gpu = [f for f in lint(gpu_pod("vllm/vllm-openai:v0.9.1", args)).findings if f.rule == "KV208"]
+    assert len(on_gpu) == 1 and "start-up fails" in on_gpu[0].message and "HBM" not in on_gpu[0].message

@@ -3,6 +3,7 @@ from collections.abc import Iterator
 from kvlint.deployment import Value
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
+from kvlint.rules.facts import unit
 from kvlint.rules.fixes import SAFE, UNSAFE, replace_text
 
 # Keys whose value is a fraction of GPU memory the engine claims.
@@ -24,7 +25,10 @@ class UtilizationOutOfRange(DeploymentRule):
     vLLM V1 requires that much memory to be free at start-up, after the CUDA context and NCCL
     buffers took their share (0.3-0.6 GiB): "Free memory on device (…) on startup is less than
     desired GPU memory utilization". Above 0.95 any other process, a second engine or a driver
-    update can stop the pod from starting.
+    update can stop the pod from starting. vLLM on TPU makes no such check: its worker gives the KV cache
+    the HBM limit x `--gpu-memory-utilization` less what is in use (vllm-project/tpu-inference@v0.27.0
+    tpu_worker.py:511-520), so above 0.95 the rest of each chip's HBM is all XLA's compiled programs
+    have for their buffers when they run.
 
     On a shared GPU (time-slicing or MPS: `nvidia.com/gpu.shared`, a `-SHARED` product label,
     `nvidia.com/gpu.sharing-strategy`) several pods use one card's memory, with no limit per pod
@@ -90,8 +94,7 @@ class UtilizationOutOfRange(DeploymentRule):
                 yield ctx.finding(
                     self,
                     v.where,
-                    f"{flag} {u:g} leaves under 5 % of the GPU for the CUDA context, NCCL and anything else: start-up fails "
-                    "when that much is not free",
+                    _too_high(ctx, flag, u),
                     fix=f"{flag} 0.95 or lower",
                     severity=Severity.WARNING,
                     fixes=[replace_text(v, "0.95", f"lower {flag} to 0.95", UNSAFE)],
@@ -143,6 +146,23 @@ class UtilizationOutOfRange(DeploymentRule):
                 fix=f"{flag} {share:.2g} or lower, or a larger share",
                 severity=Severity.WARNING,
             )
+
+
+def _too_high(ctx: DeploymentContext, flag: str, u: float) -> str:
+    """Why a fraction above 0.95 is a risk, on the device it runs on: a GPU engine needs that much free at
+    start-up; vLLM's TPU worker makes no such check and gives the KV cache the HBM limit x u less what is in use
+    (vllm-project/tpu-inference@v0.27.0 tpu_inference/worker/tpu_worker.py:511-520 determine_available_memory),
+    so the rest is all that XLA's programs have for their buffers at run time."""
+    if ctx.deployment.accelerator == "tpu":
+        return (
+            f"{flag} {u:g} leaves under 5 % of each {unit(ctx.gpu)}'s HBM outside the KV cache: vLLM's TPU worker "
+            f"sizes the cache as the HBM limit x {u:g} less what is in use (tpu-inference tpu_worker.py:511-520), "
+            "so the rest is all XLA's compiled programs have for their buffers at run time"
+        )
+    return (
+        f"{flag} {u:g} leaves under 5 % of the GPU for the CUDA context, NCCL and anything else: start-up fails "
+        "when that much is not free"
+    )
 
 
 def _share(ctx: DeploymentContext) -> tuple[float | None, Value[int] | None]:
