@@ -115,6 +115,17 @@ def test_llmd_written_gpu_limit_wins_and_tp_above_it_is_kv201():
     assert deps(result)["decode"].gpus_per_pod.origin == "stated"
 
 
+def test_llmd_google_accelerator_requests_tpu_chips_and_is_planned_on_them():
+    # values.yaml accelerator.resources google: google.com/tpu (llm-d-modelservice@024c0f2d); TP 4 fills 4 chips
+    result = run(STACKS / "llm-d" / "good-tpu.yaml")
+    d = deps(result)["decode"]
+    assert d.accelerator == "tpu" and d.gpus_per_pod.value == 4 and d.gpus_per_pod.origin == "inferred"
+    assert result.findings == [], [f.message for f in result.findings]
+    text = (STACKS / "llm-d" / "good-tpu.yaml").read_text()
+    gaudi = lint(text.replace("type: google", "type: intel-gaudi"))
+    assert [f.rule for f in gaudi.findings] == ["KV004"] and "Intel Gaudi" in gaudi.findings[0].message
+
+
 def test_llmd_real_values_files():
     pd = run(carried("llm-d-incubation__llm-d-modelservice__examples__values-pd.yaml"))
     found = deps(pd)

@@ -11,8 +11,8 @@ values.yaml and templates/_helpers.tpl), applied here:
   `--data-parallel-size` and `--data-parallel-size-local` when above 1, then the container's args;
 - GPUs per pod: the container's `resources.limits.<accelerator resource>` if written, else
   `parallelism.dataLocal x parallelism.tensor` (the chart fills it in); the resource name follows
-  `accelerator.type` (nvidia: nvidia.com/gpu, amd: amd.com/gpu; intel, gaudi, google, cpu and
-  rebellions are not GPUs kvlint models);
+  `accelerator.type` (nvidia: nvidia.com/gpu, amd: amd.com/gpu, google: google.com/tpu, or the values'
+  `accelerator.resources` entry for the type; intel, gaudi, cpu and rebellions are not devices kvlint models);
 - `multinode: true` renders a LeaderWorkerSet of `parallelism.workers` pods per replica;
 - pod keys: nodeSelector, tolerations and volumes of the role; affinity only inside `extraConfig` (rendered
   into the pod spec as written); keys the chart does not read are KV005 warnings (extract/charts/llmd_keys.py);
@@ -33,12 +33,15 @@ from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import record
 
 SOURCE = "llm-d-modelservice chart (templates/_helpers.tpl)"
-RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu"}
+# accelerator.type -> the resource the chart requests, unless the values' `accelerator.resources` names another
+# (charts/llm-d-modelservice/templates/_helpers.tpl "acceleratorResource": `index .Values.accelerator.resources
+# $acceleratorType`, else nvidia.com/gpu; the defaults of values.yaml `accelerator.resources`,
+# llm-d-incubation/llm-d-modelservice@024c0f2d). A TPU pod asks for google.com/tpu chips, planned as vLLM on TPU.
+RESOURCES = {"nvidia": "nvidia.com/gpu", "amd": "amd.com/gpu", "google": "google.com/tpu"}
 NOT_GPU = {
     "intel-i915": "Intel GPU",
     "intel-xe": "Intel GPU",
     "intel-gaudi": "Intel Gaudi",
-    "google": "TPU",
     "cpu": "CPU",
     "rebellions-atom": "Rebellions ATOM NPU",
 }
@@ -194,7 +197,7 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
     values = _command_values(c, command_kind, generated, anchor)
     accel_node = root.at("accelerator", "type")
     accel = str(accel_node.value) if isinstance(accel_node, Scalar) and accel_node.value else "nvidia"
-    resource = RESOURCES.get(accel)
+    resource = _resource_name(root, accel)
     values["resources"], auto = _resources(c, resource, par.dp_local * par.tp, anchor)  # type: ignore[assignment]
     container = syn.mapping(c, values)  # type: ignore[arg-type]
     # the pod keys the chart renders: nodeSelector, tolerations, volumes; affinity only through extraConfig
@@ -232,6 +235,17 @@ def _role(ctx: ct.ObjectContext, root: Mapping, role: str, section: Mapping) -> 
         _multinode_pods(d, par, path)
     _labels(d, section, path)
     return d
+
+
+def _resource_name(root: Mapping, accel: str) -> str | None:
+    """The resource the chart fills in for `accelerator.type`: the values' own `accelerator.resources` entry, else
+    the chart's default; none for the types kvlint does not plan (intel, gaudi, cpu, rebellions)."""
+    if accel in NOT_GPU:
+        return None
+    named = root.at("accelerator", "resources", accel)
+    if isinstance(named, Scalar) and isinstance(named.value, str) and named.value.strip():
+        return named.value.strip()
+    return RESOURCES.get(accel)
 
 
 def _unrendered(ctx: ct.ObjectContext, root: Mapping, role: str, c: Mapping) -> Deployment | None:
