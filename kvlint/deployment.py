@@ -143,6 +143,10 @@ class Deployment:
     # extract/pod/gpu_fraction.py): a fraction of the card, or bytes
     gpu_share: Value[float] | None = None
     gpu_share_bytes: Value[int] | None = None
+    # a cap on each GPU's memory that a device plugin enforces (HAMi nvidia.com/gpumem, Volcano vGPU;
+    # extract/pod/vgpu.py): the engine sees the cap as the card's total. Bytes, or a fraction of the card
+    gpu_limit_bytes: Value[int] | None = None
+    gpu_limit_share: Value[float] | None = None
     pod_replicas: Value[int] | None = None
 
     suffixes: dict[str, tuple[str, Location]] = field(default_factory=dict)  # field -> "32k" as written

@@ -9,6 +9,7 @@ written back onto the deployment.
 from __future__ import annotations
 
 from kvlint import engines, unreadable_model
+from kvlint.capacity import device_limit
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog import gpus as gpu_catalog
 from kvlint.catalog import how, model_refs
@@ -404,6 +405,10 @@ def _resolve(d: Deployment, defaults: Defaults, on: Value[str] | None) -> Resolv
     if not _planned_accelerator(d) or "unsupported" in d.extra:
         return r  # the extractor said what it cannot check (KV004)
     _resolve_gpu(d, r, defaults, on)
+    if r.gpu is not None:  # an enforced cap on each GPU's memory (HAMi): the device the engine sees
+        r.gpu, over = device_limit.limited(r.gpu, d)
+        r.issues.extend([over] if over is not None else [])
+        r.unknown.update({"gpu"} if over is not None else set())
     _resolve_model(d, r, defaults.hub)
     if r.model is None:
         return r

@@ -57,6 +57,9 @@ class WeightsExceedMemory(PlanRule):
         )
         if gpu.mig_profile:
             fixes.append(f"a larger MIG profile than {gpu.mig_profile} (or the whole card)")
+        cap = d.gpu_limit_bytes or d.gpu_limit_share  # an enforced cap on each GPU (HAMi nvidia.com/gpumem)
+        if cap is not None:
+            fixes.append("a larger memory cap per GPU")
         if found:
             tp, q = found
             fixes.append(
@@ -68,7 +71,7 @@ class WeightsExceedMemory(PlanRule):
                 fixes.append(
                     f"fp8 weights ({spec_key(d, 'quantization', s.engine)} fp8: {gib(q.weights_per_gpu)} per {per})"
                 )
-        where = where_of(d, ctx.in_force.tensor_parallel, d.gpus, ctx.in_force.gpu, d.model)
+        where = where_of(d, ctx.in_force.tensor_parallel, cap, d.gpus, ctx.in_force.gpu, d.model)
         yield ctx.finding(
             self,
             where,

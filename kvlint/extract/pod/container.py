@@ -8,7 +8,17 @@ from kvlint import engines
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.extract.kinds import node_pools
-from kvlint.extract.pod import adapters, dra, folder, gpu_fraction, gpu_selectors, gpu_sharing, mounted, pods
+from kvlint.extract.pod import (
+    adapters,
+    dra,
+    folder,
+    gpu_fraction,
+    gpu_selectors,
+    gpu_sharing,
+    mounted,
+    pods,
+    vgpu,
+)
 from kvlint.extract.pod.argv import EnvVar, Token, container_commands, read_env, split_flag
 from kvlint.extract.pod.engine_args import UNSUPPORTED, Launch, find_launch
 from kvlint.findings import Issue, IssueKind, Location
@@ -233,6 +243,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
     labels = pods.node_labels(pod, path)
     d.placement = inferred(node_pools.placement(pod, path), "node selectors and tolerations")
     apply_labels(d, labels)
+    vgpu.read(d, ctx.root, container, path)
     gpu_fraction.read(d, ctx.root, path)
     gpu_sharing.apply(d, ctx.root, pod, container, labels, path)
     dra.read_refs(d, ctx.root, pod, container, path)

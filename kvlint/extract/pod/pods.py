@@ -14,6 +14,8 @@ NEURON_RESOURCES = ("aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "aws.a
 GAUDI_RESOURCES = ("habana.ai/gaudi",)
 SHARED_GPU = "nvidia.com/gpu.shared"  # time-sliced / MPS replicas with the device plugin's renameByDefault
 MIG_PREFIX = "nvidia.com/mig-"  # a MIG slice under the device plugin's mixed strategy
+# GPUs counted under a GPU-sharing plugin's own name (Volcano vGPU: extract/pod/vgpu.py)
+VGPU_COUNTS = ("volcano.sh/vgpu-number",)
 
 
 def is_ascend(name: str) -> bool:
@@ -23,7 +25,7 @@ def is_ascend(name: str) -> bool:
 
 def is_gpu(name: str) -> bool:
     """A resource that hands the container a GPU, a shared GPU or a MIG slice."""
-    return name in GPU_RESOURCES or name == SHARED_GPU or name.startswith(MIG_PREFIX)
+    return name in GPU_RESOURCES or name == SHARED_GPU or name.startswith(MIG_PREFIX) or name in VGPU_COUNTS
 
 
 @record

@@ -1,0 +1,157 @@
+"""A cap on each GPU's memory that a GPU-sharing device plugin ENFORCES: HAMi and Volcano vGPU.
+
+HAMi (Project-HAMi/HAMi@v2.10.0): a container asks for `nvidia.com/gpu: N` physical GPUs and, for each,
+`nvidia.com/gpumem` MiB or `nvidia.com/gpumem-percentage` percent of the card (charts/hami/values.yaml:26-28,
+the chart's default names: an installation may rename them, and kvlint reads the default names only).
+`nvidia.com/gpucores` is a share of the SMs and leaves memory alone. pkg/device/nvidia/device.go:520-600
+reads them (limits, else requests): gpumem a plain integer, MiB (the scheduler compares it with the
+card's NVML total in MiB, register.go:148); a percentage over 100 is refused by the webhook
+(device.go:389-396); 0 in either is "no limit" and the chart's defaultMemory 0 then gives the whole card
+(device.go:564-575); gpumem wins over a percentage (device.go:777-783). Without `nvidia.com/gpu` the
+webhook adds defaultGPUNum, 1 in the chart (device.go:398-413, templates/scheduler/device-configmap.yaml:25).
+The device plugin hands each GPU's cap to the container as CUDA_DEVICE_MEMORY_LIMIT_i
+(pkg/device-plugin/nvidiadevice/nvinternal/plugin/server.go:832-836), and HAMi-core (libvgpu.so,
+Project-HAMi/HAMi-core@8f3a89c6) enforces it: cuDeviceTotalMem_v2 returns the cap (src/cuda/device.c:90-96),
+cuMemGetInfo_v2 reports min(cap, card) as total (src/cuda/memory.c:486-513, built with HOOK_MEMINFO_ENABLE:
+build.sh:17), nvmlDeviceGetMemoryInfo the cap (src/nvml/hook.c:318-360), and an allocation beyond it fails
+with CUDA_ERROR_OUT_OF_MEMORY (src/allocator/allocator.c:116-117). An engine's memory fraction (vLLM
+--gpu-memory-utilization, SGLang --mem-fraction-static, TGI --cuda-memory-fraction) is so a fraction of
+the cap. With the annotation `nvidia.com/vgpu-mode: mig` (device.go:53) HAMi hands out a MIG instance
+instead and sets no such cap (server.go:832): not read here.
+
+Volcano vGPU (Project-HAMi/volcano-vgpu-device-plugin@4fb76ba1): the same request with `volcano.sh/vgpu-number`
+(GPUs), `volcano.sh/vgpu-memory` (MiB each) and `volcano.sh/vgpu-memory-percentage`
+(deployments/helm/volcano-vgpu-device-plugin/values.yaml:20-23, README.md:239-260), enforced by the same
+HAMi-core (README.md:10: "it uses HAMi-core to support hard isolation of GPU card"; .gitmodules:1-3).
+
+The cap is recorded per GPU (`gpu_limit_bytes`, or `gpu_limit_share` of the card's memory) with a note
+naming it; resolve plans the GPU as the cap (capacity/device_limit.py). A share that is not enforced
+(KAI Scheduler's annotations) is gpu_fraction.py's.
+"""
+
+from __future__ import annotations
+
+from kvlint.codes import UNPARSED_SETTING
+from kvlint.deployment import Deployment, inferred, stated
+from kvlint.findings import Issue, Location, Severity
+from kvlint.load.tree import Mapping, Scalar
+from kvlint.record import record
+
+HAMI = "Project-HAMi/HAMi@v2.10.0 pkg/device/nvidia/device.go:520-600"
+VOLCANO = "Project-HAMi/volcano-vgpu-device-plugin@4fb76ba1 README.md:239-260"
+
+
+@record(frozen=True)
+class Plugin:
+    name: str
+    count: str  # the resource that counts the pod's GPUs
+    memory: str  # MiB of each GPU
+    percentage: str  # percent of each GPU's memory
+    source: str
+    default_count: int | None = None  # GPUs the plugin's webhook adds when the count is not asked for
+    mig_mode: str = ""  # the pod annotation that asks for a MIG instance instead of a capped card
+
+
+PLUGINS = (
+    Plugin(
+        "HAMi",
+        "nvidia.com/gpu",
+        "nvidia.com/gpumem",
+        "nvidia.com/gpumem-percentage",
+        HAMI,
+        default_count=1,
+        mig_mode="nvidia.com/vgpu-mode",
+    ),
+    Plugin(
+        "Volcano vGPU",
+        "volcano.sh/vgpu-number",
+        "volcano.sh/vgpu-memory",
+        "volcano.sh/vgpu-memory-percentage",
+        VOLCANO,
+        mig_mode="volcano.sh/vgpu-mode",
+    ),
+)
+_ANNOTATIONS = (("spec", "template", "metadata", "annotations"), ("metadata", "annotations"))
+
+
+def read(d: Deployment, root: Mapping, container: Mapping, path: str) -> None:
+    """The cap a HAMi / Volcano vGPU memory resource puts on each of the pod's GPUs, if any."""
+    for plugin in PLUGINS:
+        memory, percentage = _asked(container, plugin.memory), _asked(container, plugin.percentage)
+        if memory is None and percentage is None:
+            continue
+        if _mig_mode(root, plugin):
+            return  # a MIG instance of at least the asked memory: the MIG slice decides, not a cap
+        if memory is not None and _cap(d, plugin, plugin.memory, memory, path):
+            _count(d, plugin, memory.where(path))
+        elif percentage is not None and _cap(d, plugin, plugin.percentage, percentage, path):
+            _count(d, plugin, percentage.where(path))
+        return
+
+
+def _asked(container: Mapping, name: str) -> Scalar | None:
+    res = container.map("resources")
+    for section in ("limits", "requests"):  # limits win, as the plugin reads them
+        table = res.map(section) if res is not None else None
+        node = table.scalar(name) if table is not None else None
+        if node is not None:
+            return node
+    return None
+
+
+def _mig_mode(root: Mapping, plugin: Plugin) -> bool:
+    for keys in _ANNOTATIONS:
+        ann = root.at(*keys)
+        node = ann.scalar(plugin.mig_mode) if isinstance(ann, Mapping) else None
+        if node is not None and str(node.value).strip().lower() == "mig":
+            return True
+    return False
+
+
+def _cap(d: Deployment, plugin: Plugin, name: str, node: Scalar, path: str) -> bool:
+    """Record the cap `name` states; False (said where it is written) when it sets none."""
+    where = node.where(path)
+    percent = name == plugin.percentage
+    text = str(node.value).strip()
+    amount = int(text) if text.isdigit() else None
+    if amount is None or (percent and amount > 100):
+        wanted = "a whole percent of the card, 0 to 100" if percent else "a whole number of MiB"
+        refused = " (HAMi's webhook refuses the pod)" if percent and amount is not None else ""
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"{d.label()}: cannot read {name} {node.text!r} as {wanted}{refused} ({plugin.source}); the "
+                "memory each GPU gives the engine is unknown",
+                where,
+            )
+        )
+        d.unreadable.append("gpu_limit")
+        return False
+    if amount == 0:
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"{d.label()}: {name} 0 sets no cap: {plugin.name} then applies its defaultMemory (0 in its "
+                f"chart: the whole card) ({plugin.source}); planned on the whole card",
+                where,
+                fix=f"give {name} the memory each GPU should have, or leave it out",
+                severity=Severity.INFO,
+            )
+        )
+        return False
+    if percent:
+        note = f"{plugin.name} limits each GPU to {amount}% of its memory ({name})"
+        d.gpu_limit_share = stated(amount / 100, where, note)
+    else:
+        note = f"{plugin.name} limits each GPU to {amount:,} MiB ({name})"
+        d.gpu_limit_bytes = stated(amount * 2**20, where, note)
+    return True
+
+
+def _count(d: Deployment, plugin: Plugin, where: Location) -> None:
+    """A cap without the GPU count: the webhook adds its default count (HAMi: 1)."""
+    if d.gpus_per_pod is not None or "gpus_per_pod" in d.unreadable or plugin.default_count is None:
+        return
+    note = f"{plugin.count} not asked for: {plugin.name}'s webhook adds defaultGPUNum {plugin.default_count}"
+    d.gpus_per_pod = inferred(plugin.default_count, f"{note} ({plugin.source})", where)
+    d.gpu_resource = plugin.count
