@@ -13,13 +13,13 @@ NIM_MODEL_PROFILE and no published list (NIM then picks from the GPUs it finds a
 from __future__ import annotations
 
 from kvlint import engines
-from kvlint.codes import NOT_CHECKABLE
+from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, stated
 from kvlint.engines.nim import env as nim_env
-from kvlint.engines.nim import generic, launch, planned, profiles, selection
+from kvlint.engines.nim import generic, launch, planned, profiles, selection, tags
 from kvlint.extract.pod.argv import EnvVar, Token
 from kvlint.extract.pod.engine_args.apply import env_value
-from kvlint.findings import Issue, IssueKind, Location
+from kvlint.findings import Issue, IssueKind, Location, Severity
 
 SELECTION = (
     "NIM picks its profile at start-up from the GPUs it finds (an optimized TensorRT-LLM profile first "
@@ -103,12 +103,45 @@ def _published(
     if fixed is not None and tok is not None:
         d.extra[planned.FIXED] = stated(fixed.id, tok.where or where, "NIM_MODEL_PROFILE")
         d.extra["nim_profile"] = stated(fixed.name, tok.where, "NIM_MODEL_PROFILE")
-    tp = env_value(env, "NIM_TENSOR_PARALLEL_SIZE")
-    if tp is not None and tp.text.strip().isdigit():
-        d.extra[planned.TP] = stated(int(tp.text.strip()), tp.where)
+    for key, name in ((planned.TP, "NIM_TENSOR_PARALLEL_SIZE"), (planned.PP, "NIM_PIPELINE_PARALLEL_SIZE")):
+        size = env_value(env, name)
+        if size is not None and size.text.strip().isdigit():
+            d.extra[key] = stated(int(size.text.strip()), size.where)
+    if not _selector(d, env, where):
+        return True
     if env_value(env, "NIM_PEFT_SOURCE") is not None:
         d.extra[planned.LORA] = stated(True, where)
     engines.get("vllm").read_options(d, nim_env.vllm_tokens(env, model), {}, positional_model=False)
+    return True
+
+
+def _selector(d: Deployment, env: dict[str, EnvVar], where: Location) -> bool:
+    """NIM_TAGS_SELECTOR frozen as stated (planned.TAGS); False, with the located finding, where it is not a
+    list of tag=value pairs (KV005) or names a tag kvlint's table does not carry (KV004)."""
+    tok = env_value(env, tags.VARIABLE)
+    if tok is None or not tok.text.strip():
+        return True
+    pairs = tags.parse(tok.text)
+    at = tok.where or where
+    if pairs is None:
+        message = (
+            f"{d.label()}: {tags.VARIABLE} {tok.text.strip()!r} is not a comma-separated list of tag=value pairs "
+            "(e.g. precision=fp8,tp=2), so which profiles it leaves NIM is not known: not checked"
+        )
+        fix = f"write {tags.VARIABLE} as tag=value pairs joined by commas, or leave it out and let NIM pick"
+        d.issues.append(Issue(UNPARSED_SETTING, message, at, fix=fix, severity=Severity.WARNING))
+        d.extra["unsupported"] = stated("nim", at)
+        return False
+    missing = tags.unknown(pairs)
+    if missing:
+        _not_checked(
+            d,
+            at,
+            f"{tags.VARIABLE} names the tag {', '.join(missing)}, which kvlint's table of published NIM profiles "
+            f"does not carry (it carries {', '.join(tags.TAGS)}), so which profiles it keeps is not known offline",
+        )
+        return False
+    d.extra[planned.TAGS] = stated(tok.text.strip(), at, tags.VARIABLE)
     return True
 
 

@@ -35,6 +35,8 @@ NAMED = (
 )
 LORA = "nim_lora"  # Deployment.extra: the file serves adapters (NIM_PEFT_SOURCE)
 TP = "nim_tp"  # Deployment.extra: NIM_TENSOR_PARALLEL_SIZE as stated
+PP = "nim_pp"  # Deployment.extra: NIM_PIPELINE_PARALLEL_SIZE as stated
+TAGS = "nim_tags"  # Deployment.extra: NIM_TAGS_SELECTOR as stated (its text; tags.parse reads it)
 RUNS = "nim_runs"  # EngineSettings.extra: the id of the published profile the settings run ('' for none)
 # a profile's precision -> the Deployment field its backend takes it in, and the value
 HALF = {"fp16": ("dtype", "float16"), "bf16": ("dtype", "bfloat16")}
@@ -89,7 +91,7 @@ def _picked(d: Deployment, rel: selection.Release, gpu: Any, where: Any) -> tupl
                 "incompatible with the system)",
                 fixed.where,
             )
-        return (p,), "named by NIM_MODEL_PROFILE"
+        return (p,), "named by NIM_MODEL_PROFILE" + _bypassed(d)
     count = d.gpus_per_pod or d.gpus
     if count is None:
         raise NotPlanned(
@@ -99,25 +101,50 @@ def _picked(d: Deployment, rel: selection.Release, gpu: Any, where: Any) -> tupl
         )
     if gpu is None:
         raise NotPlanned()  # the GPU type is not stated: the usual cards are each tried (run/fleet.py)
-    tp = d.extra.get(TP)
-    choice = selection.choose(rel, gpu.id, int(count.value), int(tp.value) if tp else None, LORA in d.extra)
+    choice = selection.choose(rel, gpu.id, int(count.value), lora=LORA in d.extra, **wanted(d))
     if not choice.picked:
-        if unpublished_tp(d, gpu, int(count.value)):
-            raise NotPlanned()  # KV201 says it at NIM_TENSOR_PARALLEL_SIZE (parallel.refusal)
+        if unpublished(d, gpu, int(count.value)):
+            raise NotPlanned()  # KV201 says it at the NIM variable (parallel.refusal)
         raise NotPlanned(f"{choice.none}, so NIM starts none ({rel.source.split(' (')[0]})", where)
     kept = f"; {choice.kept}" if choice.kept else ""
-    return choice.picked, f"{selection.SELECTION} on {count.value} x {gpu.name}{kept}"
+    return choice.picked, f"{selection.SELECTION} on {count.value} x {gpu.name}{kept}{_tags_note(d, choice)}"
 
 
-def unpublished_tp(d: Deployment, gpu: Any, count: int) -> bool:
-    """NIM_TENSOR_PARALLEL_SIZE alone leaves no published profile runnable on `count` GPUs of `gpu` (a
-    profile of another TP is)."""
-    rel, tp = published(d), d.extra.get(TP)
-    if rel is None or tp is None or FIXED in d.extra or gpu is None:
+def _bypassed(d: Deployment) -> str:
+    if TAGS not in d.extra:
+        return ""
+    return (
+        "; NIM_TAGS_SELECTOR is not applied: it narrows NIM's automatic selection, which NIM_MODEL_PROFILE "
+        "replaces (kvlint's reading)"
+    )
+
+
+def wanted(d: Deployment) -> dict[str, Any]:
+    """What the NIM variables the file states ask of the profile, as selection.choose takes it."""
+    from kvlint.engines.nim import tags
+
+    tp, pp, said = d.extra.get(TP), d.extra.get(PP), d.extra.get(TAGS)
+    return {
+        "tp": int(tp.value) if tp is not None else None,
+        "pp": int(pp.value) if pp is not None else None,
+        "tags": (tags.parse(str(said.value)) or ()) if said is not None else (),
+    }
+
+
+def _tags_note(d: Deployment, choice: selection.Choice) -> str:
+    """The arithmetic of what NIM_TAGS_SELECTOR left, where the file sets it."""
+    return f"; {choice.left}" if TAGS in d.extra else ""
+
+
+def unpublished(d: Deployment, gpu: Any, count: int) -> bool:
+    """The NIM variables that narrow the selection (NIM_TENSOR_PARALLEL_SIZE, NIM_PIPELINE_PARALLEL_SIZE,
+    NIM_TAGS_SELECTOR) leave no published profile runnable on `count` GPUs of `gpu`, where without them one is."""
+    rel = published(d)
+    if rel is None or not any(k in d.extra for k in (TP, PP, TAGS)) or FIXED in d.extra or gpu is None:
         return False
     lora = LORA in d.extra
-    return not selection.choose(rel, gpu.id, count, int(tp.value), lora).picked and bool(
-        selection.choose(rel, gpu.id, count, None, lora).picked
+    return not selection.choose(rel, gpu.id, count, lora=lora, **wanted(d)).picked and bool(
+        selection.choose(rel, gpu.id, count, lora=lora).picked
     )
 
 
@@ -208,10 +235,13 @@ __all__ = [
     "LORA",
     "NAMED",
     "RELEASE",
+    "PP",
+    "TAGS",
     "TP",
     "applies",
     "plan",
     "published",
     "settings",
-    "unpublished_tp",
+    "unpublished",
+    "wanted",
 ]

@@ -10,12 +10,14 @@ latest/optimization.html, "Automatic Profile Selection"; 1.12.0/profiles.html fo
 What is left after these keys is every profile NIM may still pick: more than one, and kvlint checks each
 (`Choice.picked`), as a fleet is checked.
 
-Two readings are kvlint's own, and said so where they apply: a LoRA profile is left out unless the file
-serves adapters (NIM_PEFT_SOURCE), and NIM_TENSOR_PARALLEL_SIZE keeps the profiles of that TP.
+Some readings are kvlint's own, and said so where they apply: a LoRA profile is left out unless the file
+serves adapters (NIM_PEFT_SOURCE), NIM_TENSOR_PARALLEL_SIZE and NIM_PIPELINE_PARALLEL_SIZE keep the profiles
+of that TP and PP, and NIM_TAGS_SELECTOR keeps those whose tags match every pair it names (tags.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 from kvlint.record import record
@@ -43,6 +45,7 @@ class Published:
     kind: str = ""  # throughput | latency (| throughput-lora ...); '' for a generic profile
     lora: bool = False
     buildable: bool = False  # a generic TensorRT-LLM profile that builds its engine at start-up
+    gpu_device: str = ""  # the manifest's gpu_device tag (a PCI id, e.g. 26b9:10de); '' where it has none
     generated: bool = (
         False  # generated at start-up for the checkpoint (generic.py): its precision is the checkpoint's
     )
@@ -74,12 +77,14 @@ class Release:
 @record(frozen=True)
 class Choice:
     """What NIM's order leaves: `picked` (one: the profile it starts; several: each one it may start),
-    `runnable` every compatible profile, `kept` what kvlint's own readings did, `none` why nothing is."""
+    `runnable` every compatible profile, `kept` what kvlint's own readings did, `none` why nothing is, `left` how
+    many profiles each reading kept."""
 
     picked: tuple[Published, ...]
     runnable: tuple[Published, ...] = ()
     kept: str = ""
     none: str = ""
+    left: str = ""  # the arithmetic: how many profiles each reading left
 
 
 def _published(row: dict) -> Published:
@@ -95,6 +100,7 @@ def _published(row: dict) -> Published:
         kind=row.get("kind", ""),
         lora=bool(row.get("lora", False)),
         buildable=bool(row.get("buildable", False)),
+        gpu_device=row.get("gpu_device", ""),
     )
 
 
@@ -133,23 +139,67 @@ def _runnable(rel: Release, gpu: str | None, count: int) -> list[Published]:
     return [p for p in rel.profiles if (not p.gpu or p.gpu == gpu) and p.gpus <= count]
 
 
-def choose(rel: Release, gpu: str | None, count: int, tp: int | None = None, lora: bool = False) -> Choice:
-    """The profiles NIM may start on `count` GPUs of catalog type `gpu` (None: one no profile targets by name)."""
+def choose(
+    rel: Release,
+    gpu: str | None,
+    count: int,
+    tp: int | None = None,
+    lora: bool = False,
+    pp: int | None = None,
+    tags: tuple[tuple[str, str], ...] = (),
+) -> Choice:
+    """The profiles NIM may start on `count` GPUs of catalog type `gpu` (None: one no profile targets by name),
+    among those of TP `tp`, PP `pp` and the NIM_TAGS_SELECTOR pairs `tags` where stated."""
     runnable = _runnable(rel, gpu, count)
     if not runnable:
         return Choice((), none=_none(rel, gpu, count))
-    kept = [p for p in runnable if p.lora == lora]
-    said = [] if lora else ["LoRA profiles left out (the file serves no adapters: NIM_PEFT_SOURCE unset)"]
-    if tp is not None:
-        kept = [p for p in kept if p.tp == tp]
-        said.append(f"the profiles of TP {tp} (NIM_TENSOR_PARALLEL_SIZE)")
+    kept, said, trail = list(runnable), [], [f"{len(runnable)} runnable on {count} of these GPUs"]
+    for keep, note, counted in _filters(tp, lora, pp, tags):
+        kept = [p for p in kept if keep(p)]
+        said += [note] if note else []
+        trail.append(f"{len(kept)} {counted}")
+    left = f"of the {len(rel.profiles)} profiles {rel.release} publishes, {', '.join(trail)}"
     if not kept:
-        return Choice((), tuple(runnable), "; ".join(said), _none_kept(runnable, tp, lora))
+        return Choice((), tuple(runnable), "; ".join(said), _none_kept(runnable, tp, lora), left)
     pool = [p for p in kept if p.gpu] or kept  # hardware-specific over generic
     pool = [p for p in pool if p.backend == "tensorrt_llm" and p.gpu] or pool  # optimized TensorRT-LLM
     low = min(BITS.get(p.precision, 16) for p in pool)
     pool = [p for p in pool if BITS.get(p.precision, 16) == low]
-    return Choice(tuple(pool), tuple(runnable), "; ".join(said))
+    return Choice(tuple(pool), tuple(runnable), "; ".join(said), left=left)
+
+
+def _filters(
+    tp: int | None, lora: bool, pp: int | None, tags: tuple[tuple[str, str], ...]
+) -> list[tuple[Callable[[Published], bool], str, str]]:
+    """(keeps a profile, what the plan says of it, what the count of those kept is) for each reading in force,
+    in the order applied."""
+    from kvlint.engines.nim import tags as selector
+
+    out: list[tuple[Callable[[Published], bool], str, str]] = [
+        (
+            lambda p: p.lora == lora,
+            "" if lora else "LoRA profiles left out (the file serves no adapters: NIM_PEFT_SOURCE unset)",
+            "with LoRA" if lora else "without LoRA",
+        )
+    ]
+    if tp is not None:
+        out.append(
+            (lambda p: p.tp == tp, f"the profiles of TP {tp} (NIM_TENSOR_PARALLEL_SIZE)", f"of TP {tp}")
+        )
+    if pp is not None:
+        out.append(
+            (lambda p: p.pp == pp, f"the profiles of PP {pp} (NIM_PIPELINE_PARALLEL_SIZE)", f"of PP {pp}")
+        )
+    if tags:
+        text = selector.spelled(tags)
+        out.append(
+            (
+                lambda p: selector.matches(p, tags),
+                f"the profiles whose tags match {selector.VARIABLE} {text} (every pair: kvlint's reading)",
+                f"match {selector.VARIABLE} {text}",
+            )
+        )
+    return out
 
 
 def _none(rel: Release, gpu: str | None, count: int) -> str:
