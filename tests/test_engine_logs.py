@@ -486,3 +486,31 @@ def test_sglang_dsa_fp8_default_reproduces_s064_kv_size():
     assert p.kv_per_token == 78 * (576 + 132)
     assert p.kv_tokens == 4096
     assert round(p.kv_tokens * p.kv_per_token / GIB, 2) == 0.21
+
+
+def _trtllm_engine_cases():
+    cases = load_yaml(DATA / "trtllm_startup_logs.yaml")["trtllm_cases"]
+    engine = [
+        c for c in cases if c.get("scorable", True) and (c.get("settings") or {}).get("backend") == "trt"
+    ]
+    return _with(engine, "free_after_engine_gib")
+
+
+@pytest.mark.parametrize("case", _trtllm_engine_cases(), ids=lambda c: c["id"])
+def test_trtllm_decoder_workspace_moves_the_free_memory_toward_the_logged_one(case):
+    """On the engine-build path the decoder's layer buffers (sampling.py) are held when the KV cache manager reads
+    free memory. Where they are a material term (here over 1 GiB: a large max_batch_size times the vocabulary), the
+    free memory with them is closer to the log's "available" than without them; where they are not, they change
+    the plan by less than a block of the pool."""
+    from calibration_cases import build_trtllm
+
+    d, why = build_trtllm(case, case.get("engine_version"))
+    assert d is not None, why
+    p = resolve(d, Defaults()).plan
+    term = p.term("decoder sampling workspace")
+    free = p.gpu_total - sum(t.bytes for t in p.terms)
+    logged = case["measured"]["free_after_engine_gib"] * GIB
+    if term > GIB:
+        assert abs(free - logged) < abs(free + term - logged)
+    else:
+        assert 0 < term * p.utilization < p.page_bytes * p.num_blocks / 100

@@ -215,9 +215,11 @@ def test_the_engine_build_path_takes_the_fraction_of_what_the_engine_leaves_free
     _, engine = _one(gpu_pod(IMAGE, ["trtllm-serve", *args, "--backend", "trt"]))
     _, torch = _one(gpu_pod(IMAGE, ["trtllm-serve", *args]))
     assert engine.plan.generation == "trt" and torch.plan.generation == "pytorch"
-    # the same terms but the executor's runtime and decoder buffers, which only the engine path allocates first
-    buffers = engine.plan.term("runtime and decoder buffers")
-    assert buffers > 0 and torch.plan.term("runtime and decoder buffers") == 0
+    # the same terms but the executor's runtime and decoder buffers and the decoder layers' workspaces, which only
+    # the engine path allocates first
+    held = ("runtime and decoder buffers", "decoder sampling workspace")
+    buffers = sum(engine.plan.term(label) for label in held)
+    assert all(engine.plan.term(label) > 0 and torch.plan.term(label) == 0 for label in held)
     lost = torch.plan.kv_pool - engine.plan.kv_pool
     assert abs(lost - buffers * engine.settings.utilization) <= engine.plan.page_bytes
     free_line = next(line for line in engine.plan.lines if "free_gpu_memory_fraction" in line)
@@ -333,3 +335,53 @@ def test_a_checkpoint_priced_from_its_name_says_its_kv_quantization_is_unread():
     assert len(said) == 1 and "2 B per value" in said[0] and "twice the tokens" in said[0]
     assert not any("kv_cache_quant_algo" in n for n in stated.plan.notes + base.plan.notes)
     assert stated.plan.kv_per_token * 2 == auto.plan.kv_per_token
+
+
+def test_the_decoder_sampling_workspace_grows_with_the_batch_and_the_vocabulary():
+    """The C++ executor's decoder holds, for max_batch_size slots of the padded vocabulary, the workspace's logits
+    copy, top-k's scratch buffer and the penalty layer's int32 occurrence counts (sampling.py: gptDecoder.cpp,
+    decodingLayerWorkspace.cpp, samplingTopKKernels.h, penaltyLayer.cpp), before the KV cache is sized. Twice the
+    batch, twice the buffers (but for the 256-byte alignment); a larger vocabulary at the same batch, more; the
+    PyTorch backend has no such term; the pool shrinks by what the term takes times the fraction."""
+    base = ["trtllm-serve", "--backend", "trt", "--max_num_tokens", "1024", "--max_seq_len", "2048"]
+
+    def plan(model: str, batch: int, *extra: str):
+        _, res = _one(gpu_pod(IMAGE, [base[0], model, *base[1:], "--max_batch_size", str(batch), *extra]))
+        return res.plan
+
+    small, double = plan(MODEL, 256), plan(MODEL, 512)
+    term = small.term("decoder sampling workspace")
+    assert term > 0 and abs(double.term("decoder sampling workspace") - 2 * term) < 1024
+    qwen = plan("Qwen/Qwen2.5-7B-Instruct", 256)  # a 152,064-token vocabulary against Llama 3.1's 128,256
+    assert qwen.term("decoder sampling workspace") > term
+    _, torch = _one(gpu_pod(IMAGE, ["trtllm-serve", MODEL, "--max_batch_size", "256"]))
+    assert torch.plan.term("decoder sampling workspace") == 0
+    held = double.term("decoder sampling workspace") - term + double.term("runtime and decoder buffers")
+    held -= small.term("runtime and decoder buffers")
+    lost = small.kv_pool - double.kv_pool
+    assert abs(lost - held * 0.9) <= small.page_bytes
+
+
+def test_the_sampling_workspace_is_safe_for_any_beam_width_and_counts_beam_search_penalties_twice():
+    """A beam width of 0 or unset is one beam; beam search (max_beam_width > 1) keeps two penalty workspaces (the
+    step before, penaltyLayer.cpp allocateWorkspace) and no sampling layer, whose top-k buffer is not built."""
+    from kvlint.catalog import models
+    from kvlint.engines.trtllm.sampling import sampling_workspace_bytes, topk_workspace
+    from kvlint.record import replace
+
+    _, res = _one(gpu_pod(IMAGE, ["trtllm-serve", MODEL, "--backend", "trt", "--max_batch_size", "64"]))
+    arch = models.resolve(MODEL).arch
+    one, _ = sampling_workspace_bytes(arch, res.settings)
+    for beam in (0, None, 1):
+        assert (
+            sampling_workspace_bytes(arch, replace(res.settings, extra={**res.settings.extra, "beam": beam}))[
+                0
+            ]
+            == one
+        )
+    four, note = sampling_workspace_bytes(
+        arch, replace(res.settings, extra={**res.settings.extra, "beam": 4})
+    )
+    vocab = arch.vocab_size  # 128,256: a multiple of any TP this launch has
+    assert one == 64 * vocab * 4 + topk_workspace(64, vocab) + 64 * vocab * 4
+    assert four == 64 * 4 * vocab * 4 + 2 * 64 * 4 * vocab * 4 and "beam search" in note

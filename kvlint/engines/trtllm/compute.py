@@ -46,9 +46,8 @@ def engine_buffer_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
     of the padded vocabulary (cpp/tensorrt_llm/batch_manager/runtimeBuffers.cpp setMaxBufferSizes `numLogits =
     maxBatchSize * std::max(1 + maxDraftTokens, maxBeamWidth)`, reshape `logits [numLogits, vocabSizePadded]`);
     the decoder state's four per-slot arrays of max_seq_len and its embedding bias [max_batch_size,
-    vocabSizePadded] in the decoder's type (decoderState.cpp reshapeBuffers). The sampling layers' workspaces
-    (top-p's sorted copies and cub's sort storage, whose size cub computes at run time) and the penalty
-    workspace are not counted: kvlint does not know them to the byte."""
+    vocabSizePadded] in the decoder's type (decoderState.cpp reshapeBuffers). The decoder's layers (sampling
+    workspace, penalty counts) are sampling.sampling_workspace_bytes, a term of their own."""
     beam = max(1, int(s.extra.get("beam") or 1))
     rows = max(1, s.max_num_seqs) * beam
     vocab = vocab_padded(arch, s.tp * s.pp)
@@ -56,7 +55,7 @@ def engine_buffer_bytes(arch: ModelArch, s: EngineSettings) -> tuple[int, str]:
     state = rows * s.max_model_len * SLOT_ARRAYS * 4 + max(1, s.max_num_seqs) * vocab * LOGITS_BYTES
     why = (
         f"logits for {rows:,} sequence slots x {vocab:,} tokens of vocabulary (float32) and the decoder's"
-        f" per-sequence arrays of max_seq_len {s.max_model_len:,} (the sampling workspaces are not counted)"
+        f" per-sequence arrays of max_seq_len {s.max_model_len:,}"
     )
     return logits + state, f"from the source: {why}"
 

@@ -27,9 +27,10 @@ cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp (calculateFreeMemBytes) takes 
 reports ("Memory usage when calculating max tokens in paged kv cache: total: X GiB, available: Y GiB") times
 free_gpu_memory_fraction (17.83 GiB x 0.9 = 16.05 GiB = 8,219 blocks of 32, TensorRT-LLM 0.19.0, calibration
 t-005). The same arithmetic, with the terms before it named for that path; of those, the runtime buffers' logits
-and the decoder state's arrays are read from the C++ source (compute.engine_buffer_bytes), while the engine's
-execution context (TensorRT's device memory size, fixed when the engine was built and known only from the built
-engine) and the decoder's sampling workspaces (sized by cub at run time) are not known to the byte.
+and the decoder state's arrays (compute.engine_buffer_bytes) and the decoder layers' workspaces - the logits copy,
+top-k's scratch buffer and the penalty layer's occurrence counts (sampling.sampling_workspace_bytes) - are read
+from the C++ source, while the engine's execution context (TensorRT's device memory size, fixed when the engine
+was built and known only from the built engine) is not known to the byte.
 
 The activation and outside-torch terms are kvlint's estimates (compute.py), said so in the plan.
 """
@@ -49,6 +50,7 @@ from kvlint.engines.trtllm.compute import (
     engine_window,
     outside_torch_bytes,
 )
+from kvlint.engines.trtllm.sampling import sampling_workspace_bytes
 from kvlint.units import gib, tokens
 
 NVFP4_BYTES = 0.5 + 1 / 16  # 4-bit values and one fp8 scale per 16 (calculate_scaling_factor_size_bytes)
@@ -95,6 +97,7 @@ def layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     ]
     if engine_path(s):
         terms.append(Term("runtime and decoder buffers", *engine_buffer_bytes(arch, s)))
+        terms.append(Term("decoder sampling workspace", *sampling_workspace_bytes(arch, s)))
     free = total - sum(t.bytes for t in terms)
     fraction = s.utilization
     per_token = kv_per_token(arch, s)
