@@ -215,3 +215,23 @@ def test_hami_dynamic_mig_mode_is_no_cap():
     )
     (r,) = lint(text, defaults=Defaults(gpu="A100-80GB")).deployments
     assert r.deployment.gpu_limit_bytes is None and r.deployment.gpus_per_pod is not None
+
+
+def test_an_alibaba_gpu_mem_share_is_one_gpu_checked_like_kais():
+    """aliyun.com/gpu-mem is GiB of one GPU (gpushare-device-plugin's default unit); the open-source plugin
+    isolates nothing (cGPU nodes may): the card is planned whole and KV208 compares the engine's fraction."""
+    result = _lint("aliyun.com/gpu-mem: 4")
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.gpus_per_pod is not None and d.gpus_per_pod.value == 1 and d.gpu_shared is not None
+    assert (
+        d.gpu_share_bytes is not None and d.gpu_share_bytes.value == 4 * 2**30 and d.gpu_limit_bytes is None
+    )
+    assert r.plan is not None and r.plan.gpu_total == _card().engine_bytes
+    (f,) = [f for f in result.findings if f.rule == "KV208"]
+    assert "aliyun.com/gpu-mem 4 GiB" in f.message and "cGPU" in f.message
+
+
+def test_an_unreadable_alibaba_share_is_located():
+    (f,) = [f for f in _lint('aliyun.com/gpu-mem: "4.5"').findings if f.rule == "KV005"]
+    assert "aliyun.com/gpu-mem" in f.message and "GiB" in f.message and f.where.line == 16

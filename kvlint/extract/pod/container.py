@@ -244,7 +244,7 @@ def add_container_facts(d: Deployment, ctx: ObjectContext, pod: Mapping, contain
     d.placement = inferred(node_pools.placement(pod, path), "node selectors and tolerations")
     apply_labels(d, labels)
     vgpu.read(d, ctx.root, container, path)
-    gpu_fraction.read(d, ctx.root, path)
+    gpu_fraction.read(d, ctx.root, container, path)
     gpu_sharing.apply(d, ctx.root, pod, container, labels, path)
     dra.read_refs(d, ctx.root, pod, container, path)
 

@@ -77,7 +77,7 @@ _ANNOTATIONS = (("spec", "template", "metadata", "annotations"), ("metadata", "a
 def read(d: Deployment, root: Mapping, container: Mapping, path: str) -> None:
     """The cap a HAMi / Volcano vGPU memory resource puts on each of the pod's GPUs, if any."""
     for plugin in PLUGINS:
-        memory, percentage = _asked(container, plugin.memory), _asked(container, plugin.percentage)
+        memory, percentage = asked(container, plugin.memory), asked(container, plugin.percentage)
         if memory is None and percentage is None:
             continue
         if _mig_mode(root, plugin):
@@ -89,7 +89,7 @@ def read(d: Deployment, root: Mapping, container: Mapping, path: str) -> None:
         return
 
 
-def _asked(container: Mapping, name: str) -> Scalar | None:
+def asked(container: Mapping, name: str) -> Scalar | None:
     res = container.map("resources")
     for section in ("limits", "requests"):  # limits win, as the plugin reads them
         table = res.map(section) if res is not None else None
