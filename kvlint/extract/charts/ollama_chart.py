@@ -31,7 +31,7 @@ from kvlint.extract.pod import pods
 from kvlint.extract.pod.argv import EnvVar, env_entries
 from kvlint.extract.pod.engine_args import find_launch
 from kvlint.findings import Issue, Location
-from kvlint.load.tree import Mapping, Scalar, Sequence
+from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 
 SOURCE = "otwld/ollama-helm@eadf03e templates/deployment.yaml, values.yaml"
 REPOSITORY = "ollama/ollama"  # values.yaml image.repository
@@ -181,7 +181,7 @@ def _gpus(d: Deployment, root: Mapping, box: Mapping, path: str) -> None:
     gpu = box.map("gpu")
     enabled = gpu.scalar("enabled") if gpu is not None else None
     on = gpu is not None and isinstance(enabled, Scalar) and enabled.value is True
-    if on and gpu is not None and _claims(gpu):
+    if on and gpu is not None and _claim(gpu) is not None:
         d.unreadable.append("gpus_per_pod")  # said once by _not_read
         return
     resource = _resource(gpu) if on and gpu is not None else None
@@ -205,15 +205,19 @@ def _resource(gpu: Mapping) -> str:
     return "amd.com/gpu" if gpu.value("type") == "amd" else str(gpu.value("nvidiaResource") or NVIDIA)
 
 
-def _claims(gpu: Mapping) -> bool:
-    """A DRA claim, MIG slices or another NVIDIA resource instead of whole GPUs (deployment.yaml: draEnabled,
-    then mig.enabled, then nvidiaResource)."""
+def _claim(gpu: Mapping) -> tuple[str, str, Node] | None:
+    """A DRA claim, MIG slices or another NVIDIA resource instead of whole GPUs, in the order deployment.yaml
+    tries them (draEnabled, then mig.enabled, then nvidiaResource): (the values key, what the pod requests, the
+    node that says so), or None for whole GPUs."""
+    dra = gpu.scalar("draEnabled")
+    if dra is not None and dra.value is True:
+        return "ollama.gpu.draEnabled", "a DRA ResourceClaim", dra
     mig = gpu.map("mig")
-    return (
-        gpu.value("draEnabled") is True
-        or (mig is not None and mig.value("enabled") is True)
-        or _resource(gpu) not in (NVIDIA, "amd.com/gpu")
-    )
+    if mig is not None and mig.value("enabled") is True:
+        return "ollama.gpu.mig", "MIG slices", mig
+    if _resource(gpu) not in (NVIDIA, "amd.com/gpu"):
+        return "ollama.gpu.nvidiaResource", _resource(gpu), gpu.get("nvidiaResource") or gpu
+    return None
 
 
 def _not_read(box: Mapping, path: str) -> list[Issue]:
@@ -236,16 +240,10 @@ def _not_read(box: Mapping, path: str) -> list[Issue]:
             )
         )
     gpu = box.map("gpu")
-    if gpu is not None and gpu.value("enabled") is True:
-        mig = gpu.map("mig")
-        dra = gpu.scalar("draEnabled")
-        if dra is not None and dra.value is True:
-            out.append(_unread_gpu("ollama.gpu.draEnabled", "a DRA ResourceClaim", dra.where(path)))
-        elif mig is not None and mig.value("enabled") is True:
-            out.append(_unread_gpu("ollama.gpu.mig", "MIG slices", mig.where(path)))
-        elif _claims(gpu):
-            node = gpu.get("nvidiaResource") or gpu
-            out.append(_unread_gpu("ollama.gpu.nvidiaResource", f"{_resource(gpu)}", node.where(path)))
+    claim = _claim(gpu) if gpu is not None and gpu.value("enabled") is True else None
+    if claim is not None:
+        key, what, node = claim
+        out.append(_unread_gpu(key, what, node.where(path)))
     return out
 
 
