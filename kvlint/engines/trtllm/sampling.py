@@ -1,7 +1,9 @@
 """The decoder's layer buffers on TensorRT-LLM's engine-build path: what the C++ executor's decoder allocates for
 its max_batch_size before the KV cache manager reads free memory, beside the decoder state compute.py counts.
 
-Read from NVIDIA/TensorRT-LLM (the commit of each file version read is named; every one has the code below):
+Read from NVIDIA/TensorRT-LLM, named by function; the commit is the stored file version read, named where the code
+index gave one (it holds no file at the commit 0.19.0 pins, c6f7d42, the tensorrtllm_backend v0.19.0 submodule; the
+sizes below are the same in every stored version found, 2024 and 2025 code):
 - runtime/gptDecoder.cpp @0165bd7 GptDecoder::GptDecoder: a DynamicDecodeLayer<T> for the decoding mode over a
   DecoderDomain(maxBatchSize, maxBeamWidth, vocabSize, vocabSizePadded), then
   `DecodingLayerWorkspace(mManager, decodingDomain, TRTDataType<T>::value, mDynamicDecodeLayer->getWorkspaceSize())`;
@@ -30,7 +32,12 @@ Read from NVIDIA/TensorRT-LLM (the commit of each file version read is named; ev
 - batch_manager/kvCacheManager.cpp: the free memory read is `freeMem + bufferManager.memoryPoolFree()`, so only what
   is held when the KV cache is sized counts; these buffers are held for the executor's life.
 Not counted: the per-slot [max_batch_size] parameter arrays and curand states (a few hundred bytes a slot), and on
-beam search (max_beam_width > 1) the beam-search layer's own workspace, which replaces the sampling layer's.
+beam search (max_beam_width > 1) the beam-search layer's own workspace, which replaces the sampling layer's (its
+size is chosen per kernel variant in BeamSearchLayer::configureBeamSearchLayer).
+A check outside the calibration set: with compute.engine_buffer_bytes' decoder state this gives 5.76 GiB for the
+"Allocated 5.76 GB GPU memory for decoder" of NVIDIA/TensorRT-LLM issue 1188 (comment of 2024-11-21,
+Qwen2.5-Coder-0.5B, taken at trtllm-build's default max_batch_size 2048 and its 32,768-token max_seq_len, which the
+comment does not state).
 """
 
 from __future__ import annotations
