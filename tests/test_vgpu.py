@@ -235,3 +235,39 @@ def test_an_alibaba_gpu_mem_share_is_one_gpu_checked_like_kais():
 def test_an_unreadable_alibaba_share_is_located():
     (f,) = [f for f in _lint('aliyun.com/gpu-mem: "4.5"').findings if f.rule == "KV005"]
     assert "aliyun.com/gpu-mem" in f.message and "GiB" in f.message and f.where.line == 16
+
+
+def test_tencent_vcuda_below_100_cores_is_one_gpu_capped_at_256_mib_blocks():
+    """tkestack/gpu-manager README: 1 tencent.com/vcuda-memory is 256 MiB; vcuda-controller reports the
+    blocks as the device's total."""
+    result = _lint("tencent.com/vcuda-core: 50, tencent.com/vcuda-memory: 48")
+    (r,) = result.deployments
+    assert r.deployment.gpus_per_pod is not None and r.deployment.gpus_per_pod.value == 1
+    assert r.plan is not None and r.plan.gpu_total == 48 * 256 * MIB
+    (f,) = [f for f in result.findings if f.rule == "KV101"]
+    assert "Tencent vcuda limits the GPU to 12,288 MiB (tencent.com/vcuda-memory 48)" in f.message
+
+
+def test_tencent_vcuda_hundreds_of_cores_are_whole_gpus():
+    args = '["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "8192", "--tensor-parallel-size", "2"]'
+    result = _lint("tencent.com/vcuda-core: 200, tencent.com/vcuda-memory: 60", args=args)
+    (r,) = result.deployments
+    assert r.deployment.gpus_per_pod is not None and r.deployment.gpus_per_pod.value == 2
+    assert r.plan is not None and r.plan.gpu_total == _card().engine_bytes
+    assert not [f for f in result.findings if f.rule == "KV201"]
+
+
+@pytest.mark.parametrize(
+    ("limits", "line_of"),
+    [
+        ("tencent.com/vcuda-core: 150, tencent.com/vcuda-memory: 60", "core"),
+        ("tencent.com/vcuda-core: 50", "core"),
+        ('tencent.com/vcuda-core: 50, tencent.com/vcuda-memory: "lots"', "memory"),
+    ],
+)
+def test_a_vcuda_request_gpu_manager_refuses_is_located(limits, line_of):
+    result = _lint(limits)
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert "tencent.com/vcuda-core" in f.message and "refuses the pod" in f.message
+    column = POD.format(annotations="", product=A100, image="i", args="a", limits=limits).splitlines()[15]
+    assert f.where.line == 16 and column.index("vcuda-" + line_of) < f.where.column

@@ -24,6 +24,15 @@ Volcano vGPU (Project-HAMi/volcano-vgpu-device-plugin@4fb76ba1): the same reques
 (deployments/helm/volcano-vgpu-device-plugin/values.yaml:20-23, README.md:239-260), enforced by the same
 HAMi-core (README.md:10: "it uses HAMi-core to support hard isolation of GPU card"; .gitmodules:1-3).
 
+Tencent's GPU Manager (tkestack/gpu-manager@8cd842ed): `tencent.com/vcuda-core` counts hundredths of a GPU
+and `tencent.com/vcuda-memory` blocks of 256 MiB (README.md:68-76; pkg/types/types.go:26-37,
+MemoryBlockSize 268435456). Below 100 cores the pod shares one GPU and must ask for both ("that cores or
+memory is zero is not permitted in share mode", pkg/services/allocator/nvidia/allocator.go:414-420);
+vcuda-controller then reports the blocks as the device's total to cuDeviceTotalMem and cuMemGetInfo
+(tkestack/vcuda-controller@72e0115d src/hijack_call.c:916-962), enabled below 100 cores only
+(pkg/services/virtual-manager/manager.go:533-562). 100 or more cores, a multiple of 100
+(allocator.go:399-405), are whole GPUs with no cap.
+
 The cap is recorded per GPU (`gpu_limit_bytes`, or `gpu_limit_share` of the card's memory) with a note
 naming it; resolve plans the GPU as the cap (capacity/device_limit.py). A share that is not enforced
 (KAI Scheduler's annotations) is gpu_fraction.py's.
@@ -39,6 +48,8 @@ from kvlint.record import record
 
 HAMI = "Project-HAMi/HAMi@v2.10.0 pkg/device/nvidia/device.go:520-600"
 VOLCANO = "Project-HAMi/volcano-vgpu-device-plugin@4fb76ba1 README.md:239-260"
+VCUDA = "tkestack/gpu-manager@8cd842ed pkg/services/allocator/nvidia/allocator.go:399-420"
+VCUDA_CORE, VCUDA_MEMORY, VCUDA_BLOCK = "tencent.com/vcuda-core", "tencent.com/vcuda-memory", 256 * 2**20
 
 
 @record(frozen=True)
@@ -75,7 +86,10 @@ _ANNOTATIONS = (("spec", "template", "metadata", "annotations"), ("metadata", "a
 
 
 def read(d: Deployment, root: Mapping, container: Mapping, path: str) -> None:
-    """The cap a HAMi / Volcano vGPU memory resource puts on each of the pod's GPUs, if any."""
+    """The cap a HAMi / Volcano vGPU / Tencent vcuda memory resource puts on each of the pod's GPUs, if any."""
+    if d.gpus_per_pod is None and asked(container, VCUDA_CORE) is not None:
+        _vcuda(d, container, path)
+        return
     for plugin in PLUGINS:
         memory, percentage = asked(container, plugin.memory), asked(container, plugin.percentage)
         if memory is None and percentage is None:
@@ -155,3 +169,42 @@ def _count(d: Deployment, plugin: Plugin, where: Location) -> None:
     note = f"{plugin.count} not asked for: {plugin.name}'s webhook adds defaultGPUNum {plugin.default_count}"
     d.gpus_per_pod = inferred(plugin.default_count, f"{note} ({plugin.source})", where)
     d.gpu_resource = plugin.count
+
+
+def _vcuda(d: Deployment, container: Mapping, path: str) -> None:
+    """Tencent vcuda: whole GPUs at 100 cores and more, else one GPU capped at the memory blocks asked."""
+    core = asked(container, VCUDA_CORE)
+    memory = asked(container, VCUDA_MEMORY)
+    assert core is not None
+    cores, blocks = _whole(core), _whole(memory) if memory is not None else 0
+    where = core.where(path)
+    if cores is not None and cores >= 100 and cores % 100 == 0:
+        note = f"{VCUDA_CORE} {cores}: {cores // 100} whole GPUs, no memory cap ({VCUDA})"
+        d.gpus_per_pod, d.gpu_resource = stated(cores // 100, where, note), VCUDA_CORE
+        return
+    if cores is None or cores == 0 or cores > 100 or not blocks:
+        node, wanted = (
+            (memory, "whole 256 MiB blocks") if cores and cores < 100 else (core, "0-99 or a multiple of 100")
+        )
+        shown = node.text if node is not None else "not asked for"
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"{d.label()}: cannot read {VCUDA_CORE} {core.text!r} with {VCUDA_MEMORY} {shown!r}: GPU Manager "
+                f"wants {wanted} and refuses the pod otherwise ({VCUDA}); the GPU is unknown",
+                (node or core).where(path),
+            )
+        )
+        d.unreadable.append("gpus_per_pod")
+        return
+    note = f"Tencent vcuda limits the GPU to {blocks * VCUDA_BLOCK // 2**20:,} MiB ({VCUDA_MEMORY} {blocks})"
+    d.gpus_per_pod = inferred(1, f"{VCUDA_CORE} {cores}: a share of one GPU ({VCUDA})", where)
+    d.gpu_resource = VCUDA_CORE
+    d.gpu_limit_bytes = stated(
+        blocks * VCUDA_BLOCK, memory.where(path) if memory is not None else where, note
+    )
+
+
+def _whole(node: Scalar | None) -> int | None:
+    text = str(node.value).strip() if node is not None else ""
+    return int(text) if text.isdigit() else None
