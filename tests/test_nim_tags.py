@@ -65,14 +65,14 @@ def test_a_selector_no_runnable_profile_matches_is_a_warning_at_it_with_the_arit
     (f,) = [f for f in findings if f.rule == "KV201"]
     assert f.severity is Severity.WARNING and r.plan is None and _at_value(text, f, "profile=latency,tp=4")
     assert "6 without LoRA, 0 match NIM_TAGS_SELECTOR profile=latency,tp=4" in f.message
-    assert "those runnable have tp 1, 2; pp 1; profile (none), latency, throughput" in f.message
+    assert "those runnable have tp 1, 2; pp 1; profile latency, throughput, no such tag" in f.message
     assert not [f for f in findings if f.rule == "KV004"]  # said once, at the variable
 
 
 def test_a_gpu_tag_of_another_card_matches_nothing_runnable_here():
     _, findings = _one(_on_l40s({tags.VARIABLE: "gpu=H100"}))
     (f,) = [f for f in findings if f.rule == "KV201"]
-    assert "gpu (none), l40s" in f.message
+    assert "gpu l40s, no such tag" in f.message
 
 
 def test_a_pp_no_profile_has_is_a_warning_at_nim_pipeline_parallel_size():
@@ -131,3 +131,32 @@ def test_parse_and_match_read_the_manifest_tags():
     generic = [p for p in rel.profiles if not p.gpu]
     assert generic and not any(tags.matches(p, (("profile", "latency"),)) for p in generic)  # no such tag
     assert all(tags.matches(p, (("gpu", "L40S"),)) for p in rel.profiles if p.gpu_tag == "l40s")
+
+
+MULTI = "nvcr.io/nim/nvidia/llm-nim:1.14"
+MODEL = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_the_multi_llm_nim_keeps_the_generic_profile_the_selector_names():
+    # on four GPUs kvlint takes TP 1, 2 and 4 generic profiles as NIM's to pick from; tp=2 keeps one
+    r, findings = _one(gpu_pod(MULTI, [], {"NIM_MODEL_NAME": f"hf://{MODEL}", tags.VARIABLE: "tp=2"}, gpus=4))
+    assert r.settings.tp == 2 and not [f for f in findings if f.rule == "KV004"]
+    (says,) = [n for n in r.plan.notes if n.startswith("NIM profile")]
+    assert says.startswith("NIM profile vllm-bf16-tp2-pp1 ") and "NIM_TAGS_SELECTOR tp=2 keeps 1" in says
+
+
+def test_the_multi_llm_nim_under_a_selector_no_generated_profile_matches_is_not_guessed():
+    env = {"NIM_MODEL_NAME": f"hf://{MODEL}", tags.VARIABLE: "llm_engine=sglang"}
+    text = gpu_pod(MULTI, [], env, gpus=2)
+    r, findings = _one(text)
+    (f,) = [f for f in findings if f.rule == "KV004"]
+    assert r.plan is None and _at_value(text, f, "llm_engine=sglang")
+    assert "vllm-bf16-tp2-pp1, vllm-bf16-tp1-pp1" in f.message
+
+
+def test_the_multi_llm_nim_says_a_tag_its_generated_names_do_not_spell():
+    env = {"NIM_MODEL_NAME": f"hf://{MODEL}", tags.VARIABLE: "gpu=h100"}
+    text = gpu_pod(MULTI, [], env, gpus=2)
+    r, findings = _one(text)
+    (f,) = [f for f in findings if f.rule == "KV004"]
+    assert r.plan is None and "knows llm_engine, precision, tp, pp" in f.message

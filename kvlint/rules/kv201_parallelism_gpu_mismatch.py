@@ -62,7 +62,9 @@ class ParallelismGpuMismatch(DeploymentRule):
     A NIM whose `NIM_TENSOR_PARALLEL_SIZE` is a TP no profile of its image's release offers for the
     pod's GPUs (kvlint's table of published profiles) is a warning at the variable, naming the TPs the
     release does publish for that GPU: a pre-built TensorRT-LLM engine runs only at the TP it was built
-    for, and a vLLM profile run at another TP is a layout NVIDIA does not publish for the model.
+    for, and a vLLM profile run at another TP is a layout NVIDIA does not publish for the model. The same
+    holds for a `NIM_PIPELINE_PARALLEL_SIZE` no runnable profile has, and for a `NIM_TAGS_SELECTOR` that
+    leaves none (the warning counts the profiles each reading left, and names the tag values they have).
 
     ## How to fix
     Make the GPU request equal the parallel world size: raise the GPU limit, lower TP/PP, or

@@ -28,8 +28,11 @@ from typing import Any
 
 from kvlint.deployment import Deployment
 from kvlint.engines.base import NotPlanned
+from kvlint.engines.nim import tags
 from kvlint.engines.nim.selection import Published
 
+# the tags a generated profile's name spells (`<backend>-<precision>-tp<N>-pp1`): all a selector can match
+TAGS = ("llm_engine", "precision", "tp", "pp")
 IMAGES = ("nvidia/llm-nim",)  # the multi-LLM NIM's NGC repository (launch.image_name spelling)
 GENERIC = "nim_generic"  # Deployment.extra: "org/name:tag" of a multi-LLM NIM serving NIM_MODEL_NAME's model
 ASSUMED = (
@@ -85,10 +88,33 @@ def profiles(d: Deployment, arch: Any, gpu: Any) -> tuple[tuple[Published, ...],
     picked = tuple(
         Published("", "vllm", word, t, pp, t * pp, generated=True) for t in sorted(tps, reverse=True)
     )
+    picked, why = _selected(d, picked, why)
     return (
         picked,
         f"generated for {d.model.value if d.model else 'the model'} by {said.value}, {why}; {ASSUMED}",
     )
 
 
-__all__ = ["GENERIC", "IMAGES", "precision", "profiles", "serves_any_model"]
+def _selected(d: Deployment, picked: tuple[Published, ...], why: str) -> tuple[tuple[Published, ...], str]:
+    """The generated profiles NIM_TAGS_SELECTOR keeps (every pair matches one of the tags their names spell:
+    kvlint's reading, tags.py); a selector none of them matches leaves the profile unknown offline."""
+    said = d.extra.get(tags.EXTRA)
+    if said is None:
+        return picked, why
+    pairs = tags.parse(str(said.value)) or ()
+    kept = tuple(p for p in picked if tags.matches(p, pairs))
+    if not kept:
+        names = ", ".join(p.name for p in picked)
+        raise NotPlanned(
+            f"{tags.VARIABLE} {said.value} matches none of the generic profiles kvlint takes "
+            f"{d.extra[GENERIC].value} to generate here ({names}: vLLM at the checkpoint's precision), so which "
+            "profile NIM starts is not known offline",
+            said.where,
+        )
+    return (
+        kept,
+        f"{why}, of which {tags.VARIABLE} {said.value} keeps {len(kept)} (every pair: kvlint's reading)",
+    )
+
+
+__all__ = ["GENERIC", "IMAGES", "TAGS", "precision", "profiles", "serves_any_model"]

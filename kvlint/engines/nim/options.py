@@ -57,6 +57,14 @@ def read(d: Deployment, env: dict[str, EnvVar]) -> None:
         return
     if tok is None and generic.serves_any_model(name) and nim_env.model_variable(env) is not None:
         # the multi-LLM NIM: the generic profile it generates for the checkpoint is settled at planning
+        if not _selector(
+            d,
+            env,
+            where,
+            generic.TAGS,
+            "the generic profiles the multi-LLM NIM generates (their names spell these)",
+        ):
+            return
         d.extra[generic.GENERIC] = stated(f"{name}:{launch.image_tag(image) or ''}".rstrip(":"), where)
         engines.get("vllm").read_options(d, nim_env.vllm_tokens(env, model), {}, positional_model=False)
         return
@@ -115,7 +123,13 @@ def _published(
     return True
 
 
-def _selector(d: Deployment, env: dict[str, EnvVar], where: Location) -> bool:
+def _selector(
+    d: Deployment,
+    env: dict[str, EnvVar],
+    where: Location,
+    known: tuple[str, ...] = tuple(tags.TAGS),
+    whose: str = "the profiles of kvlint's table (data/profiles.json)",
+) -> bool:
     """NIM_TAGS_SELECTOR frozen as stated (planned.TAGS); False, with the located finding, where it is not a
     list of tag=value pairs (KV005) or names a tag kvlint's table does not carry (KV004)."""
     tok = env_value(env, tags.VARIABLE)
@@ -132,13 +146,13 @@ def _selector(d: Deployment, env: dict[str, EnvVar], where: Location) -> bool:
         d.issues.append(Issue(UNPARSED_SETTING, message, at, fix=fix, severity=Severity.WARNING))
         d.extra["unsupported"] = stated("nim", at)
         return False
-    missing = tags.unknown(pairs)
+    missing = [k for k, _ in pairs if k not in known]
     if missing:
         _not_checked(
             d,
             at,
-            f"{tags.VARIABLE} names the tag {', '.join(missing)}, which kvlint's table of published NIM profiles "
-            f"does not carry (it carries {', '.join(tags.TAGS)}), so which profiles it keeps is not known offline",
+            f"{tags.VARIABLE} names the tag {', '.join(missing)}, which kvlint does not know for {whose} (it "
+            f"knows {', '.join(known)}), so which profiles it keeps is not known offline",
         )
         return False
     d.extra[planned.TAGS] = stated(tok.text.strip(), at, tags.VARIABLE)

@@ -66,18 +66,25 @@ def _narrowed(d: Deployment, rel: Any, gpu: Any, count: Any, runnable: list[Any]
     stated = ", ".join(f"{names.get(k, tags.VARIABLE)} {v.value}" for k, v in said)
     choice = selection.choose(rel, gpu.id, int(count.value), lora=lora, **planned.wanted(d))
     keys = ["tp", "pp", *(k for k, _ in planned.wanted(d)["tags"] if k not in ("tp", "pp"))]
-    offered = "; ".join(
-        f"{k} {', '.join(sorted({tags.TAGS[k](p) or '(none)' for p in runnable}))}"
-        for k in keys
-        if k in tags.TAGS
-    )
+    offered = "; ".join(_values(k, runnable) for k in keys if k in tags.TAGS)
+    variables = " and ".join(names.get(k, tags.VARIABLE) for k, _ in said)
     return Refusal(
         f"{stated}: no profile of {rel.image}:{rel.release} runnable on {count.value} x {gpu.name} is left "
         f"({choice.left}), so NIM's selection has no profile to start; those runnable have {offered}; not planned",
-        f"set them to what {rel.release} publishes for {gpu.name} ({offered}), or leave them out and let NIM pick",
+        f"set {variables} to what {rel.release} publishes for {gpu.name} ({offered}), or leave "
+        f"{'it' if len(said) == 1 else 'them'} out and let NIM pick",
         tuple(v for _, v in said),
         Severity.WARNING,
     )
+
+
+def _values(key: str, runnable: list[Any]) -> str:
+    """The values the runnable profiles carry for tag `key` ('no such tag' for those that carry none)."""
+    from kvlint.engines.nim import tags
+
+    found = {tags.TAGS[key](p) for p in runnable}
+    values = sorted(found - {""}) + (["no such tag"] if "" in found else [])
+    return f"{key} {', '.join(values)}"
 
 
 __all__ = ["refusal"]

@@ -23,7 +23,7 @@ from kvlint import engines
 from kvlint.deployment import Deployment, Value, inferred
 from kvlint.engines.base import NotPlanned
 from kvlint.engines.nim import env as nim_env
-from kvlint.engines.nim import generic, selection
+from kvlint.engines.nim import generic, selection, tags
 from kvlint.engines.nim.profiles import BACKENDS, ENGINE_OF
 from kvlint.record import fields, replace
 from kvlint.units import tokens
@@ -36,7 +36,7 @@ NAMED = (
 LORA = "nim_lora"  # Deployment.extra: the file serves adapters (NIM_PEFT_SOURCE)
 TP = "nim_tp"  # Deployment.extra: NIM_TENSOR_PARALLEL_SIZE as stated
 PP = "nim_pp"  # Deployment.extra: NIM_PIPELINE_PARALLEL_SIZE as stated
-TAGS = "nim_tags"  # Deployment.extra: NIM_TAGS_SELECTOR as stated (its text; tags.parse reads it)
+TAGS = tags.EXTRA  # Deployment.extra: NIM_TAGS_SELECTOR as stated (its text; tags.parse reads it)
 RUNS = "nim_runs"  # EngineSettings.extra: the id of the published profile the settings run ('' for none)
 # a profile's precision -> the Deployment field its backend takes it in, and the value
 HALF = {"fp16": ("dtype", "float16"), "bf16": ("dtype", "bfloat16")}
@@ -121,8 +121,6 @@ def _bypassed(d: Deployment) -> str:
 
 def wanted(d: Deployment) -> dict[str, Any]:
     """What the NIM variables the file states ask of the profile, as selection.choose takes it."""
-    from kvlint.engines.nim import tags
-
     tp, pp, said = d.extra.get(TP), d.extra.get(PP), d.extra.get(TAGS)
     return {
         "tp": int(tp.value) if tp is not None else None,

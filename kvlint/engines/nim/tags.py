@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 VARIABLE = "NIM_TAGS_SELECTOR"
+EXTRA = "nim_tags"  # Deployment.extra: NIM_TAGS_SELECTOR as stated (its text, parsed where it is used)
 
 
 def _flag(on: bool) -> str:
@@ -57,11 +58,6 @@ def parse(text: str) -> Pairs | None:
     return tuple(pairs)
 
 
-def unknown(pairs: Pairs) -> list[str]:
-    """The tags of `pairs` kvlint's table does not carry (no profile can be matched on them offline)."""
-    return [k for k, _ in pairs if k not in TAGS]
-
-
 def matches(p: Any, pairs: Pairs) -> bool:
     """Every pair names a tag `p` carries with that value."""
     return all(TAGS[k](p) != "" and TAGS[k](p).lower() == v.lower() for k, v in pairs)
@@ -71,4 +67,4 @@ def spelled(pairs: Pairs) -> str:
     return ",".join(f"{k}={v}" for k, v in pairs)
 
 
-__all__ = ["TAGS", "VARIABLE", "Pairs", "matches", "parse", "spelled", "unknown"]
+__all__ = ["EXTRA", "TAGS", "VARIABLE", "Pairs", "matches", "parse", "spelled"]
