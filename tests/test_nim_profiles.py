@@ -103,6 +103,15 @@ def test_the_selected_tensorrt_llm_profile_is_planned_by_tensorrt_llm():
     assert not [f for f in findings if f.rule == "KV004"]
 
 
+def test_a_pre_built_engine_s_build_limits_are_named_as_assumed_and_a_vllm_profile_s_are_not():
+    # NIM publishes a profile's tags, not its engine's build limits; they size the decoder buffers
+    r, _ = _one(_pod(IMAGE, "NVIDIA-L40S", 1))
+    assert "does not publish the limits the profile's engine was built with" in r.plan.notes[-1]
+    assert f"max_batch_size {r.settings.max_num_seqs:,}" in r.plan.notes[-1]
+    generic, _ = _one(_pod(IMAGE, "NVIDIA-L4", 1))
+    assert not any("built with" in n for n in generic.plan.notes)
+
+
 def test_a_generic_profile_is_planned_by_vllm():
     r, _ = _one(_pod(IMAGE, "NVIDIA-L4", 1))
     assert r.plan is not None and r.plan.engine == "vllm" and r.settings.dtype == "float16"

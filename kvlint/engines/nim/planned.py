@@ -76,7 +76,7 @@ def settings(d: Deployment, arch: Any, gpu: Any) -> Any:
     if len(runs) > 1 and gpu is not None and gpu.engine_bytes:
         runs, says = _default(runs, arch, gpu, why)
     p, s = runs[0]
-    says += passed_over(d) if ENGINE_OF[p.backend] == "trtllm" else ""
+    says += passed_over(d) + _build_limits(s) if ENGINE_OF[p.backend] == "trtllm" else ""
     extra = {**s.extra, "nim_backend": ENGINE_OF[p.backend], "nim_says": says, RUNS: p.id}
     return replace(s, engine="nim", extra=extra)
 
@@ -186,6 +186,17 @@ def _passed(d: Deployment) -> list[str]:
         for name in fields(d)
         if isinstance(v := getattr(d, name), Value) and v.origin == "stated" and v.note == said
     ]
+
+
+def _build_limits(s: Any) -> str:
+    """What the plan of a pre-built TensorRT-LLM profile assumes of the engine's build: NIM publishes a profile's
+    tags (backend, precision, TP, PP, GPU), not the limits its engine was built with, so the trtllm-build defaults
+    kvlint takes for them (engines/trtllm/engine_config.py) are named; they size the runtime and decoder buffers."""
+    return (
+        f"; NIM does not publish the limits the profile's engine was built with: kvlint takes trtllm-build's "
+        f"defaults (max_batch_size {s.max_num_seqs:,}, max_num_tokens {s.max_batched_tokens:,}, max_seq_len "
+        f"{s.max_model_len:,}), which size the engine's runtime and decoder buffers in this plan"
+    )
 
 
 def passed_over(d: Deployment) -> str:
