@@ -206,15 +206,44 @@ def test_the_dynamo_hami_example_caps_each_worker_at_3000_mib():
     assert r.gpu is not None and r.gpu.engine_bytes == 3000 * MIB  # no model stated: the GPU is planned on
 
 
-def test_hami_dynamic_mig_mode_is_no_cap():
-    """Project-HAMi/HAMi examples/nvidia/dynamic_mig_example.yaml: `nvidia.com/vgpu-mode: "mig"` hands out
-    a MIG instance holding the asked memory, not a HAMi-core cap; its container made a vLLM server here."""
+def _mig_example(product: str) -> str:
+    """Project-HAMi/HAMi examples/nvidia/dynamic_mig_example.yaml (`nvidia.com/vgpu-mode: "mig"`,
+    nvidia.com/gpu 2, nvidia.com/gpumem 8000), its container made a vLLM server on a named card here."""
     text = carried("Project-HAMi__HAMi__examples__nvidia__dynamic_mig_example.yaml").read_text()
-    text = text.replace("image: ubuntu:18.04", "image: vllm/vllm-openai:v0.10.1").replace(
-        'command: ["bash", "-c", "sleep 86400"]', 'args: ["--model", "meta-llama/Llama-3.1-8B-Instruct"]'
+    return (
+        text.replace(
+            "spec:\n  containers:",
+            f"spec:\n  nodeSelector: {{nvidia.com/gpu.product: {product}}}\n  containers:",
+        )
+        .replace("image: ubuntu:18.04", "image: vllm/vllm-openai:v0.10.1")
+        .replace(
+            'command: ["bash", "-c", "sleep 86400"]',
+            'args: ["--model", "Qwen/Qwen2.5-1.5B-Instruct", "--max-model-len", "8192"]',
+        )
     )
-    (r,) = lint(text, defaults=Defaults(gpu="A100-80GB")).deployments
-    assert r.deployment.gpu_limit_bytes is None and r.deployment.gpus_per_pod is not None
+
+
+@pytest.mark.parametrize(
+    ("product", "profile"),
+    # the example's own comment: "2g.10gb * 2 for A100-40GB-PCIE device or 1g.10gb * 2 for A100-80GB"
+    [("NVIDIA-A100-PCIE-40GB", "2g.10gb"), ("NVIDIA-A100-SXM4-80GB", "1g.10gb")],
+)
+def test_hami_dynamic_mig_gives_the_smallest_allowed_slice_holding_the_memory(product, profile):
+    result = lint(_mig_example(product))
+    (r,) = result.deployments
+    d = r.deployment
+    assert d.gpu_limit_bytes is None and d.extra["mig_profile"].value == profile
+    assert r.gpu is not None and r.gpu.mig_profile == profile
+    assert [f for f in result.findings if f.rule == "KV209"]  # two MIG slices for one engine
+
+
+def test_hami_dynamic_mig_on_an_unstated_card_names_no_slice():
+    text = _mig_example("X").replace("  nodeSelector: {nvidia.com/gpu.product: X}\n", "")
+    result = lint(text, defaults=Defaults(gpu="A100-80GB"))
+    (f,) = [f for f in result.findings if f.rule == "KV002"]
+    assert "dynamic MIG" in f.message and f.severity is Severity.INFO
+    (r,) = result.deployments
+    assert r.plan is None  # not planned on the whole A100-80GB the default names
 
 
 def test_an_alibaba_gpu_mem_share_is_one_gpu_checked_like_kais():

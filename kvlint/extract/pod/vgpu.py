@@ -17,7 +17,10 @@ build.sh:17), nvmlDeviceGetMemoryInfo the cap (src/nvml/hook.c:318-360), and an 
 with CUDA_ERROR_OUT_OF_MEMORY (src/allocator/allocator.c:116-117). An engine's memory fraction (vLLM
 --gpu-memory-utilization, SGLang --mem-fraction-static, TGI --cuda-memory-fraction) is so a fraction of
 the cap. With the annotation `nvidia.com/vgpu-mode: mig` (device.go:53) HAMi hands out a MIG instance
-instead and sets no such cap (server.go:832): not read here.
+instead and sets no such cap (server.go:832): the smallest profile holding the memory asked for, fewer
+slices first (selectMigCandidate, device.go:621-639), among the profiles its chart allows for the card
+(templates/scheduler/device-configmap.yaml:35-45); the deployment's GPU becomes that slice, as a MIG
+resource makes it (gpu_sharing.py).
 
 Volcano vGPU (Project-HAMi/volcano-vgpu-device-plugin@4fb76ba1): the same request with `volcano.sh/vgpu-number`
 (GPUs), `volcano.sh/vgpu-memory` (MiB each) and `volcano.sh/vgpu-memory-percentage`
@@ -40,7 +43,9 @@ naming it; resolve plans the GPU as the cap (capacity/device_limit.py). A share 
 
 from __future__ import annotations
 
-from kvlint.codes import UNPARSED_SETTING
+from kvlint.catalog import gpus as catalog
+from kvlint.catalog import mig
+from kvlint.codes import UNKNOWN_GPU, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.findings import Issue, Location, Severity
 from kvlint.load.tree import Mapping, Scalar
@@ -83,6 +88,16 @@ PLUGINS = (
     ),
 )
 _ANNOTATIONS = (("spec", "template", "metadata", "annotations"), ("metadata", "annotations"))
+# the MIG profiles HAMi's chart allows per card, by the card names it lists
+# (Project-HAMi/HAMi@v2.10.0 charts/hami/templates/scheduler/device-configmap.yaml:35-45)
+MIG_SOURCE = "Project-HAMi/HAMi@v2.10.0 device-configmap.yaml:35-45, pkg/device/nvidia/device.go:621-639"
+MIG_ALLOWLIST = (
+    (("A30",), ("1g.6gb", "2g.12gb", "4g.24gb")),
+    (("A100-SXM4-40GB", "A100-40GB-PCIe", "A100-PCIE-40GB"), ("1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb")),
+    (("A100-SXM4-80GB", "A100-80GB-PCIe", "A100-PCIE-80GB"), ("1g.10gb", "2g.20gb", "3g.40gb", "7g.79gb")),
+    (("H100-PCIE-80GB", "H100-SXM5-80GB"), ("1g.10gb", "2g.20gb", "3g.40gb", "7g.80gb")),
+    (("H100-PCIE-94GB", "H100-SXM5-94GB"), ("1g.12gb", "2g.24gb", "3g.47gb", "7g.94gb")),
+)
 
 
 def read(d: Deployment, root: Mapping, container: Mapping, path: str) -> None:
@@ -95,7 +110,8 @@ def read(d: Deployment, root: Mapping, container: Mapping, path: str) -> None:
         if memory is None and percentage is None:
             continue
         if _mig_mode(root, plugin):
-            return  # a MIG instance of at least the asked memory: the MIG slice decides, not a cap
+            _mig_slice(d, plugin, memory or percentage, memory is None, path)  # type: ignore[arg-type]
+            return
         if memory is not None and _cap(d, plugin, plugin.memory, memory, path):
             _count(d, plugin, memory.where(path))
         elif percentage is not None and _cap(d, plugin, plugin.percentage, percentage, path):
@@ -208,3 +224,44 @@ def _vcuda(d: Deployment, container: Mapping, path: str) -> None:
 def _whole(node: Scalar | None) -> int | None:
     text = str(node.value).strip() if node is not None else ""
     return int(text) if text.isdigit() else None
+
+
+def _mig_slice(d: Deployment, plugin: Plugin, node: Scalar, percent: bool, path: str) -> None:
+    """HAMi dynamic MIG: the smallest allowed profile of the card holding the memory asked for."""
+    where, amount = node.where(path), _whole(node)
+    card = catalog.lookup(str(d.gpu.value)) if d.gpu is not None else None
+    if not amount or (percent and amount > 100):
+        return  # no memory asked for (HAMi then gives the whole card's worth): the plan stays the card's
+    if card is None or not card.smi_total_mib:
+        d.issues.append(
+            Issue(
+                UNKNOWN_GPU,
+                f"{d.label()}: {plugin.name} dynamic MIG gives the smallest MIG profile of the card that holds "
+                f"{node.text} {'%' if percent else 'MiB'} ({plugin.mig_mode}: mig; {MIG_SOURCE}); the card is "
+                "not stated, so neither is the slice",
+                where,
+                fix="name the card with a node label (nvidia.com/gpu.product)",
+                severity=Severity.INFO,
+            )
+        )
+        d.gpu = inferred(f"{plugin.name} MIG slice", "dynamic MIG on an unstated card", where)
+        return
+    asked_mib = card.smi_total_mib * amount // 100 if percent else amount
+    allowed = next((p for names, p in MIG_ALLOWLIST if any(_is(card.id, n) for n in names)), ())
+    sizes = sorted(
+        (found[0] // 2**20, prof[0], prof)
+        for prof in allowed
+        if (found := mig.slice_memory(card.id, prof)) is not None
+    )
+    pick = next((prof for mib, _slices, prof in sizes if mib >= asked_mib), None)
+    spec = catalog.slice_spec(card.id, pick) if pick is not None else None
+    if spec is None or pick is None:
+        return  # no allowed profile kvlint knows holds it: the plan stays the card's
+    how = f"{plugin.name} dynamic MIG: the smallest allowed profile of {card.name} holding {asked_mib:,} MiB"
+    d.extra["mig_profile"] = stated(pick, where, f"{how} ({MIG_SOURCE})")
+    d.gpu = inferred(spec.id, f"{how} ({MIG_SOURCE})", where)
+
+
+def _is(card_id: str, name: str) -> bool:
+    found = catalog.lookup(name)
+    return found is not None and found.id == card_id
