@@ -160,3 +160,67 @@ def test_the_multi_llm_nim_says_a_tag_its_generated_names_do_not_spell():
     r, findings = _one(text)
     (f,) = [f for f in findings if f.rule == "KV004"]
     assert r.plan is None and "knows llm_engine, precision, tp, pp" in f.message
+
+
+RUNTIME = """\
+# the shape of NVIDIA/nim-deploy kserve/runtimes/*.yaml, at the release whose profiles are published
+apiVersion: serving.kserve.io/v1alpha1
+kind: ClusterServingRuntime
+metadata:
+  name: nvidia-nim-llama3-8b-instruct-1.0.3
+spec:
+  containers:
+  - env:
+    - name: NIM_CACHE_PATH
+      value: /mnt/models/cache
+    - name: NIM_TAGS_SELECTOR
+      value: llm_engine=vllm,tp=1
+    image: nvcr.io/nim/meta/llama3-8b-instruct:1.0.3
+    name: kserve-container
+    volumeMounts:
+    - mountPath: /dev/shm
+      name: dshm
+  supportedModelFormats:
+  - autoSelect: true
+    name: nvidia-nim-llama3-8b-instruct
+    version: "1.0.3"
+  volumes:
+  - emptyDir: {medium: Memory, sizeLimit: 16Gi}
+    name: dshm
+"""
+ISVC = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: llama3-8b-instruct-vllm
+spec:
+  predictor:
+    nodeSelector: {nvidia.com/gpu.product: NVIDIA-L40S}
+    model:
+      modelFormat: {name: nvidia-nim-llama3-8b-instruct}
+      resources:
+        limits: {nvidia.com/gpu: "1"}
+      runtime: nvidia-nim-llama3-8b-instruct-1.0.3
+"""
+
+
+def test_a_kserve_runtime_s_selector_reaches_the_predictor_s_plan(tmp_path):
+    from kvlint.run.lint import read_and_lint
+    from kvlint.run.settings import Settings
+
+    (tmp_path / "runtime.yaml").write_text(RUNTIME)
+    (tmp_path / "isvc.yaml").write_text(ISVC)
+    result = read_and_lint(str(tmp_path / "isvc.yaml"), Settings(), "isvc.yaml")
+    assert not isinstance(result, str)
+    (r,) = result.deployments
+    # without the selector NIM would start the fp8 TensorRT-LLM throughput profile on one L40S
+    assert r.plan is not None and r.settings.extra["nim_backend"] == "vllm" and r.settings.tp == 1
+    assert "1 match NIM_TAGS_SELECTOR llm_engine=vllm,tp=1" in _nim_note(r)
+
+
+def test_a_release_without_a_published_list_says_the_selector_cannot_be_applied():
+    # llama-3.1-8b-instruct 1.1.0: its list was looked for and not found (data/profiles.json `unpublished`)
+    text = gpu_pod("nvcr.io/nim/meta/llama-3.1-8b-instruct:1.1.0", [], {tags.VARIABLE: "profile=latency"})
+    r, findings = _one(text)
+    (f,) = [f for f in findings if f.rule == "KV004"]
+    assert r.plan is None and "NIM_TAGS_SELECTOR profile=latency narrows that choice" in f.message

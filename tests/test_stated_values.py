@@ -266,6 +266,7 @@ SPECIAL = {  # option -> the words written (environment variables: NAME=value)
     "PREFILL_CHUNKING": ["PREFILL_CHUNKING=0"],
     "ATTENTION": ["ATTENTION=paged"],
     "CUDA_VISIBLE_DEVICES": ["CUDA_VISIBLE_DEVICES=0,1"],
+    "NIM_TAGS_SELECTOR": ["NIM_TAGS_SELECTOR=llm_engine=vllm,tp=1"],
 }
 _BY_KIND = {"int": "4096", "tokens": "4096", "float": "2"}
 

@@ -69,7 +69,7 @@ def read(d: Deployment, env: dict[str, EnvVar]) -> None:
         engines.get("vllm").read_options(d, nim_env.vllm_tokens(env, model), {}, positional_model=False)
         return
     if tok is None:
-        _not_checked(d, where, _selection(name, image))
+        _not_checked(d, where, _selection(name, image) + _narrowed_unknown(env))
         return
     profile = profiles.parse(tok.text)
     if profile is None:
@@ -157,6 +157,14 @@ def _selector(
         return False
     d.extra[planned.TAGS] = stated(tok.text.strip(), at, tags.VARIABLE)
     return True
+
+
+def _narrowed_unknown(env: dict[str, EnvVar]) -> str:
+    """What the plan-less KV004 says of a NIM_TAGS_SELECTOR the file sets ('' where it sets none)."""
+    tok = env_value(env, tags.VARIABLE)
+    if tok is None or not tok.text.strip():
+        return ""
+    return f" ({tags.VARIABLE} {tok.text.strip()} narrows that choice, but without the list not to a known profile)"
 
 
 def _selection(name: str | None, image: str) -> str:
