@@ -300,3 +300,17 @@ def test_a_vcuda_request_gpu_manager_refuses_is_located(limits, line_of):
     assert "tencent.com/vcuda-core" in f.message and "refuses the pod" in f.message
     column = POD.format(annotations="", product=A100, image="i", args="a", limits=limits).splitlines()[15]
     assert f.where.line == 16 and column.index("vcuda-" + line_of) < f.where.column
+
+
+def test_a_volcano_percentage_over_100_is_unreadable_without_hamis_webhook_words():
+    result = _lint('volcano.sh/vgpu-number: 1, volcano.sh/vgpu-memory-percentage: "150"')
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert "volcano.sh/vgpu-memory-percentage" in f.message and "webhook" not in f.message
+
+
+def test_gpumem_zero_beside_a_percentage_leaves_the_percentage():
+    card = _card()
+    result = _lint('nvidia.com/gpu: 1, nvidia.com/gpumem: "0", nvidia.com/gpumem-percentage: "50"')
+    (r,) = result.deployments
+    assert r.plan is not None and r.plan.gpu_total == card.smi_total_mib * 50 // 100 * MIB
+    assert not [f for f in result.findings if f.rule == "KV005"]

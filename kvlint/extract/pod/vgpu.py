@@ -109,6 +109,8 @@ def read(d: Deployment, root: Mapping, container: Mapping, path: str) -> None:
         memory, percentage = asked(container, plugin.memory), asked(container, plugin.percentage)
         if memory is None and percentage is None:
             continue
+        if memory is not None and percentage is not None and _whole(memory) == 0:
+            memory = None  # gpumem 0 is unset: the percentage applies (device.go:777-783)
         if _mig_mode(root, plugin):
             _mig_slice(d, plugin, memory or percentage, memory is None, path)  # type: ignore[arg-type]
             return
@@ -146,7 +148,12 @@ def _cap(d: Deployment, plugin: Plugin, name: str, node: Scalar, path: str) -> b
     amount = int(text) if text.isdigit() else None
     if amount is None or (percent and amount > 100):
         wanted = "a whole percent of the card, 0 to 100" if percent else "a whole number of MiB"
-        refused = " (HAMi's webhook refuses the pod)" if percent and amount is not None else ""
+        # HAMi's webhook refuses a percentage over 100 (device.go:389-396); Volcano's plugin is not read on it
+        refused = (
+            " (HAMi's webhook refuses the pod)"
+            if percent and amount is not None and plugin is PLUGINS[0]
+            else ""
+        )
         d.issues.append(
             Issue(
                 UNPARSED_SETTING,
