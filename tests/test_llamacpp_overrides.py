@@ -68,6 +68,11 @@ def test_the_gpu_copies_in_the_largest_cpu_kept_tensor_for_its_op():
     assert copy > 0 and kept.settings.extra["weight_copy"] == copy
     small, _ = _run("-ot", "exps=CPU", "-ub", "16", "-b", "16")
     assert small.settings.extra["weight_copy"] == 0  # an op of fewer than 32 tokens stays on the CPU
+    # --no-op-offload keeps the ops of CPU-kept tensors on the CPU (common.cpp:1401): nothing is copied in
+    off, _ = _run("-ot", "exps=CPU", "-ub", "512", "--no-op-offload")
+    assert off.settings.extra["weight_copy"] == 0 and _weights(off) == _weights(kept)
+    compute = [next(t.bytes for t in d.plan.terms if t.label == "compute buffer") for d in (off, kept)]
+    assert compute[0] <= compute[1]
 
 
 def test_a_pattern_kvlint_cannot_evaluate_is_named_once_and_nothing_moves():

@@ -35,6 +35,7 @@ MAPPING: dict[str, tuple[str, str]] = {
     "--ubatch-size": ("n_ubatch", "int"),
     "--kv-unified": ("kv_unified", "bool"),
     "--no-kv-offload": ("no_kv_offload", "bool"),
+    "--no-op-offload": ("no_op_offload", "bool"),
     "--swa-full": ("swa_full", "bool"),
     "--fit": ("fit", "text"),
     "--hf-repo": ("hf_repo", "text"),

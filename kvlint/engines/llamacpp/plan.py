@@ -36,7 +36,9 @@ from kvlint.units import GIB
 N_BATCH, N_UBATCH = 2048, 512  # common/common.h:279-280 at 3cfa9c3f (ollama/ollama@v0.13.0 vendored)
 # a weight in host memory goes to the GPU for an op of at least this many tokens (the CPU-kept tensors of
 # --override-tensor among them), copied into the compute buffer: ggml-cuda.cu:4940-4943 min_batch_size at
-# ollama/ollama@v0.15.5, ggml-backend.cpp:865 (op_offload, on by default: llama-context.cpp:2392)
+# ollama/ollama@v0.15.5, ggml-backend.cpp:865 (op_offload, on by default: llama-context.cpp:2392); llama-server's
+# --no-op-offload turns it off (common/common.h:430 no_op_offload, common/common.cpp:1401 `cparams.op_offload =
+# !params.no_op_offload`, passed to ggml_backend_sched_new at llama-context.cpp:321): no weight is copied in
 OFFLOAD_BATCH = 32
 OLLAMA_PARALLEL_AUTO = 4  # server/sched.go:59 defaultParallel (ollama v0.5.7), tried before 1
 
@@ -208,7 +210,9 @@ def settings(d: Deployment, arch: ModelArch, gpu: GpuSpec | None, version_text: 
         moved=moved,
         ollama_runner=runner,
         runner_why=runner_why,
-        weight_copy=L.largest_moved(arch, moved) if n_ubatch >= OFFLOAD_BATCH else 0,
+        weight_copy=L.largest_moved(arch, moved)
+        if n_ubatch >= OFFLOAD_BATCH and not _flag(f, "no_op_offload")
+        else 0,
         swa_full=_flag(f, "swa_full"),
         kv_offload=not _flag(f, "no_kv_offload"),
         kv_streams=bool(_default("kv_streams", ollama, version_text).value),
