@@ -1,8 +1,8 @@
 """Triton's TensorRT-LLM backend: the `parameters` of the tensorrt_llm model's config.pbtxt, as the backend reads
 them, onto the deployment.
 
-The backend (triton-inference-server/tensorrtllm_backend, inflight_batcher_llm/src at v0.18.2, the last tag
-with the source in that repository; later releases keep it in NVIDIA/TensorRT-LLM triton_backend/) reads each
+The backend (triton-inference-server/tensorrtllm_backend, inflight_batcher_llm/src at v0.18.2; later releases
+keep it in NVIDIA/TensorRT-LLM triton_backend/, compared row by row in triton_releases.py) reads each
 parameter's `string_value` (model_state.cc:249 GetParameter<std::string>) and converts it with std::stoi /
 std::stof / "true"|"false"|"1"|"0" (model_state.cc:272-325); a parameter that is absent or does not convert
 throws, and model_instance_state.cc catches it and uses its default (each row below names the line). The
@@ -22,7 +22,8 @@ import re
 from string import Template
 
 from kvlint.codes import INVALID_INPUT, NOT_CHECKABLE, UNPARSED_SETTING
-from kvlint.deployment import Deployment, stated
+from kvlint.deployment import Deployment, default, stated
+from kvlint.engines.trtllm import triton_releases as rel
 from kvlint.engines.trtllm.pbtxt import Message, PbtxtError, Scalar, parse
 from kvlint.findings import Issue, IssueKind, Location, Severity
 from kvlint.record import record
@@ -173,11 +174,14 @@ def _converted(p: Param, raw: str) -> object | None:
 def apply(d: Deployment, config: ModelConfig) -> None:
     """The parameters the backend reads onto the deployment, each stated at its line of config.pbtxt; an
     unfilled `${…}` is not stated (the backend's default applies), and a value the backend cannot convert is
-    a KV005 warning naming the default it falls back to."""
+    a KV005 warning naming the default it falls back to. A parameter whose default changed after v0.18.2
+    (triton_releases.CHANGES) and is not given takes the default of the release the image runs, named."""
     note = f"{config.shown} (Triton model configuration)"
+    release = rel.release_of(str(d.image.value) if d.image is not None else None)
     for p in PARAMS:
         s = config.params.get(p.key)
         if s is None or s.unfilled or not s.text.strip():
+            _release_default(d, p, release)
             continue
         value = _converted(p, s.text.strip())
         if value is None:
@@ -186,18 +190,39 @@ def apply(d: Deployment, config: ModelConfig) -> None:
                     UNPARSED_SETTING,
                     f"{d.label()}: Triton's TensorRT-LLM backend cannot read {p.key} {s.text[:60]!r} as"
                     f" {'a number' if p.kind != 'bool' else 'true or false'} and uses its default"
-                    f" ({p.default}; tensorrtllm_backend inflight_batcher_llm/src/{p.at}@{TAG})",
+                    f" ({_default_of(p, release)})",
                     config.where(s),
                 )
             )
+            _release_default(d, p, release)
             continue
         if p.key in UNPLANNED and not (p.kind == "float" and isinstance(value, float) and value >= 1.0):
             d.issues.append(_unplanned(p, s.text.strip(), config.where(s)))
-        v = stated(value, config.where(s), note)
-        if hasattr(d, p.target):
-            setattr(d, p.target, v)
-        else:
-            d.extra[p.target] = v
+        _set(d, p, stated(value, config.where(s), note))
+
+
+def _set(d: Deployment, p: Param, v) -> None:
+    if hasattr(d, p.target):
+        setattr(d, p.target, v)
+    else:
+        d.extra[p.target] = v
+
+
+def _default_of(p: Param, release: rel.Release) -> str:
+    """The default the backend uses at `release`, with the source line that says it."""
+    c = rel.changed(p.key, release)
+    said = f"{p.default}; tensorrtllm_backend inflight_batcher_llm/src/{p.at}@{TAG}"
+    if c is not None:
+        said = f"{c.default} from TensorRT-LLM {c.release}, inflight_batcher_llm/src/{c.at}"
+    return f"{said}; {release.how}" if p.key in rel.CHANGES else said
+
+
+def _release_default(d: Deployment, p: Param, release: rel.Release) -> None:
+    """A default that changed after v0.18.2, as the release in force has it (the release named)."""
+    change = rel.CHANGES.get(p.key)
+    if change is not None:
+        value = change.value if rel.changed(p.key, release) is not None else change.before
+        _set(d, p, default(value, f"Triton's TensorRT-LLM backend default {p.key} {_default_of(p, release)}"))
 
 
 def _unplanned(p: Param, text: str, where: Location) -> Issue:
