@@ -224,3 +224,13 @@ def test_a_release_without_a_published_list_says_the_selector_cannot_be_applied(
     r, findings = _one(text)
     (f,) = [f for f in findings if f.rule == "KV004"]
     assert r.plan is None and "NIM_TAGS_SELECTOR profile=latency narrows that choice" in f.message
+
+
+def test_a_tp_variable_and_a_selector_tp_that_disagree_are_both_named():
+    text = _on_l40s({"NIM_TENSOR_PARALLEL_SIZE": "2", tags.VARIABLE: "tp=1"})
+    r, findings = _one(text)
+    (f,) = [f for f in findings if f.rule == "KV201"]
+    assert r.plan is None and f.severity is Severity.WARNING
+    assert f.message.startswith("NIM_TENSOR_PARALLEL_SIZE 2, NIM_TAGS_SELECTOR tp=1: no profile")
+    assert "0 match NIM_TAGS_SELECTOR tp=1" in f.message
+    assert (f.fix or "").startswith("set NIM_TENSOR_PARALLEL_SIZE and NIM_TAGS_SELECTOR to what")
