@@ -231,7 +231,7 @@ def _reuse(path, tag: str, given: str = ""):
     path.write_text(text)
     r = _lint(path)
     (res,) = r.deployments
-    return res.deployment.extra["enable_block_reuse"], res.settings, r.findings
+    return res.deployment.extra["enable_block_reuse"], r.findings
 
 
 def test_a_default_that_changed_after_v0_18_2_follows_the_release_the_image_runs(tmp_path):
@@ -239,20 +239,20 @@ def test_a_default_that_changed_after_v0_18_2_follows_the_release_the_image_runs
     model_instance_state.cc:165@v0.18.2), true from 0.19.0 (:167@v0.19.0); Triton 25.04 ships 0.18.2 and 25.05
     ships 0.19.0 (triton-inference-server/server docs/introduction/compatibility.md)."""
     path = tmp_path / "triton.yaml"
-    old, _, _ = _reuse(path, "25.04-trtllm-python-py3")
-    new, _, _ = _reuse(path, "25.05-trtllm-python-py3")
+    old, _ = _reuse(path, "25.04-trtllm-python-py3")
+    new, _ = _reuse(path, "25.05-trtllm-python-py3")
     assert (old.value, new.value) == (False, True) and old.origin == new.origin == "default"
     assert "TensorRT-LLM 0.18.2, the release Triton 25.04 ships" in old.note
     assert "TensorRT-LLM 0.19.0, the release Triton 25.05 ships" in new.note and "v0.19.0" in new.note
-    unnamed, _, _ = _reuse(path, "latest")  # no release kvlint maps: the newest, named as assumed
+    unnamed, _ = _reuse(path, "latest")  # no release kvlint maps: the newest, named as assumed
     assert unnamed.value is True and "TensorRT-LLM 1.2.1 assumed" in unnamed.note
-    stated, _, _ = _reuse(path, "25.05-trtllm-python-py3", "false")  # the file wins over any release
+    stated, _ = _reuse(path, "25.05-trtllm-python-py3", "false")  # the file wins over any release
     assert (stated.value, stated.origin) == (False, "stated")
 
 
 def test_an_unreadable_changed_parameter_names_the_default_of_the_release(tmp_path):
     path = tmp_path / "triton.yaml"
-    reuse, _, findings = _reuse(path, "25.05-trtllm-python-py3", "yes")
+    reuse, findings = _reuse(path, "25.05-trtllm-python-py3", "yes")
     (kv005,) = [f for f in findings if f.rule == "KV005"]
     assert "cannot read enable_kv_cache_reuse 'yes'" in kv005.message
     assert (

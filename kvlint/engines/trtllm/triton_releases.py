@@ -11,6 +11,12 @@ default, except enable_kv_cache_reuse: `bool enableKVCacheReuse = false` at v0.1
 c8c6df08. CHANGES holds it; a release before it keeps the v0.18.2 default (v0.17.0, v0.18.0, v0.18.1 have
 false at :165 too).
 
+Parameters v0.19.0 reads that v0.18.2 did not: num_nodes (ParallelConfig numNodes, :276), lookahead_window_size,
+lookahead_ngram_size, lookahead_verification_set_size (required when decoding_mode is lookahead),
+guided_decoding_backend, xgrammar_tokenizer_info_path and tokenizer_dir (guided decoding). None of them sizes
+the KV cache, the batch or the weights on the GPU, so the plan is unchanged by them. The executor's
+max_batch_size and max_num_tokens are still not taken from config.pbtxt (std::nullopt, :696: the engine's).
+
 The image `nvcr.io/nvidia/tritonserver:<yy.mm>-trtllm-python-py3` ships the TensorRT-LLM release of
 IMAGE_RELEASES (triton-inference-server/server docs/introduction/compatibility.md @0f963c9a, "Container Name:
 trtllm-python-py3", column "TensorRT-LLM version"). An image whose tag is not there (`latest`, a digest, a
