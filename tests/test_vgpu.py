@@ -246,6 +246,18 @@ def test_hami_dynamic_mig_on_an_unstated_card_names_no_slice():
     assert r.plan is None  # not planned on the whole A100-80GB the default names
 
 
+@pytest.mark.parametrize("annotations", ["", "nvidia.com/vgpu-mode: mig"])
+@pytest.mark.parametrize("value", ['"abc"', '"-5"', "[8000]", "{mib: 8000}"])
+def test_a_memory_request_kvlint_cannot_read_is_said_with_or_without_dynamic_mig(annotations, value):
+    # a capped card and a MIG slice both hang on the amount: unread, it is a located KV005 and nothing is planned
+    # on the whole card (dynamic MIG passed a bad amount over in silence before)
+    result = _lint(f"nvidia.com/gpu: 1, nvidia.com/gpumem: {value}", annotations=annotations)
+    (f,) = [f for f in result.findings if f.rule == "KV005"]
+    assert "nvidia.com/gpumem" in f.message and f.where.line == 16  # the limits line
+    (r,) = result.deployments
+    assert r.plan is None and not [f for f in result.findings if f.rule in ("KV101", "KV102", "KV103")]
+
+
 def test_an_alibaba_gpu_mem_share_is_one_gpu_checked_like_kais():
     """aliyun.com/gpu-mem is GiB of one GPU (gpushare-device-plugin's default unit); the open-source plugin
     isolates nothing (cGPU nodes may): the card is planned whole and KV208 compares the engine's fraction."""

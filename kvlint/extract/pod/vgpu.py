@@ -106,6 +106,8 @@ def read(d: Deployment, root: Mapping, container: Mapping, path: str) -> None:
         _vcuda(d, container, path)
         return
     for plugin in PLUGINS:
+        if _not_a_quantity(d, container, (plugin.memory, plugin.percentage), plugin, path):
+            return
         memory, percentage = asked(container, plugin.memory), asked(container, plugin.percentage)
         if memory is None and percentage is None:
             continue
@@ -131,6 +133,30 @@ def asked(container: Mapping, name: str) -> Scalar | None:
     return None
 
 
+def _not_a_quantity(
+    d: Deployment, container: Mapping, names: tuple[str, ...], plugin: Plugin, path: str
+) -> bool:
+    """A memory resource written as a list or a mapping, which is no Kubernetes quantity (the API server
+    refuses the pod): said where it is written (KV005), and no cap is read."""
+    res = container.map("resources")
+    for section in ("limits", "requests"):
+        table = res.map(section) if res is not None else None
+        for name in names:
+            node = table.get(name) if table is not None else None
+            if node is not None and not isinstance(node, Scalar):
+                d.issues.append(
+                    Issue(
+                        UNPARSED_SETTING,
+                        f"{d.label()}: {name} is not a quantity ({plugin.source}); the memory each GPU gives the "
+                        "engine is unknown",
+                        node.where(path),
+                    )
+                )
+                d.unreadable.append("gpu_limit")
+                return True
+    return False
+
+
 def _mig_mode(root: Mapping, plugin: Plugin) -> bool:
     for keys in _ANNOTATIONS:
         ann = root.at(*keys)
@@ -140,29 +166,36 @@ def _mig_mode(root: Mapping, plugin: Plugin) -> bool:
     return False
 
 
+def _readable(d: Deployment, plugin: Plugin, name: str, node: Scalar, path: str) -> int | None:
+    """The whole MiB or percent `name` asks for; None, said where it is written (KV005), when it is not one."""
+    percent = name == plugin.percentage
+    text = str(node.value).strip()
+    amount = int(text) if text.isdigit() else None
+    if amount is not None and not (percent and amount > 100):
+        return amount
+    wanted = "a whole percent of the card, 0 to 100" if percent else "a whole number of MiB"
+    # HAMi's webhook refuses a percentage over 100 (device.go:389-396); Volcano's plugin is not read on it
+    refused = (
+        " (HAMi's webhook refuses the pod)" if percent and amount is not None and plugin is PLUGINS[0] else ""
+    )
+    d.issues.append(
+        Issue(
+            UNPARSED_SETTING,
+            f"{d.label()}: cannot read {name} {node.text!r} as {wanted}{refused} ({plugin.source}); the "
+            "memory each GPU gives the engine is unknown",
+            node.where(path),
+        )
+    )
+    d.unreadable.append("gpu_limit")
+    return None
+
+
 def _cap(d: Deployment, plugin: Plugin, name: str, node: Scalar, path: str) -> bool:
     """Record the cap `name` states; False (said where it is written) when it sets none."""
     where = node.where(path)
     percent = name == plugin.percentage
-    text = str(node.value).strip()
-    amount = int(text) if text.isdigit() else None
-    if amount is None or (percent and amount > 100):
-        wanted = "a whole percent of the card, 0 to 100" if percent else "a whole number of MiB"
-        # HAMi's webhook refuses a percentage over 100 (device.go:389-396); Volcano's plugin is not read on it
-        refused = (
-            " (HAMi's webhook refuses the pod)"
-            if percent and amount is not None and plugin is PLUGINS[0]
-            else ""
-        )
-        d.issues.append(
-            Issue(
-                UNPARSED_SETTING,
-                f"{d.label()}: cannot read {name} {node.text!r} as {wanted}{refused} ({plugin.source}); the "
-                "memory each GPU gives the engine is unknown",
-                where,
-            )
-        )
-        d.unreadable.append("gpu_limit")
+    amount = _readable(d, plugin, name, node, path)
+    if amount is None:
         return False
     if amount == 0:
         d.issues.append(
@@ -235,10 +268,11 @@ def _whole(node: Scalar | None) -> int | None:
 
 def _mig_slice(d: Deployment, plugin: Plugin, node: Scalar, percent: bool, path: str) -> None:
     """HAMi dynamic MIG: the smallest allowed profile of the card holding the memory asked for."""
-    where, amount = node.where(path), _whole(node)
+    where = node.where(path)
+    amount = _readable(d, plugin, plugin.percentage if percent else plugin.memory, node, path)
     card = catalog.lookup(str(d.gpu.value)) if d.gpu is not None else None
-    if not amount or (percent and amount > 100):
-        return  # no memory asked for (HAMi then gives the whole card's worth): the plan stays the card's
+    if not amount:
+        return  # unreadable (said), or no memory asked for (HAMi then gives the whole card): the card's plan
     if card is None or not card.smi_total_mib:
         d.issues.append(
             Issue(
