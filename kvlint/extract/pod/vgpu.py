@@ -43,18 +43,21 @@ naming it; resolve plans the GPU as the cap (capacity/device_limit.py). A share 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from kvlint.catalog import gpus as catalog
 from kvlint.catalog import mig
 from kvlint.codes import UNKNOWN_GPU, UNPARSED_SETTING
 from kvlint.deployment import Deployment, inferred, stated
 from kvlint.findings import Issue, Location, Severity
-from kvlint.load.tree import Mapping, Scalar
+from kvlint.load.tree import Mapping, Node, Scalar
 from kvlint.record import record
 
 HAMI = "Project-HAMi/HAMi@v2.10.0 pkg/device/nvidia/device.go:520-600"
 VOLCANO = "Project-HAMi/volcano-vgpu-device-plugin@4fb76ba1 README.md:239-260"
 VCUDA = "tkestack/gpu-manager@8cd842ed pkg/services/allocator/nvidia/allocator.go:399-420"
 VCUDA_CORE, VCUDA_MEMORY, VCUDA_BLOCK = "tencent.com/vcuda-core", "tencent.com/vcuda-memory", 256 * 2**20
+SECTIONS = ("limits", "requests")  # limits win, as the plugins read them
 
 
 @record(frozen=True)
@@ -124,13 +127,17 @@ def read(d: Deployment, root: Mapping, container: Mapping, path: str) -> None:
 
 
 def asked(container: Mapping, name: str) -> Scalar | None:
+    return next((node for node in _written(container, name) if isinstance(node, Scalar)), None)
+
+
+def _written(container: Mapping, name: str, sections: tuple[str, ...] = SECTIONS) -> Iterator[Node]:
+    """The values `name` is given in the resources `sections`, in order."""
     res = container.map("resources")
-    for section in ("limits", "requests"):  # limits win, as the plugin reads them
+    for section in sections:
         table = res.map(section) if res is not None else None
-        node = table.scalar(name) if table is not None else None
+        node = table.get(name) if table is not None else None
         if node is not None:
-            return node
-    return None
+            yield node
 
 
 def _not_a_quantity(
@@ -138,11 +145,9 @@ def _not_a_quantity(
 ) -> bool:
     """A memory resource written as a list or a mapping, which is no Kubernetes quantity (the API server
     refuses the pod): said where it is written (KV005), and no cap is read."""
-    res = container.map("resources")
-    for section in ("limits", "requests"):
-        table = res.map(section) if res is not None else None
+    for section in SECTIONS:
         for name in names:
-            node = table.get(name) if table is not None else None
+            node = next(_written(container, name, (section,)), None)
             if node is not None and not isinstance(node, Scalar):
                 d.issues.append(
                     Issue(
@@ -169,8 +174,7 @@ def _mig_mode(root: Mapping, plugin: Plugin) -> bool:
 def _readable(d: Deployment, plugin: Plugin, name: str, node: Scalar, path: str) -> int | None:
     """The whole MiB or percent `name` asks for; None, said where it is written (KV005), when it is not one."""
     percent = name == plugin.percentage
-    text = str(node.value).strip()
-    amount = int(text) if text.isdigit() else None
+    amount = _whole(node)
     if amount is not None and not (percent and amount > 100):
         return amount
     wanted = "a whole percent of the card, 0 to 100" if percent else "a whole number of MiB"
