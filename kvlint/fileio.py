@@ -42,12 +42,18 @@ def open_regular(path: str) -> BinaryIO:
     without blocking, so a FIFO cannot hang the open, and checked on the descriptor itself."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegular(f"{path}: not a regular file (a directory, pipe, socket or device)")
-        return os.fdopen(fd, "rb")
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
     except BaseException:
         os.close(fd)
         raise
+    if not regular:
+        os.close(fd)
+        raise NotRegular(f"{path}: not a regular file (a directory, pipe, socket or device)")
+    # From here the file object owns the descriptor and closes it when it is dropped, also when
+    # Ctrl-C lands as the call returns. Closing it again here would fail with "Bad file descriptor",
+    # an OSError that hid the interrupt (the run went on and reported the file unreadable), or
+    # close the next file another thread had just opened under the same number.
+    return os.fdopen(fd, "rb")
 
 
 def read_regular(path: str, cap: int) -> bytes:

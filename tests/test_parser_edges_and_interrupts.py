@@ -6,6 +6,7 @@ is still checked; Ctrl-C exits 130 with one line. Rebuilt from security review 3
 from __future__ import annotations
 
 import json
+import os
 import struct
 
 import pytest
@@ -138,6 +139,35 @@ def test_s21_ctrl_c_exits_130_with_one_line(tmp_path, extra):
     assert proc.returncode == 130, text
     assert "Traceback" not in text and "Aborted" not in text
     assert text.strip().splitlines()[-1] == "kvlint: interrupted" and text.count("interrupted") == 1, text
+
+
+def test_ctrl_c_as_a_file_opens_is_the_interrupt_not_a_read_error(tmp_path, monkeypatch):
+    """Ctrl-C that lands as os.fdopen returns drops the new file object, which closes the descriptor;
+    open_regular closed it a second time, and that close's "Bad file descriptor" replaced the
+    interrupt: the run reported the file unreadable, went on and exited 2 (seen once in the S21 test
+    above on a user's clone). The interrupt must come through, and the descriptor be closed once."""
+    import errno
+
+    from kvlint import fileio
+
+    path = tmp_path / "deploy.yaml"
+    path.write_text("a: 1\n")
+    real, opened = os.fdopen, []
+
+    def interrupted_as_it_returns(fd, *args, **kwargs):
+        fh = real(fd, *args, **kwargs)
+        opened.append(fd)
+        del fh  # as the interpreter drops the value the call returned when the handler raises
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "fdopen", interrupted_as_it_returns)
+    with pytest.raises(KeyboardInterrupt):
+        fileio.read_regular(str(path), 1024)
+    monkeypatch.undo()
+    with pytest.raises(OSError) as closed:
+        os.fstat(opened[0])
+    assert closed.value.errno == errno.EBADF
+    assert fileio.read_regular(str(path), 1024) == b"a: 1\n"
 
 
 @pytest.mark.parametrize(
