@@ -6,9 +6,9 @@ GiB is 2**30 bytes; Kubernetes quantities follow the same split (`G` = 10**9, `G
 
 from __future__ import annotations
 
-import re
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 
+from kvlint.lazy_re import lazy
 from kvlint.record import record
 
 KIB = 1 << 10
@@ -45,12 +45,12 @@ _K8S_LETTERS = {"M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18}
 
 # The number only: no whitespace quantifier competes with another (`1<30,000 spaces>!` took 15 s
 # when spaces were matched by the pattern); the text is stripped first and the unit read after.
-_NUMBER_RE = re.compile(r"[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_NUMBER_RE = lazy(r"[0-9][0-9_]*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
 
 def _split_size(text: str) -> tuple[str, str] | None:
     """(number, unit) of a stripped size text, in linear time; None when it is not one."""
-    m = _NUMBER_RE.match(text)
+    m = _NUMBER_RE().match(text)
     if m is None:
         return None
     unit = text[m.end() :].lstrip()
@@ -118,7 +118,7 @@ def parse_size(value: object) -> Size:
     return Size(int(exact), system, suffix, text.strip(), number)
 
 
-_TOKENS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)([kKmMgGtT])\s*$")
+_TOKENS_RE = lazy(r"^\s*(\d+(?:\.\d+)?)([kKmMgGtT])\s*$")
 _DECIMAL_MULT = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 _BINARY_MULT = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -145,7 +145,7 @@ def parse_count(value: object) -> Count:
             raise ValueError(f"expected a whole number, got {value!r}")
         return Count(int(value), "")
     text = str(value).strip()
-    m = _TOKENS_RE.match(text)
+    m = _TOKENS_RE().match(text)
     if m:
         number, suffix = m.groups()
         if suffix in _DECIMAL_MULT:

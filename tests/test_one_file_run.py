@@ -221,6 +221,8 @@ def test_a_one_file_run_imports_only_what_its_file_needs(tmp_path):
         "dataclasses",  # the chart layouts' records
         "difflib",  # did-you-mean suggestions, for a misspelt key only
         "pathlib",
+        "shlex",  # shell lines are split by expressions; shlex only for a line they cannot split
+        "encodings.utf_8_sig",  # a UTF-8 BOM is dropped by hand (kvlint/load/source.py decode)
     ):
         assert absent not in mods, absent
 
@@ -284,3 +286,74 @@ def test_the_cache_entry_is_named_by_the_sha256_hashlib_gives():
 
     for text in (b"", b"fail-on: warning\n", bytes(range(256)) * 40):
         assert config_cache._sha256(text).hexdigest() == hashlib.sha256(text).hexdigest()
+
+
+# Runs kvlint's entry point with re's functions wrapped: every call made while a kvlint module's body
+# runs (its import) is recorded by that module's name; writes them as JSON to the file named by argv[1].
+COMPILES_PROBE = r"""
+import json, re, sys
+sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+out, args = sys.argv[1], sys.argv[2:]
+at_import = []
+
+def importing():
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_name != "<module>":
+        f = f.f_back
+    name = f.f_globals.get("__name__", "") if f is not None else ""
+    return name if name.split(".")[0] == "kvlint" else None
+
+def wrap(real):
+    def call(*a, **k):
+        name = importing()
+        if name is not None:
+            at_import.append(name)
+        return real(*a, **k)
+    return call
+
+for fn in ("compile", "match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer"):
+    setattr(re, fn, wrap(getattr(re, fn)))
+sys.argv = ["kvlint", *args]
+from kvlint.entry import main
+try:
+    main()
+except SystemExit:
+    pass
+with open(out, "w") as fh:
+    json.dump({"at_import": sorted(set(at_import)), "modules": sorted(sys.modules)}, fh)
+"""
+
+# The engine package another change owns; its two patterns are compiled at import until it follows.
+COMPILES_AT_IMPORT = {"kvlint.engines.trtllm.launch"}
+
+
+def test_a_one_file_run_compiles_no_regular_expression_at_import(tmp_path):
+    """The modules a one-file run imports name their patterns with kvlint.lazy_re.lazy, compiled on
+    first use: a pattern compiled at import was paid on every start, used or not (49 of them, 16 used)."""
+    repo = _beside(tmp_path, DEPLOYMENT)
+    out = tmp_path / "compiles.json"
+    subprocess.run(
+        [sys.executable, "-c", COMPILES_PROBE, str(out), "deploy.yaml"],
+        cwd=repo,
+        env={**os.environ, "KVLINT_NO_CACHE": "1"},
+        capture_output=True,
+        check=False,
+    )
+    data = json.loads(out.read_text())
+    assert "kvlint.run.lint" in data["modules"] and "kvlint.report.safe" in data["modules"]
+    assert set(data["at_import"]) <= COMPILES_AT_IMPORT, data["at_import"]
+
+
+def test_a_lazy_pattern_is_compiled_once_on_first_use(monkeypatch):
+    import re
+
+    from kvlint.lazy_re import lazy
+
+    calls = []
+    real = re.compile
+    monkeypatch.setattr(re, "compile", lambda *a: calls.append(a) or real(*a))
+    tag = lazy(r"^v?(\d+)\.(\d+)", re.IGNORECASE)
+    assert calls == []  # naming it compiles nothing
+    assert tag().match("V0.10").groups() == ("0", "10")
+    assert tag() is tag() and tag().flags & re.IGNORECASE
+    assert len(calls) == 1

@@ -92,11 +92,17 @@ _EXTRA_GPUS: list[dict[str, Any]] = []
 
 # Names that several SKUs share: kvlint will not pick one, because the memory differs.
 AMBIGUOUS = {
-    compact_name("A100"): ["a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie"],
-    compact_name("A100 PCIe"): ["a100-40gb-pcie", "a100-80gb-pcie"],
-    compact_name("V100"): ["v100-16gb", "v100-32gb"],
-    compact_name("RTX 6000"): ["rtx-6000-ada", "rtx-pro-6000-blackwell-server"],
+    "A100": ["a100-40gb-sxm", "a100-80gb-sxm", "a100-40gb-pcie", "a100-80gb-pcie"],
+    "A100 PCIe": ["a100-40gb-pcie", "a100-80gb-pcie"],
+    "V100": ["v100-16gb", "v100-32gb"],
+    "RTX 6000": ["rtx-6000-ada", "rtx-pro-6000-blackwell-server"],
 }
+
+
+@lru_cache(maxsize=1)
+def _ambiguous() -> dict[str, list[str]]:
+    """AMBIGUOUS by compact name, made on first use (compact_name's expressions compile then, not at import)."""
+    return {compact_name(name): ids for name, ids in AMBIGUOUS.items()}
 
 
 @lru_cache(maxsize=1)
@@ -211,14 +217,14 @@ def lookup(name: str) -> GpuSpec | None:
     if raw.startswith("tpu-"):  # a TPU chip by its catalog id (catalog/tpus.py)
         return by_id(raw)
     key = compact_name(name)
-    if key in AMBIGUOUS:
+    if key in _ambiguous():
         return None
     gid = names.get(key)
     return ids.get(gid) if gid else None
 
 
 def ambiguous(name: str) -> list[str]:
-    return AMBIGUOUS.get(compact_name(name), [])
+    return _ambiguous().get(compact_name(name), [])
 
 
 def suggest(name: str, limit: int = 3) -> list[str]:

@@ -13,10 +13,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from kvlint.lazy_re import lazy
+
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
-PROFILE = re.compile(r"^(\d)g\.(\d+)gb$")
-RESOURCE = re.compile(r"^nvidia\.com/mig-(\d g\.\d+gb)$".replace(" ", ""))
+PROFILE = lazy(r"^(\d)g\.(\d+)gb$")
+RESOURCE = lazy(r"^nvidia\.com/mig-(\d g\.\d+gb)$".replace(" ", ""))
 GIB = 1 << 30
 
 
@@ -31,12 +33,12 @@ def normalise(profile: str) -> str | None:
     text = profile.strip().lower()
     text = re.sub(r"^(mig[\s_-]*)", "", text)
     text = re.sub(r"\+\w+$", "", text)  # +me (media extensions): the same memory
-    return text if PROFILE.match(text) else None
+    return text if PROFILE().match(text) else None
 
 
 def resource_profile(resource: str) -> str | None:
     """`nvidia.com/mig-3g.40gb` (the device plugin's mixed strategy) -> '3g.40gb'."""
-    m = RESOURCE.match(resource.strip().lower())
+    m = RESOURCE().match(resource.strip().lower())
     return m.group(1) if m else None
 
 
@@ -60,7 +62,7 @@ def slice_memory(parent_id: str, profile: str) -> tuple[int, str] | None:
         return None
     entry = fam["profiles"][prof]
     if entry.get("marketed"):
-        memory = int(PROFILE.match(prof).group(2)) * 10**9  # type: ignore[union-attr]
+        memory = int(PROFILE().match(prof).group(2)) * 10**9  # type: ignore[union-attr]
         return memory, f"MIG {prof}: the profile name's {memory // 10**9} GB ({entry['source']})"
     memory = int(round(float(entry["gib"]) * GIB))
     return memory, f"MIG {prof}: {entry['gib']} GiB by nvidia-smi mig -lgip ({entry['source']})"

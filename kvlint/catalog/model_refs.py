@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from kvlint.lazy_re import lazy
 from kvlint.record import record
 
 VARIABLE = "variable"
@@ -35,16 +36,14 @@ PLACEHOLDER = "placeholder"
 VOLUME = "volume"
 PATH = "path"
 
-_VARIABLE = re.compile(r"\$\{[A-Za-z_]\w*\}|\$\([A-Za-z_]\w*\)|\$[A-Za-z_]\w*|\{\{.*?\}\}")
-_PLACEHOLDER = re.compile(
-    r"(?<![a-z0-9])your[-_]|<[^<>]+>|change[-_]?me|replace[-_]?me|placeholder", re.IGNORECASE
-)
-_VOLUME = re.compile(r"^(pvc|s3|gs|oci|hdfs|webhdfs|file)://", re.IGNORECASE)
+_VARIABLE = lazy(r"\$\{[A-Za-z_]\w*\}|\$\([A-Za-z_]\w*\)|\$[A-Za-z_]\w*|\{\{.*?\}\}")
+_PLACEHOLDER = lazy(r"(?<![a-z0-9])your[-_]|<[^<>]+>|change[-_]?me|replace[-_]?me|placeholder", re.IGNORECASE)
+_VOLUME = lazy(r"^(pvc|s3|gs|oci|hdfs|webhdfs|file)://", re.IGNORECASE)
 _PATH_STARTS = ("/", "./", "../", "~")
 
 # huggingface_hub's cache folder for a model repository: models--{org}--{name}; both parts are Hub
 # names (letters, digits, '-', '_', '.'), and neither may hold "--" (the separator)
-_CACHE_FOLDER = re.compile(r"(?:^|/)models--([A-Za-z0-9][\w.-]*?)--([\w.]+(?:-[\w.]+)*)(?:/|$)")
+_CACHE_FOLDER = lazy(r"(?:^|/)models--([A-Za-z0-9][\w.-]*?)--([\w.]+(?:-[\w.]+)*)(?:/|$)")
 
 
 @record(frozen=True)
@@ -58,13 +57,13 @@ class Unreadable:
 def classify(ref: str) -> Unreadable | None:
     """The class of a reference that names no model id, or None (a Hub id, a bare name)."""
     text = ref.strip()
-    found = _VARIABLE.search(text)
+    found = _VARIABLE().search(text)
     if found:
         return Unreadable(VARIABLE, f"an unexpanded variable ({found.group(0)})")
-    found = _PLACEHOLDER.search(text)
+    found = _PLACEHOLDER().search(text)
     if found:
         return Unreadable(PLACEHOLDER, f"a placeholder left to fill in ({found.group(0).rstrip('-_')})")
-    found = _VOLUME.match(text)
+    found = _VOLUME().match(text)
     if found:
         return Unreadable(VOLUME, f"a {found.group(1).lower()}:// storage location")
     if text.startswith(_PATH_STARTS) or text.startswith("local:"):
@@ -74,7 +73,7 @@ def classify(ref: str) -> Unreadable | None:
 
 def cache_id(ref: str) -> str | None:
     """org/name from a Hugging Face cache path (`…/models--org--name/snapshots/<sha>`), else None."""
-    found = _CACHE_FOLDER.search(ref.strip())
+    found = _CACHE_FOLDER().search(ref.strip())
     if found is None or "--" in found.group(2):
         return None
     return f"{found.group(1)}/{found.group(2)}"

@@ -17,6 +17,7 @@ from kvlint.catalog.hf_config import ConfigError, parse_config
 from kvlint.catalog.hf_keys import from_mistral_params
 from kvlint.catalog.resolution import Resolution
 from kvlint.fileio import shown
+from kvlint.lazy_re import lazy
 from kvlint.record import record, replace
 
 if TYPE_CHECKING:  # the name rules, kinds and safetensors readers load only when an id needs them
@@ -131,22 +132,22 @@ def arch_for_entry(key: str) -> ModelArch:
     )
 
 
-_PREFIXES = re.compile(r"^(?:hf://|https?://huggingface\.co/|huggingface\.co/|hf\.co/)", re.IGNORECASE)
+_PREFIXES = lazy(r"^(?:hf://|https?://huggingface\.co/|huggingface\.co/|hf\.co/)", re.IGNORECASE)
 
 
 def strip_ref(ref: str) -> str:
     """`hf://org/name`, `https://huggingface.co/org/name` and `org/name@rev` all mean org/name."""
-    ref = _PREFIXES.sub("", ref.strip())
+    ref = _PREFIXES().sub("", ref.strip())
     ref = ref.split("@", 1)[0] if "@" in ref and "/" in ref.split("@", 1)[0] else ref
     return ref.rstrip("/")
 
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_HUB_ID = lazy(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def is_hub_id(ident: str) -> bool:
     """`org/name` as the Hugging Face Hub spells repository ids (not a path, not a bare name)."""
-    return bool(_HUB_ID.match(ident)) and not ident.startswith((".", "~")) and ".." not in ident
+    return bool(_HUB_ID().match(ident)) and not ident.startswith((".", "~")) and ".." not in ident
 
 
 def _read_json(path: str, limit: int = MAX_CONFIG_BYTES) -> Any:
@@ -378,11 +379,11 @@ def _by_name(ident: str, has_org: bool) -> Resolution:
     return derived.resolution(found, _index().rows, arch_for_entry)
 
 
-_WORD = re.compile(r"[a-z]{3,}")
+_WORD = lazy(r"[a-z]{3,}")
 
 
 def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text))
+    return set(_WORD().findall(text))
 
 
 def suggest(ref: str, limit: int = 3) -> list[str]:

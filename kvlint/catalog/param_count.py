@@ -6,12 +6,13 @@ section E, checked against the calibration logs).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from kvlint.catalog.arch import LayerParams
 from kvlint.catalog.hf_keys import first
 from kvlint.catalog.hybrid import ATTENTION, MLP_ONLY, MOE_ONLY, PARALLEL, mixer_params
 from kvlint.catalog.native_keys import ernie_moe_layer
+from kvlint.record import record
 
 if TYPE_CHECKING:  # Nemotron-NAS block configs load when a config has them
     from kvlint.catalog.blocks import Block
@@ -57,8 +58,10 @@ _NORM_BIAS = ("phi", "opt", "falcon", "gpt2", "gpt_neox", "starcoder2", "gpt_big
 _LINEAR_BIAS = ("gpt2", "gpt_bigcode", "gpt_neox", "bloom", "persimmon")
 
 
-class Shape(NamedTuple):
-    """The sizes one decoder layer is built from."""
+@record(frozen=True)
+class Shape:
+    """The sizes one decoder layer is built from (a record, not a NamedTuple: typing.NamedTuple compiles
+    each field's annotation at import, about 1 ms of a one-file run)."""
 
     hidden: int
     query_heads: int

@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from kvlint.lazy_re import lazy
 from kvlint.record import record
 
 if TYPE_CHECKING:  # pathlib (and urllib, ipaddress under it) only for the data-file listing
     from pathlib import Path
 
 _ROOT = os.path.dirname(__file__)
-_RELEASE = re.compile(r"^(\d+(?:\.\d+)*)(?:\.post(\d+))?$")
+_RELEASE = lazy(r"^(\d+(?:\.\d+)*)(?:\.post(\d+))?$")
 
 
 def data_files(engine: str) -> list[Path]:
@@ -48,7 +48,7 @@ def load(engine: str, table: str) -> dict[str, Any]:
 def release(text: str, width: int = 0) -> tuple[int, ...]:
     """A release as a data file writes it: '0.20.0' -> (0, 20, 0); '0.4.6.post2' -> (0, 4, 6, 2); `width`
     pads with zeros ('0.5.3', 4 -> (0, 5, 3, 0)). ValueError for anything else."""
-    m = _RELEASE.match(text)
+    m = _RELEASE().match(text)
     if not m:
         raise ValueError(f"not a release: {text!r}")
     parts = [int(p) for p in m.group(1).split(".")]

@@ -18,7 +18,6 @@ vllm==0.33.0:vllm/utils/argparse_utils.py:119). A flag that may be one of those 
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
@@ -31,6 +30,7 @@ from kvlint.engines import display, facts
 from kvlint.extract.pod.argv import Token, flag_name, split_flag
 from kvlint.extract.pod.engine_args.options import Parsed
 from kvlint.findings import Issue, Location, Severity
+from kvlint.lazy_re import lazy
 from kvlint.record import record
 
 KEY = "flags_written"  # Deployment.extra: the flags a command line writes, judged at resolve
@@ -39,7 +39,7 @@ OFFICIAL_IMAGES = {
     "sglang": ("lmsysorg/sglang",),
     "tgi": ("ghcr.io/huggingface/text-generation-inference",),
 }  # the engine's own images, built from its release
-_TAG = re.compile(r"^v?(\d+(?:\.\d+)*(?:\.post\d+)?)(?![\w.])")
+_TAG = lazy(r"^v?(\d+(?:\.\d+)*(?:\.post\d+)?)(?![\w.])")
 
 
 @record(frozen=True)
@@ -245,7 +245,7 @@ def pin(d: Deployment, t: FlagTable, engine: str, version: Value | None) -> Pin:
         return Pin((), False, "no release is pinned (image tag latest or none, no --engine-version)")
     text = str(version.value).strip().lstrip("v")
     from_tag = version.origin == "inferred" and "image tag" in version.note
-    whole = _TAG.match(tag) if from_tag else None
+    whole = _TAG().match(tag) if from_tag else None
     if whole is not None and whole.group(1) in t.releases:
         text = whole.group(1)  # the tag's own release (v0.9.0.1, v0.8.5.post1), not its first three numbers
     releases = (text,) if text in t.releases else tuple(_candidates(t, text))

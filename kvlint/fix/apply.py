@@ -85,7 +85,7 @@ def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[Fix]]:
 
 def apply_with_spans(text: str, fixes: list[Fix]) -> tuple[str, list[Fix], list[list[tuple[int, int]]]]:
     """`apply_fixes`, and for each fix applied the offsets its edits' new text spans in the result."""
-    src = SourceLines(text, PHYSICAL_BREAK)  # reported edits are on physical lines
+    src = SourceLines(text, PHYSICAL_BREAK())  # reported edits are on physical lines
     taken: list[tuple[int, int, str, int]] = []  # start, end, new text, index of the fix in `applied`
     applied: list[Fix] = []
     for fix in fixes:

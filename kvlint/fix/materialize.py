@@ -32,12 +32,12 @@ class SourceLines:
     the parser's (YAML 1.1 breaks) while edits are made concrete, physical ones once they are
     reported and applied (kvlint/load/source.py says what a line is)."""
 
-    def __init__(self, text: str, breaks: re.Pattern[str] = LINE_BREAK) -> None:
+    def __init__(self, text: str, breaks: re.Pattern[str] | None = None) -> None:
         self.text = text
         self._tokens: Tokens | None = None
         self.starts = [0]
         self.breaks: list[str] = []
-        for m in breaks.finditer(text):
+        for m in (breaks or LINE_BREAK()).finditer(text):
             self.breaks.append(m.group(0))
             self.starts.append(m.end())
 

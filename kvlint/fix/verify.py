@@ -88,7 +88,7 @@ def _lines(src: SourceLines, start: int, end: int) -> tuple[int, int]:
 
 
 def _misread(fix: Fix, spans: list[tuple[int, int]], text: str, resolved: list) -> str:
-    src = SourceLines(text, LINE_BREAK)  # the parser's lines: where the re-lint's values sit
+    src = SourceLines(text, LINE_BREAK())  # the parser's lines: where the re-lint's values sit
     for edit, (start, end) in zip(fix.edits, spans, strict=False):
         if edit.reads is None:
             continue

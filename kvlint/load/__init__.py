@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from kvlint.codes import NOT_CHECKABLE
 from kvlint.findings import Issue, Location
+from kvlint.lazy_re import lazy
 from kvlint.load.compose import Document, compose
 from kvlint.load.directives import Directive, Span, read_directives
 from kvlint.load.source import DEFAULT_MAX_BYTES, LINE_BREAK, SourceText, decode, oversized
@@ -112,7 +112,7 @@ def _templated_strings(source: SourceText, path: str, docs: list[Document]) -> l
         while i < len(spans) and (spans[i][2], spans[i][3]) <= (line, col):
             i += 1
         inside = i < len(spans) and (spans[i][0], spans[i][1]) <= (line, col)
-        if not inside and not _COMMENT_BEFORE.search(lines[line][:col]):
+        if not inside and not _COMMENT_BEFORE().search(lines[line][:col]):
             return None
     if not spans:
         return []
@@ -130,7 +130,7 @@ def _templated_strings(source: SourceText, path: str, docs: list[Document]) -> l
     ]
 
 
-_COMMENT_BEFORE = re.compile(r"(?:^|\s)#")
+_COMMENT_BEFORE = lazy(r"(?:^|\s)#")
 
 
 def _scalars(docs: list[Document]) -> list[Scalar]:
@@ -140,7 +140,7 @@ def _scalars(docs: list[Document]) -> list[Scalar]:
 def _positions(text: str, offsets: list[int]) -> list[tuple[int, int]]:
     """0-based (YAML line, column) of each offset (ascending), in one pass over the text."""
     out: list[tuple[int, int]] = []
-    breaks = LINE_BREAK.finditer(text)
+    breaks = LINE_BREAK().finditer(text)
     line, start = 0, 0
     nxt = next(breaks, None)
     for off in offsets:
@@ -165,7 +165,7 @@ def _values_with_tpl(source: SourceText, path: str, docs: list[Document]) -> lis
 # KServe fills `{{.Name}}`, `{{.Namespace}}`, `{{.Labels.x}}`, `{{.Annotations.x}}` in a serving
 # runtime's container from each InferenceService's metadata (kserve/kserve
 # pkg/controller/v1beta1/inferenceservice/utils/utils.go ReplacePlaceholders): not a Helm template.
-_KSERVE_PLACEHOLDER = re.compile(r"\{\{-?\s*\.(?:Name|Namespace|Labels|Annotations)\b[^{}]*?-?\}\}")
+_KSERVE_PLACEHOLDER = lazy(r"\{\{-?\s*\.(?:Name|Namespace|Labels|Annotations)\b[^{}]*?-?\}\}")
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 
@@ -203,14 +203,14 @@ def _kserve_placeholders(source: SourceText, path: str, docs: list[Document]) ->
             kinds.update(
                 str(o.value("kind")) for o in objects.items[:1000] if isinstance(o, Mapping) and "kind" in o
             )
-            text = _TEMPLATE_PARAM.sub("", text)
-    if any(not _KSERVE_PLACEHOLDER.fullmatch(action) for action in _actions(text)):
+            text = _TEMPLATE_PARAM().sub("", text)
+    if any(not _KSERVE_PLACEHOLDER().fullmatch(action) for action in _actions(text)):
         return None
     return [] if kinds & set(RUNTIME_KINDS) else None
 
 
 # an OpenShift Template parameter substituted as a YAML value (openshift-docs using-templates.adoc)
-_TEMPLATE_PARAM = re.compile(r"\$\{\{[A-Za-z0-9_]+\}\}")
+_TEMPLATE_PARAM = lazy(r"\$\{\{[A-Za-z0-9_]+\}\}")
 
 
 def _generator_placeholders(source: SourceText, path: str, docs: list[Document]) -> list[Issue] | None:

@@ -117,7 +117,7 @@ def _located_error(exc, path: str, text: str, in_bytes: bool = False) -> Issue:
         )
     if mark is None:
         return Issue(INVALID_INPUT, message, Location(path, 1, 1), fix=fix, kind=IssueKind.YAML_SYNTAX)
-    lines = LINE_BREAK.split(text)
+    lines = LINE_BREAK().split(text)
     line, column = mark.line + 1, mark.column + 1
     if line > len(lines):  # the parser's mark sits after the last character
         line, column = len(lines), len(lines[-1]) + 1

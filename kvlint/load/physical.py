@@ -9,28 +9,27 @@ those three separators continues the physical line, its columns shifted by what 
 
 from __future__ import annotations
 
-import re
-
 from kvlint.findings import Finding, Location
+from kvlint.lazy_re import lazy
 from kvlint.load.source import LINE_BREAK, PHYSICAL_BREAK
 from kvlint.record import replace
 
-_UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
+_UNICODE_BREAKS = lazy("[\x85\u2028\u2029]")
 
 
 def needed(text: str) -> bool:
-    return _UNICODE_BREAKS.search(text) is not None
+    return _UNICODE_BREAKS().search(text) is not None
 
 
 class Physical:
     """Maps (YAML line, column) to (physical line, column) for one text."""
 
     def __init__(self, text: str) -> None:
-        self.lines = PHYSICAL_BREAK.split(text)
+        self.lines = PHYSICAL_BREAK().split(text)
         self._map: list[tuple[int, int]] = []  # per YAML line: (physical line, column offset)
         line, offset = 1, 0
         pos = 0
-        for m in LINE_BREAK.finditer(text):
+        for m in LINE_BREAK().finditer(text):
             self._map.append((line, offset))
             if m.group(0) in ("\n", "\r", "\r\n"):
                 line, offset = line + 1, 0

@@ -7,6 +7,7 @@ import re
 
 from kvlint.codes import INVALID_INPUT
 from kvlint.findings import Issue, Location
+from kvlint.lazy_re import lazy
 from kvlint.record import field, record
 
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
@@ -16,12 +17,12 @@ DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 # PARAGRAPH SEPARATOR (U+2029): positions taken from the parser are counted in LINE_BREAK and
 # mapped onto physical lines once, in kvlint/load/physical.py. str.splitlines() splits on still more
 # (\v, \f, \x1c-\x1e) and is never used on input text.
-LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
-PHYSICAL_BREAK = re.compile("\r\n|[\n\r]")
+LINE_BREAK = lazy("\r\n|[\n\r\x85\u2028\u2029]")
+PHYSICAL_BREAK = lazy("\r\n|[\n\r]")
 
-_CONFLICT_RE = re.compile(r"^(<{7}|>{7})(?: |$)|^={7}$", re.MULTILINE)
+_CONFLICT_RE = lazy(r"^(<{7}|>{7})(?: |$)|^={7}$", re.MULTILINE)
 # Go-template actions as Helm writes them; Jinja chat templates ({{- bos_token }}) do not match.
-_HELM_RE = re.compile(
+_HELM_RE = lazy(
     r"\{\{-?\s*(?:\.[A-Za-z]|\$|include\b|template\b|if\b|else\b|end\b|range\b|with\b|define\b|"
     r"toYaml\b|tpl\b|default\b|required\b|printf\b|quote\b|nindent\b|indent\b|\(|/\*)"
 )
@@ -39,22 +40,22 @@ class SourceText:
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = LINE_BREAK.split(self.text)
+            self._lines = LINE_BREAK().split(self.text)
         return self._lines
 
 
 def _line_col_of_offset(data: bytes, offset: int) -> tuple[int, int]:
     """1-based physical line and character column of a byte offset in text that does not decode:
     the text is not kept (nothing is parsed), so nothing maps these positions later."""
-    return position(data[:offset].decode("utf-8", "replace"), offset=None, breaks=PHYSICAL_BREAK)
+    return position(data[:offset].decode("utf-8", "replace"), offset=None, breaks=PHYSICAL_BREAK())
 
 
-def position(text: str, offset: int | None, breaks: re.Pattern[str] = LINE_BREAK) -> tuple[int, int]:
+def position(text: str, offset: int | None, breaks: re.Pattern[str] | None = None) -> tuple[int, int]:
     """1-based (line, column) of text[offset] (of the end of `text` when offset is None), counting
-    characters and, by default, YAML 1.1's line breaks as ruamel.yaml's marks do (positions in the
+    characters and, by default (LINE_BREAK), YAML 1.1's line breaks as ruamel.yaml's marks do (positions in the
     kept text are mapped onto physical lines with the parser's, kvlint/load/physical.py)."""
     before = text if offset is None else text[:offset]
-    found = list(breaks.finditer(before))
+    found = list((breaks or LINE_BREAK()).finditer(before))
     if not found:
         return 1, len(before) + 1
     return len(found) + 1, len(before) - found[-1].end() + 1
@@ -91,8 +92,8 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
             Issue(INVALID_INPUT, "binary file (NUL byte); not a YAML text file", Location(path, line, col))
         )
         return src
-    try:
-        text = data.decode("utf-8-sig")
+    try:  # as "utf-8-sig" decodes (a BOM dropped, error offsets after it) without loading that codec
+        text = data[3:].decode("utf-8") if data.startswith(codecs.BOM_UTF8) else data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line, col = _line_col_of_offset(data, exc.start)
         src.issues.append(
@@ -105,7 +106,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
         )
         return src
     src.text = text
-    m = _CONFLICT_RE.search(text)
+    m = _CONFLICT_RE().search(text)
     if m:
         line, _ = position(text, m.start())
         src.issues.append(
@@ -117,7 +118,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
             )
         )
         return src
-    for h in _HELM_RE.finditer(text):
+    for h in _HELM_RE().finditer(text):
         line_start = text.rfind("\n", 0, h.start()) + 1
         if text[line_start : h.start()].lstrip().startswith("#"):
             continue  # a template in a comment is only a comment

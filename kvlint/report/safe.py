@@ -32,22 +32,24 @@ from __future__ import annotations
 
 import re
 
+from kvlint.lazy_re import lazy
+
 LIMIT = 2000  # characters of one input-derived string in a report (a message is far shorter)
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_SURROGATE = lazy("[\ud800-\udfff]")
+_CONTROL = lazy("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")  # backslash, emphasis, code, links, tables, strikethrough
+_MD_SPECIAL = lazy(r"([\\`*_\[\]|~])")  # backslash, emphasis, code, links, tables, strikethrough
 _V1_COMMAND = "##["  # the runner's `##[cmd]` syntax: found anywhere in a line (ActionCommand.TryParse)
 _V1_ESCAPED = "#\\x23["
-_LINE_COMMAND = re.compile(r"^([^\S\n]*):(?=:)", re.MULTILINE)  # TryParseV2 trims leading whitespace first
+_LINE_COMMAND = lazy(r"^([^\S\n]*):(?=:)", re.MULTILINE)  # TryParseV2 trims leading whitespace first
 _ZWSP = "\u200b"
 # GFM autolinks (scheme://, www., mailto:/xmpp:), @mentions (users, org/team, e-mail), #N and GH-N
-_MD_LINKING = re.compile(
+_MD_LINKING = lazy(
     r"(?i)(?<=\w)(?=://)|(?<=\bwww)(?=\.)|(?<=\bmailto)(?=:)|(?<=\bxmpp)(?=:)"
     r"|(?<=@)(?=\w)|(?<=#)(?=\d)|(?<=\bgh)(?=-\d)"
 )
-_MERMAID_UNSAFE = re.compile(r"[^\w .,/:+=@()×-]")
+_MERMAID_UNSAFE = lazy(r"[^\w .,/:+=@()×-]")
 
 
 def cap(text: str, limit: int = LIMIT) -> str:
@@ -57,7 +59,7 @@ def cap(text: str, limit: int = LIMIT) -> str:
 
 
 def data(text: str, limit: int = LIMIT) -> str:
-    return _SURROGATE.sub("\ufffd", cap(text, limit))
+    return _SURROGATE().sub("\ufffd", cap(text, limit))
 
 
 def _escape(m: re.Match) -> str:
@@ -69,7 +71,7 @@ def _escape(m: re.Match) -> str:
 
 
 def plain(text: str, limit: int = LIMIT) -> str:
-    return _CONTROL.sub(_escape, data(str(text), limit)).replace(_V1_COMMAND, _V1_ESCAPED)
+    return _CONTROL().sub(_escape, data(str(text), limit)).replace(_V1_COMMAND, _V1_ESCAPED)
 
 
 def path(text: str) -> str:
@@ -84,7 +86,7 @@ def runner_lines(text: str) -> str:
     Text without either comes back unchanged (the same object)."""
     if "::" not in text and _V1_COMMAND not in text:
         return text
-    return _LINE_COMMAND.sub(r"\1\\x3a", text).replace(_V1_COMMAND, _V1_ESCAPED)
+    return _LINE_COMMAND().sub(r"\1\\x3a", text).replace(_V1_COMMAND, _V1_ESCAPED)
 
 
 def json_text(text: str) -> str:
@@ -95,13 +97,13 @@ def json_text(text: str) -> str:
 
 
 def markdown(text: object, limit: int = LIMIT) -> str:
-    out = _CONTROL.sub(" ", data(str(text), limit))
+    out = _CONTROL().sub(" ", data(str(text), limit))
     out = out.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_LINKING.sub(_ZWSP, _MD_SPECIAL.sub(r"\\\1", out))
+    return _MD_LINKING().sub(_ZWSP, _MD_SPECIAL().sub(r"\\\1", out))
 
 
 def mermaid(text: str, limit: int = 200) -> str:
-    return _MERMAID_UNSAFE.sub("_", data(text, limit))
+    return _MERMAID_UNSAFE().sub("_", data(text, limit))
 
 
 def uri(file: str) -> str:

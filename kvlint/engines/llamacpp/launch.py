@@ -12,10 +12,9 @@ vendors (ollama/ollama llama/llama.cpp, Makefile.sync FETCH_HEAD), so both are t
 
 from __future__ import annotations
 
-import re
-
 from kvlint.extract.pod.argv import Token
 from kvlint.extract.pod.engine_args import Launch
+from kvlint.lazy_re import lazy
 
 LLAMA_IMAGES = ("llama.cpp", "llama-cpp", "llamacpp")  # words of a llama.cpp server image repository
 OLLAMA_IMAGES = ("ollama",)
@@ -24,8 +23,8 @@ OLLAMA_HOW = "Ollama"  # a Launch's `how` starts with this for Ollama's server
 PROGRAMS = ("llama-server", "server")  # `server` was the binary's name before the llama- prefix (b3170)
 
 # a build in a tag: `-b4729` as llama.cpp publishes it (also bare, `-4729`, as `kvlint upgrade` rewrites a tag)
-_BUILD = re.compile(r"(?:^|[-_.])(b?\d{4,5})(?:$|[-_.])")
-_OLLAMA_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)")
+_BUILD = lazy(r"(?:^|[-_.])(b?\d{4,5})(?:$|[-_.])")
+_OLLAMA_TAG = lazy(r"^v?(\d+\.\d+(?:\.\d+)?)")
 
 
 def is_ollama(launch_how: str) -> bool:
@@ -90,7 +89,7 @@ def cpu_build(image: str) -> bool:
     repo, _, tag = image.split("@", 1)[0].rpartition(":")
     if not repo or "/" in tag or not any(word in repo.lower() for word in LLAMA_IMAGES):
         return False
-    return _BUILD.sub("", tag.lower()) in CPU_TAGS
+    return _BUILD().sub("", tag.lower()) in CPU_TAGS
 
 
 def image_version(image: str) -> str | None:
@@ -103,9 +102,9 @@ def image_version(image: str) -> str | None:
         return None
     low = repo.lower()
     if any(word in low for word in LLAMA_IMAGES):
-        m = _BUILD.search(tag.lower())
+        m = _BUILD().search(tag.lower())
         return m.group(1) if m else None
     if any(word in low for word in OLLAMA_IMAGES):
-        m = _OLLAMA_TAG.match(tag)
+        m = _OLLAMA_TAG().match(tag)
         return m.group(1) if m else None
     return None

@@ -8,15 +8,14 @@ so the command line names the program; only `serve api_server` serves a model ov
 
 from __future__ import annotations
 
-import re
-
 from kvlint.extract.pod.argv import Token
 from kvlint.extract.pod.engine_args import Launch, tag_version
+from kvlint.lazy_re import lazy
 
 IMAGES = ("lmdeploy",)  # a word of the image repository that names an LMDeploy image
 SERVER = ("serve", "api_server")
 # `v0.10.2-cu12`, `0.7.3`, `v0.6.0a0`: the release; `latest`, `latest-cu11`: none
-TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
+TAG = lazy(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
 
 
 def _server(tokens: list[Token], i: int) -> int | None:
@@ -39,4 +38,4 @@ def entry_point(at) -> Launch | None:
 
 def image_version(image: str) -> str | None:
     """`openmmlab/lmdeploy:v0.10.2-cu12` -> "0.10.2"; None for `latest`, a digest or another project's image."""
-    return tag_version(image, IMAGES, TAG)
+    return tag_version(image, IMAGES, TAG())

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 from kvlint.extract.pod.argv import Token
 from kvlint.extract.pod.engine_args import Launch, tag_version
+from kvlint.lazy_re import lazy
 
 IMAGES = ("sglang",)  # a word of the image repository that names an SGLang image
 # SGLang changed its memory defaults between post releases (0.4.6.post1 -> post2): keep the suffix
-TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
+TAG = lazy(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.post\d+)?)")
 
 
 def entry_point(at) -> Launch | None:
@@ -29,4 +28,4 @@ def image_entrypoint(first: list[Token], image: str, repository: str) -> Launch 
 
 def image_version(image: str) -> str | None:
     """`lmsysorg/sglang:v0.4.6.post1-cu124` -> "0.4.6.post1"."""
-    return tag_version(image, IMAGES, TAG)
+    return tag_version(image, IMAGES, TAG())

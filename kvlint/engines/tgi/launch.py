@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 from kvlint.extract.pod.argv import Token
 from kvlint.extract.pod.engine_args import Launch, tag_version
+from kvlint.lazy_re import lazy
 
 IMAGES = ("text-generation-inference", "tgi")  # words of the image repository its release tags are read on
 # Image repositories of TGI backends published outside ghcr.io/huggingface/text-generation-inference
@@ -16,7 +15,7 @@ BACKEND_IMAGES = ("tgi-gaudi", "tgi-llamacpp")
 # (huggingface/Google-Cloud-Containers@8d6aa78b containers/tgi/README.md `docker build -t …cu124.2-3… -f
 # containers/tgi/gpu/2.3.1/Dockerfile`, whose first stage fetches the v2.3.1 tag). A major.minor release is
 # that minor's newest patch (engines/tgi/releases.py parse_version).
-_GCP_TGI_DLC = re.compile(r"huggingface-text-generation-inference-cu\d+\.(\d+)-(\d+)\.")
+_GCP_TGI_DLC = lazy(r"huggingface-text-generation-inference-cu\d+\.(\d+)-(\d+)\.")
 
 
 def entry_point(at) -> Launch | None:
@@ -42,7 +41,7 @@ def image_entrypoint(first: list[Token], image: str, repository: str) -> Launch 
 
 def image_version(image: str) -> str | None:
     """`ghcr.io/huggingface/text-generation-inference:3.0.1` -> "3.0.1"; a Google Cloud DLC's major-minor."""
-    dlc = _GCP_TGI_DLC.search(image.split("@", 1)[0])
+    dlc = _GCP_TGI_DLC().search(image.split("@", 1)[0])
     if dlc:
         return f"{dlc.group(1)}.{dlc.group(2)}"
     return tag_version(image, IMAGES)

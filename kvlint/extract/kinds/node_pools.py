@@ -22,10 +22,9 @@ Labels the platforms put on every node of a pool are added as the platforms docu
 
 from __future__ import annotations
 
-import re
-
 from kvlint.catalog import gpus as catalog
 from kvlint.findings import Location
+from kvlint.lazy_re import lazy
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import field, record
 
@@ -65,10 +64,10 @@ class Pool:
 # AWS "Amazon EC2 instance type naming conventions" (accelerated: p, g, gr, trn, inf, dl, f, vt);
 # GCP "Machine families resource and comparison guide" (accelerator-optimized: a2, a3, a4, g2, g4;
 # N1 takes attached GPUs, stated separately); Azure "Sizes for virtual machines" (GPU: N-series).
-_AWS = re.compile(r"^([a-z]+)(\d+)([a-z-]*)\.[a-z0-9]+$")
-_AWS_FAMILY = re.compile(r"^([a-z]+)(\d+)([a-z-]*)$")  # a family alone (Karpenter instance-family: m5)
+_AWS = lazy(r"^([a-z]+)(\d+)([a-z-]*)\.[a-z0-9]+$")
+_AWS_FAMILY = lazy(r"^([a-z]+)(\d+)([a-z-]*)$")  # a family alone (Karpenter instance-family: m5)
 AWS_ACCELERATED = ("p", "g", "gr", "trn", "inf", "dl", "f", "vt")
-_GCP = re.compile(r"^([a-z]\d[a-z]?)-[a-z]+(-\d+[a-z]*)?")
+_GCP = lazy(r"^([a-z]\d[a-z]?)-[a-z]+(-\d+[a-z]*)?")
 GCP_ACCELERATED = ("a2", "a3", "a4", "a4x", "g2", "g4")
 COMPUTE_CLASS = "cloud.google.com/compute-class"  # a GKE ComputeClass's node label and taint key
 
@@ -77,12 +76,12 @@ def carries_no_gpu(instance_type: str) -> bool:
     """The instance type's family has no accelerator (m5.large, n2-standard-8, Standard_D8s_v5; an
     AWS family named alone, m5, as Karpenter's instance-family requirement names it)."""
     t = instance_type.strip()
-    m = _AWS.match(t) or _AWS_FAMILY.match(t)
+    m = _AWS().match(t) or _AWS_FAMILY().match(t)
     if m:
         return m.group(1) not in AWS_ACCELERATED
     if t.lower().startswith("standard_"):
         return not t[len("standard_") :].upper().startswith("N")
-    m = _GCP.match(t)
+    m = _GCP().match(t)
     if m and not t.startswith(("bm.", "BM.", "VM.")):
         return m.group(1) not in GCP_ACCELERATED
     return False

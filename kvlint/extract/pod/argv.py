@@ -6,16 +6,16 @@ commands and words. Every token keeps where its text sits in the file.
 from __future__ import annotations
 
 import re
-import shlex
 
 from kvlint.extract.pod.shell_arith import join_arithmetic, substitute_arithmetic
 from kvlint.extract.pod.shell_words import split_line
 from kvlint.findings import Location
+from kvlint.lazy_re import lazy
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
 from kvlint.record import record
 
-_K8S_VAR = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
-_SHELL_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_K8S_VAR = lazy(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)")
+_SHELL_VAR = lazy(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 # Expanded text longer than this is not followed (a `$(A)` repeated 20,000 times over a 10 KB
 # variable is 200 MB): the token keeps its unexpanded text and is reported as unknown. 64 KiB is
 # far beyond any real argument (Kubernetes caps a whole pod's args at 1 MiB with the rest).
@@ -117,7 +117,7 @@ def expand(text: str, env: dict[str, EnvVar], shell: bool = False) -> tuple[str,
     unresolved: list[str] = []
     budget = [EXPANSION_MAX - len(text)]
     whole: EnvVar | None = None
-    m = _K8S_VAR.fullmatch(text) or (_SHELL_VAR.fullmatch(text) if shell else None)
+    m = _K8S_VAR().fullmatch(text) or (_SHELL_VAR().fullmatch(text) if shell else None)
     if m:
         name = next(g for g in m.groups() if g)
         var = env.get(name)
@@ -133,10 +133,10 @@ def expand(text: str, env: dict[str, EnvVar], shell: bool = False) -> tuple[str,
         budget[0] -= len(var.value)
         return var.value if budget[0] >= 0 else m.group(0)
 
-    out = _K8S_VAR.sub(sub, text)
+    out = _K8S_VAR().sub(sub, text)
     if shell:
         out = substitute_arithmetic(out, lambda name: env[name].value if name in env else None, unresolved)
-        out = _SHELL_VAR.sub(sub, out)
+        out = _SHELL_VAR().sub(sub, out)
     if budget[0] < 0:
         return text, [*unresolved, OVERSIZE], None
     return out, unresolved, whole
@@ -267,7 +267,7 @@ def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvV
     return out
 
 
-_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_ASSIGN = lazy(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 
 
 def _assignments(
@@ -280,10 +280,10 @@ def _assignments(
 ) -> None:
     """A shell line that only assigns (`export A=1 B=2`, `A=1`) sets variables for later lines."""
     body = words[1:] if words[:1] == ["export"] else words
-    if not body or not all(_ASSIGN.match(w) for w in body):
+    if not body or not all(_ASSIGN().match(w) for w in body):
         return
     for word in body:
-        m = _ASSIGN.match(word)
+        m = _ASSIGN().match(word)
         assert m is not None
         value, unresolved, _ = expand(m.group(2), env, shell=True)
         where, _ = _scalar_token_where(node, path, lines, word, cursor)
@@ -360,6 +360,5 @@ __all__ = [
     "option_tokens",
     "read_env",
     "scalar_tokens",
-    "shlex",
     "split_flag",
 ]

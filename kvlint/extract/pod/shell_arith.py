@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-_ARITH = re.compile(r"\$\(\(([^()]{0,200})\)\)")
-_ARITH_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?|\b([A-Za-z_][A-Za-z0-9_]*)\b")
+from kvlint.lazy_re import lazy
+
+_ARITH = lazy(r"\$\(\(([^()]{0,200})\)\)")
+_ARITH_NAME = lazy(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?|\b([A-Za-z_][A-Za-z0-9_]*)\b")
 _ARITH_VALUE_MAX = 1 << 40
 
 
@@ -24,7 +26,7 @@ def _arithmetic(m: re.Match, value_of: Callable[[str], str | None], unresolved: 
             return "0"
         return text.strip()
 
-    expr = _ARITH_NAME.sub(value, m.group(1))
+    expr = _ARITH_NAME().sub(value, m.group(1))
     result = None if missing else _integer_expr(expr)
     if result is None:
         unresolved.extend(missing or [m.group(0)])
@@ -76,7 +78,7 @@ def _integer_expr(expr: str) -> int | None:
 def substitute_arithmetic(text: str, value_of: Callable[[str], str | None], unresolved: list[str]) -> str:
     """Every `$((...))` of text replaced by its value; one that cannot be computed stays as written and
     its names (or the whole expression) go to unresolved."""
-    return _ARITH.sub(lambda m: _arithmetic(m, value_of, unresolved), text)
+    return _ARITH().sub(lambda m: _arithmetic(m, value_of, unresolved), text)
 
 
 def join_arithmetic(words: list[str]) -> list[str]:

@@ -13,25 +13,24 @@ trailing backslash) is given to shlex itself, so its error is the one callers se
 
 from __future__ import annotations
 
-import re
-import shlex
+from kvlint.lazy_re import lazy
 
 _PLAIN = r"[^ \t\r\n'\"\\#;&|]+"
 _ESCAPED = r"\\[\s\S]"
 _SINGLE = r"'[^']*'"
 _DOUBLE = r'"(?:[^"\\]|\\[\s\S])*"'
-_WORD = re.compile(rf"(?:{_PLAIN}|{_ESCAPED}|{_SINGLE}|{_DOUBLE})+")
-_PIECE = re.compile(rf"({_PLAIN})|\\([\s\S])|'([^']*)'|\"((?:[^\"\\]|\\[\s\S])*)\"")
-_IN_DOUBLE = re.compile(r'\\(["\\])')
-_GAP = re.compile(r"[ \t\r\n]*")
-_PUNCT = re.compile(r"[;&|]+")
+_WORD = lazy(rf"(?:{_PLAIN}|{_ESCAPED}|{_SINGLE}|{_DOUBLE})+")
+_PIECE = lazy(rf"({_PLAIN})|\\([\s\S])|'([^']*)'|\"((?:[^\"\\]|\\[\s\S])*)\"")
+_IN_DOUBLE = lazy(r'\\(["\\])')
+_GAP = lazy(r"[ \t\r\n]*")
+_PUNCT = lazy(r"[;&|]+")
 
 
 def _unquote(word: str) -> str:
     if "\\" not in word and "'" not in word and '"' not in word:
         return word
     out = []
-    for m in _PIECE.finditer(word):
+    for m in _PIECE().finditer(word):
         plain, escaped, single, double = m.groups()
         if plain is not None:
             out.append(plain)
@@ -40,11 +39,13 @@ def _unquote(word: str) -> str:
         elif single is not None:
             out.append(single)
         else:
-            out.append(_IN_DOUBLE.sub(r"\1", double))
+            out.append(_IN_DOUBLE().sub(r"\1", double))
     return "".join(out)
 
 
 def _shlex(line: str) -> list[str]:
+    import shlex  # only for a line the expressions cannot split: its error is the one callers see
+
     lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
     lexer.commenters = "#"
@@ -55,14 +56,15 @@ def split_line(line: str) -> list[str]:
     """The words of one script line; raises ValueError where shlex does."""
     words: list[str] = []
     at, end = 0, len(line)
+    gap, word, punct = _GAP(), _WORD(), _PUNCT()
     while True:
-        at = _GAP.match(line, at).end()  # type: ignore[union-attr]  # matches the empty string
+        at = gap.match(line, at).end()  # type: ignore[union-attr]  # matches the empty string
         if at >= end or line[at] == "#":
             return words
-        m = _WORD.match(line, at) or _PUNCT.match(line, at)
+        m = word.match(line, at) or punct.match(line, at)
         if m is None:  # an open quote or a trailing backslash: shlex's own error
             return _shlex(line)
-        if m.re is _WORD:
+        if m.re is word:
             words.append(_unquote(m.group()))
         else:
             words.append(m.group())

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from kvlint import engines
 from kvlint.extract.pod.argv import Token
+from kvlint.lazy_re import lazy
 from kvlint.record import record
 
 # Engines kvlint recognises but does not model, with the reason said in KV004.
@@ -43,11 +44,11 @@ class Launch:
 DYNAMO_WORKERS = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang", "dynamo.trtllm": "trtllm"}
 
 
-VERSION_TAG = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?)")
+VERSION_TAG = lazy(r"^v?(\d+\.\d+(?:\.\d+)?)")
 
 
 def tag_version(
-    image: str, repositories: tuple[str, ...], pattern: re.Pattern[str] = VERSION_TAG
+    image: str, repositories: tuple[str, ...], pattern: re.Pattern[str] | None = None
 ) -> str | None:
     """The release an image's tag names when the repository is one of `repositories` (`vllm/vllm-openai:v0.10.0`
     -> "0.10.0"); None for latest/nightly, a digest, or an image of another project."""
@@ -56,7 +57,7 @@ def tag_version(
     repo, _, tag = image.rpartition(":")
     if not repo or "/" in tag or not any(n in repo.lower() for n in repositories):
         return None
-    m = pattern.match(tag)
+    m = (pattern or VERSION_TAG()).match(tag)
     return m.group(1) if m else None
 
 
