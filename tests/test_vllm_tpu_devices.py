@@ -17,7 +17,7 @@ def test_tp_above_the_chips_requested_is_an_error_with_the_mesh_arithmetic():
     assert f.severity.name == "ERROR"
     assert "TP 8 x PP 1 = 8 chips, but one replica gets 4 chips" in f.message
     assert "found 4, expected 8 for mesh shape (1, 8)" in f.message and "GPU" not in f.message
-    assert f.fix == "request 8 chips per replica, or set --tensor-parallel-size to fit 4"
+    assert f.fix == "request 8 chips per replica, or set --tensor-parallel-size to 4"
 
 
 def test_tp_over_too_few_tpu7x_chips_counts_tensorcores_and_asks_for_chips():

@@ -13,15 +13,20 @@ def replan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, **changes) -> Plan:
     return engines.get(s.engine).plan(arch, gpu, replace(s, **changes))
 
 
-def valid_tp(arch: ModelArch, tp: int) -> bool:
-    """vLLM requires the attention heads (and, below the KV-head count, the KV heads) to divide by TP."""
-    return arch.query_heads % tp == 0 and (
-        tp <= arch.kv_heads
-        and arch.kv_heads % tp == 0
-        or tp > arch.kv_heads
-        and tp % arch.kv_heads == 0
-        or arch.mla
-    )
+def valid_tp(arch: ModelArch, tp: int, engine: str = "") -> bool:
+    """Whether `engine` can shard `arch`'s attention `tp` ways (the checks of KV202): the query heads divide
+    by TP; the KV heads divide by it, or (vLLM, SGLang) TP is a multiple of them, which replicates them;
+    an engine that shards the KV heads without replicating them (TGI) needs them to divide. An MLA model
+    has no KV heads to split."""
+    from kvlint.engines.base import KvHeadSharding
+
+    if tp < 1 or arch.query_heads % tp:
+        return False
+    if arch.mla:
+        return True
+    if engines.known(engine) and engines.get(engine).kv_heads is KvHeadSharding.SHARDED:
+        return arch.kv_heads % tp == 0
+    return arch.kv_heads % tp == 0 if tp <= arch.kv_heads else tp % arch.kv_heads == 0
 
 
 def smallest_tp(
@@ -33,7 +38,7 @@ def smallest_tp(
         return None
     tp = max(1, s.tp) * 2
     while tp <= limit:
-        if valid_tp(arch, tp):
+        if valid_tp(arch, tp, s.engine):
             p = replan(arch, gpu, s, tp=tp)
             if need_ok(p):
                 return tp, p

@@ -230,6 +230,12 @@ class Engine(Protocol):
         """A parallel layout the engine refuses at start-up before it counts GPUs (TGI --sharded with one
         shard), with the settings in force (`in_force`: stated, or the engine's defaults)."""
 
+    def runs_at_tp(self, d: Deployment, gpu: Any, gpus: int, tp: int) -> bool:
+        """Whether the engine would start at tensor-parallel size `tp` on `gpus` devices of catalog type
+        `gpu`, all else as the file states it: what a fix may offer as another TP (the heads' split is
+        capacity/whatif.valid_tp's). NIM: a profile of that TP is published and left by the variables the
+        file sets (NIM_TAGS_SELECTOR may pin tp); True for an engine that takes any TP."""
+
     def replica_dp(self, d: Deployment, dp: int) -> int:
         """The data-parallel factor of a replica's GPU count (SGLang's DP attention: 1, it splits TP)."""
 

@@ -169,6 +169,9 @@ class EngineBase:
     def parallelism_refusal(self, d: Deployment, in_force: InForce) -> Refusal | None:
         return None
 
+    def runs_at_tp(self, d: Deployment, gpu: Any, gpus: int, tp: int) -> bool:
+        return True
+
     def replica_dp(self, d: Deployment, dp: int) -> int:
         return dp
 

@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from kvlint import engines
+from kvlint.capacity.whatif import valid_tp
 from kvlint.catalog import tpus
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
@@ -68,7 +69,10 @@ class ParallelismGpuMismatch(DeploymentRule):
 
     ## How to fix
     Make the GPU request equal the parallel world size: raise the GPU limit, lower TP/PP, or
-    spread the replica over a LeaderWorkerSet group.
+    spread the replica over a LeaderWorkerSet group. The fix names another tensor-parallel size only
+    where it works: the model's heads split that many ways (KV202's checks) and the engine starts at it
+    (NIM: a published profile of that TP is left by the variables the file sets); with the PP and DP
+    as stated; and it says how many GPUs that size leaves idle, if any.
 
     ## Suppress
     `# kvlint: disable=KV201 -- reason` on the flagged line, or `kvlint.io/ignore: "KV201=reason"`.
@@ -121,7 +125,8 @@ class ParallelismGpuMismatch(DeploymentRule):
                 ),
                 f"{parts} = {world} {per}s, but one replica gets {gpus}: {engine.display} cannot start "
                 + _refusal(d, on_tpu, (tp, pp, dp), have),
-                fix=f"request {_request(ctx.gpu, world, per)} per replica, or set {tp_key} to fit {have}",
+                fix=f"request {_request(ctx.gpu, world, per)} per replica"
+                + _smaller_tp(ctx, d, engine, (tp_key, per), have, pp * dp),
             )
             return
         # idle GPUs are the author's only when the GPU count is theirs; a count kvlint picked (one
@@ -134,7 +139,12 @@ class ParallelismGpuMismatch(DeploymentRule):
             f"one replica gets {gpus} but {parts} uses {world}: {have - world} {per}{'s sit' if have - world != 1 else ' sits'} idle"
             + (TPU_TAKES_FIRST.format(world=world) if on_tpu else "")
             + ("" if written else f"; that {per} count is kvlint's assumption, not the file's"),
-            fix=f"request {_request(ctx.gpu, world, per)}, or raise {tp_key} to use all {have}",
+            fix=f"request {_request(ctx.gpu, world, per)}"
+            + (
+                f", or raise {tp_key} to {all_} to use all {have}"
+                if (all_ := _all_tp(ctx, d, engine, have, pp * dp))
+                else ""
+            ),
             severity=Severity.WARNING if written else Severity.INFO,
         )
 
@@ -193,9 +203,41 @@ def _refusal(d, on_tpu: bool, sizes: tuple[int, int, int], have: int) -> str:
     return f'("World size ({world}) is larger than the number of available GPUs ({have})"){why}'
 
 
+def _all_tp(ctx: DeploymentContext, d, engine, have: int, group: int) -> int | None:
+    """The TP that uses all `have` devices with the stated PP x DP (`group`), where the model's heads split that
+    many ways and the engine starts at it (NIM: a published profile of that TP is left); None otherwise, and the
+    fix offers only the smaller request."""
+    if group < 1 or have % group:
+        return None
+    return next(iter(_workable(ctx, d, engine, (have // group,), group)), None)
+
+
+def _smaller_tp(ctx: DeploymentContext, d, engine, named: tuple[str, str], have: int, group: int) -> str:
+    """ ", or set TP to N": the largest TP that fits `have` devices with the stated PP x DP (`group`) and that the
+    model's heads and the engine take, naming the devices it leaves idle (3 GPUs and a model whose heads split 2
+    or 4 ways: TP 2, one idle); "" when none fits (then only the larger request is a fix)."""
+    tp_key, per = named
+    fits = next(iter(_workable(ctx, d, engine, range(have // max(group, 1), 0, -1), group)), None)
+    if fits is None:
+        return ""
+    idle = have - fits * group
+    left = f" ({idle} {per}{' then sits' if idle == 1 else 's then sit'} idle)" if idle else ""
+    return f", or set {tp_key} to {fits}{left}"
+
+
+def _workable(ctx: DeploymentContext, d, engine, sizes, group: int) -> Iterator[int]:
+    """The sizes among `sizes` a fix may offer as the TP: each one KV202 would not refuse (capacity/whatif.valid_tp,
+    when the model is known) and the engine starts at on that many devices (Engine.runs_at_tp)."""
+    for tp in sizes:
+        if tp < 1 or (ctx.model is not None and not valid_tp(ctx.model, tp, ctx.in_force.engine_name)):
+            continue
+        if engine.runs_at_tp(d, ctx.gpu, tp * group, tp):
+            yield tp
+
+
 def _request(gpu, world: int, per: str) -> str:
     """What to request for `world` devices: "4 GPUs", "2 chips (4 TensorCores)" where a chip shows several."""
     several = getattr(gpu, "devices_per_unit", 1)
     if several > 1 and world % several == 0:
         return f"{world // several} chips ({world} {per}s)"
-    return f"{world} {per}s"
+    return f"{world} {per}{'s' if world != 1 else ''}"

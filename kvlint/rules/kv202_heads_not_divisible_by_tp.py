@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from kvlint import engines
+from kvlint.capacity.whatif import valid_tp
 from kvlint.engines.base import KvHeadSharding
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import SettingsContext, SettingsRule
@@ -53,7 +54,7 @@ class HeadsNotDivisibleByTp(SettingsRule):
             engines.known(ctx.in_force.engine_name)
             and engines.get(ctx.in_force.engine_name).kv_heads is KvHeadSharding.SHARDED
         )
-        valid = [t for t in range(1, 17) if _ok(arch, t, tgi)]
+        valid = [t for t in range(1, 17) if valid_tp(arch, t, ctx.in_force.engine_name)]
         fix = f"use a tensor-parallel size of {', '.join(map(str, valid))}"
         if arch.query_heads % tp:
             yield ctx.finding(
@@ -94,13 +95,3 @@ class HeadsNotDivisibleByTp(SettingsRule):
                     f"{arch.num_experts} experts do not divide by the expert-parallel size {ep} (TP x DP)",
                     fix="choose TP x DP that divides the experts",
                 )
-
-
-def _ok(arch, tp: int, tgi: bool = False) -> bool:
-    if arch.query_heads % tp:
-        return False
-    if arch.mla:
-        return True
-    if tgi:
-        return arch.kv_heads % tp == 0
-    return arch.kv_heads % tp == 0 if tp <= arch.kv_heads else tp % arch.kv_heads == 0

@@ -163,6 +163,14 @@ class Nim(EngineBase):
 
         return parallel.refusal(d, in_force)
 
+    def runs_at_tp(self, d: Deployment, gpu: Any, gpus: int, tp: int) -> bool:
+        """A profile of TP `tp` the image's release publishes runs on `gpus` of `gpu` and is left by the NIM
+        variables the file sets (parallel.py); where the release's profiles are not in kvlint's table, False:
+        a TP no published profile is known to have is not a fix to offer."""
+        from kvlint.engines.nim import parallel
+
+        return parallel.runs_at(d, gpu, gpus, tp)
+
     def alternatives(self, d: Deployment, arch: Any, gpu: Any, s: Any) -> tuple[tuple[str, str, Any], ...]:
         """The other published profiles runnable here, by NIM_MODEL_PROFILE (alternatives.py)."""
         from kvlint.engines.nim import alternatives

@@ -78,6 +78,16 @@ def _narrowed(d: Deployment, rel: Any, gpu: Any, count: Any, runnable: list[Any]
     )
 
 
+def runs_at(d: Deployment, gpu: Any, gpus: int, tp: int) -> bool:
+    """Whether NIM's selection, with NIM_TENSOR_PARALLEL_SIZE `tp` and the other variables as stated, leaves
+    a published profile runnable on `gpus` of `gpu` (a NIM_TAGS_SELECTOR pinning another tp leaves none)."""
+    rel = planned.published(d)
+    if rel is None or gpu is None or planned.FIXED in d.extra:
+        return False
+    asked = {**planned.wanted(d), "tp": tp}
+    return bool(selection.choose(rel, gpu.id, gpus, lora=planned.LORA in d.extra, **asked).picked)
+
+
 def _values(key: str, runnable: list[Any]) -> str:
     """The values the runnable profiles carry for tag `key` ('no such tag' for those that carry none)."""
     from kvlint.engines.nim import tags
@@ -87,4 +97,4 @@ def _values(key: str, runnable: list[Any]) -> str:
     return f"{key} {', '.join(values)}"
 
 
-__all__ = ["refusal"]
+__all__ = ["refusal", "runs_at"]
