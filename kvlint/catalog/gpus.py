@@ -295,7 +295,9 @@ def real_label_values(key: str) -> frozenset[str]:
 def label_carried(key: str, value: str) -> bool:
     """True when some real node carries key=value (GFD adds -SHARED and -MIG-<profile> suffixes)."""
     real = real_label_values(key)
-    base = re.sub(r"-(SHARED|MIG-\dg\.\d+gb(\+me)?)$", "", value.strip())
+    base = value.strip()
+    if "-SHARED" in base or "-MIG-" in base:  # the only suffixes the expression strips
+        base = re.sub(r"-(SHARED|MIG-\dg\.\d+gb(\+me)?)$", "", base)
     return value.strip() in real or base in real
 
 

@@ -73,7 +73,7 @@ def classify(ref: str) -> Unreadable | None:
 
 def cache_id(ref: str) -> str | None:
     """org/name from a Hugging Face cache path (`…/models--org--name/snapshots/<sha>`), else None."""
-    found = _CACHE_FOLDER().search(ref.strip())
+    found = _CACHE_FOLDER().search(ref.strip()) if "models--" in ref else None
     if found is None or "--" in found.group(2):
         return None
     return f"{found.group(1)}/{found.group(2)}"

@@ -10,15 +10,14 @@ those three separators continues the physical line, its columns shifted by what 
 from __future__ import annotations
 
 from kvlint.findings import Finding, Location
-from kvlint.lazy_re import lazy
 from kvlint.load.source import LINE_BREAK, PHYSICAL_BREAK
 from kvlint.record import replace
 
-_UNICODE_BREAKS = lazy("[\x85\u2028\u2029]")
+_UNICODE_BREAKS = "\x85\u2028\u2029"
 
 
 def needed(text: str) -> bool:
-    return _UNICODE_BREAKS().search(text) is not None
+    return any(c in text for c in _UNICODE_BREAKS)
 
 
 class Physical:

@@ -40,7 +40,9 @@ class SourceText:
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
-            self._lines = LINE_BREAK().split(self.text)
+            text = self.text  # split as LINE_BREAK splits it; with LF its only break, str.split does that
+            only_lf = not any(c in text for c in "\r\x85\u2028\u2029")
+            self._lines = text.split("\n") if only_lf else LINE_BREAK().split(text)
         return self._lines
 
 
@@ -106,7 +108,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
         )
         return src
     src.text = text
-    m = _CONFLICT_RE().search(text)
+    m = _CONFLICT_RE().search(text) if any(c * 7 in text for c in "<=>") else None  # 7 of one: a marker
     if m:
         line, _ = position(text, m.start())
         src.issues.append(
@@ -118,7 +120,7 @@ def decode(data: bytes, path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Source
             )
         )
         return src
-    for h in _HELM_RE().finditer(text):
+    for h in _HELM_RE().finditer(text) if "{{" in text else ():  # every action opens with {{
         line_start = text.rfind("\n", 0, h.start()) + 1
         if text[line_start : h.start()].lstrip().startswith("#"):
             continue  # a template in a comment is only a comment

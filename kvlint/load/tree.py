@@ -11,7 +11,6 @@ import math
 from collections.abc import Iterator
 
 from kvlint.findings import Location
-from kvlint.lazy_re import lazy
 
 TAG_PREFIX = "tag:yaml.org,2002:"
 
@@ -172,7 +171,6 @@ def to_plain(node: Node | None, budget: list[int] | None = None):
 # here without ever calling a constructor that could run code or expand anything.
 
 _BOOL_TRUE = {"yes", "true", "on", "y"}
-_INT_CLEAN = lazy(r"[_]")
 
 
 def _int_value(text: str):
@@ -185,7 +183,7 @@ def _int_value(text: str):
 
 
 def _int_of(text: str):
-    t = _INT_CLEAN().sub("", text)
+    t = text.replace("_", "")
     if len(t) > 100:  # no 64-bit integer is written longer; sexagesimal parts would multiply on
         return text
     sign = -1 if t.startswith("-") else 1
@@ -211,7 +209,7 @@ def _int_of(text: str):
 
 
 def _float_value(text: str):
-    t = _INT_CLEAN().sub("", text).lower()
+    t = text.replace("_", "").lower()
     if t in (".inf", "+.inf"):
         return math.inf
     if t == "-.inf":

@@ -59,7 +59,8 @@ def cap(text: str, limit: int = LIMIT) -> str:
 
 
 def data(text: str, limit: int = LIMIT) -> str:
-    return _SURROGATE().sub("\ufffd", cap(text, limit))
+    out = cap(text, limit)
+    return out if out.isascii() else _SURROGATE().sub("\ufffd", out)
 
 
 def _escape(m: re.Match) -> str:
@@ -71,7 +72,10 @@ def _escape(m: re.Match) -> str:
 
 
 def plain(text: str, limit: int = LIMIT) -> str:
-    return _CONTROL().sub(_escape, data(str(text), limit)).replace(_V1_COMMAND, _V1_ESCAPED)
+    out = data(str(text), limit)
+    if not (out.isascii() and out.isprintable()):  # printable ASCII holds no character _CONTROL matches
+        out = _CONTROL().sub(_escape, out)
+    return out.replace(_V1_COMMAND, _V1_ESCAPED)
 
 
 def path(text: str) -> str:
