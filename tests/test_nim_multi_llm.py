@@ -4,6 +4,7 @@ precision, under the NIM variables the file sets, and names that assumption in t
 
 from __future__ import annotations
 
+import pytest
 from conftest import gpu_pod
 from test_nim_engine import _not_modelled, _one
 
@@ -56,3 +57,26 @@ def test_a_named_profile_still_wins_over_the_generated_choice():
     env = {"NIM_MODEL_NAME": f"hf://{MODEL}", "NIM_MODEL_PROFILE": "vllm-bf16-tp1"}
     r, _ = _one(gpu_pod(MULTI, [], env, gpus=2))
     assert r.settings.tp == 1 and not any("generated for" in n for n in r.plan.notes)
+
+
+@pytest.mark.parametrize("variable", ["NIM_MODEL_NAME", "NIM_MODEL_PATH"])
+@pytest.mark.parametrize("tag", ["1.3.3", "latest"])
+def test_a_model_specific_nim_told_to_serve_another_checkpoint_says_that_not_a_missing_list(variable, tag):
+    """A model-specific NIM whose NIM_MODEL_NAME / NIM_MODEL_PATH names a checkpoint of its own was said to have
+    "no list for meta/llama-3.1-8b-instruct:1.3.3 (it lists 1.1.2, 1.3.3, ...)": a release kvlint does list. The
+    reason is the checkpoint: the image's profiles are its shipped model's, and which NIM starts for another is
+    not known offline. Said once, at the variable; nothing planned for the shipped model."""
+    text = gpu_pod(f"nvcr.io/nim/meta/llama-3.1-8b-instruct:{tag}", [], {variable: "/models/finetune"})
+    r, findings = _one(text)
+    (said,) = _not_modelled(findings)
+    assert said.count(f"{variable} /models/finetune asks the model-specific NIM") == 1, said
+    assert "ships meta-llama/Llama-3.1-8B-Instruct" in said and "has no list for" not in said
+    assert r.plan is None
+    # the variable pinning a profile settles it: planned for the checkpoint (unknown here: KV003, not KV004)
+    pinned = gpu_pod(
+        f"nvcr.io/nim/meta/llama-3.1-8b-instruct:{tag}",
+        [],
+        {variable: "/models/finetune", "NIM_MODEL_PROFILE": "vllm-bf16-tp1"},
+    )
+    _, findings = _one(pinned)
+    assert not _not_modelled(findings) and [f.rule for f in findings] == ["KV003"]

@@ -68,6 +68,10 @@ def read(d: Deployment, env: dict[str, EnvVar]) -> None:
         d.extra[generic.GENERIC] = stated(f"{name}:{launch.image_tag(image) or ''}".rstrip(":"), where)
         engines.get("vllm").read_options(d, nim_env.vllm_tokens(env, model), {}, positional_model=False)
         return
+    own = nim_env.model_variable(env)
+    if tok is None and own is not None and name is not None and launch.model_of(name):
+        _not_checked(d, own.where or where, _own_checkpoint(name, image, own, env))
+        return
     if tok is None:
         _not_checked(d, where, _selection(name, image) + _narrowed_unknown(env))
         return
@@ -178,6 +182,22 @@ def _selection(name: str | None, image: str) -> str:
         f"NIM picks its profile at start-up from the GPUs it finds, the file sets no NIM_MODEL_PROFILE, and "
         f"kvlint's table of published NIM profiles (kvlint/engines/nim/data/profiles.json) has no list for "
         f"{name}:{tag} ({has}; a release's list is never carried to another){_looked_for(name, tag)}"
+    )
+
+
+def _own_checkpoint(name: str, image: str, own: Token, env: dict[str, EnvVar]) -> str:
+    """Why a model-specific NIM told to serve a checkpoint of its own is not planned: the image's published
+    profiles are those of the model it ships, and which one NIM starts for another checkpoint (or what it
+    builds or generates for it) is not known offline."""
+    variable = next(v for v in nim_env.MODEL_VARIABLES if v in env)
+    shipped = launch.model_of(name)
+    assert shipped is not None  # the caller asks only for an image the table lists
+    tag = launch.image_tag(image) or "(no tag)"
+    return (
+        f"{variable} {own.text} asks the model-specific NIM {name}:{tag}, which ships {shipped[0]}, to serve "
+        "that checkpoint instead; the profiles the image publishes are those of the model it ships, and which "
+        "profile NIM starts for another checkpoint, or what it builds for it, is not known offline "
+        "(NIM_MODEL_PROFILE names one, and kvlint then plans it)"
     )
 
 
