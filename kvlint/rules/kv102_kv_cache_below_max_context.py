@@ -41,7 +41,12 @@ def assumptions(ctx: PlanContext) -> tuple[list[str], int]:
 
 
 def fits_one(p: Plan) -> bool:
-    """One request of max_model_len fits the pool (the course's `fits`, in the engine's allocation units)."""
+    """One request of max_model_len fits the pool (the course's `fits`, in the engine's allocation units).
+    A plan whose GPU holds no KV cache at all (llama.cpp with every layer on the CPU, or --no-kv-offload: the
+    cache is in host memory, 0 B per token on the GPU) has nothing here to fit, unless its start-up
+    allocation fails (warmup_fails says what then)."""
+    if p.kv_per_token == 0 and not p.warmup_fails:
+        return True
     return p.kv_pool > 0 and p.request_units > 0 and fits(p.pool_units, [p.request_units], 1)
 
 

@@ -167,9 +167,27 @@ def _layout(arch: ModelArch, gpu: GpuSpec, s: EngineSettings) -> Plan:
     p.lines = [
         f"GPU memory: {gib(total)} ({s.extra['ngl_how']}; {s.extra['fa_how']})",
         *(f"  - {t.label}: {gib(t.bytes)}  ({t.note})" for t in terms),
-        f"  = {gib(left)} left for the KV cache",
-        f"KV cache: {n_ctx:,} cells ({s.extra['slots_how']}{split}) x {per_token:,} B per token"
-        f" ({s.kv_cache_dtype}/{s.extra['type_v']}) = {gib(kv)}" + (": does not fit" if fails else ""),
-        f"  (the largest context that fits: {tokens(fit_cells)} cells)",
+        *(
+            [
+                f"  = {gib(left)} left for the KV cache",
+                f"KV cache: {n_ctx:,} cells ({s.extra['slots_how']}{split}) x {per_token:,} B per token"
+                f" ({s.kv_cache_dtype}/{s.extra['type_v']}) = {gib(kv)}"
+                + (": does not fit" if fails else ""),
+                f"  (the largest context that fits: {tokens(fit_cells)} cells)",
+            ]
+            if per_token
+            else [_in_host_memory(s, n_ctx, split, gpu_layers)]
+        ),
     ]
     return p
+
+
+def _in_host_memory(s: EngineSettings, n_ctx: int, split: str, gpu_layers: int) -> str:
+    """The KV line of a plan whose GPU holds none of the cache: every layer's cache stays with its layer on the
+    CPU (-ngl 0), or --no-kv-offload keeps all of it in host memory (llama-kv-cache.cpp: a layer's buffer is the
+    CPU's when offload is off or the layer is not offloaded); kvlint models GPU memory, so it is not checked."""
+    why = "--no-kv-offload" if not s.extra["kv_offload"] else f"{gpu_layers} layers on the GPU"
+    return (
+        f"KV cache: {n_ctx:,} cells ({s.extra['slots_how']}{split}) in host memory ({why}), none on the GPU:"
+        " not checked"
+    )

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from kvlint.codes import NOT_CHECKABLE
+from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.engines.llamacpp import ollama_tags
 from kvlint.extract.pod.argv import EnvVar, Token, split_flag
 from kvlint.extract.pod.engine_args.apply import apply, env_value
 from kvlint.extract.pod.engine_args.options import load_table
-from kvlint.findings import Issue
+from kvlint.findings import Issue, Location, Severity
 
 OPTIONS = os.path.join(os.path.dirname(__file__), "data", "options.json")
 
@@ -88,6 +88,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
     """llama-server's command line and variables (a bare `-fa` is `on`)."""
     tokens = _bare_fa(tokens)
     table = load_table(OPTIONS, "llamacpp")
+    d.issues.extend(_one_argument(table, tokens, d.where))
     parsed = table.parse(tokens)
     every = _every_override(table, tokens)
     if every is not None:
@@ -99,6 +100,34 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
                 parsed.values[option] = (Token(option, tok.where, tok.note), tok, False)
     apply(d, parsed, MAPPING, "llama.cpp", NEEDED)
     _model(d)
+
+
+def _one_argument(table: Any, tokens: list[Token], d_where: Location) -> list[Issue]:
+    """An option and its value written as one argument (`- -c 8192` in an exec-form list, `"--port 8080"`):
+    llama-server looks the whole text up as an option name, finds none, and exits ("error: invalid argument:
+    -c 8192", common/arg.cpp common_params_parse_ex), so the server never starts and the value is not read.
+    Said where the first word is an option llama-server has and the argument is not the value of the one
+    before it."""
+    out = []
+    for i, tok in enumerate(tokens):
+        words = tok.text.split()
+        if len(words) < 2 or not words[0].startswith("-") or not isinstance(table.lookup(words[0]), tuple):
+            continue
+        before = table.lookup(tokens[i - 1].text) if i else None
+        if isinstance(before, tuple) and table.options[before[0]].kind == "value":
+            continue  # the value of the option before it
+        out.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"'{tok.text}' is one argument: llama-server has no option of that name and exits at start-up "
+                f'("error: invalid argument: {tok.text}", common/arg.cpp common_params_parse_ex); the '
+                f"{words[0]} it holds is not read",
+                tok.where or d_where,
+                fix=f"write {words[0]} and its value as two arguments",
+                severity=Severity.ERROR,
+            )
+        )
+    return out
 
 
 def _every_override(table: Any, tokens: list[Token]) -> tuple[Token, Token, bool] | None:

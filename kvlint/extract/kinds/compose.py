@@ -282,9 +282,11 @@ def _service(
     if (
         container.get("command") is None
         and container.get("args") is None
-        and (count is None or svc.value("tty") is True or svc.value("stdin_open") is True)
+        and (count is None and problem is None or svc.value("tty") is True or svc.value("stdin_open") is True)
     ):
-        return None  # the image's own program on no reserved GPU, or an interactive shell: no server to read
+        # the image's own program on no reserved GPU, or an interactive shell: no server to read (GPUs reserved
+        # in a count kvlint cannot read, `count: all`, are reserved: the image's server is read)
+        return None
     notes: list[str] = []
     env = _env(svc, path, project, notes)
     for unknown in filled.unknown:  # compose's variable, not the container's: never read from its env
@@ -295,8 +297,10 @@ def _service(
             return None
         from kvlint.extract.pod.argv import container_commands
 
-        if not container_commands(container, path, lines, {}) and not isinstance(image, Scalar):
-            return None
+        if not container_commands(container, path, lines, {}) and (
+            count is None or not isinstance(image, Scalar)
+        ):
+            return None  # (an image kvlint does not know, on all the host's GPUs, running its own program)
         d = Deployment(path, key.where(path), "compose", name, base_dir)
         where = (image or svc).where(path)
         d.engine = stated("other", where, "a GPU service whose program kvlint does not know")

@@ -338,6 +338,8 @@ def _on_the_cpu(d: Deployment) -> None:
     states no GPU at all: not checked, said once (KV004)."""
     if d.accelerator != "gpu" or d.gpus_per_pod is not None or d.gpu is not None or "unsupported" in d.extra:
         return
+    if "gpus_per_pod" in d.unreadable:
+        return  # GPUs asked for in a count kvlint could not read (compose `count: all`, `${GPUS}`): said, not none
     if not engines.known(d.engine_name) or not engines.get(d.engine_name).runs_on_cpu_without_gpu:
         return
     d.accelerator = "cpu"
