@@ -204,3 +204,22 @@ def test_the_default_session_len_is_the_config_s_length_unscaled():
     _, res = one(pod(serve(model="internlm/internlm2_5-7b-chat")))
     assert res.settings.max_model_len == arch.config_positions
     assert "RoPE scaling not applied" in res.in_force.max_context.note
+
+
+@pytest.mark.parametrize(
+    ("image", "refused"), [("openmmlab/lmdeploy:v0.6.4", True), ("openmmlab/lmdeploy:v0.7.3-cu12", False)]
+)
+def test_tp_above_the_kv_heads_is_refused_before_v0_7_and_replicates_from_it(image, refused):
+    """Llama 3.1 8B has 8 KV heads. TurboMind's converter asserted kv_head_num % tp == 0 up to v0.6.4 and
+    repeats each head when TP is a multiple of the count from v0.7.0 (PR #2874): TP 16 is a KV202 error
+    naming LMDeploy and --tp on the first, and a KV203 replication info on the second. (The error used to
+    fire on every release and call the engine TGI and its option --num-shard.)"""
+    text = pod(serve("--tp", "16"), image=image).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 16")
+    r = lint(text)
+    kv202 = [f for f in r.findings if f.rule == "KV202"]
+    if refused:
+        (f,) = kv202
+        assert f.message.startswith("8 KV heads do not divide by --tp 16: LMDeploy shards the KV heads")
+        assert "TGI" not in f.message and "--num-shard" not in f.message
+    else:
+        assert not kv202 and [f.rule for f in r.findings if f.rule == "KV203"] == ["KV203"]

@@ -44,7 +44,7 @@ def smallest_fit(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, sequences: in
     sequences of max_model_len at once (None: not up to TP 16; on a MIG slice only TP 1 is tried,
     since an engine cannot spread a model over MIG slices: KV209)."""
     for tp in TP_SIZES:
-        if not valid_tp(arch, tp, s.engine) or (gpu.mig_profile and tp > 1):
+        if not valid_tp(arch, tp, s.engine, s.version) or (gpu.mig_profile and tp > 1):
             continue
         q = replan(arch, gpu, s, tp=tp)
         if q.weights_per_gpu <= q.weights_limit and q.max_concurrency >= sequences:

@@ -13,10 +13,11 @@ def replan(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, **changes) -> Plan:
     return engines.get(s.engine).plan(arch, gpu, replace(s, **changes))
 
 
-def valid_tp(arch: ModelArch, tp: int, engine: str = "") -> bool:
+def valid_tp(arch: ModelArch, tp: int, engine: str = "", version: str | None = None) -> bool:
     """Whether `engine` can shard `arch`'s attention `tp` ways (the checks of KV202): the query heads divide
     by TP; the KV heads divide by it, or (vLLM, SGLang) TP is a multiple of them, which replicates them;
-    an engine that shards the KV heads without replicating them (TGI) needs them to divide. An MLA model
+    an engine (release `version`) that shards the KV heads without replicating them (TGI; LMDeploy before
+    v0.7.0) needs them to divide. An MLA model
     has no KV heads to split."""
     from kvlint.engines.base import KvHeadSharding
 
@@ -24,7 +25,7 @@ def valid_tp(arch: ModelArch, tp: int, engine: str = "") -> bool:
         return False
     if arch.mla:
         return True
-    if engines.known(engine) and engines.get(engine).kv_heads is KvHeadSharding.SHARDED:
+    if engines.known(engine) and engines.get(engine).kv_head_sharding(version) is KvHeadSharding.SHARDED:
         return arch.kv_heads % tp == 0
     return arch.kv_heads % tp == 0 if tp <= arch.kv_heads else tp % arch.kv_heads == 0
 
@@ -38,7 +39,7 @@ def smallest_tp(
         return None
     tp = max(1, s.tp) * 2
     while tp <= limit:
-        if valid_tp(arch, tp, s.engine):
+        if valid_tp(arch, tp, s.engine, s.version):
             p = replan(arch, gpu, s, tp=tp)
             if need_ok(p):
                 return tp, p

@@ -104,7 +104,8 @@ class Engine(Protocol):
     # the Deployment field holding its KV-cache memory share (vLLM gpu_memory_utilization); None for an
     # engine that takes no share (llama.cpp allocates what -c asks)
     fraction_field: str | None
-    kv_heads: KvHeadSharding
+    kv_heads: KvHeadSharding  # as the newest release kvlint read does it (kv_head_sharding: by release)
+    kv_split_says: str  # the engine's words when it refuses a KV-head split (SHARDED), '' if none known
     batch_checks: frozenset[BatchCheck]
     no_kv_memory_says: str  # the engine's words when no memory is left for the KV cache ('' if none known)
     script_word: str  # a word that, in a shell command or a Python import path, names the engine
@@ -229,6 +230,10 @@ class Engine(Protocol):
     def parallelism_refusal(self, d: Deployment, in_force: InForce) -> Refusal | None:
         """A parallel layout the engine refuses at start-up before it counts GPUs (TGI --sharded with one
         shard), with the settings in force (`in_force`: stated, or the engine's defaults)."""
+
+    def kv_head_sharding(self, version_text: str | None) -> KvHeadSharding:
+        """How the release spreads KV heads over tensor-parallel ranks (LMDeploy's TurboMind replicates them
+        from v0.7.0 and refused a TP above their count before); `kv_heads` for an engine that never changed."""
 
     def runs_at_tp(self, d: Deployment, gpu: Any, gpus: int, tp: int) -> bool:
         """Whether the engine would start at tensor-parallel size `tp` on `gpus` devices of catalog type

@@ -54,6 +54,7 @@ class EngineBase:
     display = ""
     fraction_field: str | None = "gpu_memory_utilization"
     kv_heads = KvHeadSharding.REPLICATED
+    kv_split_says = ""
     batch_checks: frozenset[BatchCheck] = frozenset()
     no_kv_memory_says = ""
     ray_places_workers = False
@@ -171,6 +172,9 @@ class EngineBase:
 
     def runs_at_tp(self, d: Deployment, gpu: Any, gpus: int, tp: int) -> bool:
         return True
+
+    def kv_head_sharding(self, version_text: str | None) -> KvHeadSharding:
+        return self.kv_heads
 
     def replica_dp(self, d: Deployment, dp: int) -> int:
         return dp

@@ -5,7 +5,7 @@ from kvlint.capacity.whatif import valid_tp
 from kvlint.engines.base import KvHeadSharding
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import SettingsContext, SettingsRule
-from kvlint.rules.facts import where_of
+from kvlint.rules.facts import spec_key, where_of
 
 
 class HeadsNotDivisibleByTp(SettingsRule):
@@ -18,7 +18,9 @@ class HeadsNotDivisibleByTp(SettingsRule):
     routed experts must divide by the expert-parallel size (TP x DP). TGI shards the KV heads
     and never replicates them: its shards need `kv_heads % num_shard == 0` at any size
     (huggingface/text-generation-inference flash_llama_modeling.py: "`num_key_value_heads` must be
-    divisible by `num_shards`"; releases before v2.4 fail the same split in the weight-shape assert).
+    divisible by `num_shards`"; releases before v2.4 fail the same split in the weight-shape assert), and
+    so did LMDeploy's TurboMind before v0.7.0 (`assert kv_head_num % tensor_para_size == 0`); from v0.7.0
+    it repeats each KV head when TP is a multiple of their count, as vLLM does.
 
     ## Why is this bad?
     The engine refuses to start: "Total number of attention heads (40) must be divisible by
@@ -26,7 +28,7 @@ class HeadsNotDivisibleByTp(SettingsRule):
 
     ## Formula
     `num_attention_heads % TP == 0`; `kv_heads % TP == 0` if `TP <= kv_heads`, else `TP % kv_heads == 0`;
-    TGI: `kv_heads % TP == 0`.
+    TGI, and LMDeploy before v0.7.0: `kv_heads % TP == 0`.
 
     ## Example
     Qwen2.5-7B (28 heads, 4 KV heads) with `tensor_parallel: 8`.
@@ -50,11 +52,10 @@ class HeadsNotDivisibleByTp(SettingsRule):
         if tp <= 1:
             return
         where = where_of(d, ctx.in_force.tensor_parallel)
-        tgi = (
-            engines.known(ctx.in_force.engine_name)
-            and engines.get(ctx.in_force.engine_name).kv_heads is KvHeadSharding.SHARDED
-        )
-        valid = [t for t in range(1, 17) if valid_tp(arch, t, ctx.in_force.engine_name)]
+        name = ctx.in_force.engine_name
+        engine = engines.get(name) if engines.known(name) else None
+        sharded = engine is not None and engine.kv_head_sharding(s.version) is KvHeadSharding.SHARDED
+        valid = [t for t in range(1, 17) if valid_tp(arch, t, name, s.version)]
         fix = f"use a tensor-parallel size of {', '.join(map(str, valid))}"
         if arch.query_heads % tp:
             yield ctx.finding(
@@ -64,12 +65,13 @@ class HeadsNotDivisibleByTp(SettingsRule):
                 f"— {arch.id} cannot be sharded {tp} ways",
                 fix=fix,
             )
-        elif not arch.mla and tgi and arch.kv_heads % tp:
+        elif not arch.mla and sharded and engine is not None and arch.kv_heads % tp:
+            says = f" ({engine.kv_split_says})" if engine.kv_split_says else ""
             yield ctx.finding(
                 self,
                 where,
-                f"{arch.kv_heads} KV heads do not divide by --num-shard {tp}: TGI shards the KV heads without "
-                "replicating them and refuses (`num_key_value_heads` must be divisible by `num_shards`)",
+                f"{arch.kv_heads} KV heads do not divide by {spec_key(d, 'tensor_parallel', name)} {tp}: "
+                f"{engine.display} shards the KV heads without replicating them and refuses{says}",
                 fix=fix,
             )
         elif not arch.mla and tp < arch.kv_heads and arch.kv_heads % tp:

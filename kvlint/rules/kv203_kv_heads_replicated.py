@@ -61,7 +61,7 @@ class KvHeadsReplicated(SettingsRule):
             )
         elif (
             s.tp > arch.kv_heads
-            and engines.get(ctx.in_force.engine_name).kv_heads is KvHeadSharding.REPLICATED
+            and engines.get(ctx.in_force.engine_name).kv_head_sharding(s.version) is KvHeadSharding.REPLICATED
         ):
             copies = s.tp // arch.kv_heads
             per = 2 * arch.head_dim * 2 * arch.attention_layers

@@ -43,7 +43,10 @@ class LMDeploy(EngineBase):
     plan_of = "kvlint.engines.lmdeploy.plan:plan"
     release_of = "kvlint.engines.lmdeploy.releases:parse_version"
     fraction_field = "cache_max_entry_count"
-    kv_heads = KvHeadSharding.SHARDED  # TurboMind's local_kv_head_num = kv_head_num / tp
+    kv_heads = (
+        KvHeadSharding.REPLICATED
+    )  # from v0.7.0; before, SHARDED (kv_head_sharding, data/releases.json)
+    kv_split_says = "assert self.model_config.kv_head_num % self.tensor_para_size == 0"
     refuses_context_beyond_model = False  # a --session-len above the model's is taken as given
     rope_cache_at_load = False  # TurboMind computes RoPE in its attention kernels
 
@@ -61,6 +64,13 @@ class LMDeploy(EngineBase):
 
     def online_quant(self, name: str) -> Any:
         return None
+
+    def kv_head_sharding(self, version_text: str | None) -> KvHeadSharding:
+        """TurboMind's converter refused a TP the KV heads do not divide by before v0.7.0, and from it repeats
+        each head when TP is a multiple of their count (data/releases.json `kv_heads`)."""
+        from kvlint.engines.lmdeploy.releases import default
+
+        return KvHeadSharding(default("kv_heads", version_text).value)
 
     def smaller_kv(self, version_text: str | None) -> tuple[str, str] | None:
         """--quant-policy fp8 from v0.14.0 (messages.py QuantPolicy); before, the int8 cache, written 8

@@ -47,6 +47,7 @@ class TGI(EngineBase):
     release_of = "kvlint.engines.tgi.releases:parse_version"
     fraction_field = "cuda_memory_fraction"
     kv_heads = KvHeadSharding.SHARDED  # `num_key_value_heads` must be divisible by `num_shards`
+    kv_split_says = "`num_key_value_heads` must be divisible by `num_shards`"
     batch_checks = frozenset({BatchCheck.ROUTER_LIMITS})
     refuses_context_beyond_model = (
         False  # its launcher does not derive the model's maximum (KV204 is vLLM's/SGLang's)
