@@ -13,6 +13,8 @@ from __future__ import annotations
 import pytest
 from conftest import lint
 
+from kvlint.resolve import Defaults
+
 MODEL = "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q4_K_M"
 POD = """\
 apiVersion: apps/v1
@@ -118,3 +120,52 @@ def test_count_all_is_gpus_of_an_unknown_count_not_none(body):
     assert not [m for m in messages if "requests no GPU" in m], messages
     (count,) = [f for f in result.findings if f.rule == "KV005"]
     assert "count: all reserves every GPU of the host" in count.message
+
+
+OLLAMA = """\
+services:
+  ollama:
+    image: ollama/ollama:0.6.8
+    entrypoint: ["/bin/sh", "-c"]
+    command:
+      - |
+{script}
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - {{driver: nvidia, count: 1, capabilities: [gpu]}}
+"""
+
+
+def _ollama(*lines: str) -> str:
+    return OLLAMA.format(script="\n".join(" " * 8 + line for line in lines))
+
+
+@pytest.mark.parametrize("verb", ["pull", "run"])
+def test_the_one_model_an_ollama_start_script_pulls_is_the_model(verb):
+    """`ollama serve & sleep 5; ollama pull llama3; wait` (a public compose file's shape): the file does name the
+    model, in the script; it was "Ollama pulls the model it serves at run time ... the file names none"."""
+    text = _ollama("ollama serve &", "sleep 5", f"ollama {verb} llama3", "wait")
+    result = lint(text, path="compose.yaml", defaults=Defaults(gpu="l4"))
+    (r,) = result.deployments
+    assert (
+        r.deployment.model.where.line == 9 and "Ollama library tag llama3:latest" in r.deployment.model.note
+    )
+    assert r.model is not None and r.model.id == "meta-llama/Meta-Llama-3-8B-Instruct"
+    assert r.plan is not None and not [f for f in result.findings if f.rule == "KV004"]
+
+
+def test_several_pulled_models_are_named_and_not_guessed_between():
+    text = _ollama("ollama serve &", "sleep 5", "ollama pull llama3", "ollama pull nomic-embed-text", "wait")
+    result = lint(text, path="compose.yaml", defaults=Defaults(gpu="l4"))
+    (said,) = [f for f in result.findings if f.rule == "KV004"]
+    assert "pulls 2 models (llama3, nomic-embed-text)" in said.message and said.where.line == 9
+    assert result.deployments[0].plan is None
+
+
+def test_a_pulled_model_in_a_variable_is_not_taken():
+    text = _ollama("ollama serve &", "sleep 5", "ollama pull $MODEL", "wait")
+    result = lint(text, path="compose.yaml", defaults=Defaults(gpu="l4"))
+    (said,) = [f for f in result.findings if f.rule == "KV004"]
+    assert "Ollama pulls the model it serves at run time" in said.message

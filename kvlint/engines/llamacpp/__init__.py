@@ -75,7 +75,7 @@ class LlamaCpp(EngineBase):
         from kvlint.engines.llamacpp import options
 
         if _launch.is_ollama(launch.how.split(": ", 1)[0]):
-            options.read_ollama(d, env)
+            options.read_ollama(d, env, _launch.pulled(launch.script))
             return
         options.read(d, launch.tokens, env)
         if d.image is not None and _launch.cpu_build(str(d.image.value)):

@@ -12,6 +12,8 @@ vendors (ollama/ollama llama/llama.cpp, Makefile.sync FETCH_HEAD), so both are t
 
 from __future__ import annotations
 
+import os
+
 from kvlint.extract.pod.argv import Token
 from kvlint.extract.pod.engine_args import Launch
 from kvlint.lazy_re import lazy
@@ -29,6 +31,21 @@ _OLLAMA_TAG = lazy(r"^v?(\d+\.\d+(?:\.\d+)?)")
 
 def is_ollama(launch_how: str) -> bool:
     return launch_how.startswith(OLLAMA_HOW)
+
+
+def pulled(script: tuple[tuple[Token, ...], ...]) -> list[Token]:
+    """The models a container's start script pulls or runs beside `ollama serve` (`ollama serve & sleep 5;
+    ollama pull llama3; wait`, the Compose and Kubernetes shape of a server that fetches its model at start), in
+    script order, each once: the model the server holds (ollama/ollama cmd/cmd.go: `pull MODEL`, `run MODEL`)."""
+    found: dict[str, Token] = {}
+    for command in script:
+        texts = [t.text for t in command]
+        for i, text in enumerate(texts[:-2]):
+            if os.path.basename(text) == "ollama" and texts[i + 1] in ("pull", "run"):
+                name = next((t for t in command[i + 2 :] if not t.text.startswith("-")), None)
+                if name is not None and name.text and "$" not in name.text:
+                    found.setdefault(name.text, name)
+    return list(found.values())
 
 
 def entry_point(at) -> Launch | None:

@@ -170,8 +170,9 @@ def _model(d: Deployment) -> None:
         d.model = stated(str(hf_repo.value), hf_repo.where, "--hf-repo")
 
 
-def read_ollama(d: Deployment, env: dict[str, EnvVar]) -> None:
-    """`ollama serve`'s variables; the model is pulled at run time, so the file does not name it here."""
+def read_ollama(d: Deployment, env: dict[str, EnvVar], pulled: list[Token] | None = None) -> None:
+    """`ollama serve`'s variables; the model is pulled at run time: by the container's own start script
+    (`pulled`: the one model it pulls is the model), else by a request, which the file does not name."""
     d.extra["llamacpp_server"] = stated("ollama", d.engine.where if d.engine else d.where, "ollama serve")
     parsed = load_table(OPTIONS, "llamacpp").parse([])
     mapping: dict[str, tuple[str, str]] = {}
@@ -181,9 +182,25 @@ def read_ollama(d: Deployment, env: dict[str, EnvVar]) -> None:
             parsed.values[var] = (Token(var, tok.where, tok.note), tok, False)
             mapping[var] = (target, kind)
     apply(d, parsed, mapping, "Ollama", set(mapping))
+    pulled = pulled or []
+    if d.model is None and len(pulled) == 1:
+        d.model = stated(pulled[0].text, pulled[0].where, "the start script's `ollama pull`")
     if d.model is None:  # `ollama pull` or a request's `model` names it, at run time
         where = (d.engine.where if d.engine else None) or d.where
-        d.issues.append(Issue(NOT_CHECKABLE, f"{d.label()}: {NO_MODEL}: not checked", where))
+        several = (
+            f"the start script pulls {len(pulled)} models ({', '.join(t.text for t in pulled[:4])}"
+            f"{' …' if len(pulled) > 4 else ''}) and serves whichever a request names, so which ones are loaded "
+            "at once is not known"
+            if pulled
+            else NO_MODEL
+        )
+        d.issues.append(
+            Issue(
+                NOT_CHECKABLE,
+                f"{d.label()}: {several}: not checked",
+                (pulled[0].where or where) if pulled else where,
+            )
+        )
         d.extra["unsupported"] = stated("ollama", where)
     elif ollama_tags.is_tag(str(d.model.value)):
         _library_model(d, d.model)

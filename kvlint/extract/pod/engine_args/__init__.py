@@ -36,6 +36,8 @@ class Launch:
     entry: Token | None  # the token that named the engine (for locations)
     how: str
     wrapper: str = ""  # a launcher that adds options of its own (NVIDIA Dynamo): unknown options not reported
+    # every command the container runs, the launch's own among them (a start script's `ollama pull MODEL`)
+    script: tuple[tuple[Token, ...], ...] = ()
 
 
 # NVIDIA Dynamo's worker modules (`python -m dynamo.vllm …`) take the engine's own options plus the
@@ -74,9 +76,15 @@ def find_launch(commands: list[list[Token]], image: str) -> Launch | None:
         for i, text in enumerate(texts):
             launch = _recognise(_At(tokens, i, text, _base(text), texts[i + 1] if i + 1 < len(texts) else ""))
             if launch is not None:
-                return _variant(launch, image)
+                return _variant(_with_script(launch, commands), image)
     launch = _from_image(commands, image)
-    return _variant(launch, image) if launch is not None else None
+    return _variant(_with_script(launch, commands), image) if launch is not None else None
+
+
+def _with_script(launch: Launch, commands: list[list[Token]]) -> Launch:
+    from kvlint.record import replace
+
+    return replace(launch, script=tuple(tuple(c) for c in commands))
 
 
 def _recognise(at: _At) -> Launch | None:
