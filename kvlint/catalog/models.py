@@ -46,7 +46,6 @@ class _Index:
         str, Any
     ]  # arch key -> compact config (JSON text until first used, kvlint/catalog/shipped.py)
     aliases: dict[str, str]  # lower-case alias -> lower-case id
-    names: dict[str, list[str]]  # last path component -> lower-case ids
 
 
 @lru_cache(maxsize=1)
@@ -55,15 +54,12 @@ def _index() -> _Index:
     data, archs = shipped.read(os.path.join(DATA, "models.json"))
     rows: dict[str, dict[str, Any]] = {}
     aliases: dict[str, str] = {}
-    names: dict[str, list[str]] = {}
     for row in list(data["models"]) + list(_EXTRA):
         key = _norm(row["id"])
         rows[key] = row
         for alias in row.get("aliases", ()):
             aliases[_norm(strip_ref(alias))] = key  # written as a reference is (`/data/` is `/data`)
-            names.setdefault(_norm(alias).rsplit("/", 1)[-1], []).append(key)
-        names.setdefault(key.rsplit("/", 1)[-1], []).append(key)
-    return _Index(rows, archs, aliases, names)
+    return _Index(rows, archs, aliases)
 
 
 _EXTRA: list[dict[str, Any]] = []
