@@ -72,7 +72,13 @@ def merged(*parts: Mapping | None) -> dict[str, Node]:
 
 
 # Kubernetes strategic merge patch: list fields merged item by item, by these keys (k8s.io/api core/v1)
-MERGE_KEYS = {"env": "name", "volumeMounts": "mountPath", "ports": "containerPort", "volumes": "name"}
+MERGE_KEYS = {
+    "env": "name",
+    "volumeMounts": "mountPath",
+    "ports": "containerPort",
+    "volumes": "name",
+    "containers": "name",  # PodSpec.containers: patchMergeKey name (k8s.io/api core/v1 types.go)
+}
 
 
 def strategic_merge(

@@ -5,7 +5,7 @@ counted once. Used by the Kubernetes and Ray readers."""
 from __future__ import annotations
 
 from kvlint.deployment import Deployment, stated
-from kvlint.extract.pod import aibrix_labels, pods
+from kvlint.extract.pod import aibrix_labels, pods, rbg_roles
 from kvlint.extract.pod import container as ct
 from kvlint.extract.pod.argv import EnvVar
 from kvlint.load.tree import Mapping, Sequence
@@ -15,7 +15,7 @@ def pod_workloads(ctx: ct.ObjectContext) -> list[Deployment]:
     """Every serving container in every pod template of the object; the pods of one group (an LWS
     leader and its workers, an AIBrix pod group) that run the same engine and model count once."""
     out: list[tuple[tuple, Deployment]] = []
-    for spec in pods.find_pod_specs(ctx.root):
+    for spec in rbg_roles.role_pods(ctx.root) or pods.find_pod_specs(ctx.root):
         if "roleTemplates" in spec.path:
             continue  # RoleBasedGroup templates: each role that uses one is read with its patch
         role = _role(spec.path)
@@ -111,8 +111,9 @@ def _group_size(root: Mapping, path: tuple[str, ...], file: str):
                 found = stated(
                     1 + workers.value, workers.where(file), "kthena role: 1 entry pod + workerReplicas"
                 )
-            # LWS; RoleBasedGroup v1alpha2; llmaz Service (its workloadTemplate is an LWS LeaderWorkerTemplate)
-            for key in ("leaderWorkerTemplate", "leaderWorkerPattern", "workloadTemplate"):
+            # LWS; RoleBasedGroup v1alpha2 and v1alpha1; llmaz Service (its workloadTemplate is an LWS
+            # LeaderWorkerTemplate)
+            for key in ("leaderWorkerTemplate", "leaderWorkerPattern", "leaderWorkerSet", "workloadTemplate"):
                 lwt = node.map(key)
                 size = lwt.scalar("size") if lwt is not None else None
                 if size is not None and isinstance(size.value, int):

@@ -47,17 +47,20 @@ DYNAMO_WORKERS = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang", "dynamo.trtl
 
 
 VERSION_TAG = lazy(r"^v?(\d+\.\d+(?:\.\d+)?)")
+DYNAMO = "ai-dynamo"  # the registry path of NVIDIA Dynamo's images (nvcr.io/nvidia/ai-dynamo/...)
 
 
 def tag_version(
     image: str, repositories: tuple[str, ...], pattern: re.Pattern[str] | None = None
 ) -> str | None:
     """The release an image's tag names when the repository is one of `repositories` (`vllm/vllm-openai:v0.10.0`
-    -> "0.10.0"); None for latest/nightly, a digest, or an image of another project."""
+    -> "0.10.0"); None for latest/nightly, a digest, or an image of another project. NVIDIA Dynamo's runtime
+    images (`nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.4.0`, `sglang-runtime:1.0.1`) are Dynamo's: their tag is
+    Dynamo's release, and the engine release inside is not read from it."""
     if "@" in image:
         return None
     repo, _, tag = image.rpartition(":")
-    if not repo or "/" in tag or not any(n in repo.lower() for n in repositories):
+    if not repo or "/" in tag or not any(n in repo.lower() for n in repositories) or DYNAMO in repo.lower():
         return None
     m = (pattern or VERSION_TAG()).match(tag)
     return m.group(1) if m else None
