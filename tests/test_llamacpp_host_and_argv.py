@@ -169,3 +169,25 @@ def test_a_pulled_model_in_a_variable_is_not_taken():
     result = lint(text, path="compose.yaml", defaults=Defaults(gpu="l4"))
     (said,) = [f for f in result.findings if f.rule == "KV004"]
     assert "Ollama pulls the model it serves at run time" in said.message
+
+
+@pytest.mark.parametrize(("visible", "gpus"), [("0", 1), ("0,1", 2), ("GPU-1a2b,GPU-3c4d,GPU-5e6f", 3)])
+def test_cuda_visible_devices_counts_the_gpus_count_all_reserves(visible, gpus):
+    """`count: all` with CUDA_VISIBLE_DEVICES=0 in the service's environment (a public SGLang compose file):
+    CUDA shows the engine only the listed devices, so the count is theirs, not the host's unknown number."""
+    text = COMPOSE.format(
+        body=f"    environment: ['CUDA_VISIBLE_DEVICES={visible}']\n    command: [-hf, {MODEL}, -c, '8192', -ngl, '99']"
+    )
+    result = lint(text, path="compose.yaml")
+    (r,) = result.deployments
+    assert r.deployment.gpus.value == gpus and r.deployment.gpus.where.line == 4
+    assert not [f for f in result.findings if f.rule == "KV005"], result.findings
+
+
+@pytest.mark.parametrize("visible", ["${GPUS}", "", "-1", "all"])
+def test_a_cuda_visible_devices_that_lists_no_devices_leaves_count_all_unknown(visible):
+    text = COMPOSE.format(
+        body=f"    environment: ['CUDA_VISIBLE_DEVICES={visible}']\n    command: [-hf, {MODEL}]"
+    )
+    result = lint(text, path="compose.yaml")
+    assert [f.rule for f in result.findings if f.rule == "KV005"], result.findings

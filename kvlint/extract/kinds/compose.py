@@ -213,6 +213,23 @@ def _gpus(svc: Mapping, path: str) -> tuple[Scalar | None, Issue | None]:
     return None, None
 
 
+def _visible(svc: Mapping, count: Scalar | None, problem: Issue | None) -> tuple[Scalar | None, Issue | None]:
+    """Every GPU of the host reserved (`count: all`, `gpus: all`, NVIDIA_VISIBLE_DEVICES all: the `problem`
+    that says the file gives no number) with CUDA_VISIBLE_DEVICES in the service's environment listing devices
+    (`0`, `0,1`, UUIDs): CUDA shows the engine only those (CUDA C++ Programming Guide, "CUDA Environment
+    Variables": CUDA_VISIBLE_DEVICES), so their number is the GPUs it has, however many the host holds."""
+    if count is not None or problem is None or problem.unset:
+        return count, problem
+    node = _env_node(svc, "CUDA_VISIBLE_DEVICES")
+    text = str(node.value).strip() if node is not None and node.value is not None else ""
+    parts = [p.strip() for p in text.split(",")]
+    if node is None or not text or "$" in text or not all(parts) or any(p.startswith("-") for p in parts):
+        return count, problem
+    if any(p.lower() in ("all", "none", "void") for p in parts):
+        return count, problem
+    return syn.scalar(node, len(parts)), None
+
+
 def _nvidia_runtime(svc: Mapping, runtime: Scalar, path: str) -> tuple[Scalar | None, Issue | None]:
     """`runtime: nvidia` (nvidia-docker 2) with no device request: NVIDIA_VISIBLE_DEVICES picks the GPUs
     (NVIDIA Container Toolkit docs, docker-specialized "GPU Enumeration": a list of indexes or UUIDs, `all`,
@@ -264,7 +281,7 @@ def _service(
     svc = _fill(raw, project, filled)
     assert isinstance(svc, Mapping)
     image = svc.get("image")
-    count, problem = _gpus(svc, path)
+    count, problem = _visible(svc, *_gpus(svc, path))
     limits = {"nvidia.com/gpu": count} if count is not None else {}
     mem = svc.at("deploy", "resources", "limits", "memory") or svc.get("mem_limit")
     if isinstance(mem, Scalar):
