@@ -11,10 +11,9 @@ Dynamo workers (kvlint/extract/pod/engine_args) and its options read here (optio
 
 from __future__ import annotations
 
-import re
-
 from kvlint.extract.pod.argv import Token
 from kvlint.extract.pod.engine_args import Launch
+from kvlint.lazy_re import lazy
 
 # words of an image repository that name TensorRT-LLM's images (NVIDIA's release and Dynamo's runtime
 # images, Triton's -trtllm- image tags are read by `image_version`)
@@ -23,10 +22,10 @@ TRITON = "tritonserver"
 SERVE = "trtllm-serve"
 TRITON_HOW = "Triton"  # a Launch's `how` starts with this for Triton's TensorRT-LLM backend
 # NVIDIA's release tags: `1.0.0`, `1.2.0rc6`, `1.1.0rc2.post1`
-_TAG = re.compile(r"^v?(\d+\.\d+\.\d+(?:rc\d+)?(?:\.post\d+)?)")
+_TAG = lazy(r"^v?(\d+\.\d+\.\d+(?:rc\d+)?(?:\.post\d+)?)")
 # the package as a module or a path (`tensorrt_llm.serve`, `/app/tensorrt_llm/run.py`); not a word that
 # only begins with it, as a NIM profile name does (`download-to-cache --profile tensorrt_llm-l40s-bf16-tp2-…`)
-_PACKAGE = re.compile(r"(?:^|[/.=])tensorrt_llm(?:$|[./])")
+_PACKAGE = lazy(r"(?:^|[/.=])tensorrt_llm(?:$|[./])")
 # tensorrtllm_backend's tools/fill_template.py, run before `tritonserver` on the tensorrt_llm model's
 # `…/tensorrt_llm/config.pbtxt` with `engine_dir:…/tensorrt_llm/1`: its arguments are files, not a program
 FILL_TEMPLATE = "fill_template.py"
@@ -53,7 +52,7 @@ def wrapper_entry(at) -> Launch | None:
     options unknown (its own script)."""
     if any(t.text.endswith(FILL_TEMPLATE) for t in at.tokens[: min(at.i, 2)]):  # `[python3] fill_template.py`
         return None
-    if at.base == "trtllm-llmapi-launch" or _PACKAGE.search(at.text):
+    if at.base == "trtllm-llmapi-launch" or _PACKAGE().search(at.text):
         return Launch("trtllm", [], at.tokens[at.i], at.base, wrapper="script")
     return None
 
@@ -93,5 +92,5 @@ def image_version(image: str) -> str | None:
         return None
     if not any(word in low for word in IMAGES):
         return None
-    m = _TAG.match(tag)
+    m = _TAG().match(tag)
     return m.group(1) if m else None
