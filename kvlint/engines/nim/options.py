@@ -55,25 +55,8 @@ def read(d: Deployment, env: dict[str, EnvVar]) -> None:
         and _published(d, name, image, env, tok, where, model)
     ):
         return
-    if tok is None and generic.serves_any_model(name) and nim_env.model_variable(env) is not None:
-        # the multi-LLM NIM: the generic profile it generates for the checkpoint is settled at planning
-        if not _selector(
-            d,
-            env,
-            where,
-            generic.TAGS,
-            "the generic profiles the multi-LLM NIM generates (their names spell these)",
-        ):
-            return
-        d.extra[generic.GENERIC] = stated(f"{name}:{launch.image_tag(image) or ''}".rstrip(":"), where)
-        engines.get("vllm").read_options(d, nim_env.vllm_tokens(env, model), {}, positional_model=False)
-        return
-    own = nim_env.model_variable(env)
-    if tok is None and own is not None and name is not None and launch.model_of(name):
-        _not_checked(d, own.where or where, _own_checkpoint(name, image, own, env))
-        return
     if tok is None:
-        _not_checked(d, where, _selection(name, image) + _narrowed_unknown(env))
+        _without_profile(d, env, name, image, model, where)
         return
     profile = profiles.parse(tok.text)
     if profile is None:
@@ -89,6 +72,30 @@ def read(d: Deployment, env: dict[str, EnvVar]) -> None:
         return
     tokens = nim_env.vllm_tokens(env, model) + _profile_tokens(profile, tok, env)
     engines.get("vllm").read_options(d, tokens, {}, positional_model=False)
+
+
+def _without_profile(
+    d: Deployment, env: dict[str, EnvVar], name: str | None, image: str, model: Token, where: Location
+) -> None:
+    """No NIM_MODEL_PROFILE and no published list that settles it: the multi-LLM NIM's generic profile for the
+    checkpoint NIM_MODEL_NAME names (settled at planning), else why the profile is not known offline (a
+    model-specific image told to serve another checkpoint; a release whose list kvlint does not hold)."""
+    own = nim_env.model_variable(env)
+    if generic.serves_any_model(name) and own is not None:
+        if not _selector(
+            d,
+            env,
+            where,
+            generic.TAGS,
+            "the generic profiles the multi-LLM NIM generates (their names spell these)",
+        ):
+            return
+        d.extra[generic.GENERIC] = stated(f"{name}:{launch.image_tag(image) or ''}".rstrip(":"), where)
+        engines.get("vllm").read_options(d, nim_env.vllm_tokens(env, model), {}, positional_model=False)
+    elif own is not None and name is not None and launch.model_of(name):
+        _not_checked(d, own.where or where, _own_checkpoint(name, image, own, env))
+    else:
+        _not_checked(d, where, _selection(name, image) + _narrowed_unknown(env))
 
 
 def _published(
