@@ -114,3 +114,32 @@ def test_a_dynamo_runtime_tag_is_not_the_engine_s_release(image, command):
     )
     (r,) = lint(text).deployments
     assert r.deployment.engine_version is None
+
+
+def test_a_role_in_a_shape_not_read_keeps_its_pod_templates():
+    """A role whose pods sit under a key rbg_roles.py does not know is read as any object's pod templates are,
+    not dropped (here beside a role it does read)."""
+    text = """\
+apiVersion: workloads.x-k8s.io/v1alpha2
+kind: RoleBasedGroup
+metadata: {name: qwen}
+spec:
+  roles:
+    - name: router
+      standalonePattern:
+        template:
+          spec:
+            containers: [{name: router, image: lmsysorg/sglang-router:v0.2.4, command: [python3, -m, sglang_router.launch_router]}]
+    - name: engine
+      someFuturePattern:
+        template:
+          spec:
+            nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+            containers:
+              - name: vllm
+                image: vllm/vllm-openai:v0.10.1
+                command: [vllm, serve, Qwen/Qwen2.5-7B-Instruct, --max-model-len, "8192"]
+                resources: {limits: {nvidia.com/gpu: "1"}}
+"""
+    (r,) = lint(text).deployments
+    assert r.deployment.model.value == "Qwen/Qwen2.5-7B-Instruct" and r.plan is not None

@@ -19,7 +19,7 @@ and find its `size`.
 from __future__ import annotations
 
 from kvlint.extract.pod import synthetic
-from kvlint.extract.pod.pods import PodSpec
+from kvlint.extract.pod.pods import PodSpec, find_pod_specs
 from kvlint.load.tree import Mapping, Node
 
 KIND = "RoleBasedGroup"
@@ -39,7 +39,11 @@ def role_pods(root: Node) -> list[PodSpec] | None:
     out: list[PodSpec] = []
     for i, role in enumerate(getattr(roles, "items", ())):
         if isinstance(role, Mapping):
-            out.extend(_pods(role, ("spec", "roles", str(i)), shared))
+            path = ("spec", "roles", str(i))
+            # a role in a shape not read here keeps the pod templates found in it, as any object's are
+            out.extend(
+                _pods(role, path, shared) or [PodSpec(p.node, (*path, *p.path)) for p in find_pod_specs(role)]
+            )
     return out
 
 
