@@ -223,3 +223,12 @@ def test_tp_above_the_kv_heads_is_refused_before_v0_7_and_replicates_from_it(ima
         assert "TGI" not in f.message and "--num-shard" not in f.message
     else:
         assert not kv202 and [f.rule for f in r.findings if f.rule == "KV203"] == ["KV203"]
+
+
+def test_kv201_offers_no_tp_the_release_would_refuse():
+    """Idle GPUs under LMDeploy v0.6.4: KV201's "raise --tp" is offered only at a TP that release's TurboMind
+    takes (the KV heads must divide by it there), the same release-aware check KV202 makes."""
+    for image, offered in (("openmmlab/lmdeploy:v0.6.4", False), ("openmmlab/lmdeploy:v0.7.3-cu12", True)):
+        text = pod(serve("--tp", "8"), image=image).replace("nvidia.com/gpu: 1", "nvidia.com/gpu: 16")
+        (f,) = [f for f in lint(text).findings if f.rule == "KV201"]
+        assert ("raise --tp to 16" in (f.fix or "")) is offered, (image, f.fix)

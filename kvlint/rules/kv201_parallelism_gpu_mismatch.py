@@ -228,8 +228,11 @@ def _smaller_tp(ctx: DeploymentContext, d, engine, named: tuple[str, str], have:
 def _workable(ctx: DeploymentContext, d, engine, sizes, group: int) -> Iterator[int]:
     """The sizes among `sizes` a fix may offer as the TP: each one KV202 would not refuse (capacity/whatif.valid_tp,
     when the model is known) and the engine starts at on that many devices (Engine.runs_at_tp)."""
+    version = ctx.settings.version if ctx.settings is not None else None  # the release's KV-head sharding
     for tp in sizes:
-        if tp < 1 or (ctx.model is not None and not valid_tp(ctx.model, tp, ctx.in_force.engine_name)):
+        if tp < 1 or (
+            ctx.model is not None and not valid_tp(ctx.model, tp, ctx.in_force.engine_name, version)
+        ):
             continue
         if engine.runs_at_tp(d, ctx.gpu, tp * group, tp):
             yield tp

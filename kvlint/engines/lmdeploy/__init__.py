@@ -43,9 +43,8 @@ class LMDeploy(EngineBase):
     plan_of = "kvlint.engines.lmdeploy.plan:plan"
     release_of = "kvlint.engines.lmdeploy.releases:parse_version"
     fraction_field = "cache_max_entry_count"
-    kv_heads = (
-        KvHeadSharding.REPLICATED
-    )  # from v0.7.0; before, SHARDED (kv_head_sharding, data/releases.json)
+    # from v0.7.0; before, SHARDED (kv_head_sharding reads the release's row in data/releases.json)
+    kv_heads = KvHeadSharding.REPLICATED
     kv_split_says = "assert self.model_config.kv_head_num % self.tensor_para_size == 0"
     refuses_context_beyond_model = False  # a --session-len above the model's is taken as given
     rope_cache_at_load = False  # TurboMind computes RoPE in its attention kernels
