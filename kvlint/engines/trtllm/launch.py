@@ -12,7 +12,7 @@ Dynamo workers (kvlint/extract/pod/engine_args) and its options read here (optio
 from __future__ import annotations
 
 from kvlint.extract.pod.argv import Token
-from kvlint.extract.pod.engine_args import Launch
+from kvlint.extract.pod.engine_args import Launch, tag_version
 from kvlint.lazy_re import lazy
 
 # words of an image repository that name TensorRT-LLM's images (NVIDIA's release and Dynamo's runtime
@@ -84,13 +84,6 @@ def start_script(image: str, repository: str) -> Launch | None:
 def image_version(image: str) -> str | None:
     """`nvcr.io/nvidia/tensorrt-llm/release:1.0.0` -> "1.0.0"; `…:1.2.0rc6` -> "1.2.0rc6"; None for Dynamo's
     runtime images (their tag is Dynamo's release), Triton's (its release, not TensorRT-LLM's), a digest."""
-    if "@" in image:
+    if TRITON in image.rpartition(":")[0].lower():
         return None
-    repo, _, tag = image.rpartition(":")
-    low = repo.lower()
-    if not repo or "/" in tag or "dynamo" in low or TRITON in low:
-        return None
-    if not any(word in low for word in IMAGES):
-        return None
-    m = _TAG().match(tag)
-    return m.group(1) if m else None
+    return tag_version(image, IMAGES, _TAG())

@@ -47,7 +47,7 @@ DYNAMO_WORKERS = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang", "dynamo.trtl
 
 
 VERSION_TAG = lazy(r"^v?(\d+\.\d+(?:\.\d+)?)")
-DYNAMO = "ai-dynamo"  # the registry path of NVIDIA Dynamo's images (nvcr.io/nvidia/ai-dynamo/...)
+DYNAMO = "dynamo"  # a word of NVIDIA Dynamo's image repositories (nvcr.io/nvidia/ai-dynamo/...)
 
 
 def tag_version(
