@@ -197,6 +197,12 @@ class Deployment:
     def label(self) -> str:
         return f"{self.kind}/{self.name}" if self.name else self.kind
 
+    def gpus_seen(self) -> Value[int] | None:
+        """The GPUs per pod the engine sees: gpus_per_pod (what the pod reserves), or fewer where the
+        container's CUDA_VISIBLE_DEVICES hides some (extract/pod/visible.py, extra `gpus_seen`); the
+        replica's count where no per-pod count is known."""
+        return self.extra.get("gpus_seen") or self.gpus_per_pod or self.gpus
+
 
 @record
 class Settings:

@@ -3,6 +3,7 @@ from collections.abc import Iterator
 from kvlint import engines
 from kvlint.capacity.whatif import valid_tp
 from kvlint.catalog import tpus
+from kvlint.extract.pod.visible import SEEN, VARIABLE
 from kvlint.findings import Finding, Severity
 from kvlint.rules.base import DeploymentContext, DeploymentRule
 from kvlint.rules.facts import spec_key, unit, where_of
@@ -54,6 +55,15 @@ class ParallelismGpuMismatch(DeploymentRule):
 
     ## Example
     `--tensor-parallel-size=4` in a pod with `nvidia.com/gpu: 1`.
+
+    A container's `CUDA_VISIBLE_DEVICES` that lists fewer of the pod's GPUs than it reserves narrows what the
+    engine sees: the NVIDIA device plugin (or a compose device request) gives the container only its own
+    GPUs, numbered 0 to N-1 inside it, and CUDA shows a program only the listed ones, up to the first index
+    that is not one of them (CUDA C++ Programming Guide, "CUDA Environment Variables"). `CUDA_VISIBLE_DEVICES=2,3` copied from a host script
+    into a pod with `nvidia.com/gpu: 2` hides both, and the engine finds no GPU (an error); `0` under
+    `nvidia.com/gpu: 4` leaves three reserved GPUs idle (a warning). Only a list of device numbers is judged:
+    UUIDs, a value from a variable, a container that sets `NVIDIA_VISIBLE_DEVICES` itself or runs privileged
+    are left alone.
 
     Use instead: `nvidia.com/gpu: 4`, or `--tensor-parallel-size=1`.
 
@@ -109,9 +119,13 @@ class ParallelismGpuMismatch(DeploymentRule):
         have = int(d.gpus.value)
         if on_tpu:
             yield from self._tpu_slice(ctx, d)
+        parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
+        seen = d.extra.get(SEEN)
+        if seen is not None and not on_tpu:
+            yield from self._hidden(ctx, d, engine, (world, parts), seen)
+            return
         if world == have or have <= 0:
             return
-        parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
         per = unit(ctx.gpu)
         several = getattr(ctx.gpu, "devices_per_unit", 1)
         chips = f"{have // several} chips x {several}; " if on_tpu and several > 1 else ""
@@ -146,6 +160,43 @@ class ParallelismGpuMismatch(DeploymentRule):
                 else ""
             ),
             severity=Severity.WARNING if written else Severity.INFO,
+        )
+
+    def _hidden(self, ctx: DeploymentContext, d, engine, sized: tuple[int, str], seen) -> Iterator[Finding]:
+        """CUDA_VISIBLE_DEVICES shows the engine fewer GPUs than the pod reserves (extract/pod/visible.py):
+        none, or fewer than the parallel world, and it cannot start; else the hidden ones sit idle."""
+        world, parts = sized
+        pods = int(d.pods.value) if d.pods is not None else 1
+        shown, reserved = int(seen.value) * pods, int(d.gpus.value)
+        per = unit(ctx.gpu)
+        each = " per pod" if pods > 1 else ""
+        undo = f"drop {VARIABLE} (the container is given only its own GPUs, numbered from 0)"
+        if shown < world:
+            cannot = (
+                "no GPU, so it cannot start"
+                if shown == 0
+                else f'{shown}: it cannot start ("World size ({world}) is larger than the number of available '
+                f'GPUs ({shown})")'
+            )
+            yield ctx.finding(
+                self,
+                where_of(d, seen, ctx.in_force.tensor_parallel),
+                f"{seen.note}{each}; {parts} needs {world}, and {engine.display} sees {cannot}",
+                fix=f"{undo}, or list only the container's own devices in it (0 to {int(d.gpus_per_pod.value) - 1})",
+            )
+            return
+        idle = reserved - world
+        group = world // (int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1)
+        all_ = _all_tp(ctx, d, engine, reserved, group)
+        tp_key = spec_key(d, "tensor_parallel", ctx.in_force.engine_name)
+        yield ctx.finding(
+            self,
+            where_of(d, seen, d.gpus),
+            f"{seen.note}{each}, and {parts} uses {world}: {idle} of the {reserved} reserved "
+            f"{per}{'s sit' if idle != 1 else ' sits'} idle",
+            fix=f"request {_request(ctx.gpu, world, per)}"
+            + (f", or {undo} and raise {tp_key} to {all_} to use all {reserved}" if all_ else ""),
+            severity=Severity.WARNING,
         )
 
     def _tpu_slice(self, ctx: DeploymentContext, d) -> Iterator[Finding]:

@@ -24,7 +24,7 @@ PLACED_BY = "llama.cpp splits the layers over the GPUs it sees"
 
 def visible(f: Filling) -> int:
     """The GPUs the container sees (its pod's; one when unknown)."""
-    gpus = f.d.gpus_per_pod or f.d.gpus
+    gpus = f.d.gpus_seen()
     return int(gpus.value) if gpus is not None and isinstance(gpus.value, int) and gpus.value > 1 else 1
 
 

@@ -21,7 +21,7 @@ from kvlint.record import replace
 def alternatives(d: Deployment, arch: Any, gpu: Any, s: Any) -> tuple[tuple[str, str, Any], ...]:
     """(the fix's summary, its message, the settings NIM runs that profile with) for each other published profile runnable
     on the pod's GPUs, the smallest first; () where no list is published or the GPUs are not known."""
-    rel, count = planned.published(d), d.gpus_per_pod or d.gpus
+    rel, count = planned.published(d), d.gpus_seen()
     if rel is None or gpu is None or count is None or not gpu.engine_bytes:
         return ()
     running = s.extra.get(planned.RUNS)

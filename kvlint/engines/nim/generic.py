@@ -76,7 +76,7 @@ def profiles(d: Deployment, arch: Any, gpu: Any) -> tuple[tuple[Published, ...],
         tps = [int(tp.value)]
         why = f"TP {tp.value} from NIM_TENSOR_PARALLEL_SIZE"
     else:
-        count = d.gpus_per_pod or d.gpus
+        count = d.gpus_seen()
         if count is None:
             raise NotPlanned(
                 f"the multi-LLM NIM {said.value} picks the TP of its generic profile by the GPUs it finds, and "

@@ -25,7 +25,7 @@ from kvlint.findings import Severity
 
 def refusal(d: Deployment, in_force: Any) -> Refusal | None:
     """The located finding for NIM variables the release publishes no runnable profile for (KV201 asks)."""
-    count = d.gpus_per_pod or d.gpus
+    count = d.gpus_seen()
     gpu = gpu_catalog.lookup(str(in_force.gpu.value)) if in_force.gpu is not None else None
     if count is None or gpu is None or not planned.unpublished(d, gpu, int(count.value)):
         return None

@@ -92,7 +92,7 @@ def _picked(d: Deployment, rel: selection.Release, gpu: Any, where: Any) -> tupl
                 fixed.where,
             )
         return (p,), "named by NIM_MODEL_PROFILE" + _bypassed(d)
-    count = d.gpus_per_pod or d.gpus
+    count = d.gpus_seen()
     if count is None:
         raise NotPlanned(
             f"NIM picks the profile of {rel.image}:{rel.release} by the GPUs it finds, and the pod's GPU count "

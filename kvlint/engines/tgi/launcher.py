@@ -114,7 +114,7 @@ def default_shards(d):
     from kvlint.deployment import default
 
     sharded = d.extra.get("sharded")
-    gpus = d.gpus_per_pod or d.gpus
+    gpus = d.gpus_seen()
     if sharded is not None and sharded.value is False:
         return default(1, "TGI default --num-shard 1 (one GPU)")
     visible = d.extra.get("cuda_visible_devices")

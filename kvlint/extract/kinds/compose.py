@@ -206,7 +206,10 @@ def _gpus(svc: Mapping, path: str) -> tuple[Scalar | None, Issue | None]:
         unset = tuple(_PLACEHOLDER.findall(str(count.value))) if count is not None else ()
         if unset:  # `count: ${GPUS}` no file sets: compose's placeholder (_placeholders says it)
             return None, Issue(UNPARSED_SETTING, "GPU count unknown", count.where(path), unset=unset)  # type: ignore[union-attr]
-        return syn.scalar(dev, 1), None  # compose: a GPU device request without count or ids is one GPU
+        # neither count nor device_ids: compose reads the request as `count: all` (compose-spec/compose-go@140512fb
+        # transform/devices.go deviceRequestDefaults; docs.docker.com/compose/gpu-support: "If count is set to
+        # all or not specified, all GPUs available on the host are used by default")
+        return None, _all_gpus(dev, "a GPU device request with no count or device_ids", path)
     runtime = svc.scalar("runtime")
     if runtime is not None and runtime.value == "nvidia":
         return _nvidia_runtime(svc, runtime, path)
@@ -258,7 +261,7 @@ def _env_node(svc: Mapping, name: str) -> Scalar | None:
     return None
 
 
-def _all_gpus(node: Scalar, said: str, path: str) -> Issue:
+def _all_gpus(node: Node, said: str, path: str) -> Issue:
     return Issue(
         UNPARSED_SETTING,
         f"{said} reserves every GPU of the host; the file does not say how many that is",

@@ -18,6 +18,7 @@ from kvlint.extract.pod import (
     mounted,
     pods,
     vgpu,
+    visible,
 )
 from kvlint.extract.pod.argv import EnvVar, Token, container_commands, read_env, split_flag
 from kvlint.extract.pod.engine_args import UNSUPPORTED, Launch, find_launch
@@ -115,6 +116,7 @@ def build(
     read_engine(d, launch, env, storage)
     _option_files(d, ctx, pod, container, commands)
     add_container_facts(d, ctx, pod, container)
+    visible.apply(d, env, container)
     if "lora_adapters" not in d.extra:
         adapters.record(d, adapters.lora_syncer(ctx.nearby, pod))
     return d
