@@ -10,7 +10,8 @@ registry, a plugin list): kvlint says nothing of those values.
 - argparse converts the value with the option's `type`, then checks it against `choices` and exits with
   "argument --x: invalid choice: 'v' (choose from 'a', 'b')" (CPython Lib/argparse.py `_check_value`);
 - clap stops with "error: invalid value 'v' for '--quantize <QUANTIZE>'", for the flag and for its
-  environment variable alike (clap 4 `ValueEnum`: names compared as written);
+  environment variable alike (clap 4 `ValueEnum`: names compared as written); click (trtllm-serve) with
+  "Error: Invalid value for '--log_level': 'v' is not one of ..." (click.Choice, case-sensitive);
 - argparse takes an option's exact name, or `--name=value`'s, before any prefix (`_parse_optional` returns
   on `arg_string in self._option_string_actions` before `_get_option_tuples`); a prefix that several option
   strings start with exits with "ambiguous option: --max could match --max-model-len, --max-num-seqs"
@@ -202,7 +203,7 @@ def _from(env: str) -> str:
 
 
 def _parser(parser: str) -> str:
-    return "clap parser" if parser == "clap" else "argparse"
+    return f"{parser} parser" if parser in ("clap", "click") else "argparse"
 
 
 def _refusal(parser: str, option: str, said: str) -> str:
@@ -210,6 +211,8 @@ def _refusal(parser: str, option: str, said: str) -> str:
     up to the list of values, which each prints in its own order."""
     if parser == "clap":
         return f"error: invalid value '{said}' for '{option} <{option[2:].upper().replace('-', '_')}>'"
+    if parser == "click":  # click 8 types.py Choice.get_invalid_choice_message
+        return f"Error: Invalid value for '{option}': '{said}' is not one of …"
     return f"argument {option}: invalid choice: '{said}' (choose from …)"
 
 

@@ -8,8 +8,9 @@ release the configuration states) and kvlint read that release; a warning naming
 is not (no tag, `latest`, a pre-release, a release not read, an image built by someone else, whose build
 may add options).
 
-vLLM (0.6.0 to 0.33.0), SGLang (0.4.0 to 0.5.13.post1) and TGI's launcher (0.2.0 to 3.3.7, clap: no
-abbreviations, no generated inverses, `--x_y` is not `--x-y`) have tables. argparse takes an unambiguous prefix
+vLLM (0.6.0 to 0.33.0), SGLang (0.4.0 to 0.5.13.post1), TGI's launcher (0.2.0 to 3.3.7, clap) and
+trtllm-serve (0.21.0, 1.0.0, 1.1.0, click) have tables; clap and click take no abbreviation, make no
+inverse, and `--x_y` is not `--x-y`. argparse takes an unambiguous prefix
 of a long option (`allow_abbrev`: on in every release read; vLLM's FlexibleArgumentParser and SGLang's plain
 ArgumentParser never turn it off); vLLM's parser rewrites `_` to `-` in option names (SGLang's does not) and
 adds `--no-x` (BooleanOptionalAction) and, in 0.33, `--disable-x` for `--enable-x` (EnableDisableAction,
@@ -38,6 +39,7 @@ OFFICIAL_IMAGES = {
     "vllm": ("vllm/vllm-openai",),
     "sglang": ("lmsysorg/sglang",),
     "tgi": ("ghcr.io/huggingface/text-generation-inference",),
+    "trtllm": ("nvcr.io/nvidia/tensorrt-llm/release",),
 }  # the engine's own images, built from its release
 _TAG = lazy(r"^v?(\d+(?:\.\d+)*(?:\.post\d+)?)(?![\w.])")
 
@@ -110,7 +112,7 @@ class FlagTable:
     help: str  # the command that lists a release's flags
     abbreviations: bool = True  # argparse's allow_abbrev: an unambiguous prefix is the option (clap: no)
     inverses: bool = True  # the parser makes --no-x / --disable-x of boolean options (clap: no)
-    parser: str = "argparse"  # its words for an option it does not have ("argparse" or "clap")
+    parser: str = "argparse"  # its words for an option it does not have ("argparse", "clap" or "click")
 
     def first_last(self) -> str:
         return f"{self.releases[0]} to {self.releases[-1]}"
@@ -356,20 +358,17 @@ def _rejected(t: FlagTable, p: Pin, w: Written, name: str, engine: str) -> bool:
     return not w.known and not _accepted(name, _names(engine, t.releases))
 
 
-def _refusal(t: FlagTable, said: str) -> str:
-    """The parser's words for an option it does not have (clap 4: error.rs ContextKind::InvalidArg)."""
-    if t.parser == "clap":
-        return f"error: unexpected argument '{said}' found"
-    return f"error: unrecognized arguments: {said}"
-
-
-def _refusal_short(t: FlagTable, said: str) -> str:
-    return f"'unexpected argument {said}'" if t.parser == "clap" else "'unrecognized arguments'"
+# a parser's words for an option it lacks, short form, name (clap 4 error.rs InvalidArg; click 8.1 NoSuchOption)
+_WORDS = {
+    "argparse": ("error: unrecognized arguments: {}", "'unrecognized arguments'", "argparse"),
+    "clap": ("error: unexpected argument '{}' found", "'unexpected argument {}'", "clap parser"),
+    "click": ("Error: No such option: {}", "'No such option: {}'", "click parser"),
+}
 
 
 def _exits(t: FlagTable, said: str) -> str:
-    parser = "clap parser" if t.parser == "clap" else t.parser
-    return f"its {parser} exits at start-up with '{_refusal(t, said)}'"
+    words, _, parser = _WORDS[t.parser]
+    return f"its {parser} exits at start-up with '{words.format(said)}'"
 
 
 def _issue(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: str, engine: str) -> Issue:
@@ -394,7 +393,7 @@ def _issue(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: st
     return Issue(
         UNPARSED_SETTING,
         f"{label} has no option {said} in the releases kvlint read ({t.first_last()}); {p.why}: {label} exits with"
-        f" {_refusal_short(t, said)} unless the release in force or a plugin adds it",
+        f" {_WORDS[t.parser][1].format(said)} unless the release in force or a plugin adds it",
         where,
         fix=f"did you mean {guess}?" if guess else f"remove it, or check the spelling against `{t.help}`",
     )

@@ -75,7 +75,7 @@ class TensorRTLLM(EngineBase):
     ) -> None:
         from kvlint.engines.trtllm import options
 
-        options.read(d, tokens, env, strict=strict)
+        options.read(d, tokens, env, strict=strict, argv=argv)
         options.read_file(d, None)  # another input kind's args: no mounted file to read
 
     def option_files(self, d: Deployment) -> tuple[str, ...]:

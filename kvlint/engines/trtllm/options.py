@@ -70,8 +70,12 @@ DYNAMO_NEEDED = {
 }
 
 
-def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: bool = True) -> None:
-    """trtllm-serve's command line (`serve` is its default subcommand; the model its first positional)."""
+def read(
+    d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: bool = True, argv: bool = True
+) -> None:
+    """trtllm-serve's command line (`serve` is its default subcommand; the model its first positional).
+    The flags it writes are judged against the release in force (kvlint/engines/flag_sets.py: click stops
+    on an option its release lacks), where they are a real command line (`argv`) of trtllm-serve alone."""
     if tokens and tokens[0].text == "serve":
         tokens = tokens[1:]
     parsed = load_table(OPTIONS, "trtllm").parse(tokens)
@@ -80,6 +84,10 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
         if not first.unresolved:
             d.model = stated(first.text, first.where or d.where, first.note)
     apply(d, parsed, MAPPING, "TensorRT-LLM", NEEDED)
+    if strict and argv:
+        from kvlint.engines import flag_sets
+
+        flag_sets.record_flags(d, "trtllm", flag_sets.written(parsed))
 
 
 def read_dynamo(d: Deployment, tokens: list[Token], env: dict[str, EnvVar]) -> None:
