@@ -9,7 +9,7 @@ is not (no tag, `latest`, a pre-release, a release not read, an image built by s
 may add options).
 
 vLLM (0.6.0 to 0.33.0), SGLang (0.4.0 to 0.5.13.post1), TGI's launcher (0.2.0 to 3.3.7, clap) and
-trtllm-serve (0.21.0, 1.0.0, 1.1.0, click) have tables; clap and click take no abbreviation, make no
+trtllm-serve (0.18.2 to 1.2.1, click) have tables; clap and click take no abbreviation, make no
 inverse, and `--x_y` is not `--x-y`. argparse takes an unambiguous prefix
 of a long option (`allow_abbrev`: on in every release read; vLLM's FlexibleArgumentParser and SGLang's plain
 ArgumentParser never turn it off); vLLM's parser rewrites `_` to `-` in option names (SGLang's does not) and
@@ -367,8 +367,7 @@ _WORDS = {
 
 
 def _exits(t: FlagTable, said: str) -> str:
-    words, _, parser = _WORDS[t.parser]
-    return f"its {parser} exits at start-up with '{words.format(said)}'"
+    return f"its {_WORDS[t.parser][2]} exits at start-up with '{_WORDS[t.parser][0].format(said)}'"
 
 
 def _issue(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: str, engine: str) -> Issue:
@@ -377,8 +376,9 @@ def _issue(d: Deployment, t: FlagTable, p: Pin, w: Written, name: str, label: st
     said = show(name, 80)
     if p.certain:
         release = p.releases[0] if len(p.releases) == 1 else f"{p.releases[0]} to {p.releases[-1]}"
-        other = _spans(t, name)
-        guess = None if other else _did_you_mean(name, _names(engine, p.releases))
+        other, names = _spans(t, name), _names(engine, p.releases)
+        same = _normal(w.canonical, t.underscores)  # the pinned release's name for the option (an alias)
+        guess = same if same in names.flags else None if other else _did_you_mean(name, names)
         return Issue(
             UNPARSED_SETTING,
             f"{label} {release} has no option {said}"
