@@ -5,6 +5,8 @@ count and no ids is `count: all` (compose-spec/compose-go transform/devices.go d
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import gpu_pod, lint, rules_of
 
@@ -141,3 +143,33 @@ def test_llama_cpp_splits_its_layers_over_the_gpus_it_sees():
     assert len(both.plan.stage_pools) == 2
     assert seen_one.plan.stage_pools == one.plan.stage_pools == []
     assert seen_one.plan.terms == one.plan.terms
+
+
+def _scripted(script: str):
+    text = gpu_pod(VLLM, [], gpus=2).replace(
+        "        args: []\n", f"        command: {json.dumps(['bash', '-c', script])}\n"
+    )
+    return _kv201(lint(text))
+
+
+SERVE = "vllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192 --max-num-seqs 8"
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        (
+            f"CUDA_VISIBLE_DEVICES=2,3 {SERVE} --tensor-parallel-size 2",
+            "CUDA_VISIBLE_DEVICES=2,3 shows the engine 0",
+        ),
+        (f"export CUDA_VISIBLE_DEVICES=1\n{SERVE}", "CUDA_VISIBLE_DEVICES=1 shows the engine 1 of the 2"),
+        (f"CUDA_VISIBLE_DEVICES=0 exec {SERVE}", "CUDA_VISIBLE_DEVICES=0 shows the engine 1 of the 2"),
+    ],
+)
+def test_a_start_script_that_sets_the_variable_for_the_engine_is_read(script, said):
+    (f,) = _scripted(script)
+    assert f.message.startswith(said)
+
+
+def test_the_variable_of_another_program_in_the_script_is_not_the_engines():
+    assert not _scripted(f"CUDA_VISIBLE_DEVICES=1 python3 warmup.py; {SERVE} --tensor-parallel-size 2")

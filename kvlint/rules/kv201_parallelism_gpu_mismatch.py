@@ -56,7 +56,8 @@ class ParallelismGpuMismatch(DeploymentRule):
     ## Example
     `--tensor-parallel-size=4` in a pod with `nvidia.com/gpu: 1`.
 
-    A container's `CUDA_VISIBLE_DEVICES` that lists fewer of the pod's GPUs than it reserves narrows what the
+    A container's `CUDA_VISIBLE_DEVICES` (its env, or its start script's `export CUDA_VISIBLE_DEVICES=...` or
+    `CUDA_VISIBLE_DEVICES=... vllm serve`) that lists fewer of the pod's GPUs than it reserves narrows what the
     engine sees: the NVIDIA device plugin (or a compose device request) gives the container only its own
     GPUs, numbered 0 to N-1 inside it, and CUDA shows a program only the listed ones, up to the first index
     that is not one of them (CUDA C++ Programming Guide, "CUDA Environment Variables"). `CUDA_VISIBLE_DEVICES=2,3` copied from a host script
@@ -193,7 +194,7 @@ class ParallelismGpuMismatch(DeploymentRule):
             self,
             where_of(d, seen, d.gpus),
             f"{seen.note}{each}, and {parts} uses {world}: {idle} of the {reserved} reserved "
-            f"{per}{'s sit' if idle != 1 else ' sits'} idle",
+            f"{per}s {'sit' if idle != 1 else 'sits'} idle",
             fix=f"request {_request(ctx.gpu, world, per)}"
             + (f", or {undo} and raise {tp_key} to {all_} to use all {reserved}" if all_ else ""),
             severity=Severity.WARNING,

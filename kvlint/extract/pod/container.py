@@ -116,7 +116,7 @@ def build(
     read_engine(d, launch, env, storage)
     _option_files(d, ctx, pod, container, commands)
     add_container_facts(d, ctx, pod, container)
-    visible.apply(d, env, container)
+    visible.apply(d, {**env, **visible.from_script(launch)}, container)
     if "lora_adapters" not in d.extra:
         adapters.record(d, adapters.lora_syncer(ctx.nearby, pod))
     return d

@@ -16,13 +16,21 @@ NVIDIA_VISIBLE_DEVICES itself or runs privileged may see other GPUs than the one
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kvlint.deployment import Deployment, stated
 from kvlint.extract.pod.argv import EnvVar
+from kvlint.lazy_re import lazy
 from kvlint.load.tree import Mapping
+
+if TYPE_CHECKING:
+    from kvlint.extract.pod.engine_args import Launch
 
 VARIABLE = "CUDA_VISIBLE_DEVICES"
 SEEN = "gpus_seen"  # Deployment.extra: the GPUs per pod the engine sees, where fewer than it reserves
 SOURCE = 'CUDA C++ Programming Guide, "CUDA Environment Variables"'
+_ASSIGN = lazy(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_LEADERS = ("export", "env")  # words before assignments that still set them for the command after
 
 
 def seen(reserved: int, text: str) -> int | None:
@@ -68,6 +76,32 @@ def apply(d: Deployment, env: dict[str, EnvVar], container: Mapping) -> None:
         f"{VARIABLE}={listed} shows the engine {shown} of the {reserved} GPU{'s' if reserved != 1 else ''}"
         f" reserved ({got.note or d.gpu_resource}), which are {numbered} in the container ({SOURCE})",
     )
+
+
+def from_script(launch: Launch) -> dict[str, EnvVar]:
+    """CUDA_VISIBLE_DEVICES as the start script sets it for the engine: on a line of assignments before it
+    (`export CUDA_VISIBLE_DEVICES=0`) or before the engine's own words (`CUDA_VISIBLE_DEVICES=2,3 vllm serve`);
+    the last one before the engine wins. {} when the script sets none."""
+    found: dict[str, EnvVar] = {}
+    prefix = VARIABLE + "="
+    for command in launch.script:
+        entry = next((i for i, t in enumerate(command) if t is launch.entry), None)
+        words = list(command if entry is None else command[:entry])
+        while words and words[0].text in _LEADERS:
+            words.pop(0)
+        said = []
+        for t in words:
+            if not _ASSIGN().match(t.text):
+                break
+            said.append(t)
+        if entry is None and len(said) != len(words):
+            continue  # a line that runs something else: its assignments are that program's
+        for t in said:
+            if t.text.startswith(prefix) and not t.unresolved and t.where is not None:
+                found = {VARIABLE: EnvVar(t.text[len(prefix) :], t.where)}
+        if entry is not None:
+            break
+    return found
 
 
 def _privileged(container: Mapping) -> bool:
