@@ -74,6 +74,7 @@ DOCUMENT_KINDS: list[tuple[str, str, str]] = [
     ("kustomize-helm-charts", "kustomize:is_kustomization", "kustomize:extract"),
     ("ray-serve-config", "ray_serve:is_serve_config", "ray_serve:extract"),
     ("llm-d-modelservice", "llmd_values:is_modelservice", "llmd_values:extract"),
+    ("bjw-s-app-template", "app_template:is_app_template", "app_template:extract"),
     ("helm-values", "helm_values:always", "helm_values:extract"),
 ]
 
