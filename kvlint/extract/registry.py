@@ -53,6 +53,7 @@ GROUP_KINDS: dict[tuple[str, str], str] = {
     ("inference.llmaz.io/", "Playground"): "llmaz:playground",
     ("inference.llmaz.io/", "Service"): "llmaz:service",
     ("workload.serving.volcano.sh/", "ModelBooster"): "kthena:model_booster",
+    ("ollama.ayaka.io/", "Model"): "ollama_operator:model",
     ("argoproj.io/", "Application"): "argocd:application",
     ("argoproj.io/", "ApplicationSet"): "argocd:application_set",
     ("helm.toolkit.fluxcd.io/", "HelmRelease"): "flux:helm_release",
