@@ -256,6 +256,10 @@ class Engine(Protocol):
         summary names it, the fix's message, and the EngineSettings of that run (NIM: the other profiles the
         image's release publishes for these GPUs, by NIM_MODEL_PROFILE); () for most engines."""
 
+    def context_fix(self, arch: Any, gpu: Any, s: Any, plan: Any) -> int | None:
+        """The max_context KV102's fix writes where one sequence of the context does not fit: the largest length
+        that does, in the engine's own unit (llama.cpp: the cells of every slot, `-c`); None: no such fix."""
+
     def smaller_kv(self, version_text: str | None) -> tuple[str, str] | None:
         """The KV cache dtype of about half the bytes the release offers as a fix, as the plan takes it and as
         the engine's option is written (("fp8", "fp8"); LMDeploy before v0.14: ("int8", "8")); None: none."""

@@ -188,5 +188,8 @@ class EngineBase:
     def alternatives(self, d: Deployment, arch: Any, gpu: Any, s: Any) -> tuple[tuple[str, str, Any], ...]:
         return ()
 
+    def context_fix(self, arch: Any, gpu: Any, s: Any, plan: Any) -> int | None:
+        return plan.max_len_that_fits if plan.kv_pool > 0 and plan.max_len_that_fits > 0 else None
+
     def smaller_kv(self, version_text: str | None) -> tuple[str, str] | None:
         return ("fp8", "fp8")

@@ -105,6 +105,9 @@ class KvCacheBelowMaxContext(PlanRule):
     ## How to fix
     Lower `max_context` to the figure the message gives (vLLM's own estimate of the largest that
     fits), store the KV cache in fp8, raise `gpu_memory_utilization` a little, or add GPUs.
+    For llama.cpp, whose buffers either all fit or fail, the figure is the largest `-c` whose model,
+    compute and KV buffers llama-server allocates, found on its own plan at each length (a sliding-window
+    model's window-sized layers and the `-np` slots counted as llama.cpp allocates them).
 
     `--unsafe-fixes` applies the first of these: the context written in place (or added as
     `--max-model-len` after the last argument when the engine's default was in force). It comes
@@ -137,16 +140,17 @@ class KvCacheBelowMaxContext(PlanRule):
         where = where_of(d, ctx.in_force.max_context, d.model)
         fixes = []
         edits = []
-        if ctx_key and p.kv_pool > 0 and p.max_len_that_fits > 0:
-            fixes.append(f"{ctx_key} {p.max_len_that_fits} (the largest that fits)")
+        fits_len = engine.context_fix(arch, ctx.gpu, s, p) if ctx_key else None
+        if ctx_key and fits_len:
+            fixes.append(f"{ctx_key} {fits_len} (the largest that fits)")
             edits.append(
                 set_setting(
                     d,
                     ctx.in_force.engine_name,
                     ctx.in_force.max_context,
                     "max_context",
-                    p.max_len_that_fits,
-                    f"set {ctx_key} {p.max_len_that_fits}",
+                    fits_len,
+                    f"set {ctx_key} {fits_len}",
                     UNSAFE,
                 )
             )

@@ -71,6 +71,13 @@ class LlamaCpp(EngineBase):
     start_script = staticmethod(_launch.start_script)
     image_version = staticmethod(_launch.image_version)
 
+    def context_fix(self, arch: Any, gpu: Any, s: Any, plan: Any) -> int | None:
+        from kvlint.engines.llamacpp import ctx_fix
+
+        if plan.warmup_fails:  # the buffers do not fit: the largest -c that does (ctx_fix.py)
+            return ctx_fix.largest(arch, gpu, s, plan)
+        return super().context_fix(arch, gpu, s, plan)
+
     def read(self, d: Deployment, launch: Any, env: dict[str, Any], storage: Any = None) -> None:
         from kvlint.engines.llamacpp import options
 
