@@ -3,6 +3,7 @@
     python benchmarks/engine_flags.py vllm ROOT kvlint/engines/vllm/data/flag_sets.json
     python benchmarks/engine_flags.py sglang ROOT kvlint/engines/sglang/data/flag_sets.json
     python benchmarks/engine_flags.py tgi ROOT kvlint/engines/tgi/data/flag_sets.json
+    python benchmarks/engine_flags.py lmdeploy ROOT kvlint/engines/lmdeploy/data/flag_sets.json
 
 ROOT holds one folder per release, `vllm-0.10.1/`, `sglang-0.5.9/`: the release's wheel from PyPI unzipped
 (python files only; the engine is not installed or imported); for TGI, which is no Python package,
@@ -22,6 +23,8 @@ engine:
 - TGI: the fields of the launcher's clap `struct Args` (launcher/src/main.rs): a field whose `#[clap(...)]`
   says `long` is `--field-name` (clap's kebab-case of the field; `long = "x"` names it), `short` its first
   letter; clap adds `--help`/`-h` and `--version`/`-V` (the struct's `#[clap(version)]`).
+- LMDeploy: the options `lmdeploy serve api_server` adds, from lmdeploy/cli/serve.py and the ArgumentHelper
+  methods of lmdeploy/cli/utils.py it calls (benchmarks/lmdeploy_flags.py).
 
 Rewrites the table's `releases` (every release read, oldest first), `read` (the files read in each) and
 `flags` (each flag -> the runs of consecutive releases read that have it, "0.6.0..0.9.2"); the other keys
@@ -39,6 +42,7 @@ import sys
 import argparse_calls
 import clap_enums
 import engine_choices
+import lmdeploy_flags
 
 SGLANG_FILES = ("sglang/srt/server_args.py",)
 
@@ -300,6 +304,8 @@ def table(engine: str, root: str) -> dict:
             continue  # 0.5.14 on: flags made from dataclass fields in sglang/srt/arg_groups/, not read here
         if engine == "tgi":
             flags, used, found_choices = tgi_flags(where)
+        elif engine == "lmdeploy":
+            flags, used, found_choices = lmdeploy_flags.lmdeploy_flags(where)
         else:
             flags, used, found_choices = flags_of(
                 where, _vllm_files(where) if engine == "vllm" else list(SGLANG_FILES)

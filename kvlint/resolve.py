@@ -431,7 +431,8 @@ def _resolve(d: Deployment, defaults: Defaults, on: Value[str] | None) -> Resolv
         return r
     except ValueError as exc:
         where = getattr(exc, "where", None) or d.where
-        r.issues.append(Issue(UNPARSED_SETTING, f"engine settings could not be read: {exc}", where))
+        if not _refused_there(r.issues, where):  # the release's parser refusing that value was said
+            r.issues.append(Issue(UNPARSED_SETTING, f"engine settings could not be read: {exc}", where))
         return r
     if r.gpu is None or not r.gpu.engine_bytes:
         return r
@@ -446,3 +447,10 @@ def _resolve(d: Deployment, defaults: Defaults, on: Value[str] | None) -> Resolv
             why = "--max-model-len auto: the largest context one request fits in the KV cache"
         r.in_force = replace(r.in_force, max_context=default(r.plan.max_model_len, why))
     return r
+
+
+def _refused_there(issues: list[Issue], where: Location) -> bool:
+    """A KV005 error at `where`: the pinned release refuses the value there (kvlint/engines/flag_choices.py)."""
+    return any(
+        i.code == UNPARSED_SETTING and i.severity is Severity.ERROR and i.where == where for i in issues
+    )

@@ -15,12 +15,13 @@ of a long option (`allow_abbrev`: on in every release read; vLLM's FlexibleArgum
 ArgumentParser never turn it off); vLLM's parser rewrites `_` to `-` in option names (SGLang's does not) and
 adds `--no-x` (BooleanOptionalAction) and, in 0.33, `--disable-x` for `--enable-x` (EnableDisableAction,
 vllm==0.33.0:vllm/utils/argparse_utils.py:119). A flag that may be one of those is never an error.
+LMDeploy's `serve api_server` (0.4.0 to 0.18.0): argparse, allow_abbrev on, no generated inverses, `_` read
+as `-` only from 0.9.2 (its FlexibleArgumentParser; the table's `underscores_from`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from functools import cache
 
@@ -28,6 +29,7 @@ from kvlint.bounds import FINDINGS_PER_RULE_MAX, show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.engines import display, facts
+from kvlint.engines.flag_releases import ReleaseSets
 from kvlint.extract.pod.argv import Token, flag_name, split_flag
 from kvlint.extract.pod.engine_args.options import Parsed
 from kvlint.findings import Issue, Location, Severity
@@ -40,6 +42,7 @@ OFFICIAL_IMAGES = {
     "sglang": ("lmsysorg/sglang",),
     "tgi": ("ghcr.io/huggingface/text-generation-inference",),
     "trtllm": ("nvcr.io/nvidia/tensorrt-llm/release",),
+    "lmdeploy": ("openmmlab/lmdeploy",),
 }  # the engine's own images, built from its release
 _TAG = lazy(r"^v?(\d+(?:\.\d+)*(?:\.post\d+)?)(?![\w.])")
 
@@ -58,54 +61,12 @@ class Written:
     ambiguous: tuple[str, ...] = ()  # the options a prefix matches in the releases kvlint read
 
 
-class _ReleaseSets(Mapping[str, frozenset[str]]):
-    """release -> the flags it has, from the flags' runs of releases. A release's set is made the first
-    time it is asked for: a run asks for the one or two releases in force, and making the sets of all of
-    vLLM's 66 releases up front made 13,741 set insertions in every run that met a vLLM flag."""
-
-    def __init__(self, order: tuple[str, ...], spans: dict[str, tuple[str, ...]]) -> None:
-        self._at = {r: i for i, r in enumerate(order)}
-        self._runs: list[tuple[str, int, int]] = []  # (flag, first release's index, last release's index)
-        for flag, runs in spans.items():
-            for run in runs:
-                a, _, b = run.partition("..")
-                self._runs.append((flag, self._at[a], self._at[b or a]))
-        self._made: dict[str, frozenset[str]] = {}
-
-    def __getitem__(self, release: str) -> frozenset[str]:
-        made = self._made.get(release)
-        if made is None:
-            made = self._made[release] = self.union((release,))
-        return made
-
-    def union(self, releases: tuple[str, ...]) -> frozenset[str]:
-        """The flags any of `releases` has (KeyError for a release not read), without making each set."""
-        at = sorted({self._at[r] for r in releases})
-        out = set()
-        for flag, lo, hi in self._runs:
-            k = bisect_left(at, lo)  # the first release asked at or after the run's start
-            if k < len(at) and at[k] <= hi:
-                out.add(flag)
-        return frozenset(out)
-
-    @property
-    def made(self) -> tuple[str, ...]:
-        """The releases whose set has been made so far."""
-        return tuple(self._made)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._at)
-
-    def __len__(self) -> int:
-        return len(self._at)
-
-
 @record(frozen=True)
 class FlagTable:
     releases: tuple[str, ...]  # oldest first
     read: dict[str, str]  # release -> the files read
     spans: dict[str, tuple[str, ...]]  # flag -> runs "0.6.0..0.9.2"
-    sets: _ReleaseSets  # release -> its flags (each made when first asked)
+    sets: ReleaseSets  # release -> its flags (each made when first asked)
     underscores: (
         bool  # the parser reads `--max_model_len` as `--max-model-len` (vLLM's FlexibleArgumentParser)
     )
@@ -113,6 +74,7 @@ class FlagTable:
     abbreviations: bool = True  # argparse's allow_abbrev: an unambiguous prefix is the option (clap: no)
     inverses: bool = True  # the parser makes --no-x / --disable-x of boolean options (clap: no)
     parser: str = "argparse"  # its words for an option it does not have ("argparse", "clap" or "click")
+    underscores_from: str = ""  # the first release whose parser rewrites `_` (none: every release's does)
 
     def first_last(self) -> str:
         return f"{self.releases[0]} to {self.releases[-1]}"
@@ -130,12 +92,13 @@ def table(engine: str) -> FlagTable | None:
         order,
         dict(doc["read"]),
         spans,
-        _ReleaseSets(order, spans),
+        ReleaseSets(order, spans),
         bool(doc.get("underscores")),
         doc["help"],
         bool(doc.get("abbreviations", True)),
         bool(doc.get("inverses", True)),
         str(doc.get("parser", "argparse")),
+        str(doc.get("underscores_from", "")),
     )
 
 
@@ -296,8 +259,9 @@ def issues(d: Deployment, version: Value | None) -> list[Issue]:
     out: list[Issue] = []
     seen: set[str] = set()
     rejected, last = 0, d.where
+    rewrites = _rewrites(t, p)
     for w in written:
-        name = _normal(w.name, t.underscores)
+        name = _normal(w.name, rewrites)
         if w.ambiguous or w.value is not None:
             found = _value_or_prefix(d, t, p, w, name, engine)
             if found is not None:
@@ -348,6 +312,15 @@ def _normal(name: str, underscores: bool) -> str:
         return name
     head = name.split(".", 1)[0] if underscores else name
     return head.replace("_", "-") if underscores else head
+
+
+def _rewrites(t: FlagTable, p: Pin) -> bool:
+    """The parser in force reads `--x_y` as `--x-y`: where only later releases do (`underscores_from`),
+    where one of the releases pinned is one of them, or none is pinned."""
+    if not t.underscores or not t.underscores_from or not p.certain:
+        return t.underscores
+    first = t.releases.index(t.underscores_from)
+    return any(t.releases.index(r) >= first for r in p.releases)
 
 
 def _rejected(t: FlagTable, p: Pin, w: Written, name: str, engine: str) -> bool:

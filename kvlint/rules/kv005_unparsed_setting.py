@@ -45,11 +45,12 @@ class UnparsedSetting(IssueRule):
     so is `model.aibrix.ai/name` on a Deployment's own labels but not on its pod template: the gateway
     finds a model's pods by the pod's label, so it never routes to them.
     A flag the release in force does not have is an error where the image's tag pins a release kvlint
-    read (vLLM 0.6.0 to 0.33.0 and SGLang 0.4.0 to 0.5.13.post1 from their wheels, TGI's launcher 0.2.0 to
-    3.3.7 from its tags, trtllm-serve 0.18.2 to 1.2.1 from each release's documented click options) and a
-    warning that names the assumption otherwise. vLLM's and SGLang's argparse take an unambiguous prefix
-    and vLLM's its generated `--no-x`; TGI's clap and trtllm-serve's click take neither, nor `--x_y` for
-    `--x-y`.
+    read (vLLM 0.6.0 to 0.33.0, SGLang 0.4.0 to 0.5.13.post1 and LMDeploy's `serve api_server` 0.4.0 to
+    0.18.0 from their wheels, TGI's launcher 0.2.0 to 3.3.7 from its tags, trtllm-serve 0.18.2 to 1.2.1
+    from each release's documented click options) and a warning that names the assumption otherwise.
+    vLLM's, SGLang's and LMDeploy's argparse take an unambiguous prefix and vLLM's its generated `--no-x`;
+    LMDeploy reads `--x_y` as `--x-y` from v0.9.2 only; TGI's clap and trtllm-serve's click take neither,
+    nor `--x_y` for `--x-y`.
 
     ## Why is this bad?
     The engine will read that value its own way (or refuse it). kvlint would otherwise check a
