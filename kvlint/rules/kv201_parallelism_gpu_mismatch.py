@@ -56,17 +56,17 @@ class ParallelismGpuMismatch(DeploymentRule):
     ## Example
     `--tensor-parallel-size=4` in a pod with `nvidia.com/gpu: 1`.
 
+    Use instead: `nvidia.com/gpu: 4`, or `--tensor-parallel-size=1`.
+
     A container's `CUDA_VISIBLE_DEVICES` (its env, or its start script's `export CUDA_VISIBLE_DEVICES=...` or
     `CUDA_VISIBLE_DEVICES=... vllm serve`) that lists fewer of the pod's GPUs than it reserves narrows what the
     engine sees: the NVIDIA device plugin (or a compose device request) gives the container only its own
     GPUs, numbered 0 to N-1 inside it, and CUDA shows a program only the listed ones, up to the first index
-    that is not one of them (CUDA C++ Programming Guide, "CUDA Environment Variables"). `CUDA_VISIBLE_DEVICES=2,3` copied from a host script
-    into a pod with `nvidia.com/gpu: 2` hides both, and the engine finds no GPU (an error); `0` under
-    `nvidia.com/gpu: 4` leaves three reserved GPUs idle (a warning). Only a list of device numbers is judged:
-    UUIDs, a value from a variable, a container that sets `NVIDIA_VISIBLE_DEVICES` itself or runs privileged
-    are left alone.
-
-    Use instead: `nvidia.com/gpu: 4`, or `--tensor-parallel-size=1`.
+    that is not one of them (CUDA C++ Programming Guide, "CUDA Environment Variables").
+    `CUDA_VISIBLE_DEVICES=2,3` copied from a host script into a pod with `nvidia.com/gpu: 2` hides both, and
+    the engine finds no GPU (an error); `0` under `nvidia.com/gpu: 4` leaves three reserved GPUs idle (a
+    warning). Only a list of device numbers is judged: UUIDs, a value from a variable, a container that sets
+    `NVIDIA_VISIBLE_DEVICES` itself or runs privileged are left alone.
 
     TGI's `--sharded true` with one shard (stated, or the one GPU it defaults to) is refused by its
     launcher (launcher/src/main.rs `find_num_shards`): "`sharded` is true but `num_shard` <= 1".
