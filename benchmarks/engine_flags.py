@@ -4,6 +4,7 @@
     python benchmarks/engine_flags.py sglang ROOT kvlint/engines/sglang/data/flag_sets.json
     python benchmarks/engine_flags.py tgi ROOT kvlint/engines/tgi/data/flag_sets.json
     python benchmarks/engine_flags.py lmdeploy ROOT kvlint/engines/lmdeploy/data/flag_sets.json
+    python benchmarks/engine_flags.py llamacpp ROOT kvlint/engines/llamacpp/data/flag_sets.json
 
 ROOT holds one folder per release, `vllm-0.10.1/`, `sglang-0.5.9/`: the release's wheel from PyPI unzipped
 (python files only; the engine is not installed or imported); for TGI, which is no Python package,
@@ -25,6 +26,8 @@ engine:
   letter; clap adds `--help`/`-h` and `--version`/`-V` (the struct's `#[clap(version)]`).
 - LMDeploy: the options `lmdeploy serve api_server` adds, from lmdeploy/cli/serve.py and the ArgumentHelper
   methods of lmdeploy/cli/utils.py it calls (benchmarks/lmdeploy_flags.py).
+- llama.cpp: the options llama-server keeps from common/arg.cpp of build bNNNN, `llamacpp-bNNNN/common/arg.cpp`
+  (benchmarks/llamacpp_flags.py).
 
 Rewrites the table's `releases` (every release read, oldest first), `read` (the files read in each) and
 `flags` (each flag -> the runs of consecutive releases read that have it, "0.6.0..0.9.2"); the other keys
@@ -42,6 +45,7 @@ import sys
 import argparse_calls
 import clap_enums
 import engine_choices
+import llamacpp_flags
 import lmdeploy_flags
 
 SGLANG_FILES = ("sglang/srt/server_args.py",)
@@ -306,6 +310,8 @@ def table(engine: str, root: str) -> dict:
             flags, used, found_choices = tgi_flags(where)
         elif engine == "lmdeploy":
             flags, used, found_choices = lmdeploy_flags.lmdeploy_flags(where)
+        elif engine == "llamacpp":
+            flags, used, found_choices = llamacpp_flags.llamacpp_flags(where)
         else:
             flags, used, found_choices = flags_of(
                 where, _vllm_files(where) if engine == "vllm" else list(SGLANG_FILES)
@@ -370,8 +376,8 @@ def main(argv: list[str]) -> int:
 
 
 def _key(release: str) -> tuple[int, ...]:
-    """'0.8.5.post1' -> (0, 8, 5, 1): releases in PyPI's order."""
-    return tuple(int(p) for p in release.replace(".post", ".").split(".") if p.isdigit())
+    """'0.8.5.post1' -> (0, 8, 5, 1): releases in PyPI's order; 'b4729' -> (4729,): llama.cpp's builds."""
+    return tuple(int(p) for p in release.lstrip("b").replace(".post", ".").split(".") if p.isdigit())
 
 
 if __name__ == "__main__":

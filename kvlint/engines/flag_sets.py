@@ -16,7 +16,9 @@ ArgumentParser never turn it off); vLLM's parser rewrites `_` to `-` in option n
 adds `--no-x` (BooleanOptionalAction) and, in 0.33, `--disable-x` for `--enable-x` (EnableDisableAction,
 vllm==0.33.0:vllm/utils/argparse_utils.py:119). A flag that may be one of those is never an error.
 LMDeploy's `serve api_server` (0.4.0 to 0.18.0): argparse, allow_abbrev on, no generated inverses, `_` read
-as `-` only from 0.9.2 (its FlexibleArgumentParser; the table's `underscores_from`).
+as `-` only from 0.9.2 (its FlexibleArgumentParser; the table's `underscores_from`). llama-server's builds
+(b3716 to b11434, some read: kvlint/engines/flag_builds.py judges one between two read) look every spelling
+up whole, short ones too (`exact`), `_` read as `-`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from functools import cache
 from kvlint.bounds import FINDINGS_PER_RULE_MAX, show
 from kvlint.codes import UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
-from kvlint.engines import display, facts
+from kvlint.engines import display, facts, flag_builds
 from kvlint.engines.flag_releases import ReleaseSets
 from kvlint.extract.pod.argv import Token, flag_name, split_flag
 from kvlint.extract.pod.engine_args.options import Parsed
@@ -43,6 +45,7 @@ OFFICIAL_IMAGES = {
     "tgi": ("ghcr.io/huggingface/text-generation-inference",),
     "trtllm": ("nvcr.io/nvidia/tensorrt-llm/release",),
     "lmdeploy": ("openmmlab/lmdeploy",),
+    "llamacpp": ("ghcr.io/ggml-org/llama.cpp", "ghcr.io/ggerganov/llama.cpp"),
 }  # the engine's own images, built from its release
 _TAG = lazy(r"^v?(\d+(?:\.\d+)*(?:\.post\d+)?)(?![\w.])")
 
@@ -75,6 +78,10 @@ class FlagTable:
     inverses: bool = True  # the parser makes --no-x / --disable-x of boolean options (clap: no)
     parser: str = "argparse"  # its words for an option it does not have ("argparse", "clap" or "click")
     underscores_from: str = ""  # the first release whose parser rewrites `_` (none: every release's does)
+    between: int = (
+        0  # numbered builds: an unread one this close to two read is judged by both (flag_builds.py)
+    )
+    exact: bool = False  # every spelling is looked up as written, single-dash ones too (llama.cpp)
 
     def first_last(self) -> str:
         return f"{self.releases[0]} to {self.releases[-1]}"
@@ -99,6 +106,8 @@ def table(engine: str) -> FlagTable | None:
         bool(doc.get("inverses", True)),
         str(doc.get("parser", "argparse")),
         str(doc.get("underscores_from", "")),
+        int(doc.get("between", 0)),
+        bool(doc.get("exact", False)),
     )
 
 
@@ -175,12 +184,14 @@ def _names(engine: str, releases: tuple[str, ...]) -> _Names:
     return _Names(t.sets.union(releases), t.abbreviations, t.inverses)
 
 
-def _accepted(name: str, names: _Names) -> bool:
+def _accepted(name: str, names: _Names, exact: bool = False) -> bool:
     """Whether a release with these flags may take `name`: the flag, its generated inverse (`--no-x`;
     `--disable-x` / `--enable-x` from vLLM 0.33's EnableDisableAction), or a prefix of one (allow_abbrev),
-    each where the engine's parser does that."""
-    if name in names.flags or not name.startswith("--"):
+    each where the engine's parser does that. `exact`: the parser looks every spelling up as written."""
+    if name in names.flags or (not exact and not name.startswith("--")):
         return True  # single-dash spellings (-tp, -O3) are left to the option table
+    if not name.startswith("--"):
+        return False
     stem = name[2:]
     if names.inverses:
         for prefix in ("no-", "enable-", "disable-"):
@@ -211,12 +222,18 @@ def pin(d: Deployment, t: FlagTable, engine: str, version: Value | None) -> Pin:
     text = str(version.value).strip().lstrip("v")
     from_tag = version.origin == "inferred" and "image tag" in version.note
     whole = _TAG().match(tag) if from_tag else None
-    if whole is not None and whole.group(1) in t.releases:
-        text = whole.group(1)  # the tag's own release (v0.9.0.1, v0.8.5.post1), not its first three numbers
-    releases = (text,) if text in t.releases else tuple(_candidates(t, text))
+    note = ""
+    if t.between:  # a numbered build, which the engine's image_version read from the tag whole
+        releases, note = flag_builds.judged_by(t.releases, t.between, text)
+    else:
+        if whole is not None and whole.group(1) in t.releases:
+            text = whole.group(
+                1
+            )  # the tag's own release (v0.9.0.1, v0.8.5.post1), not its first three numbers
+        releases = (text,) if text in t.releases else tuple(_candidates(t, text))
     if not releases:
         return Pin((), False, f"kvlint has not read the flags of {display(engine)} {text}")
-    if from_tag and whole is None:
+    if from_tag and whole is None and not t.between:
         return Pin(
             releases,
             False,
@@ -228,7 +245,9 @@ def pin(d: Deployment, t: FlagTable, engine: str, version: Value | None) -> Pin:
             releases, False, f"the image {show(image, 60)} is not the engine's own: its build may add options"
         )
     return Pin(
-        releases, True, f"the image tag {tag} pins it" if from_tag else f"{version.note or 'stated'}: {text}"
+        releases,
+        True,
+        (f"the image tag {tag} pins it" if from_tag else f"{version.note or 'stated'}: {text}") + note,
     )
 
 
@@ -327,8 +346,8 @@ def _rejected(t: FlagTable, p: Pin, w: Written, name: str, engine: str) -> bool:
     """The release in force does not take the flag: the pinned release's argparse rejects it, or, with
     none pinned, no release read has it."""
     if p.certain:
-        return not _accepted(name, _names(engine, p.releases))
-    return not w.known and not _accepted(name, _names(engine, t.releases))
+        return not _accepted(name, _names(engine, p.releases), t.exact)
+    return not w.known and not _accepted(name, _names(engine, t.releases), t.exact)
 
 
 # a parser's words for an option it lacks, short form, name (clap 4 error.rs InvalidArg; click 8.1 NoSuchOption)
@@ -336,6 +355,8 @@ _WORDS = {
     "argparse": ("error: unrecognized arguments: {}", "'unrecognized arguments'", "argparse"),
     "clap": ("error: unexpected argument '{}' found", "'unexpected argument {}'", "clap parser"),
     "click": ("Error: No such option: {}", "'No such option: {}'", "click parser"),
+    # llama.cpp common/arg.cpp common_params_parse_ex (b3716 to b11434)
+    "llama.cpp": ("error: invalid argument: {}", "'invalid argument: {}'", "argument parser"),
 }
 
 

@@ -50,7 +50,9 @@ class UnparsedSetting(IssueRule):
     from each release's documented click options) and a warning that names the assumption otherwise.
     vLLM's, SGLang's and LMDeploy's argparse take an unambiguous prefix and vLLM's its generated `--no-x`;
     LMDeploy reads `--x_y` as `--x-y` from v0.9.2 only; TGI's clap and trtllm-serve's click take neither,
-    nor `--x_y` for `--x-y`.
+    nor `--x_y` for `--x-y`. llama.cpp's llama-server (builds b3716 to b4747 and b9093 to b11434 read, one
+    every ~250; a build between two read ones is judged where both lack the option) takes no prefix,
+    reads `--x_y` as `--x-y`, and checks short spellings (`-kvu`) too.
 
     ## Why is this bad?
     The engine will read that value its own way (or refuse it). kvlint would otherwise check a

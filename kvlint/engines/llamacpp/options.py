@@ -15,6 +15,7 @@ from typing import Any
 
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
+from kvlint.engines import flag_sets
 from kvlint.engines.llamacpp import ollama_tags
 from kvlint.extract.pod.argv import EnvVar, Token, split_flag
 from kvlint.extract.pod.engine_args.apply import apply, env_value
@@ -88,18 +89,25 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
     """llama-server's command line and variables (a bare `-fa` is `on`)."""
     tokens = _bare_fa(tokens)
     table = load_table(OPTIONS, "llamacpp")
-    d.issues.extend(_one_argument(table, tokens, d.where))
+    joined = _one_argument(table, tokens, d.where)
+    d.issues.extend(joined)
     parsed = table.parse(tokens)
     every = _every_override(table, tokens)
     if every is not None:
         parsed.values["--override-tensor"] = every
+    from_env: dict[str, str] = {}
     for option, var in ENV.items():
         if option not in parsed.values:
             tok = env_value(env, var)
             if tok is not None:
                 parsed.values[option] = (Token(option, tok.where, tok.note), tok, False)
+                from_env[option] = var
     apply(d, parsed, MAPPING, "llama.cpp", NEEDED)
     _model(d)
+    if strict:  # an option the build in force lacks stops it: judged at resolve (kvlint/engines/flag_sets.py)
+        said = {i.where for i in joined}  # `-c 8192` as one argument: said above
+        parsed.unknown[:] = [tok for tok in parsed.unknown if tok.where not in said]
+        flag_sets.record_flags(d, "llamacpp", flag_sets.written(parsed, from_env))
 
 
 def _one_argument(table: Any, tokens: list[Token], d_where: Location) -> list[Issue]:
