@@ -99,3 +99,12 @@ def test_an_unpinned_image_gives_a_warning_not_an_error():
     assert severity == Severity.WARNING
     assert "llama.cpp has no option --ctx in the releases kvlint read (b3716 to" in message
     assert _kv005("ghcr.io/ggml-org/llama.cpp:server-cuda", "--reasoning-format", "deepseek") == []
+
+
+def test_an_option_written_with_its_value_after_an_equals_sign_is_refused_and_not_read():
+    """common_params_parse_ex looks `--ctx-size=8192` up whole (no `=value` form in any build read)."""
+    result = lint(gpu_pod(IMAGE + "b4729", ["-m", "x.gguf", "--ctx-size=8192"]), "cpp.yaml")
+    [f] = [f for f in result.findings if f.rule == "KV005"]
+    assert f.severity == Severity.ERROR and f.fix == "write --ctx-size and its value as two arguments"
+    assert "error: invalid argument: --ctx-size=8192" in f.message
+    assert result.deployments[0].deployment.max_context is None

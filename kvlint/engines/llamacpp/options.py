@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from kvlint.bounds import show
 from kvlint.codes import NOT_CHECKABLE, UNPARSED_SETTING
 from kvlint.deployment import Deployment, Value, stated
 from kvlint.engines import flag_sets
@@ -102,6 +103,7 @@ def read(d: Deployment, tokens: list[Token], env: dict[str, EnvVar], strict: boo
             if tok is not None:
                 parsed.values[option] = (Token(option, tok.where, tok.note), tok, False)
                 from_env[option] = var
+    _with_equals(d, parsed)
     apply(d, parsed, MAPPING, "llama.cpp", NEEDED)
     _model(d)
     if strict:  # an option the build in force lacks stops it: judged at resolve (kvlint/engines/flag_sets.py)
@@ -136,6 +138,28 @@ def _one_argument(table: Any, tokens: list[Token], d_where: Location) -> list[Is
             )
         )
     return out
+
+
+def _with_equals(d: Deployment, parsed: Any) -> None:
+    """`--ctx-size=8192`: llama-server looks the whole argument up as an option name (common_params_parse_ex
+    has no `--x=value` form in any build read, b3716 to b11434: common/arg.cpp `arg_to_options.find(arg)`),
+    finds none and exits ("error: invalid argument: --ctx-size=8192"), so the value is not read."""
+    for canonical, (flag, _value, _negated) in list(parsed.values.items()):
+        if not flag.text.startswith("-") or "=" not in flag.text:
+            continue
+        del parsed.values[canonical]
+        name = flag.text.split("=", 1)[0]
+        d.issues.append(
+            Issue(
+                UNPARSED_SETTING,
+                f"'{show(flag.text, 60)}' is one argument: llama-server has no {name}=VALUE form and exits at"
+                f' start-up ("error: invalid argument: {show(flag.text, 60)}", common/arg.cpp'
+                f" common_params_parse_ex); the {name} it holds is not read",
+                flag.where or d.where,
+                fix=f"write {name} and its value as two arguments",
+                severity=Severity.ERROR,
+            )
+        )
 
 
 def _every_override(table: Any, tokens: list[Token]) -> tuple[Token, Token, bool] | None:
