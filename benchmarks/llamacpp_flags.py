@@ -62,12 +62,21 @@ def _string_end(text: str, at: int) -> int:
     return i + 1
 
 
-def _examples(chain: str, method: str) -> set[str] | None:
-    """The LLAMA_EXAMPLE_* names of the chain's last `.method({...})`, None where it is not called."""
+def _examples(chain: str, method: str, named: dict[str, set[str]]) -> set[str] | None:
+    """The LLAMA_EXAMPLE_* names of the chain's last `.method({...})` or `.method(name)` (a list declared
+    once, `mmproj_examples`), None where it is not called."""
     found = None
-    for m in re.finditer(r"\." + method + r"\(\s*\{([^}]*)\}", chain):
-        found = set(re.findall(r"LLAMA_EXAMPLE_\w+", m.group(1)))
+    for m in re.finditer(r"\." + method + r"\(\s*(?:\{([^}]*)\}|(\w+)\s*\))", chain):
+        found = (
+            set(re.findall(r"LLAMA_EXAMPLE_\w+", m.group(1))) if m.group(1) is not None else named[m.group(2)]
+        )
     return found
+
+
+def _named_lists(text: str) -> dict[str, set[str]]:
+    """`static std::initializer_list<enum llama_example> mmproj_examples = {...};` -> its names."""
+    found = re.finditer(r"initializer_list<\s*enum\s+llama_example\s*>\s+(\w+)\s*=\s*\{([^}]*)\}", text)
+    return {m.group(1): set(re.findall(r"LLAMA_EXAMPLE_\w+", m.group(2))) for m in found}
 
 
 def _for_server(condition: str) -> bool | None:
@@ -112,6 +121,7 @@ def server_options(text: str) -> set[str]:
     """Every spelling llama-server's parser takes in this arg.cpp."""
     body = _body(text)
     blocks = _blocks(body)
+    named = _named_lists(text)
     found: set[str] = set()
     for m in _OPEN.finditer(body):
         if any(a <= m.start() < b and not taken for a, b, taken in blocks):
@@ -119,8 +129,8 @@ def server_options(text: str) -> set[str]:
         ctor = m.end() - 1
         ctor_end = _close(body, ctor)
         chain = body[ctor_end : _close(body, body.index("(", m.start()))]
-        examples = _examples(chain, "set_examples") or {"LLAMA_EXAMPLE_COMMON"}
-        excludes = _examples(chain, "set_excludes") or set()
+        examples = _examples(chain, "set_examples", named) or {"LLAMA_EXAMPLE_COMMON"}
+        excludes = _examples(chain, "set_excludes", named) or set()
         if (
             not examples & {"LLAMA_EXAMPLE_SERVER", "LLAMA_EXAMPLE_COMMON"}
             or "LLAMA_EXAMPLE_SERVER" in excludes
@@ -133,7 +143,7 @@ def server_options(text: str) -> set[str]:
 def _spellings(args: str) -> list[str]:
     """The constructor's leading brace lists of option strings: its spellings, then its negated ones."""
     out: list[str] = []
-    rest = args.lstrip()
+    rest = re.sub(r"(?m)^\s*//[^\n]*\n", "", args).lstrip()  # comment lines before a brace list
     while rest.startswith("{"):
         end = _close(rest, 0)
         names = _STRINGS.findall(rest[:end])
