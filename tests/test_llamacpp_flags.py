@@ -30,8 +30,8 @@ def _kv005(image: str, *flags: str, env: dict[str, str] | None = None) -> list[t
 
 def test_the_table_reads_builds_in_order_with_the_parser_s_rules():
     t = flag_sets.table("llamacpp")
-    assert t is not None and t.releases[0] == "b3716"
-    numbers = [int(r[1:]) for r in t.releases]
+    assert t is not None and t.releases[0] == "3716"
+    numbers = [int(r) for r in t.releases]
     assert numbers == sorted(numbers)
     assert all(t.read[r] == f"llamacpp=={r}:common/arg.cpp" for r in t.releases)
     assert t.exact and t.underscores and not t.abbreviations and not t.inverses and t.parser == "llama.cpp"
@@ -52,7 +52,7 @@ def test_an_option_added_in_b4729_is_an_error_on_b4701_and_clean_on_b4729():
     LLAMA_EXAMPLE_MAIN})`; b4701's arg.cpp has no such option."""
     [(severity, message)] = _kv005(IMAGE + "b4701", "--jinja", "--reasoning-format", "deepseek")
     assert severity == Severity.ERROR
-    assert "llama.cpp b4701 has no option --reasoning-format (llama.cpp b4729 to" in message
+    assert "llama.cpp 4701 has no option --reasoning-format (llama.cpp 4729 to" in message
     assert "'error: invalid argument: --reasoning-format'" in message
     assert _kv005(IMAGE + "b4729", "--jinja", "--reasoning-format", "deepseek") == []
 
@@ -62,11 +62,11 @@ def test_a_build_between_two_read_builds_is_judged_by_both():
     it) is an error naming both."""
     t = flag_sets.table("llamacpp")
     assert t is not None
-    assert flag_builds.judged_by(t.releases, t.between, "b4600")[0] == ("b4500", "b4701")
+    assert flag_builds.judged_by(t.releases, t.between, "b4600")[0] == ("4500", "4701")
     assert _kv005(IMAGE + "b4600", "--jinja") == []
     [(severity, message)] = _kv005(IMAGE + "b4600", "--reasoning-format", "deepseek")
     assert severity == Severity.ERROR
-    assert "judged by b4500 and b4701" in message
+    assert "judged by 4500 and 4701" in message
 
 
 def test_a_build_far_from_any_read_build_is_not_judged():
@@ -79,9 +79,9 @@ def test_a_build_far_from_any_read_build_is_not_judged():
 def test_no_prefix_is_taken_and_a_short_spelling_is_judged():
     """`--ctx` is no option (no abbreviation); `-kvu` is --kv-unified's short spelling, which b4747 lacks."""
     [(severity, message)] = _kv005(IMAGE + "b4747", "--ctx", "8192")
-    assert severity == Severity.ERROR and "llama.cpp b4747 has no option --ctx:" in message
+    assert severity == Severity.ERROR and "llama.cpp 4747 has no option --ctx:" in message
     [(severity, message)] = _kv005(IMAGE + "b4747", "-kvu")
-    assert severity == Severity.ERROR and "llama.cpp b4747 has no option -kvu" in message
+    assert severity == Severity.ERROR and "llama.cpp 4747 has no option -kvu" in message
 
 
 def test_underscores_are_read_as_dashes():
@@ -97,7 +97,7 @@ def test_a_variable_is_not_an_option():
 def test_an_unpinned_image_gives_a_warning_not_an_error():
     [(severity, message)] = _kv005("ghcr.io/ggml-org/llama.cpp:server-cuda", "--ctx", "8192")
     assert severity == Severity.WARNING
-    assert "llama.cpp has no option --ctx in the releases kvlint read (b3716 to" in message
+    assert "llama.cpp has no option --ctx in the releases kvlint read (3716 to" in message
     assert _kv005("ghcr.io/ggml-org/llama.cpp:server-cuda", "--reasoning-format", "deepseek") == []
 
 

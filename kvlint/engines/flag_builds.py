@@ -15,17 +15,18 @@ from bisect import bisect_left
 
 
 def judged_by(releases: tuple[str, ...], between: int, text: str) -> tuple[tuple[str, ...], str]:
-    """The builds read that judge build `text` ('b4729' or '4729'), and a note when they are its
-    neighbours; () where it is not read and no two read builds close enough surround it."""
+    """The builds read (named by number, '4729', as data/releases.json names them) that judge build `text`
+    ('b4729' or '4729'), and a note when they are its neighbours; () where it is not read and no two read
+    builds close enough surround it."""
     m = re.fullmatch(r"b?(\d+)", text.strip())
     if m is None:
         return (), ""
     build = int(m.group(1))
-    if f"b{build}" in releases:
-        return (f"b{build}",), ""
-    numbers = [int(r.lstrip("b")) for r in releases]
+    if str(build) in releases:
+        return (str(build),), ""
+    numbers = [int(r) for r in releases]
     k = bisect_left(numbers, build)
     if 0 < k < len(numbers) and numbers[k] - numbers[k - 1] <= between:
         lo, hi = releases[k - 1], releases[k]
-        return (lo, hi), f"; build b{build} is not read: judged by {lo} and {hi}, the builds read either side"
+        return (lo, hi), f"; build {build} is not read: judged by {lo} and {hi}, the builds read either side"
     return (), ""
