@@ -436,7 +436,7 @@ def _resolve(d: Deployment, defaults: Defaults, on: Value[str] | None) -> Resolv
         return r
     if r.gpu is None or not r.gpu.engine_bytes:
         return r
-    if d.unreadable:
+    if d.unreadable and not _plans_without(d, r.settings.engine):
         r.unknown.add("settings")  # KV005 said which value; the capacity checks would use a wrong one
         return r
     r.plan = engines.get(r.settings.engine).plan(r.model, r.gpu, r.settings)
@@ -447,6 +447,13 @@ def _resolve(d: Deployment, defaults: Defaults, on: Value[str] | None) -> Resolv
             why = "--max-model-len auto: the largest context one request fits in the KV cache"
         r.in_force = replace(r.in_force, max_context=default(r.plan.max_model_len, why))
     return r
+
+
+def _plans_without(d: Deployment, engine: str) -> bool:
+    """Whether the plan stands although a value is unreadable: only the GPU count per pod (compose `count:
+    all`, a count kvlint cannot read), for an engine whose parallel sizes do not follow it (KV201, which
+    compares them with the count, is skipped on its own)."""
+    return set(d.unreadable) == {"gpus_per_pod"} and not engines.get(engine).sizes_from_gpu_count
 
 
 def _refused_there(issues: list[Issue], where: Location) -> bool:

@@ -128,6 +128,10 @@ class Engine(Protocol):
     gpus_share_memory: bool
     # its plan covers Google TPU chips (catalog/tpus.py) as well as GPUs: a TPU workload is planned, not a KV004
     plans_on_tpu: bool
+    # its parallel sizes follow the GPUs it sees when the file leaves them out (TGI shards over them all,
+    # llama.cpp splits its layers over them, NIM picks its profile by them): a GPU count kvlint cannot read
+    # (compose `count: all`) leaves its plan unknown. False: they default to one GPU whatever the pod has
+    sizes_from_gpu_count: bool
 
     # recognising the engine in a launch
     def entry_point(self, at: Any) -> Any:

@@ -65,6 +65,7 @@ class EngineBase:
     runs_on_cpu_without_gpu = False
     gpus_share_memory = True
     plans_on_tpu = False
+    sizes_from_gpu_count = True  # the safe answer: a plan waits for the GPU count unless the engine says not
     script_word = ""  # a word that, in a shell command or a Python import path, names the engine
     image_words: tuple[str, ...] = ()
     goes_by: dict[str, tuple[str, ...]] = {}  # input kind -> the words it names the engine by

@@ -19,6 +19,8 @@ _TP_ONLY = (
 
 class LMDeploy(EngineBase):
     name = "lmdeploy"
+    # --tp defaults to 1 whatever the pod has (settings.py; lmdeploy/cli/utils.py ArgumentHelper.tp)
+    sizes_from_gpu_count = False
     display = "LMDeploy"
     image_words = _launch.IMAGES
     script_word = "lmdeploy"

@@ -14,6 +14,8 @@ from kvlint.engines.shared import EngineBase
 
 class SGLang(EngineBase):
     name = "sglang"
+    # --tp-size and --pp-size default to 1 whatever the pod has (settings.py)
+    sizes_from_gpu_count = False
     display = "SGLang"
     image_words = _launch.IMAGES
     # kvlint's own fields (the ServingSpec's, vLLM's names) SGLang keeps under its own option (engines/native.py)

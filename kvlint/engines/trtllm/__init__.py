@@ -15,6 +15,8 @@ from kvlint.engines.trtllm import launch as _launch
 
 class TensorRTLLM(EngineBase):
     name = "trtllm"
+    # --tp_size and --pp_size default to 1 (plan.py; tensorrt_llm/commands/serve.py); a built engine has its own
+    sizes_from_gpu_count = False
     display = "TensorRT-LLM"
     script_word = "trtllm"
     image_words = _launch.IMAGES

@@ -13,6 +13,8 @@ from kvlint.engines.vllm import launch as _launch
 
 class VLLM(EngineBase):
     name = "vllm"
+    # TP and PP default to 1 whatever the pod has (settings.py: tensor_parallel_size 1, pipeline_parallel_size 1)
+    sizes_from_gpu_count = False
     display = "vLLM"
     reader = "kvlint.engines.vllm.options"
     memory_table = "kvlint.engines.vllm.memory_options:table"

@@ -183,8 +183,8 @@ def _profile(d: Deployment, profile: Scalar, file: str) -> None:
     gpu, count, note = gpu_selectors.kubeai_profile(text)
     if gpu is not None or problem is None:
         d.gpu = inferred(gpu.id if gpu else text.partition(":")[0], note, where)
-    if problem is not None:  # the controller creates no pod: no GPU count to assume
-        d.unreadable.extend(("gpus_per_pod",) if gpu is not None else ("gpu", "gpus_per_pod"))
+    if problem is not None:  # the controller creates no pod: no GPU count to assume, and nothing to plan
+        d.unreadable.extend(("gpus_per_pod", "pods") if gpu is not None else ("gpu", "gpus_per_pod", "pods"))
     elif count is not None:
         d.gpus_per_pod = inferred(count, note, where)
 
