@@ -107,7 +107,9 @@ def markdown(text: object, limit: int = LIMIT) -> str:
 
 
 def mermaid(text: str, limit: int = 200) -> str:
-    return _MERMAID_UNSAFE().sub("_", data(text, limit))
+    """Text for a mermaid label: only characters its syntax takes as text, and no autolink, mention or
+    reference left whole (the markdown report's link-breaking, security review 3 S13, applied after)."""
+    return _MD_LINKING().sub(_ZWSP, _MERMAID_UNSAFE().sub("_", data(text, limit)))
 
 
 def uri(file: str) -> str:
