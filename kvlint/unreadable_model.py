@@ -1,7 +1,7 @@
 """KV003 for a model reference that names no model id: an info saying what was not checked and how to
 tell kvlint which model it is (the classes: kvlint/catalog/model_refs.py).
 
-A Hub id kvlint does not find stays a warning (resolve.py): it is a typo or a private model the author
+A Hub id kvlint does not find stays a warning (resolve_model.py): it is a typo or a private model the author
 can name. A variable, a placeholder, a path or a storage URI is not wrong, only unreadable.
 """
 
