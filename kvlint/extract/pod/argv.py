@@ -267,7 +267,7 @@ def _split_script(node: Scalar, path: str, lines: list[str], env: dict[str, EnvV
     return out
 
 
-_ASSIGN = lazy(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+ASSIGN = lazy(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)  # a shell word `NAME=value`
 
 
 def _assignments(
@@ -280,10 +280,10 @@ def _assignments(
 ) -> None:
     """A shell line that only assigns (`export A=1 B=2`, `A=1`) sets variables for later lines."""
     body = words[1:] if words[:1] == ["export"] else words
-    if not body or not all(_ASSIGN().match(w) for w in body):
+    if not body or not all(ASSIGN().match(w) for w in body):
         return
     for word in body:
-        m = _ASSIGN().match(word)
+        m = ASSIGN().match(word)
         assert m is not None
         value, unresolved, _ = expand(m.group(2), env, shell=True)
         where, _ = _scalar_token_where(node, path, lines, word, cursor)

@@ -19,8 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvlint.deployment import Deployment, stated
-from kvlint.extract.pod.argv import EnvVar
-from kvlint.lazy_re import lazy
+from kvlint.extract.pod.argv import ASSIGN, EnvVar
 from kvlint.load.tree import Mapping
 
 if TYPE_CHECKING:
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 VARIABLE = "CUDA_VISIBLE_DEVICES"
 SEEN = "gpus_seen"  # Deployment.extra: the GPUs per pod the engine sees, where fewer than it reserves
 SOURCE = 'CUDA C++ Programming Guide, "CUDA Environment Variables"'
-_ASSIGN = lazy(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _LEADERS = ("export", "env")  # words before assignments that still set them for the command after
 
 
@@ -91,7 +89,7 @@ def from_script(launch: Launch) -> dict[str, EnvVar]:
             words.pop(0)
         said = []
         for t in words:
-            if not _ASSIGN().match(t.text):
+            if not ASSIGN().match(t.text):
                 break
             said.append(t)
         if entry is None and len(said) != len(words):
