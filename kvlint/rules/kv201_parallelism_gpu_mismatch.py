@@ -120,10 +120,10 @@ class ParallelismGpuMismatch(DeploymentRule):
         have = int(d.gpus.value)
         if on_tpu:
             yield from self._tpu_slice(ctx, d)
-        parts = f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
+        parts = _parts((tp, pp, dp))
         seen = d.extra.get(SEEN)
         if seen is not None and not on_tpu:
-            yield from self._hidden(ctx, d, engine, (world, parts), seen)
+            yield from self._hidden(ctx, d, engine, (tp, pp, dp), seen)
             return
         if world == have or have <= 0:
             return
@@ -163,10 +163,13 @@ class ParallelismGpuMismatch(DeploymentRule):
             severity=Severity.WARNING if written else Severity.INFO,
         )
 
-    def _hidden(self, ctx: DeploymentContext, d, engine, sized: tuple[int, str], seen) -> Iterator[Finding]:
+    def _hidden(
+        self, ctx: DeploymentContext, d, engine, sizes: tuple[int, int, int], seen
+    ) -> Iterator[Finding]:
         """CUDA_VISIBLE_DEVICES shows the engine fewer GPUs than the pod reserves (extract/pod/visible.py):
         none, or fewer than the parallel world, and it cannot start; else the hidden ones sit idle."""
-        world, parts = sized
+        tp, pp, dp = sizes
+        world, parts = tp * pp * dp, _parts(sizes)
         pods = int(d.pods.value) if d.pods is not None else 1
         shown, reserved = int(seen.value) * pods, int(d.gpus.value)
         per = unit(ctx.gpu)
@@ -187,8 +190,7 @@ class ParallelismGpuMismatch(DeploymentRule):
             )
             return
         idle = reserved - world
-        group = world // (int(ctx.in_force.tensor_parallel.value) if ctx.in_force.tensor_parallel else 1)
-        all_ = _all_tp(ctx, d, engine, reserved, group)
+        all_ = _all_tp(ctx, d, engine, reserved, pp * dp)
         tp_key = spec_key(d, "tensor_parallel", ctx.in_force.engine_name)
         yield ctx.finding(
             self,
@@ -236,6 +238,12 @@ def _sizes(ctx: DeploymentContext, d, engine) -> tuple[int, int, int]:
     pp = int(ctx.in_force.pipeline_parallel.value) if ctx.in_force.pipeline_parallel else 1
     dp = int(d.data_parallel.value) if d.data_parallel else 1
     return tp, pp, engine.replica_dp(d, dp)
+
+
+def _parts(sizes: tuple[int, int, int]) -> str:
+    """ "TP 4 x PP 1" (" x DP 2" when there are data-parallel ranks)."""
+    tp, pp, dp = sizes
+    return f"TP {tp} x PP {pp}" + (f" x DP {dp}" if dp > 1 else "")
 
 
 def _refusal(d, on_tpu: bool, sizes: tuple[int, int, int], have: int) -> str:
