@@ -26,6 +26,13 @@ MARGIN = 1 * GIB  # common.h:336 fit_params_target = 1024*1024*1024
 MIN_CTX = 4096  # common.h:337 fit_params_min_ctx
 
 
+def at_length(s: EngineSettings, seq: int) -> EngineSettings:
+    """The settings with `seq` cells per slot, set by the user (no --fit cut): -c is every slot's cells, or the
+    one shared stream's under a unified cache (plan.py)."""
+    cells = seq if s.extra["unified"] else seq * max(1, s.max_num_seqs)
+    return replace(s, max_model_len=seq, extra=dict(s.extra, n_ctx=cells, n_ctx_seq=seq, ctx_fit=False))
+
+
 def shrunk(
     arch: ModelArch,
     gpu: GpuSpec,
@@ -45,9 +52,7 @@ def shrunk(
     new_ctx = n_ctx - cut
     unified, n_seq = bool(s.extra["unified"]), max(1, s.max_num_seqs)
     seq = L.pad(new_ctx, s.block_size) if unified else L.pad(new_ctx // n_seq, s.block_size)
-    cells = seq if unified else seq * n_seq
-    extra = dict(s.extra, n_ctx=cells, n_ctx_seq=seq, ctx_fit=False)
-    p = layout(arch, gpu, replace(s, max_model_len=seq, extra=extra))
+    p = layout(arch, gpu, at_length(s, seq))
     if p.warmup_fails:
         return None
     says = f"llama_params_fit_impl: context size reduced from {n_ctx} to {new_ctx}"
@@ -65,4 +70,4 @@ def shrunk(
     return p
 
 
-__all__ = ["MARGIN", "MIN_CTX", "shrunk"]
+__all__ = ["MARGIN", "MIN_CTX", "at_length", "shrunk"]

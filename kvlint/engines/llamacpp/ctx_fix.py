@@ -9,9 +9,8 @@ from __future__ import annotations
 from kvlint.capacity.plan import EngineSettings, Plan
 from kvlint.catalog.arch import ModelArch
 from kvlint.catalog.gpus import GpuSpec
-from kvlint.engines.llamacpp import fit
+from kvlint.engines.llamacpp import autofit, fit
 from kvlint.engines.llamacpp import layers as L
-from kvlint.record import replace
 
 
 def largest(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, failed: Plan) -> int | None:
@@ -19,16 +18,13 @@ def largest(arch: ModelArch, gpu: GpuSpec, s: EngineSettings, failed: Plan) -> i
     Ollama (its scheduler moves layers to the CPU instead) or when not even one padded cell run per slot fits."""
     if not failed.warmup_fails or s.extra.get("ollama"):
         return None
-    unified, n_seq, step = bool(s.extra["unified"]), max(1, s.max_num_seqs), max(1, s.block_size)
-    cells_of = (lambda k: k * step) if unified else (lambda k: k * step * n_seq)
+    step = max(1, s.block_size)
 
     def fits(k: int) -> bool:
-        seq = k * step
-        extra = dict(s.extra, n_ctx=cells_of(k), n_ctx_seq=seq, ctx_fit=False)
-        return not fit.layout(arch, gpu, replace(s, max_model_len=seq, extra=extra)).warmup_fails
+        return not fit.layout(arch, gpu, autofit.at_length(s, k * step)).warmup_fails
 
     low, high = 0, L.pad(int(s.extra["n_ctx_seq"]), step) // step  # fits(low) or low == 0; not fits(high)
     while high - low > 1:
         mid = (low + high) // 2
         low, high = (mid, high) if fits(mid) else (low, mid)
-    return cells_of(low) if low > 0 and fits(low) else None
+    return int(autofit.at_length(s, low * step).extra["n_ctx"]) if low > 0 else None
