@@ -129,15 +129,20 @@ def read(
     extra: list[Issue] = registry.document_issues(values, path)
     for d in found:
         inner = d.name if d.name not in ("", "(root)") else ""
-        said = d.label() + ": "
-        d.kind, d.name = kind, f"{name}/{inner}" if inner and name else (name or inner)
-        d.issues = [
-            replace(i, message=d.label() + ": " + i.message[len(said) :]) if i.message.startswith(said) else i
-            for i in d.issues
-        ]
+        rename(d, kind, f"{name}/{inner}" if inner and name else (name or inner))
     if found:
         found[0].issues.extend(extra)
     return found
+
+
+def rename(d: Deployment, kind: str, name: str) -> None:
+    """Name the workload `kind/name`, and its issues that begin with its old label after it."""
+    said = d.label() + ": "
+    d.kind, d.name = kind, name
+    d.issues = [
+        replace(i, message=d.label() + ": " + i.message[len(said) :]) if i.message.startswith(said) else i
+        for i in d.issues
+    ]
 
 
 def elsewhere(message: str, where: Location) -> Issue:

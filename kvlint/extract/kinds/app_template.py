@@ -22,10 +22,10 @@ Kubernetes pod it becomes. As the library's templates render it (charts/library/
 from __future__ import annotations
 
 from kvlint.deployment import Deployment
+from kvlint.extract.charts import release_values as rv
 from kvlint.extract.kinds import kubernetes
 from kvlint.extract.pod import synthetic as syn
 from kvlint.load.tree import Mapping, Node, Scalar, Sequence
-from kvlint.record import replace
 
 SOURCE = "bjw-s-labs/helm-charts charts/library/common @common-4.1.1"
 KINDS = {"deployment": "Deployment", "statefulset": "StatefulSet", "daemonset": "DaemonSet"}
@@ -70,14 +70,8 @@ def extract(root: Mapping, path: str, base_dir: str, lines: list[str]) -> list[D
         if obj is None:
             continue
         for d in kubernetes.extract(obj, path, base_dir, lines):
-            said = d.label() + ": "
-            d.kind = "values"  # the chart's values, not an object of the file (as a values.yaml is named)
-            d.issues = [
-                replace(i, message=d.label() + ": " + i.message[len(said) :])
-                if i.message.startswith(said)
-                else i
-                for i in d.issues
-            ]
+            # the chart's values, not an object of the file (as a values.yaml is named)
+            rv.rename(d, "values", d.name)
             out.append(d)
     return out
 
