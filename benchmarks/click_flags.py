@@ -35,6 +35,8 @@ import os
 import re
 import sys
 
+import engine_flags
+
 # A listing shows a Choice's values, not the aliases a ChoiceWithAlias also takes (tensorrt_llm/commands/
 # serve.py on main: `ChoiceWithAlias(["pytorch", "tensorrt", "_autodeploy"], {"trt": "tensorrt"})`): from
 # the first release whose listing names its target, --backend's values are not judged.
@@ -176,51 +178,27 @@ def read(root: str) -> dict[str, dict]:
 # --- the table
 
 
-def _runs(order: list[str], has: list[str]) -> list[str]:
-    runs, start, prev = [], None, None
-    for r in order + [""]:
-        if r in has:
-            start = start or r
-            prev = r
-        elif start:
-            runs.append(start if start == prev else f"{start}..{prev}")
-            start = None
-    return runs
+def _entry(option: str, values: list[str] | None) -> dict:
+    """A release's choices for `option` as the table holds them: its values, or why they are not judged."""
+    aliased = option in ALIASED_FROM and ALIASED_FROM[option] in (values or ())
+    if aliased or not values:
+        return {"unjudged": "ChoiceWithAlias (aliases not listed)" if aliased else "a computed Choice"}
+    return {"type": "str", "values": values}
 
 
 def write(per_release: dict[str, dict], table_path: str) -> None:
+    """The table's releases, read, flags and choices, as runs of consecutive releases (engine_flags.py's
+    flag_runs and choice_runs), the file's other keys kept."""
     with open(table_path, encoding="utf-8") as fh:
         table = json.load(fh)
     order = sorted(per_release, key=_version)
-    flags: dict[str, list[str]] = {}
-    for r in order:
-        for option in per_release[r]["options"]:
-            flags.setdefault(option, []).append(r)
-    choices: dict[str, list[dict]] = {}
-    for option in sorted({o for r in order for o in per_release[r]["choices"]}):
-        runs: list[tuple[list[str], dict]] = []  # ([first, last], entry)
-        last = -2
-        for i, r in enumerate(order):
-            if option not in per_release[r]["choices"]:
-                continue
-            values = per_release[r]["choices"][option]
-            aliased = option in ALIASED_FROM and ALIASED_FROM[option] in (values or ())
-            entry: dict = {"type": "str", "values": values}
-            if aliased or not values:
-                entry = {
-                    "unjudged": "ChoiceWithAlias (aliases not listed)" if aliased else "a computed Choice"
-                }
-            if runs and runs[-1][1] == entry and last == i - 1:
-                runs[-1][0][1] = r
-            else:
-                runs.append(([r, r], entry))
-            last = i
-        choices[option] = [{"releases": a if a == b else f"{a}..{b}", **e} for (a, b), e in runs]
+    sets = {r: set(per_release[r]["options"]) for r in order}
+    entries = {r: {o: _entry(o, v) for o, v in per_release[r]["choices"].items()} for r in order}
     table.update(
         releases=order,
         read={r: per_release[r]["read"] for r in order},
-        flags={o: _runs(order, rs) for o, rs in sorted(flags.items())},
-        choices=choices,
+        flags=engine_flags.flag_runs(order, sets),
+        choices=engine_flags.choice_runs(order, entries),
     )
     with open(table_path, "w", encoding="utf-8") as fh:
         json.dump(table, fh, indent=1)

@@ -322,6 +322,16 @@ def table(engine: str, root: str) -> dict:
         per_release[release] = found_choices
         read[release] = " ".join(f"{engine}=={release}:{f}" for f in used)
     order = list(sets)
+    return {
+        "releases": order,
+        "read": read,
+        "flags": flag_runs(order, sets),
+        "choices": choice_runs(order, per_release),
+    }
+
+
+def flag_runs(order: list[str], sets: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each flag of any release in `order` -> the runs of consecutive releases that have it ("0.6.0..0.6.6")."""
     spans: dict[str, list[str]] = {}
     for flag in sorted(set().union(*sets.values())):
         runs: list[list[str]] = []
@@ -333,10 +343,10 @@ def table(engine: str, root: str) -> dict:
             else:
                 runs.append([release, release])
         spans[flag] = [a if a == b else f"{a}..{b}" for a, b in runs]
-    return {"releases": order, "read": read, "flags": spans, "choices": _choice_runs(order, per_release)}
+    return spans
 
 
-def _choice_runs(order: list[str], per_release: dict[str, dict[str, dict]]) -> dict[str, list[dict]]:
+def choice_runs(order: list[str], per_release: dict[str, dict[str, dict]]) -> dict[str, list[dict]]:
     """Each flag's choices as runs of consecutive releases read with the same entry: {"releases":
     "0.6.0..0.6.6", "type": "str", "values": [...]} (or "unjudged": the expression as written)."""
     out: dict[str, list[dict]] = {}
