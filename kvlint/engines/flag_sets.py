@@ -78,9 +78,8 @@ class FlagTable:
     inverses: bool = True  # the parser makes --no-x / --disable-x of boolean options (clap: no)
     parser: str = "argparse"  # its words for an option it does not have ("argparse", "clap" or "click")
     underscores_from: str = ""  # the first release whose parser rewrites `_` (none: every release's does)
-    between: int = (
-        0  # numbered builds: an unread one this close to two read is judged by both (flag_builds.py)
-    )
+    # numbered builds: an unread one this close to two read is judged by both (flag_builds.py)
+    between: int = 0
     exact: bool = False  # every spelling is looked up as written, single-dash ones too (llama.cpp)
 
     def first_last(self) -> str:
@@ -227,9 +226,8 @@ def pin(d: Deployment, t: FlagTable, engine: str, version: Value | None) -> Pin:
         releases, note = flag_builds.judged_by(t.releases, t.between, text)
     else:
         if whole is not None and whole.group(1) in t.releases:
-            text = whole.group(
-                1
-            )  # the tag's own release (v0.9.0.1, v0.8.5.post1), not its first three numbers
+            # the tag's own release (v0.9.0.1, v0.8.5.post1), not its first three numbers
+            text = whole.group(1)
         releases = (text,) if text in t.releases else tuple(_candidates(t, text))
     if not releases:
         return Pin((), False, f"kvlint has not read the flags of {display(engine)} {text}")
